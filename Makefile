@@ -1,0 +1,84 @@
+# onnx2c: `make` builds the compiler at build/onnx2c; `make test` runs every
+# test (installing what they need); `make demo` compiles and runs an example.
+CC ?= cc
+BUILD ?= build
+PREFIX ?= /usr/local
+CFLAGS ?= -O2 -g
+SAN ?=
+O2C_CFLAGS = -std=c11 -Wall -Wextra $(CFLAGS) $(SAN) -I$(BUILD) -Icompiler
+LDLIBS = -lprotobuf-c -lm
+PYTHON ?= python3
+VENV = .venv
+VPY = $(VENV)/bin/python
+
+SRCS = $(wildcard compiler/*.c compiler/ops/*.c)
+RUNTIME = runtime/c/o2c_rt.h $(filter-out runtime/c/o2c_rt.h,$(sort $(wildcard runtime/c/*.h)))
+HDRS = compiler/ir.h compiler/ops.def $(RUNTIME)
+OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o
+
+.PHONY: all install deps venv test test-unit test-models test-bad test-gpu demo bench clean check-deps
+
+all: $(BUILD)/onnx2c
+
+check-deps:
+	@command -v protoc-c >/dev/null && test -f /usr/include/protobuf-c/protobuf-c.h || { \
+	  echo "onnx2c needs protobuf-c: run 'make deps' (Debian: apt-get install libprotobuf-c-dev protobuf-c-compiler)"; exit 1; }
+
+$(BUILD)/onnx2c: $(OBJS)
+	$(CC) $(O2C_CFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+$(BUILD)/onnx.pb-c.c $(BUILD)/onnx.pb-c.h: compiler/onnx.proto | check-deps
+	@mkdir -p $(BUILD)
+	protoc-c --c_out=$(BUILD) -Icompiler compiler/onnx.proto
+
+$(BUILD)/onnx.pb-c.o: $(BUILD)/onnx.pb-c.c
+	$(CC) -std=c11 $(CFLAGS) $(SAN) -w -I$(BUILD) -c $< -o $@
+
+$(BUILD)/embed: tools/embed.c
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -Wall -Wextra -O1 -o $@ $<
+
+$(BUILD)/runtime_text.c: $(BUILD)/embed $(RUNTIME)
+	$(BUILD)/embed $(RUNTIME) > $@
+
+$(BUILD)/runtime_text.o: $(BUILD)/runtime_text.c
+	$(CC) -std=c11 $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.c $(HDRS) $(BUILD)/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(O2C_CFLAGS) -c $< -o $@
+
+install: $(BUILD)/onnx2c
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/onnx2c/cuda
+	install -m 755 $(BUILD)/onnx2c $(DESTDIR)$(PREFIX)/bin/onnx2c
+	install -m 644 runtime/cuda/o2c_cuda_emulate.h $(DESTDIR)$(PREFIX)/share/onnx2c/cuda/
+
+# ---- dependencies: Debian packages and the test-side Python environment ----
+deps:
+	@bash tools/install-deps.sh
+
+$(VENV)/.stamp: tests/requirements.txt
+	@bash tools/install-deps.sh
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+	touch $@
+
+venv: $(VENV)/.stamp
+
+# ---- tests ----
+test: deps venv
+	$(MAKE) all
+	$(MAKE) BUILD=build/asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" CFLAGS="-O1 -g" all
+	$(VPY) tests/run_all.py
+
+test-gpu: deps venv all
+	$(VPY) tests/run_models.py --cuda-gpu
+
+demo: deps all
+	@bash examples/demo.sh
+
+bench: deps venv all
+	$(VPY) tests/bench.py
+
+clean:
+	rm -rf build generated/*.c generated/*.h generated/*.cu generated/demo

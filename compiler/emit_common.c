@@ -1,0 +1,380 @@
+#define _POSIX_C_SOURCE 200809L
+/* Emission helpers shared by the C and CUDA back ends: runtime kernel
+ * text, constants, identifiers, kernel-call parameters. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+/* made at build time from runtime/c (tools/embed.c) */
+extern const char *const o2c_runtime_files[][2];
+
+const char *runtime_text(const char *file)
+{
+    for (int i = 0; o2c_runtime_files[i][0]; i++)
+        if (!strcmp(o2c_runtime_files[i][0], file)) return o2c_runtime_files[i][1];
+    fail_plain("internal: runtime file '%s' is not embedded", file);
+}
+
+char *c_ident(const char *s)
+{
+    size_t n = strlen(s);
+    char *r = xalloc(n + 2), *d = r;
+    if (!n || isdigit((unsigned char)s[0])) *d++ = '_';
+    for (; *s; s++) *d++ = isalnum((unsigned char)*s) ? *s : '_';
+    *d = 0;
+    return r;
+}
+
+/* Runtime files are cut into chunks at marker lines
+ *     / *@ NAME [needs DEP ...] * /        (without the spaces)
+ * The text before the first marker (macros, types, comments: no functions)
+ * is the file's preamble; the registry at the end is not emitted. Only
+ * the chunks a call needs, with their dependencies, are emitted, so the
+ * generated file holds no unused function. */
+typedef struct Chunk { const char *file, *name, *text; size_t len; char deps[256]; int need; } Chunk;
+static Chunk chunks[512];
+static int nchunks;
+static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h", "pool.h", "norm.h",
+                              "reduce.h", "movement.h", "resize.h", NULL};
+
+static void parse_chunks(void)
+{
+    if (nchunks) return;
+    for (int fi = 0; FILES[fi]; fi++) {
+        const char *t = runtime_text(FILES[fi]);
+        const char *reg = strstr(t, "/* ---- registry");
+        const char *end = reg ? reg : t + strlen(t);
+        /* preamble */
+        const char *m = strstr(t, "\n/*@ ");
+        const char *pre_end = m && m < end ? m + 1 : end;
+        Chunk *c = &chunks[nchunks++];
+        c->file = FILES[fi];
+        c->name = "";
+        c->text = t;
+        c->len = (size_t)(pre_end - t);
+        for (const char *p = pre_end; p < end;) {
+            if (nchunks == (int)(sizeof chunks / sizeof chunks[0])) fail_plain("internal: too many runtime chunks");
+            const char *eol = strchr(p, '\n');
+            const char *next = strstr(p + 1, "\n/*@ ");
+            const char *stop = next && next < end ? next + 1 : end;
+            c = &chunks[nchunks++];
+            c->file = FILES[fi];
+            c->text = p;
+            c->len = (size_t)(stop - p);
+            /* header: NAME [needs ...] */
+            char hdr[300];
+            size_t hl = (size_t)(eol - p - 4);
+            if (hl >= sizeof hdr) hl = sizeof hdr - 1;
+            memcpy(hdr, p + 4, hl);
+            hdr[hl] = 0;
+            char *close = strstr(hdr, "*/");
+            if (close) *close = 0;
+            char *nm = strtok(hdr, " ");
+            c->name = xstrdup(nm ? nm : "?");
+            char *w;
+            while ((w = strtok(NULL, " ")))
+                if (strcmp(w, "needs")) {
+                    strncat(c->deps, w, sizeof c->deps - strlen(c->deps) - 2);
+                    strcat(c->deps, " ");
+                }
+            p = stop;
+        }
+    }
+}
+
+static void need_chunk(const char *name)
+{
+    for (int i = 0; i < nchunks; i++)
+        if (!strcmp(chunks[i].name, name)) {
+            if (chunks[i].need) return;
+            chunks[i].need = 1;
+            char deps[256];
+            strcpy(deps, chunks[i].deps);
+            for (char *save, *d = strtok_r(deps, " ", &save); d; d = strtok_r(NULL, " ", &save)) need_chunk(d);
+            return;
+        }
+    fail_plain("internal: runtime chunk '%s' not found", name);
+}
+
+void emit_kernel_sources(FILE *f, Lowering *L)
+{
+    parse_chunks();
+    for (int i = 0; i < nchunks; i++) chunks[i].need = 0;
+    int instances = 0;
+    for (int c = 0; c < L->n; c++) {
+        const Kernel *k = L->calls[c].kernel;
+        if (k->instance) {
+            instances = 1;
+            char deps[128];
+            strcpy(deps, k->deps ? k->deps : "");
+            for (char *save, *d = strtok_r(deps, " ", &save); d; d = strtok_r(NULL, " ", &save)) need_chunk(d);
+        } else {
+            need_chunk(k->name);
+        }
+    }
+    for (int fi = 0; FILES[fi]; fi++) {
+        int used = fi == 0 || (instances && !strcmp(FILES[fi], "elementwise.h"));
+        for (int i = 0; i < nchunks; i++)
+            if (chunks[i].need && !strcmp(chunks[i].file, FILES[fi])) used = 1;
+        if (!used) continue;
+        if (fi) fprintf(f, "\n/* ---- runtime/c/%s ---- */\n", FILES[fi]);
+        for (int i = 0; i < nchunks; i++)
+            if (!strcmp(chunks[i].file, FILES[fi]) && (!*chunks[i].name || chunks[i].need))
+                fwrite(chunks[i].text, 1, chunks[i].len, f);
+    }
+    /* instances, each once, in order of first use */
+    int first = 1;
+    for (int c = 0; c < L->n; c++) {
+        const Kernel *k = L->calls[c].kernel;
+        if (!k->instance) continue;
+        int seen = 0;
+        for (int d = 0; d < c && !seen; d++) if (L->calls[d].kernel == k) seen = 1;
+        if (seen) continue;
+        if (first) fputs("\n/* ---- kernels made from the op table's expressions ---- */\n", f);
+        first = 0;
+        fprintf(f, "%s\n", k->instance);
+    }
+}
+
+/* Shortest decimal that reads back to the same float. */
+static void put_float(FILE *f, float v)
+{
+    if (isnan(v)) { fputs("NAN", f); return; }
+    if (isinf(v)) { fputs(v < 0 ? "-INFINITY" : "INFINITY", f); return; }
+    char buf[48];
+    for (int prec = 6; prec <= 9; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, (double)v);
+        if (strtof(buf, NULL) == v) break;
+    }
+    if (!strpbrk(buf, ".en")) strcat(buf, ".");
+    fprintf(f, "%sf", buf);
+}
+
+static void put_double(FILE *f, double v)
+{
+    if (isnan(v)) { fputs("NAN", f); return; }
+    if (isinf(v)) { fputs(v < 0 ? "-INFINITY" : "INFINITY", f); return; }
+    char buf[48];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    if (!strpbrk(buf, ".en")) strcat(buf, ".");
+    fputs(buf, f);
+}
+
+static void put_elem(FILE *f, int dt, const void *p, int64_t i)
+{
+    switch (dt) {
+    case DT_FLOAT: put_float(f, ((const float *)p)[i]); break;
+    case DT_DOUBLE: put_double(f, ((const double *)p)[i]); break;
+    case DT_INT64: {
+        int64_t v = ((const int64_t *)p)[i];
+        if (v == INT64_MIN) fputs("(-9223372036854775807LL - 1)", f);
+        else fprintf(f, "%lldLL", (long long)v);
+        break;
+    }
+    case DT_UINT64: fprintf(f, "%lluULL", (unsigned long long)((const uint64_t *)p)[i]); break;
+    case DT_INT32: {
+        int32_t v = ((const int32_t *)p)[i];
+        if (v == INT32_MIN) fputs("(-2147483647 - 1)", f);
+        else fprintf(f, "%ld", (long)v);
+        break;
+    }
+    case DT_UINT32: fprintf(f, "%luU", (unsigned long)((const uint32_t *)p)[i]); break;
+    default: fprintf(f, "%lld", (long long)elem_i64(dt, p, i)); break;
+    }
+}
+
+/* Every constant a kernel call reads, once, numbered 1.. in order of use. */
+int emit_collect_constants(Lowering *L, Tensor ***out)
+{
+    int n = 0, cap = 16;
+    Tensor **list = xalloc(sizeof(Tensor *) * (size_t)cap);
+    for (int c = 0; c < L->n; c++)
+        for (int j = 0; j < O2C_MAX_X; j++) {
+            Tensor *t = L->calls[c].x[j];
+            if (!t || t->storage != ST_CONST || t->const_id) continue;
+            if (n == cap) {
+                Tensor **nl = xalloc(sizeof(Tensor *) * (size_t)cap * 2);
+                memcpy(nl, list, sizeof(Tensor *) * (size_t)n);
+                list = nl;
+                cap *= 2;
+            }
+            list[n++] = t;
+            t->const_id = n;   /* 1-based: 0 means not yet emitted */
+        }
+    *out = list;
+    return n;
+}
+
+void emit_const_array(FILE *f, Tensor *t, const char *qual)
+{
+    int64_t ne = tensor_numel(t);
+    fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld] = {", t->name, dtype_name(t->dtype), tensor_shape_str(t), qual,
+            dtype_ctype(t->dtype), t->const_id, (long long)(ne ? ne : 1));
+    if (!ne) fputs("0", f);
+    for (int64_t i = 0; i < ne; i++) {
+        fputs(i % 8 ? ", " : (i ? ",\n    " : "\n    "), f);
+        put_elem(f, t->dtype, t->data, i);
+    }
+    fputs("\n};\n", f);
+}
+
+/* "{{x0, x1}, {y0}, {k...}, {f...}}" with ptr() naming each tensor. */
+void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out))
+{
+    int nx = 0, ny = 0;
+    for (int j = 0; j < O2C_MAX_X; j++) if (c->x[j]) nx = j + 1;
+    for (int j = 0; j < O2C_MAX_Y; j++) if (c->y[j]) ny = j + 1;
+    fputs("{{", f);
+    for (int j = 0; j < nx; j++) fprintf(f, "%s%s", j ? ", " : "", c->x[j] ? ptr(c->x[j], 0) : "0");
+    if (!nx) fputs("0", f);
+    fputs("}, {", f);
+    for (int j = 0; j < ny; j++) fprintf(f, "%s%s", j ? ", " : "", c->y[j] ? ptr(c->y[j], 1) : "0");
+    if (!ny) fputs("0", f);
+    fputs("}, {", f);
+    int nk = 0;
+    for (int j = 0; j < O2C_NK; j++) if (c->k[j]) nk = j + 1;
+    for (int j = 0; j < nk; j++) {
+        if (j) fputs(", ", f);
+        if (c->k[j] == INT64_MIN) fputs("(-9223372036854775807LL - 1)", f);
+        else fprintf(f, "%lld", (long long)c->k[j]);
+    }
+    if (!nk) fputs("0", f);
+    fputs("}, {", f);
+    int nf = 0;
+    for (int j = 0; j < O2C_NF; j++) if (c->f[j] != 0.0) nf = j + 1;
+    for (int j = 0; j < nf; j++) {
+        if (j) fputs(", ", f);
+        put_double(f, c->f[j]);
+    }
+    if (!nf) fputs("0", f);
+    fputs("}}", f);
+}
+
+/* A comment line describing what a call computes. */
+void emit_call_comment(FILE *f, const KCall *c, const char *indent)
+{
+    if (c->node)
+        fprintf(f, "%s/* %s '%s' -> %s[%s] */\n", indent, c->node->op_type, c->node->name,
+                c->y[0] ? dtype_name(c->y[0]->dtype) : "", c->y[0] ? tensor_shape_str(c->y[0]) : "");
+    else
+        fprintf(f, "%s/* graph output '%s' */\n", indent, c->y[0]->name);
+}
+
+static const char *const KEYWORDS[] = {"auto", "break", "case", "char", "const", "continue", "default", "do",
+    "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+    "unsigned", "void", "volatile", "while", "inputs", "outputs", "arena", "class", "new", "delete",
+    "this", "template", "private", "public", "bool", "true", "false", NULL};
+
+/* Parameter names for the typed entry: C identifiers, unique. */
+static char **param_names(Graph *g)
+{
+    int n = g->ninputs + g->noutputs;
+    char **names = xalloc(sizeof(char *) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        Tensor *t = i < g->ninputs ? g->inputs[i] : g->outputs[i - g->ninputs];
+        char *id = c_ident(t->name);
+        for (int k = 0; KEYWORDS[k]; k++)
+            if (!strcmp(id, KEYWORDS[k])) id = xfmt("%s_", id);
+        for (int again = 1; again;) {
+            again = 0;
+            for (int j = 0; j < i; j++)
+                if (!strcmp(names[j], id)) { id = xfmt("%s_%d", id, i); again = 1; }
+        }
+        names[i] = id;
+    }
+    return names;
+}
+
+static void typed_param(FILE *f, Tensor *t, const char *name, int is_in)
+{
+    int arr = t->rank > 0 && tensor_numel(t) > 0;
+    fprintf(f, "%s%s %s%s", is_in ? "const " : "", dtype_ctype(t->dtype), arr ? "" : "*", name);
+    if (arr)
+        for (int d = 0; d < t->rank; d++) fprintf(f, "[%lld]", (long long)t->dims[d]);
+}
+
+static void typed_signature(FILE *f, Graph *g, const char *name)
+{
+    char **pn = param_names(g);
+    fprintf(f, "int %s_predict(", name);
+    for (int i = 0; i < g->ninputs + g->noutputs; i++) {
+        if (i) fputs(", ", f);
+        int is_in = i < g->ninputs;
+        typed_param(f, is_in ? g->inputs[i] : g->outputs[i - g->ninputs], pn[i], is_in);
+    }
+    if (!g->ninputs && !g->noutputs) fputs("void", f);
+    fputs(")", f);
+}
+
+void emit_header(FILE *f, Graph *g, const Options *o, int64_t arena, int cuda)
+{
+    const char *N = o->name;
+    char *guard = xfmt("%s_H", N);
+    for (char *p = guard; *p; p++) *p = (char)toupper((unsigned char)*p);
+    fprintf(f, "/* %s.h: generated by onnx2c from %s. Do not edit.\n", N, diag_file);
+    fprintf(f, " * Graph '%s', ONNX IR %lld, opset %d%s%s. */\n", g->name, (long long)g->ir_version, g->opset,
+            *g->producer ? ", producer " : "", g->producer);
+    fprintf(f, "#ifndef %s\n#define %s\n\n#include <stdint.h>\n", guard, guard);
+    if (cuda)
+        fputs("#ifdef O2C_CUDA_EMULATE\n#include \"o2c_cuda_emulate.h\"\n#else\n#include <cuda_runtime_api.h>\n#endif\n", f);
+    fputs("\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", f);
+    fprintf(f, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", N, g->ninputs, N, g->noutputs);
+    fprintf(f, "/* Bytes of scratch memory one run needs (%s). */\n#define %s_ARENA_SIZE %lld\n\n",
+            cuda ? "device memory, allocated by the first run" : "16-byte aligned", N, (long long)arena);
+    for (int i = 0; i < g->ninputs + g->noutputs; i++) {
+        int is_in = i < g->ninputs;
+        Tensor *t = is_in ? g->inputs[i] : g->outputs[i - g->ninputs];
+        int k = is_in ? i : i - g->ninputs;
+        const char *kind = is_in ? "INPUT" : "OUTPUT";
+        fprintf(f, "/* %s %d: \"%s\", %s[%s] */\n", is_in ? "input" : "output", k, t->name, dtype_name(t->dtype),
+                tensor_shape_str(t));
+        fprintf(f, "#define %s_%s%d_NAME \"%s\"\n", N, kind, k, t->name);
+        fprintf(f, "#define %s_%s%d_TYPE \"%s\"\n", N, kind, k, dtype_name(t->dtype));
+        fprintf(f, "#define %s_%s%d_RANK %d\n", N, kind, k, t->rank);
+        fprintf(f, "#define %s_%s%d_SIZE %lld /* elements */\n", N, kind, k, (long long)tensor_numel(t));
+        fprintf(f, "#define %s_%s%d_DIMS {", N, kind, k);
+        for (int d = 0; d < t->rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
+        fputs(t->rank ? "}\n\n" : "0}\n\n", f);
+    }
+    fputs("/* Runs the model. inputs: the graph inputs in the order above; outputs: the\n"
+          " * graph outputs in the order above; dense, row-major, the element types\n"
+          " * above (bool: one byte 0/1). Returns 0 on success. */\n", f);
+    fprintf(f, "int %s_run(const void *const inputs[], void *const outputs[]);\n\n", N);
+    if (!cuda) {
+        fprintf(f, "/* The same, with caller-owned scratch memory of %s_ARENA_SIZE bytes,\n"
+                   " * 16-byte aligned. %s_run uses a static buffer and is not reentrant;\n"
+                   " * this one is, with one arena per concurrent call. */\n", N, N);
+        fprintf(f, "int %s_run_with_arena(const void *const inputs[], void *const outputs[], void *arena);\n\n", N);
+    } else {
+        fputs("/* The same on device pointers, queued on `stream` (no synchronization). */\n", f);
+        fprintf(f, "int %s_run_device(const void *const inputs[], void *const outputs[], cudaStream_t stream);\n\n", N);
+        fprintf(f, "/* Uploads the weights and allocates device memory; the first run calls it. */\n"
+                   "int %s_cuda_init(void);\n"
+                   "/* Frees what %s_cuda_init allocated. */\n"
+                   "void %s_cuda_release(void);\n"
+                   "/* The message of the last CUDA error (\"\" if none). */\n"
+                   "const char *%s_cuda_error(void);\n\n", N, N, N, N);
+    }
+    fputs("/* Typed entry: named, dimensioned parameters, inputs then outputs. */\n", f);
+    typed_signature(f, g, N);
+    fputs(";\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n", f);
+}
+
+void emit_typed_entry(FILE *f, Graph *g, const char *N)
+{
+    char **pn = param_names(g);
+    typed_signature(f, g, N);
+    fputs("\n{\n", f);
+    fprintf(f, "    const void *in[%d];\n    void *out[%d];\n", g->ninputs ? g->ninputs : 1, g->noutputs ? g->noutputs : 1);
+    for (int i = 0; i < g->ninputs; i++) fprintf(f, "    in[%d] = %s;\n", i, pn[i]);
+    for (int i = 0; i < g->noutputs; i++) fprintf(f, "    out[%d] = %s;\n", i, pn[g->ninputs + i]);
+    if (!g->ninputs) fputs("    in[0] = 0;\n", f);
+    if (!g->noutputs) fputs("    out[0] = 0;\n", f);
+    fprintf(f, "    return %s_run(in, out);\n}\n", N);
+}

@@ -1,0 +1,30 @@
+/* Constant folding: a node whose inputs are all constant is evaluated now,
+ * with the same runtime kernels the generated code uses. */
+#include <string.h>
+
+#include "ir.h"
+
+void fold_node(Node *n)
+{
+    for (int j = 0; j < n->nout; j++)
+        if (n->out[j] && !n->out[j]->data && n->op->lower != lower_view) tensor_alloc_data(n->out[j]);
+    if (n->op->lower == lower_view) {            /* a view: same bytes, new shape */
+        if (n->out[0] && !n->out[0]->data) n->out[0]->data = n->in[0]->data;
+        return;
+    }
+    Lowering L = {0};
+    lower_node(n, &L);
+    for (int c = 0; c < L.n; c++) {
+        KCall *k = &L.calls[c];
+        o2c_p p;
+        memset(&p, 0, sizeof p);
+        for (int j = 0; j < O2C_MAX_Y; j++)   /* temporaries of the lowering */
+            if (k->y[j] && !k->y[j]->data) tensor_alloc_data(k->y[j]);
+        for (int j = 0; j < O2C_MAX_X; j++) p.x[j] = k->x[j] ? k->x[j]->data : NULL;
+        for (int j = 0; j < O2C_MAX_Y; j++) p.y[j] = k->y[j] ? k->y[j]->data : NULL;
+        memcpy(p.k, k->k, sizeof p.k);
+        memcpy(p.f, k->f, sizeof p.f);
+        if (k->count > 0) k->kernel->fn(0, k->count, &p);
+    }
+    note("folded %s '%s'", n->op_type, n->name);
+}

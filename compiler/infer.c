@@ -1,0 +1,207 @@
+/* Inference: bind input shapes, check the graph, order it, infer every
+ * node's output types and shapes from the op table, and fold nodes whose
+ * inputs are all constant. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+static void bind_inputs(Graph *g, const Options *o)
+{
+    for (int s = 0; s < o->nshapes; s++) {
+        Tensor *t = graph_find(g, o->shapes[s].name);
+        if (!t || !t->is_input)
+            fail_plain("--shape %s: the model has no input named '%s'", o->shapes[s].name, o->shapes[s].name);
+        if (t->rank >= 0 && t->rank != o->shapes[s].rank)
+            fail_plain("--shape %s: the input has rank %d, the flag gives %d dimensions", t->name, t->rank, o->shapes[s].rank);
+        for (int i = 0; i < o->shapes[s].rank; i++) {
+            if (t->rank >= 0 && t->dims[i] >= 0 && t->dims[i] != o->shapes[s].dims[i])
+                fail_plain("--shape %s: dimension %d is fixed to %lld in the model, the flag gives %lld", t->name, i,
+                           (long long)t->dims[i], (long long)o->shapes[s].dims[i]);
+        }
+        t->rank = o->shapes[s].rank;
+        memcpy(t->dims, o->shapes[s].dims, sizeof(int64_t) * (size_t)t->rank);
+    }
+    for (int d = 0; d < o->ndims; d++) {
+        int used = 0;
+        for (int i = 0; i < g->ninputs; i++) {
+            Tensor *t = g->inputs[i];
+            for (int k = 0; k < t->rank; k++)
+                if (t->sym[k] && !strcmp(t->sym[k], o->dimv[d].name)) {
+                    used = 1;
+                    if (t->dims[k] < 0) t->dims[k] = o->dimv[d].value;
+                }
+        }
+        if (!used) fail_plain("--dim %s: no model input has a dimension named '%s'", o->dimv[d].name, o->dimv[d].name);
+    }
+    for (int i = 0; i < g->ninputs; i++) {
+        Tensor *t = g->inputs[i];
+        if (t->rank < 0)
+            fail_plain("input '%s' has no shape in the model; give it with --shape %s:D0xD1x...", t->name, t->name);
+        for (int k = 0; k < t->rank; k++)
+            if (t->dims[k] < 0) {
+                if (t->sym[k])
+                    fail_plain("input '%s' dimension %d ('%s') is not fixed; bind it with --dim %s=N or --shape %s:...",
+                               t->name, k, t->sym[k], t->sym[k], t->name);
+                fail_plain("input '%s' dimension %d is unknown; give the shape with --shape %s:D0xD1x...", t->name, k, t->name);
+            }
+    }
+}
+
+/* All unsupported ops in one message. */
+static void check_ops(Graph *g)
+{
+    char msg[1536];
+    size_t len = 0;
+    int bad = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        n->op = op_find(n->domain, n->op_type);
+        n->opset = g->opset;
+        if (n->op) continue;
+        bad++;
+        if (len < sizeof msg - 200)
+            len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s%s%s (node '%s'%s%s%s)", bad > 1 ? ", " : "",
+                                    *n->domain ? n->domain : "", *n->domain ? "::" : "", n->op_type, n->name,
+                                    *n->domain ? ", domain '" : "", n->domain, *n->domain ? "'" : "");
+    }
+    if (bad)
+        fail_plain("%d node%s use%s unsupported ops: %s. onnx2c supports the default ONNX domain ops listed in its README; "
+                   "custom-domain ops must be replaced or decomposed before compiling",
+                   bad, bad > 1 ? "s" : "", bad > 1 ? "" : "s", msg);
+}
+
+/* Kahn's algorithm, ready nodes taken in model order. */
+static void topo_sort(Graph *g)
+{
+    int n = g->nnodes;
+    int *indeg = xalloc(sizeof(int) * (size_t)(n + 1));
+    int *order = xalloc(sizeof(int) * (size_t)(n + 1));
+    int *idx_of = xalloc(sizeof(int) * (size_t)(n + 1));
+    /* consumers: for each tensor, the list of nodes reading it */
+    int *ncons = xalloc(sizeof(int) * (size_t)(g->ntensors + 1));
+    for (int i = 0; i < n; i++) {
+        Node *nd = g->nodes[i];
+        nd->step = i;
+        for (int j = 0; j < nd->nin; j++) {
+            Tensor *t = nd->in[j];
+            if (!t) continue;
+            if (!t->producer && !t->data && !t->is_input)
+                fail_plain("node '%s' (%s) reads tensor '%s', which no node produces and which is neither "
+                           "an initializer nor a graph input (dangling tensor)", nd->name, nd->op_type, t->name);
+            if (t->producer) { indeg[i]++; ncons[t->id]++; }
+        }
+    }
+    for (int i = 0; i < g->noutputs; i++) {
+        Tensor *t = g->outputs[i];
+        if (!t->producer && !t->data && !t->is_input)
+            fail_plain("graph output '%s' is produced by no node (dangling tensor)", t->name);
+    }
+    int **cons = xalloc(sizeof(int *) * (size_t)(g->ntensors + 1));
+    int *fill = xalloc(sizeof(int) * (size_t)(g->ntensors + 1));
+    for (int t = 0; t < g->ntensors; t++) cons[t] = xalloc(sizeof(int) * (size_t)(ncons[t] + 1));
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < g->nodes[i]->nin; j++) {
+            Tensor *t = g->nodes[i]->in[j];
+            if (t && t->producer) cons[t->id][fill[t->id]++] = i;
+        }
+    /* a queue ordered by model position: a simple binary heap */
+    int *heap = xalloc(sizeof(int) * (size_t)(n + 1));
+    int hn = 0, done = 0;
+#define HPUSH(v) do { int c_ = hn++; heap[c_] = (v); \
+        while (c_ && heap[(c_ - 1) / 2] > heap[c_]) { int t_ = heap[c_]; heap[c_] = heap[(c_ - 1) / 2]; heap[(c_ - 1) / 2] = t_; c_ = (c_ - 1) / 2; } } while (0)
+    for (int i = 0; i < n; i++) if (!indeg[i]) HPUSH(i);
+    while (hn) {
+        int v = heap[0];
+        heap[0] = heap[--hn];
+        for (int c = 0;;) {
+            int l = 2 * c + 1, r = l + 1, m = c;
+            if (l < hn && heap[l] < heap[m]) m = l;
+            if (r < hn && heap[r] < heap[m]) m = r;
+            if (m == c) break;
+            int t = heap[c]; heap[c] = heap[m]; heap[m] = t; c = m;
+        }
+        order[done++] = v;
+        Node *nd = g->nodes[v];
+        for (int j = 0; j < nd->nout; j++) {
+            Tensor *t = nd->out[j];
+            if (!t) continue;
+            for (int c = 0; c < ncons[t->id]; c++) {
+                int u = cons[t->id][c];
+                if (--indeg[u] == 0) HPUSH(u);
+            }
+        }
+    }
+#undef HPUSH
+    if (done < n) {
+        for (int i = 0; i < n; i++)
+            if (indeg[i]) {
+                Node *nd = g->nodes[i];
+                fail_plain("the graph has a cycle: node '%s' (%s) depends on its own output; ONNX graphs must be acyclic",
+                           nd->name, nd->op_type);
+            }
+    }
+    Node **sorted = xalloc(sizeof(Node *) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) { sorted[i] = g->nodes[order[i]]; sorted[i]->step = i; idx_of[order[i]] = i; }
+    memcpy(g->nodes, sorted, sizeof(Node *) * (size_t)n);
+}
+
+static int all_inputs_const(const Node *n)
+{
+    for (int j = 0; j < n->nin; j++)
+        if (n->in[j] && !n->in[j]->data) return 0;
+    return 1;
+}
+
+static void infer_node(Node *n)
+{
+    const OpDef *op = n->op;
+    int nin = n->nin, nout = n->nout;
+    if (nin < op->min_in || nin > op->max_in)
+        fail("has %d inputs; the op takes %d to %d", nin, op->min_in, op->max_in);
+    if (nout < op->min_out || nout > op->max_out)
+        fail("has %d outputs; the op takes %d to %d", nout, op->min_out, op->max_out);
+    for (int j = 0; j < nin; j++) {
+        Tensor *t = n->in[j];
+        if (!t) continue;
+        if (!dtype_supported(t->dtype))
+            fail("input '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(t->dtype));
+        if (t->rank < 0) fail("input '%s' has an unknown shape", t->name);
+    }
+    op->infer(n);
+    for (int j = 0; j < nout; j++) {
+        Tensor *t = n->out[j];
+        if (!t) continue;
+        if (!dtype_supported(t->dtype) || t->rank < 0)
+            fail("internal: the shape rule left output '%s' without type or shape", t->name);
+    }
+    if (!n->out[0] || !all_inputs_const(n)) {
+        int all_out_const = 1;
+        for (int j = 0; j < nout; j++) if (n->out[j] && !n->out[j]->data) all_out_const = 0;
+        n->folded = all_out_const && nout > 0;   /* e.g. Shape: known at compile time */
+        return;
+    }
+    fold_node(n);
+    n->folded = 1;
+}
+
+void infer_graph(Graph *g, const Options *o)
+{
+    bind_inputs(g, o);
+    check_ops(g);
+    topo_sort(g);
+    for (int i = 0; i < g->nnodes; i++) {
+        diag_node = g->nodes[i];
+        infer_node(g->nodes[i]);
+        note("%-14s %-24s -> %s %s%s", g->nodes[i]->op_type, g->nodes[i]->name,
+             g->nodes[i]->out[0] ? dtype_name(g->nodes[i]->out[0]->dtype) : "-",
+             g->nodes[i]->out[0] ? tensor_shape_str(g->nodes[i]->out[0]) : "",
+             g->nodes[i]->folded ? " (folded)" : "");
+    }
+    diag_node = NULL;
+    for (int i = 0; i < g->noutputs; i++) {
+        Tensor *t = g->outputs[i];
+        if (!dtype_supported(t->dtype))
+            fail_plain("graph output '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(t->dtype));
+    }
+}

@@ -1,0 +1,295 @@
+/* onnx2c internal header: the map of the compiler.
+ *
+ * Pipeline (one stage per file, in this order):
+ *   main.c     CLI, options, error handling, atomic output
+ *   load.c     ONNX protobuf (protobuf-c) -> IR
+ *   infer.c    topological order, shape/type inference from the op table,
+ *              constant folding with the runtime kernels (fold.c)
+ *   plan.c     tensor storage: constants, I/O, aliases, arena offsets
+ *   lower.c    every node -> kernel calls (KCall) through the op table
+ *   emit_c.c   C99 source + header
+ *   emit_cuda.c CUDA source + header
+ * ops/FAMILY.c hold the per-op glue (shape rule, lowering); ops.def is the
+ * op table; runtime/c/FAMILY.h hold the kernels (compiled into the compiler for
+ * folding and copied into every generated file). */
+#ifndef ONNX2C_IR_H
+#define ONNX2C_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <setjmp.h>
+
+#include "../runtime/c/o2c_rt.h"
+
+#define MAX_RANK O2C_MAX_RANK
+
+/* ---- diagnostics and memory (diag.c) ---------------------------------- */
+
+/* All compiler memory comes from one pool that is released at once; a
+ * failure anywhere longjmps back to the handler with the message set. */
+void *xalloc(size_t n);                 /* zeroed, never NULL */
+char *xstrdup(const char *s);
+char *xfmt(const char *fmt, ...);        /* formatted, pool-allocated */
+void pool_release(void);
+
+/* Context for messages: the model file and the node being processed. */
+extern const char *diag_file;
+extern const struct Node *diag_node;
+extern int verbose;
+
+/* Prints "onnx2c: FILE: node 'N' (Op): MESSAGE" into the error buffer and
+ * unwinds to diag_catch. Never returns. */
+#ifdef __GNUC__
+__attribute__((noreturn, format(printf, 1, 2)))
+#endif
+void fail(const char *fmt, ...);
+/* fail() without the node context. */
+#ifdef __GNUC__
+__attribute__((noreturn, format(printf, 1, 2)))
+#endif
+void fail_plain(const char *fmt, ...);
+#ifdef __GNUC__
+__attribute__((format(printf, 1, 2)))
+#endif
+void note(const char *fmt, ...);        /* -v messages on stderr */
+
+extern jmp_buf *diag_jmp;               /* set by the caller of a stage */
+extern char diag_msg[2048];             /* the message of the last fail() */
+
+/* ---- data types ------------------------------------------------------- */
+
+/* Values are ONNX TensorProto.DataType. */
+typedef enum {
+    DT_UNDEFINED = 0, DT_FLOAT = 1, DT_UINT8 = 2, DT_INT8 = 3, DT_UINT16 = 4,
+    DT_INT16 = 5, DT_INT32 = 6, DT_INT64 = 7, DT_STRING = 8, DT_BOOL = 9,
+    DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_UINT32 = 12, DT_UINT64 = 13,
+    DT_COMPLEX64 = 14, DT_COMPLEX128 = 15, DT_BFLOAT16 = 16
+} DType;
+
+const char *dtype_name(int dt);          /* "float32", ... */
+const char *dtype_ctype(int dt);         /* "float", "int64_t", ... */
+const char *dtype_suffix(int dt);        /* "f32", "i64", ... (kernel names) */
+size_t dtype_size(int dt);               /* 0 for unsupported */
+int dtype_supported(int dt);             /* a type the kernels handle */
+int dtype_is_float(int dt);
+int dtype_is_int(int dt);                /* signed or unsigned integer */
+/* Reads element i of a buffer of type dt as double / int64. */
+double elem_f64(int dt, const void *p, int64_t i);
+int64_t elem_i64(int dt, const void *p, int64_t i);
+
+/* ---- graph ------------------------------------------------------------ */
+
+typedef enum {
+    ST_NONE = 0,     /* not yet placed */
+    ST_CONST,        /* static const array (weights, folded values) */
+    ST_INPUT,        /* inputs[io] */
+    ST_OUTPUT,       /* outputs[io] */
+    ST_ARENA,        /* arena + offset */
+    ST_ALIAS         /* same bytes as alias_of (Reshape & co.) */
+} Storage;
+
+typedef struct Tensor {
+    char *name;
+    int dtype;               /* DT_* (DT_UNDEFINED until inferred) */
+    int rank;                /* -1: unknown */
+    int64_t dims[MAX_RANK];
+    char *sym[MAX_RANK];     /* symbolic dimension names from the model */
+    void *data;              /* constant value, or NULL */
+    int is_input, is_output; /* graph input (not initializer) / graph output */
+    int input_index, output_index;
+    struct Node *producer;
+    int nuses;
+    /* planning */
+    Storage storage;
+    struct Tensor *alias_of;
+    int64_t offset;          /* arena offset (ST_ARENA) */
+    int const_id;            /* index among emitted constants (ST_CONST) */
+    int first, last;         /* live range in kernel-call positions */
+    int id;
+    int temp;                /* a scratch tensor made by a lowering */
+} Tensor;
+
+typedef enum {
+    AT_UNDEFINED = 0, AT_FLOAT = 1, AT_INT = 2, AT_STRING = 3, AT_TENSOR = 4,
+    AT_GRAPH = 5, AT_FLOATS = 6, AT_INTS = 7, AT_STRINGS = 8, AT_TENSORS = 9,
+    AT_GRAPHS = 10, AT_SPARSE_TENSOR = 11, AT_SPARSE_TENSORS = 12,
+    AT_TYPE_PROTO = 13, AT_TYPE_PROTOS = 14
+} AttrType;
+
+typedef struct Attr {
+    char *name;
+    int type;
+    int64_t i;
+    double f;
+    char *s;
+    int64_t *ints;
+    double *floats;
+    int n;                   /* length of ints / floats / strings */
+    char **strings;
+    Tensor *t;               /* AT_TENSOR value (data set) */
+} Attr;
+
+struct OpDef;
+
+typedef struct Node {
+    char *name;
+    char *op_type;
+    char *domain;            /* "" for the default domain */
+    Tensor **in;             /* NULL entries for omitted optional inputs */
+    int nin;
+    Tensor **out;
+    int nout;
+    Attr *attrs;
+    int nattrs;
+    const struct OpDef *op;  /* from the op table */
+    int opset;               /* opset of the node's domain */
+    int step;                /* position in the schedule */
+    int folded;              /* evaluated at compile time */
+} Node;
+
+typedef struct Graph {
+    char *name;
+    Tensor **tensors; int ntensors, cap_tensors;
+    Node **nodes; int nnodes, cap_nodes;
+    Tensor **inputs; int ninputs;      /* graph inputs that are not initializers */
+    Tensor **outputs; int noutputs;
+    int opset;                         /* default-domain opset */
+    int64_t ir_version;
+    char *producer;
+    const char *model_dir;             /* for external data */
+} Graph;
+
+Tensor *graph_tensor(Graph *g, const char *name);       /* find or create */
+Tensor *graph_find(Graph *g, const char *name);         /* find or NULL */
+Node *graph_add_node(Graph *g);
+int64_t tensor_numel(const Tensor *t);
+size_t tensor_bytes(const Tensor *t);
+const char *tensor_shape_str(const Tensor *t);          /* "1x3x224x224" */
+void tensor_set_shape(Tensor *t, int rank, const int64_t *dims);
+/* Allocates zeroed constant data for a tensor whose type and shape are set. */
+void *tensor_alloc_data(Tensor *t);
+
+/* ---- attributes (defaults come from the op table's schema) ----------- */
+
+const Attr *attr_find(const Node *n, const char *name);
+int64_t attr_i(const Node *n, const char *name);   /* default from schema */
+double attr_f(const Node *n, const char *name);
+const char *attr_s(const Node *n, const char *name);
+/* Integer list: returns length (0 if absent and no default), sets *v. */
+int attr_ints(const Node *n, const char *name, const int64_t **v);
+int attr_floats(const Node *n, const char *name, const double **v);
+int attr_has(const Node *n, const char *name);
+
+/* ---- op table (ops.def) ---------------------------------------------- */
+
+/* A kernel call: one entry of the generated schedule. The pointers name
+ * tensors; x/y element offsets are kernel parameters (k[]) where needed. */
+typedef struct KCall {
+    const struct Kernel *kernel;
+    int64_t count;           /* size of the parallel index space */
+    Tensor *x[O2C_MAX_X];
+    Tensor *y[O2C_MAX_Y];
+    int64_t k[O2C_NK];
+    int nk;
+    double f[O2C_NF];
+    int nf;
+    const struct Node *node;  /* the node this call implements (NULL: output copy) */
+} KCall;
+
+typedef struct Lowering {
+    KCall *calls;
+    int n, cap;
+    const struct Node *node;  /* the node being lowered (recorded in calls) */
+} Lowering;
+
+typedef void (*InferFn)(Node *n);
+typedef void (*LowerFn)(Node *n, Lowering *L);
+
+typedef struct OpDef {
+    const char *name;
+    const char *domain;
+    int min_in, max_in, min_out, max_out;
+    const char *attrs;       /* schema: "alpha:f=0.01 perm:ints axis:i=1" */
+    InferFn infer;
+    LowerFn lower;           /* lower_view: the op is a view (Reshape & co.) */
+} OpDef;
+
+const OpDef *op_find(const char *domain, const char *name);
+
+/* Kernels (kernels.c): name, function for folding, runtime file, and the
+ * kernels it needs. */
+typedef struct Kernel {
+    const char *name;
+    o2c_kernel_fn fn;
+    const char *file;        /* runtime/c file holding its text */
+    const char *instance;    /* for macro-made kernels: the instantiation line */
+    const char *deps;        /* for those: runtime chunks they need */
+} Kernel;
+
+const Kernel *kernel_find(const char *name);
+
+/* Building kernel calls (lower.c). */
+KCall *lower_call(Lowering *L, const char *kernel, int64_t count);
+void kc_int(KCall *c, int64_t v);
+void kc_ints(KCall *c, const int64_t *v, int n);
+void kc_float(KCall *c, double v);
+/* A scratch tensor living for the node's calls only. */
+Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims);
+/* Copy of a whole tensor (any type): y = x. */
+void lower_copy(Lowering *L, Tensor *x, Tensor *y);
+/* The lowering of views: nothing, or a copy when the output is a graph output. */
+void lower_view(Node *n, Lowering *L);
+
+/* ---- shared helpers for op files (ops/common.c) ---------------------- */
+
+Tensor *in_t(Node *n, int i);                /* input i or NULL if absent */
+Tensor *need_in(Node *n, int i);             /* input i, error if absent */
+void need_dtype(Node *n, Tensor *t, const int *allowed); /* allowed: DT_ list ending 0 */
+void need_const(Node *n, Tensor *t, const char *what);   /* error if not constant */
+int64_t norm_axis(Node *n, int64_t axis, int rank);       /* negative -> positive, checked */
+void out_like(Node *n, int o, const Tensor *src);          /* copy type and shape */
+void set_out(Node *n, int o, int dtype, int rank, const int64_t *dims);
+/* numpy-style broadcast of a and b into dims; returns rank. */
+int broadcast_shapes(Node *n, const Tensor *a, const Tensor *b, int64_t *dims);
+/* Row-major strides of t as seen from an output of rank `rank` and dims
+ * `dims` (0 stride on broadcast axes). */
+void bcast_strides(const Tensor *t, int rank, int64_t *strides);
+/* Constant tensor -> int64 list (any integer type). */
+int const_ints(Node *n, Tensor *t, int64_t *v, int max);
+extern const int DTS_FLOAT[], DTS_NUM[], DTS_ALL[], DTS_INT[], DTS_BOOL[], DTS_INDEX[];
+
+/* ---- stages ----------------------------------------------------------- */
+
+typedef struct Options {
+    const char *input, *output;
+    const char *name;          /* symbol prefix */
+    int cuda;
+    struct { char *name; int rank; int64_t dims[MAX_RANK]; } shapes[64];
+    int nshapes;
+    struct { char *name; int64_t value; } dimv[64];
+    int ndims;
+} Options;
+
+Graph *load_model(const char *path);                 /* load.c */
+Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path);
+void infer_graph(Graph *g, const Options *o);        /* infer.c */
+void fold_node(Node *n);                             /* fold.c */
+void lower_graph(Graph *g, Lowering *L);             /* lower.c */
+int64_t plan_graph(Graph *g, Lowering *L);           /* plan.c: returns the arena size */
+void lower_node(Node *n, Lowering *L);
+void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr);    /* emit_c.c */
+void emit_cuda(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr); /* emit_cuda.c */
+
+/* emit_common.c: shared between the C and CUDA emitters */
+const char *runtime_text(const char *file);          /* embedded runtime/c file */
+void emit_kernel_sources(FILE *f, Lowering *L);      /* the kernels used, in file order */
+int emit_collect_constants(Lowering *L, Tensor ***list); /* constants the calls read */
+void emit_const_array(FILE *f, Tensor *t, const char *qual);
+char *c_ident(const char *s);                        /* valid C identifier */
+void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out));
+void emit_call_comment(FILE *f, const KCall *c, const char *indent);
+void emit_header(FILE *f, Graph *g, const Options *o, int64_t arena, int cuda);
+void emit_typed_entry(FILE *f, Graph *g, const char *name);
+
+#endif

@@ -1,0 +1,303 @@
+/* Loading: ONNX ModelProto (protobuf-c) -> IR. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "onnx.pb-c.h"
+
+static Graph *G;
+
+static char *dup_bytes(ProtobufCBinaryData b)
+{
+    char *s = xalloc(b.len + 1);
+    if (b.len) memcpy(s, b.data, b.len);
+    return s;
+}
+
+/* Reads a whole file into pool memory. */
+static uint8_t *read_file(const char *path, size_t *len, const char *what)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_plain("cannot open %s '%s': %s", what, path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0) { fclose(f); fail_plain("cannot read %s '%s' (not a regular file?)", what, path); }
+    long n = ftell(f);
+    if (n < 0) { fclose(f); fail_plain("cannot read %s '%s' (not a regular file?)", what, path); }
+    rewind(f);
+    uint8_t *buf = xalloc((size_t)n + 1);
+    if (n && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        fail_plain("cannot read %s '%s': %s", what, path, strerror(errno));
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* External data: the file must lie inside the model's folder. */
+static const uint8_t *external_data(Onnx__TensorProto *tp, size_t want)
+{
+    const char *loc = NULL;
+    long long off = 0, len = -1;
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+        Onnx__StringStringEntryProto *e = tp->external_data[i];
+        if (!e->key || !e->value) continue;
+        if (!strcmp(e->key, "location")) loc = e->value;
+        else if (!strcmp(e->key, "offset")) off = strtoll(e->value, NULL, 10);
+        else if (!strcmp(e->key, "length")) len = strtoll(e->value, NULL, 10);
+    }
+    if (!loc || !*loc) fail_plain("tensor '%s' has external data without a location", tp->name);
+    if (loc[0] == '/' || loc[0] == '\\' || strstr(loc, "..") || strchr(loc, ':'))
+        fail_plain("tensor '%s': external data location '%s' is outside the model's folder; "
+                   "keep external data files next to the model", tp->name, loc);
+    char *path = xfmt("%s/%s", G->model_dir, loc);
+    size_t flen;
+    uint8_t *buf = read_file(path, &flen, "external data file");
+    if (off < 0 || (size_t)off > flen) fail_plain("tensor '%s': offset %lld is past the end of '%s'", tp->name, off, path);
+    if (len < 0) len = (long long)(flen - (size_t)off);
+    if ((size_t)len != want || (size_t)off + (size_t)len > flen)
+        fail_plain("tensor '%s': external data in '%s' holds %lld bytes, the tensor needs %zu",
+                   tp->name, path, len, want);
+    return buf + off;
+}
+
+/* TensorProto -> constant tensor (type, shape and data). */
+static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
+{
+    int dt = tp->has_data_type ? tp->data_type : 0;
+    if (!dtype_supported(dt))
+        fail_plain("tensor '%s' has data type %s, which onnx2c does not support yet", tp->name ? tp->name : "", dtype_name(dt));
+    if (tp->n_dims > MAX_RANK) fail_plain("tensor '%s' has rank %zu; at most %d is supported", tp->name, tp->n_dims, MAX_RANK);
+    if (tp->segment) fail_plain("tensor '%s' is segmented, which is not supported", tp->name);
+    t->dtype = dt;
+    t->rank = (int)tp->n_dims;
+    int64_t numel = 1;
+    for (size_t i = 0; i < tp->n_dims; i++) {
+        if (tp->dims[i] < 0) fail_plain("tensor '%s' has a negative dimension", tp->name);
+        t->dims[i] = tp->dims[i];
+        if (tp->dims[i] && numel > INT64_MAX / tp->dims[i]) fail_plain("tensor '%s' is too large", tp->name);
+        numel *= tp->dims[i];
+    }
+    size_t es = dtype_size(dt);
+    if ((uint64_t)numel > (uint64_t)SIZE_MAX / 8) fail_plain("tensor '%s' is too large", tp->name);
+    size_t bytes = (size_t)numel * es;
+    uint8_t *d = tensor_alloc_data(t);
+    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        memcpy(d, external_data(tp, bytes), bytes);
+        return;
+    }
+    if (tp->has_raw_data) {
+        if (tp->raw_data.len != bytes)
+            fail_plain("tensor '%s' holds %zu bytes of raw data; its type and shape need %zu", tp->name, tp->raw_data.len, bytes);
+        if (bytes) memcpy(d, tp->raw_data.data, bytes);
+        return;
+    }
+    size_t n = 0;
+    switch (dt) {
+    case DT_FLOAT: n = tp->n_float_data; break;
+    case DT_DOUBLE: n = tp->n_double_data; break;
+    case DT_INT64: n = tp->n_int64_data; break;
+    case DT_UINT32: case DT_UINT64: n = tp->n_uint64_data; break;
+    default: n = tp->n_int32_data; break;
+    }
+    if (n != (size_t)numel)
+        fail_plain("tensor '%s' holds %zu values; its shape needs %lld", tp->name, n, (long long)numel);
+    for (size_t i = 0; i < n; i++) {
+        switch (dt) {
+        case DT_FLOAT: ((float *)d)[i] = tp->float_data[i]; break;
+        case DT_DOUBLE: ((double *)d)[i] = tp->double_data[i]; break;
+        case DT_INT64: ((int64_t *)d)[i] = tp->int64_data[i]; break;
+        case DT_UINT32: ((uint32_t *)d)[i] = (uint32_t)tp->uint64_data[i]; break;
+        case DT_UINT64: ((uint64_t *)d)[i] = tp->uint64_data[i]; break;
+        case DT_INT32: ((int32_t *)d)[i] = tp->int32_data[i]; break;
+        case DT_INT16: ((int16_t *)d)[i] = (int16_t)tp->int32_data[i]; break;
+        case DT_UINT16: ((uint16_t *)d)[i] = (uint16_t)tp->int32_data[i]; break;
+        case DT_INT8: ((int8_t *)d)[i] = (int8_t)tp->int32_data[i]; break;
+        case DT_UINT8: ((uint8_t *)d)[i] = (uint8_t)tp->int32_data[i]; break;
+        case DT_BOOL: ((uint8_t *)d)[i] = tp->int32_data[i] != 0; break;
+        }
+    }
+}
+
+/* ValueInfoProto -> declared type and shape (symbolic dims kept by name). */
+static void value_info(Onnx__ValueInfoProto *vi, Tensor *t, int is_io)
+{
+    Onnx__TypeProto *tp = vi->type;
+    if (!tp) {
+        if (is_io) fail_plain("graph %s '%s' has no type", t->is_output ? "output" : "input", t->name);
+        return;
+    }
+    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        if (is_io) fail_plain("graph input/output '%s' is not a tensor (sequences, maps and optionals are not supported)", t->name);
+        return;
+    }
+    Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    int dt = tt->has_elem_type ? tt->elem_type : 0;
+    if (is_io && !dtype_supported(dt))
+        fail_plain("graph input/output '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(dt));
+    if (!t->dtype) t->dtype = dt;
+    if (!tt->shape || t->rank >= 0) return;
+    if (tt->shape->n_dim > MAX_RANK) fail_plain("tensor '%s' has rank %zu; at most %d is supported", t->name, tt->shape->n_dim, MAX_RANK);
+    t->rank = (int)tt->shape->n_dim;
+    for (size_t i = 0; i < tt->shape->n_dim; i++) {
+        Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        t->dims[i] = -1;
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0)
+            t->dims[i] = d->dim_value;
+        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param && *d->dim_param)
+            t->sym[i] = xstrdup(d->dim_param);
+    }
+}
+
+static void load_attr(Attr *a, Onnx__AttributeProto *p)
+{
+    a->name = xstrdup(p->name ? p->name : "");
+    int ty = p->has_type ? (int)p->type : 0;
+    if (!ty) { /* IR version 1 style: infer from the field that is set */
+        if (p->has_f) ty = AT_FLOAT;
+        else if (p->has_i) ty = AT_INT;
+        else if (p->has_s) ty = AT_STRING;
+        else if (p->t) ty = AT_TENSOR;
+        else if (p->g) ty = AT_GRAPH;
+        else if (p->n_floats) ty = AT_FLOATS;
+        else if (p->n_ints) ty = AT_INTS;
+        else if (p->n_strings) ty = AT_STRINGS;
+    }
+    a->type = ty;
+    switch (ty) {
+    case AT_FLOAT: a->f = p->f; break;
+    case AT_INT: a->i = p->i; break;
+    case AT_STRING: a->s = dup_bytes(p->s); break;
+    case AT_TENSOR:
+        if (!p->t) fail_plain("attribute '%s' has no tensor", a->name);
+        a->t = xalloc(sizeof(Tensor));
+        a->t->name = xstrdup(p->t->name ? p->t->name : a->name);
+        tensor_from_proto(p->t, a->t);
+        break;
+    case AT_FLOATS:
+        a->n = (int)p->n_floats;
+        a->floats = xalloc(sizeof(double) * p->n_floats);
+        for (size_t i = 0; i < p->n_floats; i++) a->floats[i] = p->floats[i];
+        break;
+    case AT_INTS:
+        a->n = (int)p->n_ints;
+        a->ints = xalloc(sizeof(int64_t) * p->n_ints);
+        for (size_t i = 0; i < p->n_ints; i++) a->ints[i] = p->ints[i];
+        break;
+    case AT_STRINGS:
+        a->n = (int)p->n_strings;
+        a->strings = xalloc(sizeof(char *) * p->n_strings);
+        for (size_t i = 0; i < p->n_strings; i++) a->strings[i] = dup_bytes(p->strings[i]);
+        break;
+    default: break; /* graphs and others: kept as type only; ops that need them are refused */
+    }
+}
+
+static void load_graph(Onnx__GraphProto *gp)
+{
+    G->name = xstrdup(gp->name ? gp->name : "model");
+    if (gp->n_sparse_initializer)
+        fail_plain("the model has sparse initializers, which are not supported");
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        Onnx__TensorProto *tp = gp->initializer[i];
+        if (!tp->name || !*tp->name) fail_plain("initializer %zu has no name", i);
+        Tensor *t = graph_tensor(G, tp->name);
+        tensor_from_proto(tp, t);
+    }
+    G->inputs = xalloc(sizeof(Tensor *) * (gp->n_input + 1));
+    for (size_t i = 0; i < gp->n_input; i++) {
+        Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi->name || !*vi->name) fail_plain("graph input %zu has no name", i);
+        Tensor *t = graph_tensor(G, vi->name);
+        if (t->data) continue;  /* an initializer also listed as input: a constant */
+        if (t->is_input) fail_plain("graph input '%s' is listed twice", vi->name);
+        t->is_input = 1;
+        t->input_index = G->ninputs;
+        value_info(vi, t, 1);
+        G->inputs[G->ninputs++] = t;
+    }
+    G->outputs = xalloc(sizeof(Tensor *) * (gp->n_output + 1));
+    for (size_t i = 0; i < gp->n_output; i++) {
+        Onnx__ValueInfoProto *vi = gp->output[i];
+        if (!vi->name || !*vi->name) fail_plain("graph output %zu has no name", i);
+        Tensor *t = graph_tensor(G, vi->name);
+        if (!t->is_output) { t->is_output = 1; t->output_index = (int)i; }
+        value_info(vi, t, 1);
+        G->outputs[G->noutputs++] = t;
+    }
+    if (!G->noutputs) fail_plain("the graph has no outputs");
+    for (size_t i = 0; i < gp->n_node; i++) {
+        Onnx__NodeProto *np = gp->node[i];
+        Node *n = graph_add_node(G);
+        n->name = xstrdup(np->name && *np->name ? np->name : xfmt("%s_%zu", np->op_type ? np->op_type : "node", i));
+        n->op_type = xstrdup(np->op_type ? np->op_type : "");
+        n->domain = xstrdup(np->domain ? np->domain : "");
+        if (!strcmp(n->domain, "ai.onnx")) n->domain = "";
+        if (!*n->op_type) fail_plain("node %zu ('%s') has no op_type", i, n->name);
+        n->nin = (int)np->n_input;
+        n->in = xalloc(sizeof(Tensor *) * (np->n_input + 1));
+        for (size_t j = 0; j < np->n_input; j++)
+            n->in[j] = np->input[j] && *np->input[j] ? graph_tensor(G, np->input[j]) : NULL;
+        while (n->nin > 0 && !n->in[n->nin - 1]) n->nin--;  /* trailing omitted inputs */
+        n->nout = (int)np->n_output;
+        n->out = xalloc(sizeof(Tensor *) * (np->n_output + 1));
+        for (size_t j = 0; j < np->n_output; j++) {
+            if (!np->output[j] || !*np->output[j]) continue;
+            Tensor *t = graph_tensor(G, np->output[j]);
+            if (t->producer || t->data || t->is_input)
+                fail_plain("tensor '%s' is produced twice (by node '%s' and earlier)", t->name, n->name);
+            t->producer = n;
+            n->out[j] = t;
+        }
+        while (n->nout > 0 && !n->out[n->nout - 1]) n->nout--;
+        n->nattrs = (int)np->n_attribute;
+        n->attrs = xalloc(sizeof(Attr) * (np->n_attribute + 1));
+        for (size_t j = 0; j < np->n_attribute; j++) load_attr(&n->attrs[j], np->attribute[j]);
+    }
+    /* declared types of intermediates are not needed: inference computes them */
+}
+
+Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path)
+{
+    if (len == 0) fail_plain("the file is empty; expected an ONNX model");
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+    if (!m) fail_plain("not a valid ONNX model: the protobuf data is truncated or corrupt");
+    G = xalloc(sizeof *G);
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0; else dir = ".";
+    G->model_dir = dir;
+    /* the ModelProto is freed on every path: copy what we keep */
+    jmp_buf here, *outer = diag_jmp;
+    diag_jmp = &here;
+    if (setjmp(here)) {
+        diag_jmp = outer;
+        onnx__model_proto__free_unpacked(m, NULL);
+        if (outer) longjmp(*outer, 1);
+        fprintf(stderr, "onnx2c: %s\n", diag_msg);
+        exit(1);
+    }
+    if (!m->graph) fail_plain("not an ONNX model: it has no graph (is this really a .onnx file?)");
+    if (!m->has_ir_version) fail_plain("not an ONNX model: ir_version is missing");
+    if (m->ir_version < 3) fail_plain("ONNX IR version %lld is too old; onnx2c reads IR version 3 and later", (long long)m->ir_version);
+    G->ir_version = m->ir_version;
+    G->producer = xstrdup(m->producer_name ? m->producer_name : "");
+    G->opset = 0;
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        Onnx__OperatorSetIdProto *os = m->opset_import[i];
+        if (!os->domain || !*os->domain || !strcmp(os->domain, "ai.onnx")) G->opset = (int)os->version;
+    }
+    if (!G->opset) G->opset = 1;
+    load_graph(m->graph);
+    diag_jmp = outer;
+    onnx__model_proto__free_unpacked(m, NULL);
+    return G;
+}
+
+Graph *load_model(const char *path)
+{
+    size_t len;
+    uint8_t *buf = read_file(path, &len, "model file");
+    return load_model_buffer(buf, len, path);
+}

@@ -1,0 +1,114 @@
+/* Lowering: every node that is not folded becomes kernel calls, through
+ * its op's lower function. Views become nothing (or a copy when their
+ * output is a graph output); graph outputs not written in place get a
+ * final copy. Nodes whose results nobody needs are dropped. */
+#include <string.h>
+
+#include "ir.h"
+
+KCall *lower_call(Lowering *L, const char *kernel, int64_t count)
+{
+    const Kernel *k = kernel_find(kernel);
+    if (!k) fail("internal: no kernel named '%s'", kernel);
+    if (L->n == L->cap) {
+        int cap = L->cap ? 2 * L->cap : 64;
+        KCall *c = xalloc(sizeof(KCall) * (size_t)cap);
+        if (L->n) memcpy(c, L->calls, sizeof(KCall) * (size_t)L->n);
+        L->calls = c;
+        L->cap = cap;
+    }
+    KCall *c = &L->calls[L->n++];
+    memset(c, 0, sizeof *c);
+    c->kernel = k;
+    c->count = count;
+    c->node = L->node;
+    return c;
+}
+
+void kc_int(KCall *c, int64_t v)
+{
+    if (c->nk >= O2C_NK) fail("internal: too many integer parameters for kernel %s", c->kernel->name);
+    c->k[c->nk++] = v;
+}
+
+void kc_ints(KCall *c, const int64_t *v, int n)
+{
+    for (int i = 0; i < n; i++) kc_int(c, v[i]);
+}
+
+void kc_float(KCall *c, double v)
+{
+    if (c->nf >= O2C_NF) fail("internal: too many real parameters for kernel %s", c->kernel->name);
+    c->f[c->nf++] = v;
+}
+
+Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims)
+{
+    Tensor *t = xalloc(sizeof *t);
+    t->name = xfmt("%s_tmp%d", L->node ? L->node->name : "tmp", L->n);
+    t->dtype = dtype;
+    t->input_index = t->output_index = -1;
+    t->temp = 1;
+    tensor_set_shape(t, rank, dims);
+    return t;
+}
+
+void lower_copy(Lowering *L, Tensor *x, Tensor *y)
+{
+    KCall *c = lower_call(L, "o2c_copy", (int64_t)tensor_bytes(y));
+    c->x[0] = x;
+    c->y[0] = y;
+}
+
+void lower_view(Node *n, Lowering *L)
+{
+    if (n->out[0] && n->out[0]->is_output) lower_copy(L, n->in[0], n->out[0]);
+}
+
+void lower_node(Node *n, Lowering *L)
+{
+    const Node *saved = L->node;
+    L->node = n;
+    diag_node = n;
+    n->op->lower(n, L);
+    L->node = saved;
+}
+
+void lower_graph(Graph *g, Lowering *L)
+{
+    /* which tensors are needed: graph outputs, and backwards */
+    char *need = xalloc((size_t)g->ntensors + 1);
+    for (int i = 0; i < g->noutputs; i++) need[g->outputs[i]->id] = 1;
+    for (int i = g->nnodes - 1; i >= 0; i--) {
+        Node *n = g->nodes[i];
+        int used = 0;
+        for (int j = 0; j < n->nout; j++) if (n->out[j] && need[n->out[j]->id]) used = 1;
+        if (!used || n->folded) continue;
+        for (int j = 0; j < n->nin; j++) if (n->in[j]) need[n->in[j]->id] = 1;
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        int used = 0;
+        for (int j = 0; j < n->nout; j++) if (n->out[j] && need[n->out[j]->id]) used = 1;
+        if (!used || n->folded) continue;
+        lower_node(n, L);
+    }
+    diag_node = NULL;
+    /* graph outputs that are not written in place by their producer */
+    for (int k = 0; k < g->noutputs; k++) {
+        Tensor *t = g->outputs[k];
+        int in_place = t->producer && !t->producer->folded && t->output_index == k && !t->data && !t->is_input;
+        if (in_place) continue;
+        Tensor *o = xalloc(sizeof *o);
+        *o = *t;
+        o->name = xfmt("%s (output %d)", t->name, k);
+        o->data = NULL;
+        o->is_input = 0;
+        o->is_output = 1;
+        o->output_index = k;
+        o->producer = NULL;
+        o->temp = 0;
+        o->storage = ST_OUTPUT;
+        lower_copy(L, t, o);
+    }
+}

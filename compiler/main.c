@@ -1,0 +1,167 @@
+#define _POSIX_C_SOURCE 200809L
+/* onnx2c: compiles an ONNX model into one standalone C or CUDA file.
+ *
+ *   onnx2c MODEL.onnx -o OUT.c  [--name NAME] [--shape INPUT:D0xD1x...] [--dim SYMBOL=N] [-v]
+ *   onnx2c MODEL.onnx -o OUT.cu ...
+ *
+ * Any failure: one message on stderr, exit status 1, no output file. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ir.h"
+
+#define ONNX2C_VERSION "0.1.0"
+
+static void usage(FILE *f)
+{
+    fputs("usage: onnx2c MODEL.onnx -o OUT.c|OUT.cu [options]\n"
+          "  -o OUT.c        write portable C99 (OUT.c and OUT.h)\n"
+          "  -o OUT.cu       write CUDA (OUT.cu and OUT.h)\n"
+          "  --name NAME     prefix of every exported symbol (default: OUT's file name)\n"
+          "  --shape IN:D0xD1x...  fix the shape of input IN\n"
+          "  --dim SYMBOL=N  bind a symbolic dimension\n"
+          "  -v              print what each stage does\n"
+          "  --version, --help\n", f);
+}
+
+static int64_t parse_dim(const char *s, const char *flag, const char *arg)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || (*end && *end != 'x') || v < 0 || v > (1LL << 40))
+        fail_plain("%s %s: '%s' is not a dimension (a non-negative integer)", flag, arg, s);
+    return v;
+}
+
+static void parse_args(int argc, char **argv, Options *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--version")) { printf("onnx2c %s\n", ONNX2C_VERSION); exit(0); }
+        if (!strcmp(a, "-v")) { verbose = 1; continue; }
+        if (!strcmp(a, "-o") || !strcmp(a, "--name") || !strcmp(a, "--shape") || !strcmp(a, "--dim")) {
+            if (!val) fail_plain("%s needs a value (see --help)", a);
+            i++;
+            if (!strcmp(a, "-o")) o->output = val;
+            else if (!strcmp(a, "--name")) o->name = val;
+            else if (!strcmp(a, "--shape")) {
+                const char *colon = strrchr(val, ':');
+                if (!colon || colon == val || !colon[1]) fail_plain("--shape %s: expected INPUT:D0xD1x...", val);
+                if (o->nshapes == 64) fail_plain("too many --shape flags");
+                char *name = xstrdup(val);
+                name[colon - val] = 0;
+                o->shapes[o->nshapes].name = name;
+                int r = 0;
+                for (const char *p = colon + 1;;) {
+                    if (r == MAX_RANK) fail_plain("--shape %s: at most %d dimensions", val, MAX_RANK);
+                    o->shapes[o->nshapes].dims[r++] = parse_dim(p, "--shape", val);
+                    p = strchr(p, 'x');
+                    if (!p) break;
+                    p++;
+                }
+                o->shapes[o->nshapes++].rank = r;
+            } else {
+                const char *eq = strchr(val, '=');
+                if (!eq || eq == val || !eq[1]) fail_plain("--dim %s: expected SYMBOL=N", val);
+                if (o->ndims == 64) fail_plain("too many --dim flags");
+                char *name = xstrdup(val);
+                name[eq - val] = 0;
+                o->dimv[o->ndims].name = name;
+                const char *num = eq + 1;
+                if (strchr(num, 'x')) fail_plain("--dim %s: '%s' is not a number", val, num);
+                o->dimv[o->ndims++].value = parse_dim(num, "--dim", val);
+            }
+            continue;
+        }
+        if (a[0] == '-' && a[1]) fail_plain("unknown option '%s' (see --help)", a);
+        if (o->input) fail_plain("more than one model given ('%s' and '%s')", o->input, a);
+        o->input = a;
+    }
+    if (!o->input) { usage(stderr); fail_plain("no model given"); }
+    if (!o->output) fail_plain("no output given: use -o OUT.c (C) or -o OUT.cu (CUDA)");
+    size_t n = strlen(o->output);
+    if (n > 3 && !strcmp(o->output + n - 3, ".cu")) o->cuda = 1;
+    else if (!(n > 2 && !strcmp(o->output + n - 2, ".c")))
+        fail_plain("-o %s: the output must end in .c (C) or .cu (CUDA)", o->output);
+    if (!o->name) {
+        const char *base = strrchr(o->output, '/');
+        base = base ? base + 1 : o->output;
+        char *stem = xstrdup(base);
+        *strrchr(stem, '.') = 0;
+        o->name = c_ident(stem);
+    } else if (strcmp(c_ident(o->name), o->name)) {
+        fail_plain("--name %s: not a valid C identifier", o->name);
+    }
+}
+
+static char *tmp_src, *tmp_hdr;
+
+static void cleanup_tmp(void)
+{
+    if (tmp_src) unlink(tmp_src);
+    if (tmp_hdr) unlink(tmp_hdr);
+}
+
+static FILE *open_tmp(const char *final, char **tmp)
+{
+    *tmp = xfmt("%s.tmp%ld", final, (long)getpid());
+    FILE *f = fopen(*tmp, "wb");
+    if (!f) { *tmp = NULL; fail_plain("cannot write '%s': %s", final, strerror(errno)); }
+    return f;
+}
+
+static void close_tmp(FILE *f, const char *final)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) fail_plain("cannot write '%s': %s", final, strerror(errno));
+}
+
+static void compile(Options *o)
+{
+    diag_file = o->input;
+    Graph *g = load_model(o->input);
+    infer_graph(g, o);
+    Lowering L = {0};
+    lower_graph(g, &L);
+    int64_t arena = plan_graph(g, &L);
+
+    char *src = xstrdup(o->output);
+    char *hdr = xstrdup(o->output);
+    strcpy(strrchr(hdr, '.'), ".h");
+    FILE *fs = open_tmp(src, &tmp_src), *fh = open_tmp(hdr, &tmp_hdr);
+    if (o->cuda) emit_cuda(g, &L, o, arena, fs, fh);
+    else emit_c(g, &L, o, arena, fs, fh);
+    close_tmp(fs, src);
+    close_tmp(fh, hdr);
+    if (rename(tmp_hdr, hdr) != 0) fail_plain("cannot write '%s': %s", hdr, strerror(errno));
+    tmp_hdr = NULL;
+    if (rename(tmp_src, src) != 0) {
+        int e = errno;
+        unlink(hdr);
+        fail_plain("cannot write '%s': %s", src, strerror(e));
+    }
+    tmp_src = NULL;
+    note("wrote %s and %s (%d kernel calls, arena %lld bytes)", src, hdr, L.n, (long long)arena);
+}
+
+int main(int argc, char **argv)
+{
+    static Options o;
+    jmp_buf jb;
+    diag_jmp = &jb;
+    if (setjmp(jb)) {
+        cleanup_tmp();
+        fprintf(stderr, "onnx2c: %s\n", diag_msg);
+        pool_release();
+        return 1;
+    }
+    parse_args(argc, argv, &o);
+    compile(&o);
+    pool_release();
+    return 0;
+}

@@ -1,0 +1,149 @@
+/* The op table (ops.def) and the kernel registry, made from one
+ * description: each UNARY/BINARY/COMPARE line becomes an op, a kernel per
+ * element type for constant folding, and the text that instantiates that
+ * kernel in generated code. */
+#include <string.h>
+
+#include "ir.h"
+
+/* runtime kernels, compiled in for constant folding */
+#include "../runtime/c/elementwise.h"
+#include "../runtime/c/matmul.h"
+#include "../runtime/c/conv.h"
+#include "../runtime/c/pool.h"
+#include "../runtime/c/norm.h"
+#include "../runtime/c/reduce.h"
+#include "../runtime/c/movement.h"
+#include "../runtime/c/resize.h"
+
+/* element type sets: M(suffix, C type, ...) */
+#define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
+#define TS_SINT(M, ...) M(i8, int8_t, __VA_ARGS__) M(i16, int16_t, __VA_ARGS__) \
+    M(i32, int32_t, __VA_ARGS__) M(i64, int64_t, __VA_ARGS__)
+#define TS_UINT(M, ...) M(u8, uint8_t, __VA_ARGS__) M(u16, uint16_t, __VA_ARGS__) \
+    M(u32, uint32_t, __VA_ARGS__) M(u64, uint64_t, __VA_ARGS__)
+#define TS_SIGNED(M, ...) TS_FLOAT(M, __VA_ARGS__) TS_SINT(M, __VA_ARGS__)
+#define TS_INT(M, ...) TS_SINT(M, __VA_ARGS__) TS_UINT(M, __VA_ARGS__)
+#define TS_NUM(M, ...) TS_SIGNED(M, __VA_ARGS__) TS_UINT(M, __VA_ARGS__)
+#define TS_BOOL(M, ...) M(b, uint8_t, __VA_ARGS__)
+#define TS_ALL(M, ...) TS_NUM(M, __VA_ARGS__) TS_BOOL(M, __VA_ARGS__)
+/* a second copy of the numeric set, for the inner loop of the cast pairs */
+#define TS2_NUM(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__) \
+    M(i8, int8_t, __VA_ARGS__) M(i16, int16_t, __VA_ARGS__) M(i32, int32_t, __VA_ARGS__) \
+    M(i64, int64_t, __VA_ARGS__) M(u8, uint8_t, __VA_ARGS__) M(u16, uint16_t, __VA_ARGS__) \
+    M(u32, uint32_t, __VA_ARGS__) M(u64, uint64_t, __VA_ARGS__)
+
+/* 1. the kernels */
+#define K_UNARY(sfx, T, Name, text, expr) O2C_UNARY(o2c_##Name##_##sfx, T, expr)
+#define K_BINARY(sfx, T, Name, text, expr) O2C_BINARY(o2c_##Name##_##sfx, T, T, expr)
+#define K_COMPARE(sfx, T, Name, text, expr) O2C_BINARY(o2c_##Name##_##sfx, T, uint8_t, expr)
+#define UNARY(Name, TS, schema, expr) TS_##TS(K_UNARY, Name, #expr, expr)
+#define KUNARY(Name, TS, expr) TS_##TS(K_UNARY, Name, #expr, expr)
+#define BINARY(Name, TS, expr) TS_##TS(K_BINARY, Name, #expr, expr)
+#define KBINARY(Name, TS, expr) TS_##TS(K_BINARY, Name, #expr, expr)
+#define COMPARE(Name, TS, expr) TS_##TS(K_COMPARE, Name, #expr, expr)
+#define OP(...)
+#include "ops.def"
+#undef UNARY
+#undef KUNARY
+#undef BINARY
+#undef KBINARY
+#undef COMPARE
+#undef OP
+
+/* casts between every pair of supported types */
+#define K_CAST_TO(sfxo, TO, sfxi, TI) O2C_CAST(o2c_cast_##sfxi##_##sfxo, TI, TO)
+#define K_CAST_FROM(sfxi, TI, x) TS2_NUM(K_CAST_TO, sfxi, TI) O2C_CAST_TO_BOOL(o2c_cast_##sfxi##_b, TI)
+TS_ALL(K_CAST_FROM, 0)
+
+/* 2. the registry */
+#define R_UNARY(sfx, T, Name, text, expr) \
+    {"o2c_" #Name "_" #sfx, o2c_##Name##_##sfx, "elementwise.h", "O2C_UNARY(o2c_" #Name "_" #sfx ", " #T ", " text ")", ""},
+#define R_BINARY(sfx, T, Name, text, expr) \
+    {"o2c_" #Name "_" #sfx, o2c_##Name##_##sfx, "elementwise.h", "O2C_BINARY(o2c_" #Name "_" #sfx ", " #T ", " #T ", " text ")", "o2c_offset"},
+#define R_COMPARE(sfx, T, Name, text, expr) \
+    {"o2c_" #Name "_" #sfx, o2c_##Name##_##sfx, "elementwise.h", "O2C_BINARY(o2c_" #Name "_" #sfx ", " #T ", uint8_t, " text ")", "o2c_offset"},
+#define R_CAST_TO(sfxo, TO, sfxi, TI) \
+    {"o2c_cast_" #sfxi "_" #sfxo, o2c_cast_##sfxi##_##sfxo, "elementwise.h", "O2C_CAST(o2c_cast_" #sfxi "_" #sfxo ", " #TI ", " #TO ")", ""},
+#define R_CAST_FROM(sfxi, TI, x) TS2_NUM(R_CAST_TO, sfxi, TI) \
+    {"o2c_cast_" #sfxi "_b", o2c_cast_##sfxi##_b, "elementwise.h", "O2C_CAST_TO_BOOL(o2c_cast_" #sfxi "_b, " #TI ")", ""},
+#define R_FILE(name, file) {#name, name, file, NULL, NULL},
+#define R_ELEMENTWISE(name) R_FILE(name, "elementwise.h")
+#define R_MATMUL(name) R_FILE(name, "matmul.h")
+#define R_CONV(name) R_FILE(name, "conv.h")
+#define R_POOL(name) R_FILE(name, "pool.h")
+#define R_NORM(name) R_FILE(name, "norm.h")
+#define R_REDUCE(name) R_FILE(name, "reduce.h")
+#define R_MOVEMENT(name) R_FILE(name, "movement.h")
+#define R_RESIZE(name) R_FILE(name, "resize.h")
+
+static const Kernel KERNELS[] = {
+#define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
+#define KUNARY(Name, TS, expr) TS_##TS(R_UNARY, Name, #expr, expr)
+#define BINARY(Name, TS, expr) TS_##TS(R_BINARY, Name, #expr, expr)
+#define KBINARY(Name, TS, expr) TS_##TS(R_BINARY, Name, #expr, expr)
+#define COMPARE(Name, TS, expr) TS_##TS(R_COMPARE, Name, #expr, expr)
+#define OP(...)
+#include "ops.def"
+#undef UNARY
+#undef KUNARY
+#undef BINARY
+#undef KBINARY
+#undef COMPARE
+#undef OP
+    TS_ALL(R_CAST_FROM, 0)
+    O2C_KERNELS_ELEMENTWISE(R_ELEMENTWISE)
+    O2C_KERNELS_MATMUL(R_MATMUL)
+    O2C_KERNELS_CONV(R_CONV)
+    O2C_KERNELS_POOL(R_POOL)
+    O2C_KERNELS_NORM(R_NORM)
+    O2C_KERNELS_REDUCE(R_REDUCE)
+    O2C_KERNELS_MOVEMENT(R_MOVEMENT)
+    O2C_KERNELS_RESIZE(R_RESIZE)
+};
+
+const Kernel *kernel_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof KERNELS / sizeof KERNELS[0]; i++)
+        if (!strcmp(KERNELS[i].name, name)) return &KERNELS[i];
+    return NULL;
+}
+
+/* 3. the ops: declarations of their functions, then the table */
+#define UNARY(Name, TS, schema, expr) void infer_unary_##TS(Node *n);
+#define KUNARY(Name, TS, expr)
+#define BINARY(Name, TS, expr) void infer_binary_##TS(Node *n);
+#define KBINARY(Name, TS, expr)
+#define COMPARE(Name, TS, expr) void infer_compare_##TS(Node *n);
+#define OP(Name, dom, a, b, c, d, schema, inf, low) void inf(Node *n); void low(Node *n, Lowering *L);
+#include "ops.def"
+#undef UNARY
+#undef KUNARY
+#undef BINARY
+#undef KBINARY
+#undef COMPARE
+#undef OP
+void lower_unary(Node *n, Lowering *L);
+void lower_binary(Node *n, Lowering *L);
+
+static const OpDef OPS[] = {
+#define UNARY(Name, TS, schema, expr) {#Name, "", 1, 1, 1, 1, schema, infer_unary_##TS, lower_unary},
+#define KUNARY(Name, TS, expr)
+#define KBINARY(Name, TS, expr)
+#define BINARY(Name, TS, expr) {#Name, "", 2, 2, 1, 1, "", infer_binary_##TS, lower_binary},
+#define COMPARE(Name, TS, expr) {#Name, "", 2, 2, 1, 1, "", infer_compare_##TS, lower_binary},
+#define OP(Name, dom, a, b, c, d, schema, inf, low) {#Name, dom, a, b, c, d, schema, inf, low},
+#include "ops.def"
+};
+
+const OpDef *op_find(const char *domain, const char *name)
+{
+    if (!strcmp(domain, "ai.onnx")) domain = "";
+    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
+        if (!strcmp(OPS[i].name, name) && !strcmp(OPS[i].domain, domain)) return &OPS[i];
+    return NULL;
+}
+
+/* for the README and tests: the list of op names */
+int op_count(void) { return (int)(sizeof OPS / sizeof OPS[0]); }
+const char *op_name(int i) { return OPS[i].name; }

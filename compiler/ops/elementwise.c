@@ -1,0 +1,228 @@
+/* Elementwise ops: the generic shape rules and lowerings behind the
+ * UNARY/BINARY/COMPARE lines of the op table, and the elementwise ops
+ * with a rule of their own (Clip, Gelu, Sum/Mean/Max/Min, Cast, Where). */
+#include <string.h>
+
+#include "../ir.h"
+
+/* kernel name for an op and element type: o2c_Relu_f32 */
+static const char *ew_kernel(const char *op, int dtype) { return xfmt("o2c_%s_%s", op, dtype_suffix(dtype)); }
+
+/* ---- unary ---------------------------------------------------------- */
+
+#define UNARY_RULE(TS)                                   \
+    void infer_unary_##TS(Node *n)                       \
+    {                                                    \
+        need_dtype(n, n->in[0], DTS_##TS);               \
+        out_like(n, 0, n->in[0]);                        \
+    }
+extern const int DTS_SIGNED[];
+const int DTS_SIGNED[] = {DT_FLOAT, DT_DOUBLE, DT_INT8, DT_INT16, DT_INT32, DT_INT64, 0};
+UNARY_RULE(FLOAT)
+UNARY_RULE(SIGNED)
+UNARY_RULE(NUM)
+UNARY_RULE(INT)
+UNARY_RULE(BOOL)
+UNARY_RULE(ALL)
+
+void infer_same(Node *n) { out_like(n, 0, n->in[0]); }
+
+/* A unary kernel over the whole tensor; real attributes go to f[] in
+ * schema order. */
+static KCall *unary_call(Lowering *L, const char *kname, Tensor *x, Tensor *y)
+{
+    KCall *c = lower_call(L, ew_kernel(kname, x->dtype), tensor_numel(y));
+    c->x[0] = x;
+    c->y[0] = y;
+    return c;
+}
+
+void lower_unary(Node *n, Lowering *L)
+{
+    KCall *c = unary_call(L, n->op_type, n->in[0], n->out[0]);
+    /* the op's real attributes, in schema order */
+    const char *s = n->op->attrs;
+    while (*s) {
+        while (*s == ' ') s++;
+        const char *colon = strchr(s, ':'), *end = strchr(s, ' ');
+        if (!end) end = s + strlen(s);
+        if (colon && colon < end && colon[1] == 'f') {
+            char name[64];
+            size_t l = (size_t)(colon - s) < sizeof name - 1 ? (size_t)(colon - s) : sizeof name - 1;
+            memcpy(name, s, l);
+            name[l] = 0;
+            kc_float(c, attr_f(n, name));
+        }
+        s = end;
+    }
+}
+
+void lower_gelu(Node *n, Lowering *L)
+{
+    const char *ap = attr_s(n, "approximate");
+    if (strcmp(ap, "none") && strcmp(ap, "tanh")) fail("approximate='%s' is not one of none, tanh", ap);
+    need_dtype(n, n->in[0], DTS_FLOAT);
+    unary_call(L, !strcmp(ap, "tanh") ? "GeluTanh" : "GeluErf", n->in[0], n->out[0]);
+}
+
+/* Clip: bounds from attributes (opset < 11) or optional inputs. */
+void lower_clip(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0];
+    need_dtype(n, x, DTS_NUM);
+    double lo, hi;
+    if (dtype_is_float(x->dtype)) { lo = -INFINITY; hi = INFINITY; }
+    else { lo = -9.2e18; hi = 9.2e18; }
+    if (attr_has(n, "min")) lo = attr_f(n, "min");
+    if (attr_has(n, "max")) hi = attr_f(n, "max");
+    Tensor *tmin = in_t(n, 1), *tmax = in_t(n, 2);
+    if (tmin) { need_const(n, tmin, "Clip's min"); lo = elem_f64(tmin->dtype, tmin->data, 0); }
+    if (tmax) { need_const(n, tmax, "Clip's max"); hi = elem_f64(tmax->dtype, tmax->data, 0); }
+    if (!dtype_is_float(x->dtype)) {
+        /* integer bounds must fit the type */
+        double tlo = dtype_size(x->dtype) == 8 ? -9.2e18 : -(double)(1ULL << (8 * dtype_size(x->dtype) - 1));
+        double thi = dtype_size(x->dtype) == 8 ? 9.2e18 : (double)(1ULL << (8 * dtype_size(x->dtype))) - 1;
+        if (lo < tlo) lo = tlo;
+        if (hi > thi) hi = thi;
+    }
+    KCall *c = unary_call(L, "Clip", x, n->out[0]);
+    kc_float(c, lo);
+    kc_float(c, hi);
+}
+
+/* ---- binary --------------------------------------------------------- */
+
+static void binary_rule(Node *n, const int *allowed, int out_dtype)
+{
+    Tensor *a = n->in[0], *b = n->in[1];
+    need_dtype(n, a, allowed);
+    if (b->dtype != a->dtype && !(!strcmp(n->op_type, "Pow") && dtype_supported(b->dtype)))
+        fail("inputs '%s' (%s) and '%s' (%s) must have the same data type", a->name, dtype_name(a->dtype), b->name,
+             dtype_name(b->dtype));
+    int64_t dims[MAX_RANK];
+    int r = broadcast_shapes(n, a, b, dims);
+    set_out(n, 0, out_dtype ? out_dtype : a->dtype, r, dims);
+}
+
+#define BINARY_RULE(TS)                                                         \
+    void infer_binary_##TS(Node *n) { binary_rule(n, DTS_##TS, 0); }           \
+    void infer_compare_##TS(Node *n) { binary_rule(n, DTS_##TS, DT_BOOL); }
+BINARY_RULE(FLOAT)
+BINARY_RULE(SIGNED)
+BINARY_RULE(NUM)
+BINARY_RULE(INT)
+BINARY_RULE(BOOL)
+BINARY_RULE(ALL)
+
+/* Broadcast parameters (see elementwise.h): k[0] rank (0 if all inputs
+ * have the output's shape), dims, then each input's strides. */
+static void bcast_params(KCall *c, Tensor *y, Tensor **xs, int nx)
+{
+    int same = 1;
+    for (int j = 0; j < nx; j++)
+        if (tensor_numel(xs[j]) != tensor_numel(y)) same = 0;
+    memset(c->k, 0, sizeof c->k);
+    c->nk = 34;
+    if (same) return;
+    c->k[0] = y->rank;
+    for (int d = 0; d < y->rank; d++) c->k[1 + d] = y->dims[d];
+    for (int j = 0; j < nx; j++) bcast_strides(xs[j], y->rank, c->k + 9 + 8 * j);
+}
+
+static void binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y)
+{
+    KCall *c = lower_call(L, ew_kernel(op, a->dtype), tensor_numel(y));
+    c->x[0] = a;
+    c->x[1] = b;
+    c->y[0] = y;
+    Tensor *xs[2] = {a, b};
+    bcast_params(c, y, xs, 2);
+}
+
+void lower_binary(Node *n, Lowering *L)
+{
+    Tensor *b = n->in[1];
+    if (b->dtype != n->in[0]->dtype) {   /* Pow with another exponent type */
+        Tensor *cb = lower_temp(L, n->in[0]->dtype, b->rank, b->dims);
+        KCall *c = lower_call(L, xfmt("o2c_cast_%s_%s", dtype_suffix(b->dtype), dtype_suffix(cb->dtype)), tensor_numel(b));
+        c->x[0] = b;
+        c->y[0] = cb;
+        b = cb;
+    }
+    binary_call(L, n->op_type, n->in[0], b, n->out[0]);
+}
+
+/* ---- variadic: Sum, Mean, Max, Min ------------------------------------ */
+
+void infer_variadic(Node *n)
+{
+    Tensor *a = n->in[0];
+    need_dtype(n, a, strcmp(n->op_type, "Mean") ? DTS_NUM : DTS_FLOAT);
+    Tensor acc = *a;
+    for (int j = 1; j < n->nin; j++) {
+        Tensor *b = need_in(n, j);
+        if (b->dtype != a->dtype) fail("all inputs must have the same data type");
+        int64_t dims[MAX_RANK];
+        int r = broadcast_shapes(n, &acc, b, dims);
+        tensor_set_shape(&acc, r, dims);
+    }
+    set_out(n, 0, a->dtype, acc.rank, acc.dims);
+}
+
+void lower_variadic(Node *n, Lowering *L)
+{
+    Tensor *y = n->out[0];
+    const char *op = !strcmp(n->op_type, "Max") ? "BMax" : !strcmp(n->op_type, "Min") ? "BMin" : "Add";
+    if (n->nin == 1) {
+        lower_copy(L, n->in[0], y);
+    } else {
+        /* y = in0 op in1, then y = y op in_j: each step reads y[i] before writing it */
+        binary_call(L, op, n->in[0], n->in[1], y);
+        for (int j = 2; j < n->nin; j++) binary_call(L, op, y, n->in[j], y);
+    }
+    if (!strcmp(n->op_type, "Mean")) {
+        KCall *c = unary_call(L, "Scale", y, y);
+        kc_float(c, 1.0 / n->nin);
+    }
+}
+
+/* ---- Cast, Where ------------------------------------------------------- */
+
+void infer_cast(Node *n)
+{
+    int to = (int)attr_i(n, "to");
+    if (!dtype_supported(to)) fail("casting to %s is not supported yet", dtype_name(to));
+    set_out(n, 0, to, n->in[0]->rank, n->in[0]->dims);
+}
+
+void lower_cast(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    if (x->dtype == y->dtype) { lower_copy(L, x, y); return; }
+    KCall *c = lower_call(L, xfmt("o2c_cast_%s_%s", dtype_suffix(x->dtype), dtype_suffix(y->dtype)), tensor_numel(y));
+    c->x[0] = x;
+    c->y[0] = y;
+}
+
+void infer_where(Node *n)
+{
+    Tensor *c = n->in[0], *a = n->in[1], *b = n->in[2];
+    need_dtype(n, c, DTS_BOOL);
+    if (a->dtype != b->dtype) fail("X and Y must have the same data type");
+    int64_t d1[MAX_RANK], d2[MAX_RANK];
+    int r1 = broadcast_shapes(n, c, a, d1);
+    Tensor t = *a;
+    tensor_set_shape(&t, r1, d1);
+    int r2 = broadcast_shapes(n, &t, b, d2);
+    set_out(n, 0, a->dtype, r2, d2);
+}
+
+void lower_where(Node *n, Lowering *L)
+{
+    Tensor *y = n->out[0];
+    KCall *c = lower_call(L, "o2c_where", tensor_numel(y));
+    for (int j = 0; j < 3; j++) c->x[j] = n->in[j];
+    c->y[0] = y;
+    bcast_params(c, y, n->in, 3);
+    c->k[33] = (int64_t)dtype_size(y->dtype);
+}

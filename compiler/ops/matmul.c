@@ -1,0 +1,105 @@
+/* Matrix products: MatMul (numpy semantics, batched, broadcasting) and Gemm. */
+#include <string.h>
+
+#include "../ir.h"
+
+void infer_matmul(Node *n)
+{
+    Tensor *a = n->in[0], *b = n->in[1];
+    need_dtype(n, a, DTS_FLOAT);
+    if (b->dtype != a->dtype) fail("A and B must have the same data type");
+    if (a->rank < 1 || b->rank < 1) fail("MatMul needs inputs of rank 1 or more");
+    int64_t K = a->dims[a->rank - 1];
+    int64_t Kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    if (K != Kb)
+        fail("inconsistent shapes: A is %s and B is %s; A's last dimension must equal B's %s", tensor_shape_str(a),
+             tensor_shape_str(b), b->rank == 1 ? "length" : "second-to-last dimension");
+    /* batch dims broadcast */
+    Tensor ba = *a, bb = *b;
+    ba.rank = a->rank > 2 ? a->rank - 2 : 0;
+    bb.rank = b->rank > 2 ? b->rank - 2 : 0;
+    int64_t dims[MAX_RANK];
+    int r = broadcast_shapes(n, &ba, &bb, dims);
+    if (a->rank >= 2) dims[r++] = a->dims[a->rank - 2];
+    if (b->rank >= 2) dims[r++] = b->dims[b->rank - 1];
+    set_out(n, 0, a->dtype, r, dims);
+}
+
+void lower_matmul(Node *n, Lowering *L)
+{
+    Tensor *a = n->in[0], *b = n->in[1], *y = n->out[0];
+    int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
+    int64_t K = a->dims[a->rank - 1];
+    int64_t N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    KCall *c = lower_call(L, xfmt("o2c_matmul_%s", dtype_suffix(a->dtype)), tensor_numel(y));
+    c->x[0] = a;
+    c->x[1] = b;
+    c->y[0] = y;
+    c->nk = 35;
+    c->k[0] = M; c->k[1] = N; c->k[2] = K;
+    c->k[3] = K; c->k[4] = 1;           /* A row-major M x K */
+    c->k[5] = N; c->k[6] = 1;           /* B row-major K x N */
+    /* batch: output batch dims and the broadcast strides of A and B */
+    Tensor ba = *a, bb = *b;
+    ba.rank = a->rank > 2 ? a->rank - 2 : 0;
+    bb.rank = b->rank > 2 ? b->rank - 2 : 0;
+    int64_t dims[MAX_RANK];
+    int r = broadcast_shapes(n, &ba, &bb, dims);
+    c->k[7] = r;
+    for (int i = 0; i < r; i++) c->k[8 + i] = dims[i];
+    Tensor da = ba, db = bb;
+    bcast_strides(&da, r, c->k + 16);
+    bcast_strides(&db, r, c->k + 24);
+    for (int i = 0; i < r; i++) { c->k[16 + i] *= M * K; c->k[24 + i] *= K * N; }
+    c->f[0] = 1.0;
+    c->nf = 2;
+}
+
+void infer_gemm(Node *n)
+{
+    Tensor *a = n->in[0], *b = n->in[1], *cc = in_t(n, 2);
+    need_dtype(n, a, DTS_FLOAT);
+    if (b->dtype != a->dtype) fail("A and B must have the same data type");
+    if (a->rank != 2 || b->rank != 2) fail("Gemm needs 2-D A and B, got %s and %s", tensor_shape_str(a), tensor_shape_str(b));
+    int ta = (int)attr_i(n, "transA"), tb = (int)attr_i(n, "transB");
+    int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
+    int64_t Kb = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
+    if (K != Kb)
+        fail("inconsistent shapes: A is %s (transA=%d) and B is %s (transB=%d)", tensor_shape_str(a), ta,
+             tensor_shape_str(b), tb);
+    int64_t dims[2] = {M, N};
+    if (cc) {
+        Tensor y = *a;
+        tensor_set_shape(&y, 2, dims);
+        int64_t bd[MAX_RANK];
+        if (cc->rank > 2 || broadcast_shapes(n, &y, cc, bd) != 2 || bd[0] != M || bd[1] != N)
+            fail("C (%s) does not broadcast to the output shape %lldx%lld", tensor_shape_str(cc), (long long)M, (long long)N);
+        if (cc->dtype != a->dtype) fail("C must have A's data type");
+    }
+    set_out(n, 0, a->dtype, 2, dims);
+}
+
+void lower_gemm(Node *n, Lowering *L)
+{
+    Tensor *a = n->in[0], *b = n->in[1], *cc = in_t(n, 2), *y = n->out[0];
+    int ta = (int)attr_i(n, "transA"), tb = (int)attr_i(n, "transB");
+    int64_t M = y->dims[0], N = y->dims[1], K = ta ? a->dims[0] : a->dims[1];
+    KCall *c = lower_call(L, xfmt("o2c_matmul_%s", dtype_suffix(a->dtype)), M * N);
+    c->x[0] = a;
+    c->x[1] = b;
+    c->y[0] = y;
+    c->nk = 35;
+    c->k[0] = M; c->k[1] = N; c->k[2] = K;
+    c->k[3] = ta ? 1 : K; c->k[4] = ta ? M : 1;
+    c->k[5] = tb ? 1 : N; c->k[6] = tb ? K : 1;
+    double beta = attr_f(n, "beta");
+    if (cc && beta != 0.0) {
+        int64_t st[2];
+        bcast_strides(cc, 2, st);
+        c->x[2] = cc;
+        c->k[32] = 1; c->k[33] = st[0]; c->k[34] = st[1];
+    }
+    c->f[0] = attr_f(n, "alpha");
+    c->f[1] = beta;
+    c->nf = 2;
+}

@@ -1,0 +1,240 @@
+/* Shape ops and views: Reshape, Flatten, Squeeze, Unsqueeze, Identity,
+ * Dropout, Shape, Size, Constant, ConstantOfShape, Range. Views share the
+ * bytes of their input (lower_view); Shape and Size are known at compile
+ * time, so their outputs are constants. */
+#include <string.h>
+
+#include "../ir.h"
+
+/* the shape/axes operand: an input (newer opsets) or an attribute */
+static int ints_from(Node *n, int input, const char *attr, int64_t *v, int *present)
+{
+    Tensor *t = in_t(n, input);
+    *present = 1;
+    if (t) return const_ints(n, t, v, MAX_RANK * 2);
+    const int64_t *a;
+    int k = attr_ints(n, attr, &a);
+    if (!attr_has(n, attr)) *present = 0;
+    if (k > MAX_RANK * 2) fail("attribute '%s' is too long", attr);
+    memcpy(v, a, sizeof(int64_t) * (size_t)k);
+    return k;
+}
+
+void infer_reshape(Node *n)
+{
+    Tensor *x = n->in[0];
+    int64_t s[MAX_RANK * 2];
+    int present, k = ints_from(n, 1, "shape", s, &present);
+    if (!present) fail("the target shape is missing");
+    if (k > MAX_RANK) fail("target rank %d exceeds %d", k, MAX_RANK);
+    int allowzero = (int)attr_i(n, "allowzero");
+    int64_t known = 1, infer_at = -1;
+    for (int i = 0; i < k; i++) {
+        if (s[i] == 0 && !allowzero) {
+            if (i >= x->rank) fail("target shape entry %d is 0 (copy), but the input has rank %d", i, x->rank);
+            s[i] = x->dims[i];
+        }
+        if (s[i] == -1) {
+            if (infer_at >= 0) fail("the target shape has more than one -1");
+            infer_at = i;
+        } else if (s[i] < 0) {
+            fail("target shape entry %d is %lld", i, (long long)s[i]);
+        } else known *= s[i];
+    }
+    int64_t total = tensor_numel(x);
+    if (infer_at >= 0) {
+        if (known == 0 || total % known) fail("cannot reshape %s (%lld elements) with a -1 entry", tensor_shape_str(x), (long long)total);
+        s[infer_at] = total / known;
+    } else if (known != total) {
+        fail("inconsistent shapes: cannot reshape %s (%lld elements) into %d dims with %lld elements", tensor_shape_str(x),
+             (long long)total, k, (long long)known);
+    }
+    set_out(n, 0, x->dtype, k, s);
+}
+
+void infer_flatten(Node *n)
+{
+    Tensor *x = n->in[0];
+    int64_t axis = attr_i(n, "axis");
+    if (axis < -x->rank || axis > x->rank) fail("axis %lld is out of range for rank %d", (long long)axis, x->rank);
+    if (axis < 0) axis += x->rank;
+    int64_t d[2] = {1, 1};
+    for (int i = 0; i < x->rank; i++) d[i < axis ? 0 : 1] *= x->dims[i];
+    set_out(n, 0, x->dtype, 2, d);
+}
+
+void infer_squeeze(Node *n)
+{
+    Tensor *x = n->in[0];
+    int64_t axes[MAX_RANK * 2];
+    int present, k = ints_from(n, 1, "axes", axes, &present);
+    char drop[MAX_RANK] = {0};
+    if (!present || k == 0) {
+        for (int i = 0; i < x->rank; i++) drop[i] = x->dims[i] == 1;
+    } else {
+        for (int i = 0; i < k; i++) {
+            int64_t a = norm_axis(n, axes[i], x->rank);
+            if (x->dims[a] != 1) fail("cannot squeeze axis %lld of %s: its size is not 1", (long long)axes[i], tensor_shape_str(x));
+            drop[a] = 1;
+        }
+    }
+    int64_t d[MAX_RANK];
+    int r = 0;
+    for (int i = 0; i < x->rank; i++) if (!drop[i]) d[r++] = x->dims[i];
+    set_out(n, 0, x->dtype, r, d);
+}
+
+void infer_unsqueeze(Node *n)
+{
+    Tensor *x = n->in[0];
+    int64_t axes[MAX_RANK * 2];
+    int present, k = ints_from(n, 1, "axes", axes, &present);
+    if (!present) fail("axes are missing");
+    int r = x->rank + k;
+    if (r > MAX_RANK) fail("the result would have rank %d; at most %d is supported", r, MAX_RANK);
+    char ins[MAX_RANK] = {0};
+    for (int i = 0; i < k; i++) {
+        int64_t a = norm_axis(n, axes[i], r);
+        if (ins[a]) fail("axis %lld is repeated", (long long)axes[i]);
+        ins[a] = 1;
+    }
+    int64_t d[MAX_RANK];
+    for (int i = 0, j = 0; i < r; i++) d[i] = ins[i] ? 1 : x->dims[j++];
+    set_out(n, 0, x->dtype, r, d);
+}
+
+void infer_dropout(Node *n)
+{
+    out_like(n, 0, n->in[0]);
+    if (n->nout > 1 && n->out[1]) set_out(n, 1, DT_BOOL, n->in[0]->rank, n->in[0]->dims);
+    Tensor *tm = in_t(n, 2);
+    if (tm && tm->data && elem_i64(tm->dtype, tm->data, 0))
+        fail("training_mode is true; onnx2c compiles inference graphs only");
+    if (tm && !tm->data) fail("training_mode must be a constant");
+}
+
+void lower_dropout(Node *n, Lowering *L)
+{
+    /* inference: identity; the mask is all true */
+    if (n->out[0]) lower_copy(L, n->in[0], n->out[0]);
+    if (n->nout > 1 && n->out[1]) {
+        static const uint8_t one = 1;
+        Tensor *v = lower_temp(L, DT_BOOL, 0, NULL);
+        v->data = (void *)&one;
+        KCall *c = lower_call(L, "o2c_fill", tensor_numel(n->out[1]));
+        c->x[0] = v;
+        c->y[0] = n->out[1];
+        kc_int(c, 1);
+    }
+}
+
+void infer_shape(Node *n)
+{
+    Tensor *x = n->in[0];
+    int64_t start = attr_i(n, "start"), end = attr_has(n, "end") ? attr_i(n, "end") : x->rank;
+    if (start < 0) start += x->rank;
+    if (end < 0) end += x->rank;
+    if (start < 0) start = 0;
+    if (end > x->rank) end = x->rank;
+    int64_t len = end > start ? end - start : 0;
+    set_out(n, 0, DT_INT64, 1, &len);
+    int64_t *d = tensor_alloc_data(n->out[0]);
+    for (int64_t i = 0; i < len; i++) d[i] = x->dims[start + i];
+}
+
+void infer_size(Node *n)
+{
+    set_out(n, 0, DT_INT64, 0, NULL);
+    int64_t *d = tensor_alloc_data(n->out[0]);
+    d[0] = tensor_numel(n->in[0]);
+}
+
+void infer_constant(Node *n)
+{
+    Tensor *y = n->out[0];
+    if (n->nattrs != 1) fail("a Constant needs exactly one value attribute, it has %d", n->nattrs);
+    const Attr *a = &n->attrs[0];
+    if (!strcmp(a->name, "value") && a->type == AT_TENSOR) {
+        y->dtype = a->t->dtype;
+        tensor_set_shape(y, a->t->rank, a->t->dims);
+        y->data = a->t->data;
+    } else if (!strcmp(a->name, "value_float")) {
+        set_out(n, 0, DT_FLOAT, 0, NULL);
+        *(float *)tensor_alloc_data(y) = (float)attr_f(n, "value_float");
+    } else if (!strcmp(a->name, "value_int")) {
+        set_out(n, 0, DT_INT64, 0, NULL);
+        *(int64_t *)tensor_alloc_data(y) = attr_i(n, "value_int");
+    } else if (!strcmp(a->name, "value_floats") || !strcmp(a->name, "value_ints")) {
+        int64_t len = a->n;
+        int fl = !strcmp(a->name, "value_floats");
+        set_out(n, 0, fl ? DT_FLOAT : DT_INT64, 1, &len);
+        void *d = tensor_alloc_data(y);
+        for (int64_t i = 0; i < len; i++) {
+            if (fl) ((float *)d)[i] = (float)a->floats[i];
+            else ((int64_t *)d)[i] = a->ints[i];
+        }
+    } else {
+        fail("Constant attribute '%s' is not supported (strings and sparse tensors are not)", a->name);
+    }
+}
+
+void infer_constant_of_shape(Node *n)
+{
+    int64_t s[MAX_RANK * 2];
+    int k = const_ints(n, n->in[0], s, MAX_RANK * 2);
+    if (k > MAX_RANK) fail("rank %d exceeds %d", k, MAX_RANK);
+    const Attr *v = attr_find(n, "value");
+    int dt = v && v->type == AT_TENSOR ? v->t->dtype : DT_FLOAT;
+    if (v && v->type == AT_TENSOR && tensor_numel(v->t) != 1) fail("value must hold one element");
+    set_out(n, 0, dt, k, s);
+}
+
+void lower_constant_of_shape(Node *n, Lowering *L)
+{
+    static const float zero = 0;
+    const Attr *v = attr_find(n, "value");
+    Tensor *val;
+    if (v && v->type == AT_TENSOR) val = v->t;
+    else {
+        val = lower_temp(L, DT_FLOAT, 0, NULL);
+        val->data = (void *)&zero;
+    }
+    KCall *c = lower_call(L, "o2c_fill", tensor_numel(n->out[0]));
+    c->x[0] = val;
+    c->y[0] = n->out[0];
+    kc_int(c, (int64_t)dtype_size(n->out[0]->dtype));
+}
+
+void infer_range(Node *n)
+{
+    Tensor *s = n->in[0], *l = n->in[1], *d = n->in[2];
+    need_dtype(n, s, DTS_NUM);
+    need_const(n, s, "start");
+    need_const(n, l, "limit");
+    need_const(n, d, "delta");
+    double a = elem_f64(s->dtype, s->data, 0), b = elem_f64(l->dtype, l->data, 0), st = elem_f64(d->dtype, d->data, 0);
+    if (st == 0) fail("delta is 0");
+    double cnt = ceil((b - a) / st);
+    int64_t len = cnt > 0 ? (int64_t)cnt : 0;
+    set_out(n, 0, s->dtype, 1, &len);
+}
+
+/* Range is evaluated at compile time (all inputs are constant). */
+void lower_range(Node *n, Lowering *L)
+{
+    (void)L;
+    Tensor *s = n->in[0], *d = n->in[2], *y = n->out[0];
+    double a = elem_f64(s->dtype, s->data, 0), st = elem_f64(d->dtype, d->data, 0);
+    if (!y->data) fail("internal: Range with non-constant inputs");
+    for (int64_t i = 0; i < tensor_numel(y); i++) {
+        double v = a + (double)i * st;
+        switch (y->dtype) {
+        case DT_FLOAT: ((float *)y->data)[i] = (float)v; break;
+        case DT_DOUBLE: ((double *)y->data)[i] = v; break;
+        case DT_INT16: ((int16_t *)y->data)[i] = (int16_t)v; break;
+        case DT_INT32: ((int32_t *)y->data)[i] = (int32_t)v; break;
+        case DT_INT64: ((int64_t *)y->data)[i] = (int64_t)v; break;
+        default: fail("Range of type %s is not supported", dtype_name(y->dtype));
+        }
+    }
+}

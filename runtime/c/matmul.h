@@ -1,0 +1,43 @@
+/* Matrix products. Index space: the output elements.
+ *
+ * o2c_matmul_f32 / _f64: Y[b, m, n] = alpha * sum_k A[b, m, k] * B[b, k, n]
+ *                                     + beta * C[b, m, n]  (C optional)
+ *   k[0] M, k[1] N, k[2] K
+ *   k[3] A stride between rows (m), k[4] A stride along k
+ *   k[5] B stride along k,          k[6] B stride between columns (n)
+ *   k[7] batch rank r (0..6), k[8..8+r) batch dims,
+ *   k[16..16+r) A batch strides, k[24..24+r) B batch strides (0: broadcast)
+ *   k[32] C present: 0 no, 1 yes; k[33] C stride m, k[34] C stride n
+ *   f[0] alpha, f[1] beta
+ * Gemm uses it with transposes expressed as strides. */
+#define O2C_MATMUL(NAME, T)                                                         \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *A = (const T *)p->x[0], *B = (const T *)p->x[1];                  \
+        const T *Cm = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0];                                                        \
+        const int64_t M = p->k[0], N = p->k[1], K = p->k[2];                        \
+        const int64_t sam = p->k[3], sak = p->k[4], sbk = p->k[5], sbn = p->k[6];   \
+        const int64_t r = p->k[7];                                                  \
+        const T alpha = (T)p->f[0], beta = (T)p->f[1];                              \
+        O2C_FOR(i) {                                                                \
+            const int64_t n = i % N, m = (i / N) % M, b = i / (M * N);              \
+            const T *a = A + m * sam, *bb = B + n * sbn;                            \
+            if (r) {                                                                \
+                a += o2c_offset(b, r, p->k + 8, p->k + 16);                         \
+                bb += o2c_offset(b, r, p->k + 8, p->k + 24);                        \
+            }                                                                       \
+            T acc = 0;                                                              \
+            for (int64_t kk = 0; kk < K; kk++) acc += a[kk * sak] * bb[kk * sbk];   \
+            acc *= alpha;                                                           \
+            if (p->k[32]) acc += beta * Cm[m * p->k[33] + n * p->k[34]];            \
+            Y[i] = acc;                                                             \
+        }                                                                           \
+    }
+/*@ o2c_matmul_f32 needs o2c_offset */
+O2C_MATMUL(o2c_matmul_f32, float)
+/*@ o2c_matmul_f64 needs o2c_offset */
+O2C_MATMUL(o2c_matmul_f64, double)
+
+/* ---- registry: every kernel of this file (read by the compiler) ---- */
+#define O2C_KERNELS_MATMUL(K) K(o2c_matmul_f32) K(o2c_matmul_f64)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages onnx2c and its tests need, if missing.
+set -e
+need=()
+command -v protoc-c >/dev/null || need+=(protobuf-c-compiler)
+[ -f /usr/include/protobuf-c/protobuf-c.h ] || need+=(libprotobuf-c-dev)
+[ -f /usr/include/cmocka.h ] || need+=(libcmocka-dev)
+command -v cc >/dev/null || need+=(gcc)
+command -v make >/dev/null || need+=(make)
+command -v python3 >/dev/null || need+=(python3)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "installing: ${need[*]}"
+SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq "${need[@]}"
