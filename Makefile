@@ -66,6 +66,9 @@ $(VENV)/.stamp: tests/requirements.txt
 venv: $(VENV)/.stamp
 
 # ---- tests ----
+# unit tests (cmocka): tests/unit/unit.mk defines the `unit` target
+-include tests/unit/unit.mk
+
 test: deps venv
 	$(MAKE) all
 	$(MAKE) BUILD=build/asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" CFLAGS="-O1 -g" all
