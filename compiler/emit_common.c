@@ -194,7 +194,7 @@ int emit_collect_constants(Lowering *L, Tensor ***out)
     int n = 0, cap = 16;
     Tensor **list = xalloc(sizeof(Tensor *) * (size_t)cap);
     for (int c = 0; c < L->n; c++)
-        for (int j = 0; j < O2C_MAX_X; j++) {
+        for (int j = 0; j < O2C_MAX_X && L->calls[c].count > 0; j++) {
             Tensor *t = L->calls[c].x[j];
             if (!t || t->storage != ST_CONST || t->const_id) continue;
             if (n == cap) {

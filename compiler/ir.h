@@ -216,6 +216,8 @@ typedef struct OpDef {
 } OpDef;
 
 const OpDef *op_find(const char *domain, const char *name);
+int op_count(void);                      /* the table, for --list-ops */
+const char *op_name(int i);
 
 /* Kernels (kernels.c): name, function for folding, runtime file, and the
  * kernels it needs. */

@@ -23,6 +23,7 @@ static void usage(FILE *f)
           "  --shape IN:D0xD1x...  fix the shape of input IN\n"
           "  --dim SYMBOL=N  bind a symbolic dimension\n"
           "  -v              print what each stage does\n"
+          "  --list-ops      print the supported ONNX ops\n"
           "  --version, --help\n", f);
 }
 
@@ -43,6 +44,10 @@ static void parse_args(int argc, char **argv, Options *o)
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         if (!strcmp(a, "--version")) { printf("onnx2c %s\n", ONNX2C_VERSION); exit(0); }
+        if (!strcmp(a, "--list-ops")) {
+            for (int k = 0; k < op_count(); k++) printf("%s\n", op_name(k));
+            exit(0);
+        }
         if (!strcmp(a, "-v")) { verbose = 1; continue; }
         if (!strcmp(a, "-o") || !strcmp(a, "--name") || !strcmp(a, "--shape") || !strcmp(a, "--dim")) {
             if (!val) fail_plain("%s needs a value (see --help)", a);

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Runs every test suite of onnx2c (what `make test` runs after building the
+compiler twice: build/onnx2c and the sanitizer build build/asan/onnx2c) and
+prints one closing 'N passed, N failed, N skipped' line over all of them.
+
+Suites: cmocka unit tests (under ASan/UBSan), bad-input tests, example and
+real models against onnxruntime (C under ASan/UBSan, CUDA emulated on the
+CPU, nvcc compile check), and the ONNX backend node tests."""
+import os, re, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = sys.executable
+ASAN_CC = os.path.join(ROOT, "build", "asan", "onnx2c")
+SAN = "-fsanitize=address,undefined -fno-omit-frame-pointer"
+
+SUITES = [
+    ("unit", ["make", "-s", "BUILD=build/asan", "SAN=" + SAN, "CFLAGS=-O1 -g", "unit"]),
+    ("bad-input", [PY, "tests/bad/run_bad.py", "--compiler", ASAN_CC]),
+    ("models", [PY, "tests/run_models.py", "--compiler", ASAN_CC]),
+    ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--compiler", ASAN_CC]),
+]
+
+
+def counts(text):
+    """(passed, failed, skipped) from a suite's closing lines."""
+    m = None
+    for m in re.finditer(r"(\d+) passed, (\d+) failed(?:, (\d+) skipped)?", text):
+        pass
+    if m:
+        return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+    # cmocka: "[  PASSED  ] N test(s)." / "[  FAILED  ] N test(s)"
+    p = sum(int(x) for x in re.findall(r"\[  PASSED  \] (\d+) test", text))
+    f = sum(int(x) for x in re.findall(r"\[  FAILED  \] (\d+) test", text))
+    return p, f, 0
+
+
+def main():
+    env = dict(os.environ)
+    env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
+    env.setdefault("ASAN_OPTIONS", "detect_leaks=1")
+    only = sys.argv[1:]
+    total = [0, 0, 0]
+    bad = []
+    for name, cmd in SUITES:
+        if only and name not in only:
+            continue
+        print("==== %s: %s" % (name, " ".join(cmd)), flush=True)
+        t0 = time.time()
+        p = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        sys.stdout.write(p.stdout)
+        c = counts(p.stdout)
+        ok = p.returncode == 0 and c[1] == 0 and c[0] > 0
+        print("==== %s: %s in %.0f s (%d passed, %d failed, %d skipped)" % (name, "ok" if ok else "FAILED",
+              time.time() - t0, *c), flush=True)
+        for i in range(3):
+            total[i] += c[i]
+        if not ok:
+            bad.append(name)
+            if c[1] == 0:
+                total[1] += 1   # a suite that broke without counting a failure
+    if bad:
+        print("failed suites: " + ", ".join(bad))
+    print("%d passed, %d failed, %d skipped" % tuple(total))
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
