@@ -30,7 +30,7 @@ void emit_cuda(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src
                  " * Build: nvcc -c %s.cu. With -DO2C_CUDA_EMULATE -I<onnx2c>/runtime/cuda and a\n"
                  " * C++ compiler it runs on the CPU (for testing). */\n", N, diag_file, N);
     fputs("#ifdef O2C_CUDA_EMULATE\n#include \"o2c_cuda_emulate.h\"\n#else\n#include <cuda_runtime.h>\n#endif\n", src);
-    fprintf(src, "#include \"%s.h\"\n\n", N);
+    fprintf(src, "#include \"%s\"\n\n", o->header);
     emit_kernel_sources(src, L);
 
     fputs("\n/* ---- device entry points: one thread per index ---- */\n"

@@ -266,6 +266,7 @@ extern const int DTS_FLOAT[], DTS_NUM[], DTS_ALL[], DTS_INT[], DTS_BOOL[], DTS_I
 typedef struct Options {
     const char *input, *output;
     const char *name;          /* symbol prefix */
+    const char *header;        /* file name of the header, as the source includes it */
     int cuda;
     struct { char *name; int rank; int64_t dims[MAX_RANK]; } shapes[64];
     int nshapes;

@@ -138,6 +138,7 @@ static void compile(Options *o)
     char *src = xstrdup(o->output);
     char *hdr = xstrdup(o->output);
     strcpy(strrchr(hdr, '.'), ".h");
+    o->header = strrchr(hdr, '/') ? strrchr(hdr, '/') + 1 : hdr;
     FILE *fs = open_tmp(src, &tmp_src), *fh = open_tmp(hdr, &tmp_hdr);
     if (o->cuda) emit_cuda(g, &L, o, arena, fs, fh);
     else emit_c(g, &L, o, arena, fs, fh);

@@ -16,6 +16,7 @@ SAN = "-fsanitize=address,undefined -fno-omit-frame-pointer"
 SUITES = [
     ("unit", ["make", "-s", "BUILD=build/asan", "SAN=" + SAN, "CFLAGS=-O1 -g", "unit"]),
     ("bad-input", [PY, "tests/bad/run_bad.py", "--compiler", ASAN_CC]),
+    ("cli", [PY, "tests/test_cli.py", "--compiler", ASAN_CC]),
     ("models", [PY, "tests/run_models.py", "--compiler", ASAN_CC]),
     ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--compiler", ASAN_CC]),
 ]

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Tests of the CLI and of the generated-code contract beyond numerics:
+byte-identical output, --name prefixes (two models in one program), the
+typed entry, the caller-owned arena (exactly ARENA_SIZE bytes, under ASan),
+--help/--version/--list-ops, -v. Prints 'N passed, N failed'."""
+import argparse, os, subprocess, sys, tempfile, traceback
+
+import numpy as np
+import onnx
+from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CFLAGS = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-g", "-O1",
+          "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+
+
+def mlp(path, seed):
+    rs = np.random.RandomState(seed)
+    w1 = nh.from_array(rs.randn(8, 16).astype(np.float32), "w1")
+    b1 = nh.from_array(rs.randn(16).astype(np.float32), "b1")
+    w2 = nh.from_array(rs.randn(16, 4).astype(np.float32), "w2")
+    nodes = [h.make_node("MatMul", ["x", "w1"], ["h0"]), h.make_node("Add", ["h0", "b1"], ["h1"]),
+             h.make_node("Relu", ["h1"], ["h2"]), h.make_node("MatMul", ["h2", "w2"], ["h3"]),
+             h.make_node("Tanh", ["h3"], ["y"])]
+    g = h.make_graph(nodes, "mlp", [h.make_tensor_value_info("x", TP.FLOAT, [2, 8])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [2, 4])], [w1, b1, w2])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    return m
+
+
+def reference(m, x):
+    w1, b1, w2 = (nh.to_array(t) for t in m.graph.initializer)
+    return np.tanh(np.maximum(x @ w1 + b1, 0) @ w2).astype(np.float32)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+class Ctx:
+    def __init__(self, compiler, tmp):
+        self.compiler, self.tmp = compiler, tmp
+
+    def onnx2c(self, *args):
+        return run([self.compiler] + list(args))
+
+
+def t_deterministic(c):
+    m = os.path.join(c.tmp, "a.onnx")
+    mlp(m, 1)
+    os.makedirs(os.path.join(c.tmp, "d1"))
+    os.makedirs(os.path.join(c.tmp, "d2"))
+    for d in ("d1", "d2"):
+        r = c.onnx2c(m, "-o", os.path.join(c.tmp, d, "net.c"))
+        assert r.returncode == 0, r.stderr
+    for ext in (".c", ".h"):
+        a = open(os.path.join(c.tmp, "d1", "net" + ext), "rb").read()
+        b = open(os.path.join(c.tmp, "d2", "net" + ext), "rb").read()
+        assert a == b, "output differs between two runs: net" + ext
+
+
+def t_two_models_one_program(c):
+    ma, mb = os.path.join(c.tmp, "a.onnx"), os.path.join(c.tmp, "b.onnx")
+    A, B = mlp(ma, 1), mlp(mb, 2)
+    for mdl, name in ((ma, "alpha"), (mb, "beta")):
+        r = c.onnx2c(mdl, "-o", os.path.join(c.tmp, name + "_net.c"), "--name", name)
+        assert r.returncode == 0, r.stderr
+    x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8)
+    main = os.path.join(c.tmp, "two.c")
+    xs = "}, {".join(", ".join("%.9ef" % v for v in row) for row in x)
+    open(main, "w").write(r'''
+#include <stdio.h>
+#include "alpha_net.h"
+#include "beta_net.h"
+int main(void)
+{
+    static const float x[2][8] = {{%s}};
+    float ya[2][4], yb[2][4];
+    int i;
+    if (alpha_predict(x, ya) || beta_predict(x, yb)) return 1;
+    for (i = 0; i < 8; i++) printf("%%.9g %%.9g\n", (double)ya[i / 4][i %% 4], (double)yb[i / 4][i %% 4]);
+    return 0;
+}
+''' % xs)
+    exe = os.path.join(c.tmp, "two")
+    r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main, os.path.join(c.tmp, "alpha_net.c"),
+                                os.path.join(c.tmp, "beta_net.c"), "-lm"])
+    assert r.returncode == 0, r.stderr
+    r = run([exe])
+    assert r.returncode == 0, r.stderr
+    got = np.array([[float(v) for v in l.split()] for l in r.stdout.split("\n") if l.strip()], dtype=np.float32)
+    want_a, want_b = reference(A, x).ravel(), reference(B, x).ravel()
+    assert np.allclose(got[:, 0], want_a, rtol=1e-4, atol=1e-5), (got[:, 0], want_a)
+    assert np.allclose(got[:, 1], want_b, rtol=1e-4, atol=1e-5), (got[:, 1], want_b)
+
+
+def t_caller_arena(c):
+    m = os.path.join(c.tmp, "a.onnx")
+    A = mlp(m, 3)
+    r = c.onnx2c(m, "-o", os.path.join(c.tmp, "arena_net.c"))
+    assert r.returncode == 0, r.stderr
+    hdr = open(os.path.join(c.tmp, "arena_net.h")).read()
+    assert "#define arena_net_ARENA_SIZE" in hdr
+    main = os.path.join(c.tmp, "arena.c")
+    open(main, "w").write(r'''
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arena_net.h"
+int main(void)
+{
+    float x[16], y[8], y2[8];
+    const void *in[1];
+    void *out[1];
+    unsigned char *arena = malloc(arena_net_ARENA_SIZE);   /* exactly the size: ASan sees overruns */
+    int i;
+    for (i = 0; i < 16; i++) x[i] = (float)i / 8.0f - 1.0f;
+    in[0] = x;
+    out[0] = y;
+    memset(y, 0xFF, sizeof y);
+    if (arena_net_run_with_arena(in, out, arena)) return 1;
+    out[0] = y2;
+    if (arena_net_run(in, out)) return 1;
+    if (memcmp(y, y2, sizeof y)) return 2;
+    for (i = 0; i < 8; i++) printf("%.9g\n", (double)y[i]);
+    free(arena);
+    return 0;
+}
+''')
+    exe = os.path.join(c.tmp, "arena")
+    r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main, os.path.join(c.tmp, "arena_net.c"), "-lm"])
+    assert r.returncode == 0, r.stderr
+    r = run([exe])
+    assert r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr[-500:])
+    got = np.array([float(v) for v in r.stdout.split()], dtype=np.float32)
+    x = (np.arange(16, dtype=np.float32) / 8 - 1).reshape(2, 8)
+    assert np.allclose(got, reference(A, x).ravel(), rtol=1e-4, atol=1e-5)
+
+
+def t_info_flags(c):
+    r = c.onnx2c("--help")
+    assert r.returncode == 0 and "usage" in r.stdout
+    r = c.onnx2c("--version")
+    assert r.returncode == 0 and r.stdout.startswith("onnx2c ")
+    r = c.onnx2c("--list-ops")
+    ops = set(r.stdout.split())
+    for op in ("Conv", "Gemm", "MatMul", "Relu", "Softmax", "Resize", "Gather", "Asinh", "Where", "Cast"):
+        assert op in ops, "%s missing from --list-ops" % op
+    m = os.path.join(c.tmp, "a.onnx")
+    mlp(m, 1)
+    r = c.onnx2c(m, "-o", os.path.join(c.tmp, "v.c"), "-v")
+    assert r.returncode == 0 and "arena" in r.stderr and "MatMul" in r.stderr, r.stderr
+
+
+def t_name_default_and_ident(c):
+    m = os.path.join(c.tmp, "a.onnx")
+    mlp(m, 1)
+    r = c.onnx2c(m, "-o", os.path.join(c.tmp, "my-net.v2.c"))
+    assert r.returncode == 0, r.stderr
+    hdr = open(os.path.join(c.tmp, "my-net.v2.h")).read()
+    assert "int my_net_v2_run(" in hdr, hdr[:400]
+    r = c.onnx2c(m, "-o", os.path.join(c.tmp, "q.c"), "--name", "9bad name")
+    assert r.returncode == 1 and "--name" in r.stderr
+    assert not os.path.exists(os.path.join(c.tmp, "q.c"))
+
+
+TESTS = [t_deterministic, t_two_models_one_program, t_caller_arena, t_info_flags, t_name_default_and_ident]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
+    args = ap.parse_args()
+    npass = nfail = 0
+    for t in TESTS:
+        with tempfile.TemporaryDirectory(prefix="o2c_cli_") as tmp:
+            try:
+                t(Ctx(os.path.abspath(args.compiler), tmp))
+                npass += 1
+                print("ok   %s" % t.__name__)
+            except Exception:
+                nfail += 1
+                print("FAIL %s\n%s" % (t.__name__, traceback.format_exc()))
+    print("%d passed, %d failed" % (npass, nfail))
+    sys.exit(1 if nfail else 0)
+
+
+if __name__ == "__main__":
+    main()
