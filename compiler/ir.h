@@ -261,6 +261,19 @@ void bcast_strides(const Tensor *t, int rank, int64_t *strides);
 int const_ints(Node *n, Tensor *t, int64_t *v, int max);
 extern const int DTS_FLOAT[], DTS_NUM[], DTS_ALL[], DTS_INT[], DTS_BOOL[], DTS_INDEX[];
 
+/* Window geometry of a convolution or pool, normalized to 3 spatial axes:
+ * an op with nsp < 3 spatial axes uses the last nsp entries, the leading
+ * ones are size 1 (kernel 1, stride 1, dilation 1, pad 0). */
+typedef struct ConvGeom {
+    int nsp;                  /* real spatial rank (1..3) */
+    int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+} ConvGeom;
+
+/* ops/conv.c, used by ops/pool.c too */
+void conv_geom_init(Node *n, const Tensor *x, const int64_t *kernel, int nk, ConvGeom *g);
+void conv_geom_forward(Node *n, ConvGeom *g, int ceil_mode);
+void conv_geom_params(const ConvGeom *g, int64_t *k);
+
 /* ---- stages ----------------------------------------------------------- */
 
 typedef struct Options {

@@ -1,4 +1,125 @@
-/* conv kernels. See o2c_rt.h for the calling convention. */
+/* conv kernels. See o2c_rt.h for the calling convention.
+ *
+ * Direct (reference) convolutions. Index space: the output elements,
+ * Y[n, m, od, oh, ow] in row-major order. 1-D and 2-D convolutions are
+ * given as 3-D ones with leading spatial dims of size 1 (kernel 1,
+ * stride 1, dilation 1, pad 0).
+ *
+ * Parameters (both kernels):
+ *   k[0] C   input channels        k[1] M   output channels   k[2] group
+ *   k[3..5]   input spatial dims  (ID, IH, IW)
+ *   k[6..8]   output spatial dims (OD, OH, OW)
+ *   k[9..11]  kernel dims         (KD, KH, KW)
+ *   k[12..14] strides, k[15..17] dilations, k[18..20] pads at the beginning
+ *   (the end pads are implied by the output dims)
+ * Inputs: x[0] X (N x C x ...), x[1] W, x[2] B (length M) or NULL.
+ *
+ * o2c_conv_*:  W is M x C/group x KD x KH x KW;
+ *   Y[n,m,o] = B[m] + sum_{c,k} X[n, g*C/group + c, o*s - pad + k*dil] * W[m, c, k]
+ *   (taps outside the input read 0), g = m / (M/group).
+ * o2c_convt_* (ConvTranspose): W is C x M/group x KD x KH x KW; the output
+ *   element gathers every input position i and tap k with
+ *   i*s - pad + k*dil == o. */
+
+#define O2C_CONV_PARAMS                                                             \
+    const int64_t C = p->k[0], M = p->k[1], G = p->k[2];                           \
+    const int64_t ID = p->k[3], IH = p->k[4], IW = p->k[5];                        \
+    const int64_t OD = p->k[6], OH = p->k[7], OW = p->k[8];                        \
+    const int64_t KD = p->k[9], KH = p->k[10], KW = p->k[11];                      \
+    const int64_t SD = p->k[12], SH = p->k[13], SW = p->k[14];                     \
+    const int64_t DD = p->k[15], DH = p->k[16], DW = p->k[17];                     \
+    const int64_t PD = p->k[18], PH = p->k[19], PW = p->k[20];                     \
+    const int64_t CG = C / G, MG = M / G
+
+#define O2C_CONV(NAME, T)                                                           \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
+        const T *Bs = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0];                                                        \
+        O2C_CONV_PARAMS;                                                            \
+        O2C_FOR(i) {                                                                \
+            int64_t r = i;                                                          \
+            const int64_t ow = r % OW; r /= OW;                                     \
+            const int64_t oh = r % OH; r /= OH;                                     \
+            const int64_t od = r % OD; r /= OD;                                     \
+            const int64_t m = r % M, n = r / M, g = m / MG;                         \
+            T acc = Bs ? Bs[m] : (T)0;                                              \
+            for (int64_t c = 0; c < CG; c++) {                                      \
+                const T *xp = X + (n * C + g * CG + c) * ID * IH * IW;              \
+                const T *wp = Wt + (m * CG + c) * KD * KH * KW;                     \
+                for (int64_t kd = 0; kd < KD; kd++) {                               \
+                    const int64_t id = od * SD - PD + kd * DD;                      \
+                    if (id < 0 || id >= ID) continue;                               \
+                    for (int64_t kh = 0; kh < KH; kh++) {                           \
+                        const int64_t ih = oh * SH - PH + kh * DH;                  \
+                        if (ih < 0 || ih >= IH) continue;                           \
+                        const T *xr = xp + (id * IH + ih) * IW;                     \
+                        const T *wr = wp + (kd * KH + kh) * KW;                     \
+                        for (int64_t kw = 0; kw < KW; kw++) {                       \
+                            const int64_t iw = ow * SW - PW + kw * DW;              \
+                            if (iw < 0 || iw >= IW) continue;                       \
+                            acc += xr[iw] * wr[kw];                                 \
+                        }                                                           \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+            Y[i] = acc;                                                             \
+        }                                                                           \
+    }
+
+#define O2C_CONVT(NAME, T)                                                          \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
+        const T *Bs = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0];                                                        \
+        O2C_CONV_PARAMS;                                                            \
+        O2C_FOR(i) {                                                                \
+            int64_t r = i;                                                          \
+            const int64_t ow = r % OW; r /= OW;                                     \
+            const int64_t oh = r % OH; r /= OH;                                     \
+            const int64_t od = r % OD; r /= OD;                                     \
+            const int64_t m = r % M, n = r / M, g = m / MG, mm = m % MG;            \
+            T acc = Bs ? Bs[m] : (T)0;                                              \
+            for (int64_t c = 0; c < CG; c++) {                                      \
+                const int64_t ci = g * CG + c;                                      \
+                const T *xp = X + (n * C + ci) * ID * IH * IW;                      \
+                const T *wp = Wt + (ci * MG + mm) * KD * KH * KW;                   \
+                for (int64_t kd = 0; kd < KD; kd++) {                               \
+                    const int64_t td = od + PD - kd * DD;                           \
+                    if (td < 0 || td % SD) continue;                                \
+                    const int64_t id = td / SD;                                     \
+                    if (id >= ID) continue;                                         \
+                    for (int64_t kh = 0; kh < KH; kh++) {                           \
+                        const int64_t th = oh + PH - kh * DH;                       \
+                        if (th < 0 || th % SH) continue;                            \
+                        const int64_t ih = th / SH;                                 \
+                        if (ih >= IH) continue;                                     \
+                        const T *xr = xp + (id * IH + ih) * IW;                     \
+                        const T *wr = wp + (kd * KH + kh) * KW;                     \
+                        for (int64_t kw = 0; kw < KW; kw++) {                       \
+                            const int64_t tw = ow + PW - kw * DW;                   \
+                            if (tw < 0 || tw % SW) continue;                        \
+                            const int64_t iw = tw / SW;                             \
+                            if (iw >= IW) continue;                                 \
+                            acc += xr[iw] * wr[kw];                                 \
+                        }                                                           \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+            Y[i] = acc;                                                             \
+        }                                                                           \
+    }
+
+/*@ o2c_conv_f32 */
+O2C_CONV(o2c_conv_f32, float)
+/*@ o2c_conv_f64 */
+O2C_CONV(o2c_conv_f64, double)
+/*@ o2c_convt_f32 */
+O2C_CONVT(o2c_convt_f32, float)
+/*@ o2c_convt_f64 */
+O2C_CONVT(o2c_convt_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K)
+#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_convt_f32) K(o2c_convt_f64)

@@ -21,5 +21,140 @@ O2C_KERNEL(o2c_fill)
     O2C_FOR(i) memcpy(Y + i * es, v, (size_t)es);
 }
 
+/*@ o2c_mv_elem */
+/* Copies one element of es bytes (constant sizes for the common cases so
+ * that the compiler turns them into plain loads and stores). */
+O2C_HD static inline void o2c_mv_elem(unsigned char *d, const unsigned char *s, int64_t es)
+{
+    switch (es) {
+    case 1: *d = *s; break;
+    case 2: memcpy(d, s, 2); break;
+    case 4: memcpy(d, s, 4); break;
+    case 8: memcpy(d, s, 8); break;
+    default: memcpy(d, s, (size_t)es); break;
+    }
+}
+
+/*@ o2c_strided needs o2c_mv_elem */
+/* o2c_strided: a strided copy, the kernel behind Transpose, Slice, Concat,
+ * Split, Expand, DepthToSpace and SpaceToDepth. Index space: the elements
+ * of a box of rank k[1] and dims k[4..]; element i with coordinates c goes
+ * from X[k[2] + sum c*xstr] to Y[k[3] + sum c*ystr] (offsets in elements,
+ * x strides may be negative or 0).
+ *   k[0] element size in bytes   k[1] rank (0..8)
+ *   k[2] x base offset           k[3] y base offset
+ *   k[4..11] dims   k[12..19] x strides   k[20..27] y strides */
+O2C_KERNEL(o2c_strided)
+{
+    const unsigned char *X = (const unsigned char *)p->x[0];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    const int64_t es = p->k[0], r = p->k[1];
+    const int64_t *dims = p->k + 4, *xs = p->k + 12, *ys = p->k + 20;
+    O2C_FOR(i) {
+        int64_t q = i, xo = p->k[2], yo = p->k[3];
+        for (int64_t d = r - 1; d >= 0; d--) {
+            const int64_t nq = q / dims[d], c = q - nq * dims[d];
+            xo += c * xs[d];
+            yo += c * ys[d];
+            q = nq;
+        }
+        o2c_mv_elem(Y + yo * es, X + xo * es, es);
+    }
+}
+
+/*@ o2c_tile needs o2c_mv_elem */
+/* o2c_tile: Y = Tile(X). Index space: output elements; output coordinate
+ * c reads X at c mod xdims (X contiguous).
+ *   k[0] element size   k[1] rank   k[2..9] y dims   k[10..17] x dims */
+O2C_KERNEL(o2c_tile)
+{
+    const unsigned char *X = (const unsigned char *)p->x[0];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    const int64_t es = p->k[0], r = p->k[1];
+    const int64_t *yd = p->k + 2, *xd = p->k + 10;
+    O2C_FOR(i) {
+        int64_t q = i, xo = 0, xs = 1;
+        for (int64_t d = r - 1; d >= 0; d--) {
+            const int64_t nq = q / yd[d], c = q - nq * yd[d];
+            xo += (c % xd[d]) * xs;
+            xs *= xd[d];
+            q = nq;
+        }
+        o2c_mv_elem(Y + i * es, X + xo * es, es);
+    }
+}
+
+/*@ o2c_pad needs o2c_mv_elem */
+/* o2c_pad: Y = Pad(X). Index space: output elements. Output coordinate c
+ * maps to input coordinate c - begin (begin < 0 crops); outside the input:
+ * mode 0 constant (the one element x[1]), 1 edge (clamp), 2 reflect
+ * (mirror without repeating the border), 3 wrap (periodic).
+ *   k[0] element size   k[1] rank   k[2] mode
+ *   k[3..10] y dims   k[11..18] x dims   k[19..26] pads at the beginning */
+O2C_KERNEL(o2c_pad)
+{
+    const unsigned char *X = (const unsigned char *)p->x[0];
+    const unsigned char *V = (const unsigned char *)p->x[1];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    const int64_t es = p->k[0], r = p->k[1], mode = p->k[2];
+    const int64_t *yd = p->k + 3, *xd = p->k + 11, *pb = p->k + 19;
+    O2C_FOR(i) {
+        int64_t q = i, xo = 0, xs = 1;
+        int outside = 0;
+        for (int64_t d = r - 1; d >= 0; d--) {
+            const int64_t nq = q / yd[d], n = xd[d];
+            int64_t c = q - nq * yd[d] - pb[d];
+            q = nq;
+            if (c < 0 || c >= n) {
+                if (mode == 0 || n == 0) { outside = 1; break; }
+                if (mode == 1) c = c < 0 ? 0 : n - 1;
+                else if (mode == 2) {
+                    const int64_t per = 2 * (n - 1);
+                    if (per == 0) c = 0;
+                    else {
+                        c %= per;
+                        if (c < 0) c += per;
+                        if (c >= n) c = per - c;
+                    }
+                } else {
+                    c %= n;
+                    if (c < 0) c += n;
+                }
+            }
+            xo += c * xs;
+            xs *= n;
+        }
+        o2c_mv_elem(Y + i * es, outside ? V : X + xo * es, es);
+    }
+}
+
+/*@ o2c_gather needs o2c_mv_elem */
+/* o2c_gather: Y = Gather(X, I, axis). Index space: output elements, seen as
+ * (outer, j, inner) with j over the indices. Negative indices count from
+ * the end; an index still out of range gives zero bytes (never a read
+ * outside X).
+ *   k[0] element size   k[1] inner size (product of dims after axis)
+ *   k[2] number of indices   k[3] size of the gathered axis
+ *   k[4] index element size (4: int32, 8: int64) */
+O2C_KERNEL(o2c_gather)
+{
+    const unsigned char *X = (const unsigned char *)p->x[0];
+    const unsigned char *XI = (const unsigned char *)p->x[1];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    const int64_t es = p->k[0], inner = p->k[1], ni = p->k[2], ax = p->k[3], ies = p->k[4];
+    O2C_FOR(i) {
+        const int64_t in = i % inner, t = i / inner, j = t % ni, outer = t / ni;
+        int64_t idx;
+        if (ies == 8) { int64_t v; memcpy(&v, XI + j * 8, 8); idx = v; }
+        else { int32_t v; memcpy(&v, XI + j * 4, 4); idx = v; }
+        if (idx < 0) idx += ax;
+        if (idx < 0 || idx >= ax) {
+            for (int64_t b = 0; b < es; b++) Y[i * es + b] = 0;
+        } else {
+            o2c_mv_elem(Y + i * es, X + ((outer * ax + idx) * inner + in) * es, es);
+        }
+    }
+}
+
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_MOVEMENT(K) K(o2c_copy) K(o2c_fill)
+#define O2C_KERNELS_MOVEMENT(K) K(o2c_copy) K(o2c_fill) K(o2c_strided) K(o2c_tile) K(o2c_pad) K(o2c_gather)

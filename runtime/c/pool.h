@@ -1,4 +1,142 @@
-/* pool kernels. See o2c_rt.h for the calling convention. */
+/* pool kernels. See o2c_rt.h for the calling convention.
+ *
+ * Index space: the output elements Y[plane, od, oh, ow] with plane = n*C + c.
+ * 1-D and 2-D pools are given as 3-D ones with leading spatial dims of
+ * size 1; global pools as a 1-D pool over the flattened spatial dims.
+ * Window tap k of output o along an axis reads input o*s - pad + k*dil;
+ * taps outside the input are skipped (MaxPool: padding never wins).
+ *
+ * Parameters (all kernels):
+ *   k[0..2]   input spatial dims  (ID, IH, IW)
+ *   k[3..5]   output spatial dims (OD, OH, OW)
+ *   k[6..8]   kernel dims, k[9..11] strides, k[12..14] dilations
+ *   k[15..17] pads at the beginning, k[18..20] pads at the end
+ *
+ * o2c_maxpool_*: Y = max over the window's taps inside the input.
+ *   k[21] storage order of the optional Indices output y[1] (int64):
+ *         0 row-major, 1 column-major spatial index; both plus
+ *         plane * ID*IH*IW. y[1] NULL: no indices.
+ *   f[0]  the value of a window with no tap inside the input.
+ * o2c_avgpool_* (AveragePool, LpPool):
+ *   k[21] mode: 0 average over the taps inside the input,
+ *               1 average with the padding counted (count_include_pad:
+ *                 taps inside [-pad_begin, in + pad_end)),
+ *               2 Lp norm (sum |x|^p)^(1/p) over the taps inside the input
+ *   f[0]  p (mode 2) */
+
+#define O2C_POOL_PARAMS                                                             \
+    const int64_t ID = p->k[0], IH = p->k[1], IW = p->k[2];                        \
+    const int64_t OD = p->k[3], OH = p->k[4], OW = p->k[5];                        \
+    const int64_t KD = p->k[6], KH = p->k[7], KW = p->k[8];                        \
+    const int64_t SD = p->k[9], SH = p->k[10], SW = p->k[11];                      \
+    const int64_t DD = p->k[12], DH = p->k[13], DW = p->k[14];                     \
+    const int64_t PD = p->k[15], PH = p->k[16], PW = p->k[17]
+
+#define O2C_POOL_INDEX                                                              \
+    int64_t r = i;                                                                  \
+    const int64_t ow = r % OW; r /= OW;                                             \
+    const int64_t oh = r % OH; r /= OH;                                             \
+    const int64_t od = r % OD; r /= OD;                                             \
+    const int64_t plane = r;                                                        \
+    const int64_t d0 = od * SD - PD, h0 = oh * SH - PH, w0 = ow * SW - PW
+
+#define O2C_MAXPOOL(NAME, T)                                                        \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0];                                            \
+        T *Y = (T *)p->y[0];                                                        \
+        int64_t *Ind = (int64_t *)p->y[1];                                          \
+        O2C_POOL_PARAMS;                                                            \
+        const int64_t order = p->k[21];                                             \
+        O2C_FOR(i) {                                                                \
+            O2C_POOL_INDEX;                                                         \
+            const T *xp = X + plane * ID * IH * IW;                                 \
+            T best = (T)p->f[0];                                                    \
+            int64_t bd = 0, bh = 0, bw = 0;                                         \
+            int found = 0;                                                          \
+            for (int64_t kd = 0; kd < KD; kd++) {                                   \
+                const int64_t id = d0 + kd * DD;                                    \
+                if (id < 0 || id >= ID) continue;                                   \
+                for (int64_t kh = 0; kh < KH; kh++) {                               \
+                    const int64_t ih = h0 + kh * DH;                                \
+                    if (ih < 0 || ih >= IH) continue;                               \
+                    for (int64_t kw = 0; kw < KW; kw++) {                           \
+                        const int64_t iw = w0 + kw * DW;                            \
+                        if (iw < 0 || iw >= IW) continue;                           \
+                        const T v = xp[(id * IH + ih) * IW + iw];                   \
+                        if (!found || v > best) {                                   \
+                            best = v; bd = id; bh = ih; bw = iw; found = 1;         \
+                        }                                                           \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+            Y[i] = best;                                                            \
+            if (Ind)                                                                \
+                Ind[i] = plane * ID * IH * IW +                                     \
+                         (order ? (bw * IH + bh) * ID + bd : (bd * IH + bh) * IW + bw); \
+        }                                                                           \
+    }
+
+#define O2C_AVGPOOL(NAME, T)                                                        \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0];                                            \
+        T *Y = (T *)p->y[0];                                                        \
+        O2C_POOL_PARAMS;                                                            \
+        const int64_t ED = p->k[18], EH = p->k[19], EW = p->k[20];                  \
+        const int64_t mode = p->k[21];                                              \
+        const T pw = (T)p->f[0];                                                    \
+        O2C_FOR(i) {                                                                \
+            O2C_POOL_INDEX;                                                         \
+            const T *xp = X + plane * ID * IH * IW;                                 \
+            T acc = 0;                                                              \
+            int64_t cnt = 0;                                                        \
+            for (int64_t kd = 0; kd < KD; kd++) {                                   \
+                const int64_t id = d0 + kd * DD;                                    \
+                if (id < 0 || id >= ID) continue;                                   \
+                for (int64_t kh = 0; kh < KH; kh++) {                               \
+                    const int64_t ih = h0 + kh * DH;                                \
+                    if (ih < 0 || ih >= IH) continue;                               \
+                    for (int64_t kw = 0; kw < KW; kw++) {                           \
+                        const int64_t iw = w0 + kw * DW;                            \
+                        if (iw < 0 || iw >= IW) continue;                           \
+                        const T v = xp[(id * IH + ih) * IW + iw];                   \
+                        acc += mode == 2 ? (T)pow(fabs(v), pw) : v;                 \
+                        cnt++;                                                      \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+            if (mode == 2) {                                                        \
+                Y[i] = (T)pow(acc, 1 / pw);                                         \
+                continue;                                                           \
+            }                                                                       \
+            if (mode == 1) { /* taps inside the padded extent, per axis */         \
+                int64_t cd = 0, ch = 0, cw = 0;                                     \
+                for (int64_t kd = 0; kd < KD; kd++)                                 \
+                    cd += d0 + kd * DD < ID + ED;                                   \
+                for (int64_t kh = 0; kh < KH; kh++)                                 \
+                    ch += h0 + kh * DH < IH + EH;                                   \
+                for (int64_t kw = 0; kw < KW; kw++)                                 \
+                    cw += w0 + kw * DW < IW + EW;                                   \
+                cnt = cd * ch * cw;                                                 \
+            }                                                                       \
+            Y[i] = acc / (T)cnt;                                                    \
+        }                                                                           \
+    }
+
+/*@ o2c_maxpool_f32 */
+O2C_MAXPOOL(o2c_maxpool_f32, float)
+/*@ o2c_maxpool_f64 */
+O2C_MAXPOOL(o2c_maxpool_f64, double)
+/*@ o2c_maxpool_i8 */
+O2C_MAXPOOL(o2c_maxpool_i8, int8_t)
+/*@ o2c_maxpool_u8 */
+O2C_MAXPOOL(o2c_maxpool_u8, uint8_t)
+/*@ o2c_avgpool_f32 */
+O2C_AVGPOOL(o2c_avgpool_f32, float)
+/*@ o2c_avgpool_f64 */
+O2C_AVGPOOL(o2c_avgpool_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_POOL(K)
+#define O2C_KERNELS_POOL(K) K(o2c_maxpool_f32) K(o2c_maxpool_f64) K(o2c_maxpool_i8) K(o2c_maxpool_u8) \
+    K(o2c_avgpool_f32) K(o2c_avgpool_f64)

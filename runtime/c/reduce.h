@@ -1,4 +1,185 @@
-/* reduce kernels. See o2c_rt.h for the calling convention. */
+/* reduce kernels. See o2c_rt.h for the calling convention.
+ *
+ * o2c_reduce_T: ReduceSum/Mean/Max/Min/Prod/L1/L2/SumSquare/LogSum/LogSumExp.
+ * Index space: the output elements. The input is seen as "kept" dims (the
+ * output's dims, in order) and "reduced" dims; adjacent dims of the same
+ * kind are merged and size-1 dims dropped by the compiler.
+ *   k[0]       operation (O2C_RED_SUM ... below)
+ *   k[1]       R: number of reduced elements per output (0: empty set)
+ *   k[2]       rk: number of kept dims (0..8)
+ *   k[3..10]   kept dims, k[11..18] their input strides (elements)
+ *   k[19]      rr: number of reduced dims (0..8)
+ *   k[20..27]  reduced dims, k[28..35] their input strides
+ *   k[36]      integer types: lowest value of T (ReduceMax start)
+ *   k[37]      integer types: highest value of T (ReduceMin start)
+ *   f[0]       float types: ReduceMean of an empty set (NaN)
+ * Float sums and products accumulate in double; integer ones in uint64
+ * (wrapping), compared and divided as int64/uint64.
+ *
+ * o2c_argext_T: ArgMax / ArgMin, int64 output. Index space: output elements.
+ *   k[0] A (length of the axis), k[1] inner (product of the dims after it),
+ *   k[2] select_last_index, k[3] 1: ArgMax, 0: ArgMin.
+ *   NaN wins (numpy semantics): the first NaN, or the last with select_last_index. */
+
+#define O2C_RED_SUM 0
+#define O2C_RED_MEAN 1
+#define O2C_RED_MAX 2
+#define O2C_RED_MIN 3
+#define O2C_RED_PROD 4
+#define O2C_RED_L1 5
+#define O2C_RED_L2 6
+#define O2C_RED_SUMSQ 7
+#define O2C_RED_LOGSUM 8
+#define O2C_RED_LOGSUMEXP 9
+
+/* is-NaN for float element types (F = 1), constant 0 for integers */
+#define O2C_RNAN_1(v) ((v) != (v))
+#define O2C_RNAN_0(v) 0
+#define O2C_RLOW_1(p) (-INFINITY)
+#define O2C_RLOW_0(p) ((p)->k[36])
+#define O2C_RHIGH_1(p) (INFINITY)
+#define O2C_RHIGH_0(p) ((p)->k[37])
+
+/* T element type, A compare/divide type, U wrapping accumulator, F 1 for floats */
+#define O2C_REDUCE(NAME, TY, AT, UT, F)                                               \
+    O2C_KERNEL(NAME)                                                                  \
+    {                                                                                 \
+        typedef TY T;                                                                 \
+        typedef AT A;                                                                 \
+        typedef UT U;                                                                 \
+        const T *X = (const T *)p->x[0];                                              \
+        T *Y = (T *)p->y[0];                                                          \
+        const int64_t op = p->k[0], R = p->k[1], rk = p->k[2], rr = p->k[19];         \
+        const int64_t rs = p->k[28];                                                  \
+        O2C_FOR(i) {                                                                  \
+            const T *x = X + (rk ? o2c_offset(i, rk, p->k + 3, p->k + 11) : 0);       \
+            int64_t j;                                                                \
+            switch (op) {                                                             \
+            case O2C_RED_MAX:                                                         \
+            case O2C_RED_MIN:                                                         \
+            case O2C_RED_LOGSUMEXP: {                                                 \
+                const int mx = op != O2C_RED_MIN;                                     \
+                A m = mx ? (A)O2C_RLOW_##F(p) : (A)O2C_RHIGH_##F(p);                  \
+                int isn = 0;                                                          \
+                for (j = 0; j < R; j++) {                                             \
+                    const A v = (A)x[rr == 1 ? j * rs : o2c_offset(j, rr, p->k + 20, p->k + 28)]; \
+                    if (O2C_RNAN_##F(v)) { m = v; isn = 1; break; }                   \
+                    if (mx ? v > m : v < m) m = v;                                    \
+                }                                                                     \
+                if (op != O2C_RED_LOGSUMEXP) { Y[i] = (T)m; break; }                  \
+                const double md = (double)m;                                          \
+                if (isn || R == 0 || md - md != 0) { Y[i] = (T)md; break; }           \
+                double s = 0;                                                         \
+                for (j = 0; j < R; j++)                                               \
+                    s += exp((double)x[rr == 1 ? j * rs : o2c_offset(j, rr, p->k + 20, p->k + 28)] - md); \
+                Y[i] = (T)(md + log(s));                                              \
+                break;                                                                \
+            }                                                                         \
+            default: {                                                                \
+                U s = op == O2C_RED_PROD ? (U)1 : (U)0;                               \
+                for (j = 0; j < R; j++) {                                             \
+                    const A v = (A)x[rr == 1 ? j * rs : o2c_offset(j, rr, p->k + 20, p->k + 28)]; \
+                    switch (op) {                                                     \
+                    case O2C_RED_PROD: s *= (U)v; break;                              \
+                    case O2C_RED_L1: s += (U)(v > 0 ? v : -v); break;                 \
+                    case O2C_RED_L2:                                                  \
+                    case O2C_RED_SUMSQ: s += (U)v * (U)v; break;                      \
+                    default: s += (U)v; break;                                        \
+                    }                                                                 \
+                }                                                                     \
+                const A a = (A)s;                                                     \
+                switch (op) {                                                         \
+                case O2C_RED_MEAN:                                                    \
+                    if (R) Y[i] = (T)(a / (A)R);                                      \
+                    else Y[i] = (T)(A)p->f[0];                                        \
+                    break;                                                            \
+                case O2C_RED_L2: Y[i] = (T)sqrt((double)a); break;                    \
+                case O2C_RED_LOGSUM: Y[i] = (T)log((double)a); break;                 \
+                default: Y[i] = (T)a; break;                                          \
+                }                                                                     \
+                break;                                                                \
+            }                                                                         \
+            }                                                                         \
+        }                                                                             \
+    }
+
+#define O2C_ARGEXT(NAME, TY, F)                                                       \
+    O2C_KERNEL(NAME)                                                                  \
+    {                                                                                 \
+        typedef TY T;                                                                 \
+        const T *X = (const T *)p->x[0];                                              \
+        int64_t *Y = (int64_t *)p->y[0];                                              \
+        const int64_t A = p->k[0], inner = p->k[1], last = p->k[2], mx = p->k[3];     \
+        O2C_FOR(i) {                                                                  \
+            const T *x = X + (i / inner) * A * inner + i % inner;                     \
+            T best = x[0];                                                            \
+            int64_t bi = 0;                                                           \
+            int isn = O2C_RNAN_##F(best);                                             \
+            for (int64_t j = 1; j < A; j++) {                                         \
+                const T v = x[j * inner];                                             \
+                if (O2C_RNAN_##F(v)) {                                                \
+                    if (!isn || last) { bi = j; best = v; }                           \
+                    isn = 1;                                                          \
+                    continue;                                                         \
+                }                                                                     \
+                if (isn) continue;                                                    \
+                if (mx ? (last ? v >= best : v > best) : (last ? v <= best : v < best)) { \
+                    best = v;                                                         \
+                    bi = j;                                                           \
+                }                                                                     \
+            }                                                                         \
+            Y[i] = bi;                                                                \
+        }                                                                             \
+    }
+
+/*@ o2c_reduce_f32 needs o2c_offset */
+O2C_REDUCE(o2c_reduce_f32, float, double, double, 1)
+/*@ o2c_reduce_f64 needs o2c_offset */
+O2C_REDUCE(o2c_reduce_f64, double, double, double, 1)
+/*@ o2c_reduce_i8 needs o2c_offset */
+O2C_REDUCE(o2c_reduce_i8, int8_t, int64_t, uint64_t, 0)
+/*@ o2c_reduce_i16 needs o2c_offset */
+O2C_REDUCE(o2c_reduce_i16, int16_t, int64_t, uint64_t, 0)
+/*@ o2c_reduce_i32 needs o2c_offset */
+O2C_REDUCE(o2c_reduce_i32, int32_t, int64_t, uint64_t, 0)
+/*@ o2c_reduce_i64 needs o2c_offset */
+O2C_REDUCE(o2c_reduce_i64, int64_t, int64_t, uint64_t, 0)
+/*@ o2c_reduce_u8 needs o2c_offset */
+O2C_REDUCE(o2c_reduce_u8, uint8_t, int64_t, uint64_t, 0)
+/*@ o2c_reduce_u16 needs o2c_offset */
+O2C_REDUCE(o2c_reduce_u16, uint16_t, int64_t, uint64_t, 0)
+/*@ o2c_reduce_u32 needs o2c_offset */
+O2C_REDUCE(o2c_reduce_u32, uint32_t, int64_t, uint64_t, 0)
+/*@ o2c_reduce_u64 needs o2c_offset */
+O2C_REDUCE(o2c_reduce_u64, uint64_t, uint64_t, uint64_t, 0)
+/*@ o2c_reduce_b needs o2c_offset */
+O2C_REDUCE(o2c_reduce_b, uint8_t, int64_t, uint64_t, 0)
+
+/*@ o2c_argext_f32 */
+O2C_ARGEXT(o2c_argext_f32, float, 1)
+/*@ o2c_argext_f64 */
+O2C_ARGEXT(o2c_argext_f64, double, 1)
+/*@ o2c_argext_i8 */
+O2C_ARGEXT(o2c_argext_i8, int8_t, 0)
+/*@ o2c_argext_i16 */
+O2C_ARGEXT(o2c_argext_i16, int16_t, 0)
+/*@ o2c_argext_i32 */
+O2C_ARGEXT(o2c_argext_i32, int32_t, 0)
+/*@ o2c_argext_i64 */
+O2C_ARGEXT(o2c_argext_i64, int64_t, 0)
+/*@ o2c_argext_u8 */
+O2C_ARGEXT(o2c_argext_u8, uint8_t, 0)
+/*@ o2c_argext_u16 */
+O2C_ARGEXT(o2c_argext_u16, uint16_t, 0)
+/*@ o2c_argext_u32 */
+O2C_ARGEXT(o2c_argext_u32, uint32_t, 0)
+/*@ o2c_argext_u64 */
+O2C_ARGEXT(o2c_argext_u64, uint64_t, 0)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_REDUCE(K)
+#define O2C_KERNELS_REDUCE(K) \
+    K(o2c_reduce_f32) K(o2c_reduce_f64) K(o2c_reduce_i8) K(o2c_reduce_i16) K(o2c_reduce_i32) \
+    K(o2c_reduce_i64) K(o2c_reduce_u8) K(o2c_reduce_u16) K(o2c_reduce_u32) K(o2c_reduce_u64) \
+    K(o2c_reduce_b) \
+    K(o2c_argext_f32) K(o2c_argext_f64) K(o2c_argext_i8) K(o2c_argext_i16) K(o2c_argext_i32) \
+    K(o2c_argext_i64) K(o2c_argext_u8) K(o2c_argext_u16) K(o2c_argext_u32) K(o2c_argext_u64)

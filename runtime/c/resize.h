@@ -1,4 +1,91 @@
-/* resize kernels. See o2c_rt.h for the calling convention. */
+/* Resize kernels (Resize, Upsample). See o2c_rt.h for the calling
+ * convention. The compiler does all the coordinate arithmetic: for every
+ * axis d and output coordinate o it writes T_d taps, each a source offset
+ * (the input index times the input stride, in elements) and a weight. A
+ * kernel sums over the product of the taps of all axes (separable
+ * interpolation); nearest has one tap per axis and moves bytes.
+ *
+ * Tables: the entry of axis d, output coordinate o, tap t is at
+ * B_d + o*T_d + t. An offset of -1 in tap 0 marks an output coordinate
+ * outside the input (tf_crop_and_resize): the output element is then the
+ * extrapolation value.
+ *
+ * o2c_resize_nearest (any element type)
+ *   x[0] X   x[1] offsets (int64, one tap per axis)   x[2] the
+ *   extrapolation value (one element of X's type)
+ *   k[0] element size   k[1] rank   k[2..9] y dims   k[10..17] B_d
+ * o2c_resize_interp_f32 / o2c_resize_interp_f64 (linear, cubic)
+ *   x[0] X   x[1] offsets (int64)   x[2] weights (double)
+ *   k[0] rank   k[1..8] y dims   k[9..16] T_d   k[17..24] B_d
+ *   f[0] extrapolation value
+ * Index space: output elements. */
+
+#define O2C_RESIZE_INTERP(NAME, TY)                                         \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TY *X = (const TY *)p->x[0];                                  \
+        const int64_t *OFF = (const int64_t *)p->x[1];                      \
+        const double *W = (const double *)p->x[2];                          \
+        TY *Y = (TY *)p->y[0];                                              \
+        const int64_t r = p->k[0];                                          \
+        const int64_t *yd = p->k + 1, *T = p->k + 9, *B = p->k + 17;        \
+        O2C_FOR(i) {                                                        \
+            int64_t e[O2C_MAX_RANK], q = i, tot = 1;                        \
+            int outside = 0;                                                \
+            for (int64_t d = r - 1; d >= 0; d--) {                          \
+                const int64_t nq = q / yd[d];                               \
+                e[d] = B[d] + (q - nq * yd[d]) * T[d];                      \
+                q = nq;                                                     \
+                if (OFF[e[d]] < 0) outside = 1;                             \
+                tot *= T[d];                                                \
+            }                                                               \
+            if (outside) {                                                  \
+                Y[i] = (TY)p->f[0];                                         \
+                continue;                                                   \
+            }                                                               \
+            double acc = 0;                                                 \
+            for (int64_t t = 0; t < tot; t++) {                             \
+                int64_t u = t, off = 0;                                     \
+                double w = 1;                                               \
+                for (int64_t d = r - 1; d >= 0; d--) {                      \
+                    const int64_t nu = u / T[d], ke = e[d] + (u - nu * T[d]); \
+                    off += OFF[ke];                                         \
+                    w *= W[ke];                                             \
+                    u = nu;                                                 \
+                }                                                           \
+                acc += w * (double)X[off];                                  \
+            }                                                               \
+            Y[i] = (TY)acc;                                                 \
+        }                                                                   \
+    }
+
+/*@ o2c_resize_nearest needs o2c_mv_elem */
+O2C_KERNEL(o2c_resize_nearest)
+{
+    const unsigned char *X = (const unsigned char *)p->x[0];
+    const int64_t *OFF = (const int64_t *)p->x[1];
+    const unsigned char *V = (const unsigned char *)p->x[2];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    const int64_t es = p->k[0], r = p->k[1];
+    const int64_t *yd = p->k + 2, *B = p->k + 10;
+    O2C_FOR(i) {
+        int64_t q = i, off = 0;
+        int outside = 0;
+        for (int64_t d = r - 1; d >= 0; d--) {
+            const int64_t nq = q / yd[d], o = OFF[B[d] + (q - nq * yd[d])];
+            q = nq;
+            if (o < 0) outside = 1;
+            off += o;
+        }
+        o2c_mv_elem(Y + i * es, outside ? V : X + off * es, es);
+    }
+}
+
+/*@ o2c_resize_interp_f32 */
+O2C_RESIZE_INTERP(o2c_resize_interp_f32, float)
+
+/*@ o2c_resize_interp_f64 */
+O2C_RESIZE_INTERP(o2c_resize_interp_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_RESIZE(K)
+#define O2C_KERNELS_RESIZE(K) K(o2c_resize_nearest) K(o2c_resize_interp_f32) K(o2c_resize_interp_f64)

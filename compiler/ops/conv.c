@@ -1,0 +1,279 @@
+/* Convolutions: Conv and ConvTranspose (direct kernels in runtime/c/conv.h).
+ * Also the window geometry (output shape and pads from kernel_shape,
+ * strides, dilations, pads, auto_pad, ceil_mode) shared with ops/pool.c. */
+#include <string.h>
+
+#include "../ir.h"
+
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+/* Reads a per-axis integer attribute into the last nsp of v[3] (v preset to
+ * the default); the list must have want entries (nsp, or 2*nsp for pads). */
+static void axis_attr(Node *n, const char *name, int nsp, int want, int64_t *v)
+{
+    const int64_t *a;
+    int na = attr_ints(n, name, &a);
+    if (!na) return;
+    if (na != want)
+        fail("attribute '%s' has %d values; this %d-D op needs %d", name, na, nsp, want);
+    for (int i = 0; i < want; i++) v[3 - nsp + (i % nsp) + (i >= nsp ? 3 : 0)] = a[i];
+}
+
+/* Input spatial dims, kernel, strides, dilations and explicit pads. */
+void conv_geom_init(Node *n, const Tensor *x, const int64_t *kernel, int nk, ConvGeom *g)
+{
+    memset(g, 0, sizeof *g);
+    if (x->rank < 3)
+        fail("input '%s' is %s; %s needs N x C x D1 [x D2 [x D3]]", x->name, tensor_shape_str(x), n->op_type);
+    int nsp = x->rank - 2;
+    if (nsp > 3) fail("%d spatial dimensions; onnx2c supports 1-D, 2-D and 3-D %s", nsp, n->op_type);
+    if (nk != nsp) fail("kernel has %d spatial dimensions but the input '%s' (%s) has %d", nk, x->name, tensor_shape_str(x), nsp);
+    g->nsp = nsp;
+    int64_t pads[6] = {0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 3; i++) { g->in[i] = 1; g->k[i] = 1; g->s[i] = 1; g->d[i] = 1; }
+    for (int i = 0; i < nsp; i++) {
+        g->in[3 - nsp + i] = x->dims[2 + i];
+        g->k[3 - nsp + i] = kernel[i];
+    }
+    axis_attr(n, "strides", nsp, nsp, g->s);
+    axis_attr(n, "dilations", nsp, nsp, g->d);
+    axis_attr(n, "pads", nsp, 2 * nsp, pads);
+    for (int i = 0; i < 3; i++) {
+        g->pb[i] = pads[i];
+        g->pe[i] = pads[3 + i];
+        if (g->k[i] < 1) fail("kernel dimensions must be positive");
+        if (g->s[i] < 1) fail("strides must be positive, got %lld", (long long)g->s[i]);
+        if (g->d[i] < 1) fail("dilations must be positive, got %lld", (long long)g->d[i]);
+        if (g->in[i] < 1) fail("input '%s' has an empty spatial dimension (%s)", x->name, tensor_shape_str(x));
+    }
+}
+
+/* Output dims (and pads for auto_pad) of a forward window op (Conv, pools). */
+void conv_geom_forward(Node *n, ConvGeom *g, int ceil_mode)
+{
+    const char *ap = attr_s(n, "auto_pad");
+    int same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
+    int valid = !strcmp(ap, "VALID");
+    if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") && ap[0])
+        fail("auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", ap);
+    for (int i = 0; i < 3; i++) {
+        int64_t dk = (g->k[i] - 1) * g->d[i] + 1;   /* extent of the dilated window */
+        if (same_upper || same_lower) {
+            g->out[i] = (g->in[i] + g->s[i] - 1) / g->s[i];
+            int64_t total = (g->out[i] - 1) * g->s[i] + dk - g->in[i];
+            if (total < 0) total = 0;
+            g->pb[i] = same_upper ? total / 2 : total - total / 2;
+            g->pe[i] = total - g->pb[i];
+        } else {
+            if (valid) g->pb[i] = g->pe[i] = 0;
+            int64_t span = g->in[i] + g->pb[i] + g->pe[i] - dk;
+            if (span < 0)
+                fail("the window (kernel %lld, dilation %lld) is larger than the padded input (%lld + pads %lld, %lld)",
+                     (long long)g->k[i], (long long)g->d[i], (long long)g->in[i], (long long)g->pb[i],
+                     (long long)g->pe[i]);
+            if (ceil_mode) {
+                g->out[i] = (span + g->s[i] - 1) / g->s[i] + 1;
+                /* windows that would start in the end padding are dropped */
+                if ((g->out[i] - 1) * g->s[i] >= g->in[i] + g->pb[i]) g->out[i]--;
+            } else {
+                g->out[i] = span / g->s[i] + 1;
+            }
+        }
+        if (g->out[i] < 1) fail("the output would be empty along a spatial axis");
+    }
+}
+
+/* k[0..21): in, out, kernel, strides, dilations, pads begin, pads end (3 each). */
+void conv_geom_params(const ConvGeom *g, int64_t *k)
+{
+    for (int i = 0; i < 3; i++) {
+        k[i] = g->in[i];
+        k[3 + i] = g->out[i];
+        k[6 + i] = g->k[i];
+        k[9 + i] = g->s[i];
+        k[12 + i] = g->d[i];
+        k[15 + i] = g->pb[i];
+        k[18 + i] = g->pe[i];
+    }
+}
+
+/* Common checks of Conv/ConvTranspose: X, W (same type, same rank),
+ * group, kernel_shape against W. Returns group. */
+static int64_t conv_check(Node *n, int64_t *kernel)
+{
+    Tensor *x = n->in[0], *w = n->in[1];
+    need_dtype(n, x, DTS_FLOAT);
+    if (w->dtype != x->dtype) fail("W ('%s') must have X's data type %s", w->name, dtype_name(x->dtype));
+    if (x->rank < 3) fail("input '%s' is %s; %s needs N x C x D1 [x D2 [x D3]]", x->name, tensor_shape_str(x), n->op_type);
+    if (w->rank != x->rank)
+        fail("W ('%s') is %s; it must have the rank of X (%s)", w->name, tensor_shape_str(w), tensor_shape_str(x));
+    int64_t group = attr_i(n, "group");
+    if (group < 1) fail("group must be positive, got %lld", (long long)group);
+    int nsp = x->rank - 2;
+    for (int i = 0; i < nsp; i++) kernel[i] = w->dims[2 + i];
+    const int64_t *ks;
+    int nks = attr_ints(n, "kernel_shape", &ks);
+    if (nks) {
+        if (nks != nsp) fail("kernel_shape has %d values; the input has %d spatial dimensions", nks, nsp);
+        for (int i = 0; i < nsp; i++)
+            if (ks[i] != kernel[i])
+                fail("kernel_shape does not match the shape of W ('%s', %s)", w->name, tensor_shape_str(w));
+    }
+    return group;
+}
+
+static void check_bias(Node *n, int64_t M)
+{
+    Tensor *b = in_t(n, 2);
+    if (!b) return;
+    if (b->dtype != n->in[0]->dtype) fail("B ('%s') must have X's data type", b->name);
+    if (b->rank != 1 || b->dims[0] != M)
+        fail("B ('%s') is %s; it must be a vector of %lld values (one per output channel)", b->name,
+             tensor_shape_str(b), (long long)M);
+}
+
+static void set_conv_out(Node *n, int64_t M, const ConvGeom *g)
+{
+    Tensor *x = n->in[0];
+    int64_t dims[MAX_RANK];
+    dims[0] = x->dims[0];
+    dims[1] = M;
+    for (int i = 0; i < g->nsp; i++) dims[2 + i] = g->out[3 - g->nsp + i];
+    set_out(n, 0, x->dtype, x->rank, dims);
+}
+
+/* ---- Conv -------------------------------------------------------------- */
+
+static void conv_geom(Node *n, ConvGeom *g, int64_t *group, int64_t *M)
+{
+    Tensor *x = n->in[0], *w = n->in[1];
+    int64_t kernel[MAX_RANK];
+    *group = conv_check(n, kernel);
+    int64_t C = x->dims[1];
+    *M = w->dims[0];
+    if (w->dims[1] * *group != C)
+        fail("W ('%s') is %s: its second dimension times group (%lld) must equal the input channels %lld",
+             w->name, tensor_shape_str(w), (long long)*group, (long long)C);
+    if (*M % *group) fail("the output channels (%lld) are not a multiple of group (%lld)", (long long)*M, (long long)*group);
+    conv_geom_init(n, x, kernel, x->rank - 2, g);
+    conv_geom_forward(n, g, 0);
+}
+
+void infer_conv(Node *n)
+{
+    ConvGeom g;
+    int64_t group, M;
+    conv_geom(n, &g, &group, &M);
+    check_bias(n, M);
+    set_conv_out(n, M, &g);
+}
+
+/* k[] layout: see runtime/c/conv.h */
+static void conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64_t M, int64_t group, const ConvGeom *g)
+{
+    Tensor *y = n->out[0];
+    KCall *c = lower_call(L, xfmt("o2c_%s_%s", kind, dtype_suffix(n->in[0]->dtype)), tensor_numel(y));
+    c->x[0] = n->in[0];
+    c->x[1] = n->in[1];
+    c->x[2] = in_t(n, 2);
+    c->y[0] = y;
+    int64_t k[21];
+    conv_geom_params(g, k);
+    c->k[0] = C;
+    c->k[1] = M;
+    c->k[2] = group;
+    for (int i = 0; i < 3; i++) {
+        c->k[3 + i] = k[i];          /* in */
+        c->k[6 + i] = k[3 + i];      /* out */
+        c->k[9 + i] = k[6 + i];      /* kernel */
+        c->k[12 + i] = k[9 + i];     /* strides */
+        c->k[15 + i] = k[12 + i];    /* dilations */
+        c->k[18 + i] = k[15 + i];    /* pads begin */
+    }
+    c->nk = 21;
+}
+
+void lower_conv(Node *n, Lowering *L)
+{
+    ConvGeom g;
+    int64_t group, M;
+    conv_geom(n, &g, &group, &M);
+    conv_call(L, n, "conv", n->in[0]->dims[1], M, group, &g);
+}
+
+/* ---- ConvTranspose ----------------------------------------------------- */
+
+/* Output dims and begin pads, as the ONNX spec says:
+ *   output_shape given: total_padding = s*(in-1) + output_padding + (k-1)*d + 1 - out;
+ *     given pads are ignored; SAME_UPPER puts total/2 first, the others
+ *     (NOTSET, SAME_LOWER) total - total/2 first (VALID: nothing first);
+ *   SAME_*: out = in * s, pads as above;
+ *   else out = s*(in-1) + output_padding + (k-1)*d + 1 - pads_begin - pads_end. */
+static void convt_geom(Node *n, ConvGeom *g, int64_t *group, int64_t *M)
+{
+    Tensor *x = n->in[0], *w = n->in[1];
+    int64_t kernel[MAX_RANK];
+    *group = conv_check(n, kernel);
+    int64_t C = x->dims[1];
+    if (w->dims[0] != C)
+        fail("W ('%s') is %s: its first dimension must equal the input channels %lld", w->name,
+             tensor_shape_str(w), (long long)C);
+    if (C % *group) fail("the input channels (%lld) are not a multiple of group (%lld)", (long long)C, (long long)*group);
+    *M = w->dims[1] * *group;
+    int nsp = x->rank - 2;
+    conv_geom_init(n, x, kernel, nsp, g);
+    const char *ap = attr_s(n, "auto_pad");
+    int same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
+    int valid = !strcmp(ap, "VALID");
+    if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") && ap[0])
+        fail("auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", ap);
+    int64_t opad[3] = {0, 0, 0};
+    const int64_t *a;
+    int na = attr_ints(n, "output_padding", &a);
+    if (na) {
+        if (na != nsp && na != 2 * nsp) fail("output_padding has %d values; the input has %d spatial dimensions", na, nsp);
+        for (int i = 0; i < nsp; i++) opad[3 - nsp + i] = a[i];
+    }
+    int64_t oshape[3] = {0, 0, 0};
+    int nos = attr_ints(n, "output_shape", &a);
+    if (nos) {
+        if (nos != nsp && nos != nsp + 2)
+            fail("output_shape has %d values; the input has %d spatial dimensions", nos, nsp);
+        for (int i = 0; i < nsp; i++) oshape[3 - nsp + i] = a[nos - nsp + i];
+    }
+    /* with output_shape (or SAME_*), pads are generated and given ones ignored */
+    for (int i = 0; i < 3; i++) {
+        if (i < 3 - nsp) { g->out[i] = 1; continue; }
+        if (opad[i] < 0 || (opad[i] >= g->s[i] && opad[i] >= g->d[i]))
+            fail("output_padding %lld must be smaller than the stride or the dilation", (long long)opad[i]);
+        int64_t full = g->s[i] * (g->in[i] - 1) + opad[i] + (g->k[i] - 1) * g->d[i] + 1;
+        if (valid) g->pb[i] = g->pe[i] = 0;
+        if (nos || same_upper || same_lower) {
+            g->out[i] = nos ? oshape[i] : g->in[i] * g->s[i];
+            int64_t total = full - g->out[i];
+            int64_t half = floor_div(total, 2);
+            g->pb[i] = valid ? 0 : same_upper ? half : total - half;
+            g->pe[i] = total - g->pb[i];
+        } else {
+            g->out[i] = full - g->pb[i] - g->pe[i];
+        }
+        if (g->out[i] < 1) fail("the output would be empty along a spatial axis");
+    }
+}
+
+void infer_conv_transpose(Node *n)
+{
+    ConvGeom g;
+    int64_t group, M;
+    convt_geom(n, &g, &group, &M);
+    check_bias(n, M);
+    set_conv_out(n, M, &g);
+}
+
+void lower_conv_transpose(Node *n, Lowering *L)
+{
+    ConvGeom g;
+    int64_t group, M;
+    convt_geom(n, &g, &group, &M);
+    conv_call(L, n, "convt", n->in[0]->dims[1], M, group, &g);
+}

@@ -1,0 +1,273 @@
+/* Normalization and softmax: BatchNormalization, InstanceNormalization,
+ * LayerNormalization, Softmax, LogSoftmax (kernels in runtime/c/norm.h).
+ * The reductions (ReduceXxx, ArgMax, ArgMin) are in ops/reduce.c. */
+#include <string.h>
+
+#include "../ir.h"
+
+static int64_t prod_dims(const Tensor *t, int from, int to)
+{
+    int64_t p = 1;
+    for (int d = from; d < to; d++) p *= t->dims[d];
+    return p;
+}
+
+/* a tensor that is used: consumed by a node or a graph output */
+static int used(const Tensor *t) { return t && (t->nuses > 0 || t->is_output); }
+
+/* ---- Softmax, LogSoftmax ------------------------------------------------ */
+
+/* Before opset 13 the input is coerced to 2-D at axis (default 1) and the
+ * op works on each row; from 13 on it works along one axis (default -1). */
+static void softmax_axis(Node *n, int64_t *outer, int64_t *A, int64_t *inner)
+{
+    Tensor *x = n->in[0];
+    int old = n->opset < 13;
+    int64_t a = attr_has(n, "axis") ? attr_i(n, "axis") : (old ? 1 : -1);
+    if (old) {
+        /* axis may equal the rank for the 2-D coercion (columns of size 1) */
+        if (a < -x->rank || a > x->rank) fail("axis %lld is out of range for rank %d", (long long)a, x->rank);
+        if (a < 0) a += x->rank;
+        *outer = prod_dims(x, 0, (int)a);
+        *A = prod_dims(x, (int)a, x->rank);
+        *inner = 1;
+    } else {
+        int ax = (int)norm_axis(n, a, x->rank);
+        *outer = prod_dims(x, 0, ax);
+        *A = x->dims[ax];
+        *inner = prod_dims(x, ax + 1, x->rank);
+    }
+}
+
+void infer_softmax(Node *n)
+{
+    Tensor *x = n->in[0];
+    need_dtype(n, x, DTS_FLOAT);
+    int64_t o, a, i;
+    softmax_axis(n, &o, &a, &i);
+    out_like(n, 0, x);
+}
+
+void lower_softmax(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    int64_t outer, A, inner;
+    softmax_axis(n, &outer, &A, &inner);
+    if (A == 0) return;
+    KCall *c = lower_call(L, xfmt("o2c_softmax_%s", dtype_suffix(x->dtype)), outer * inner);
+    c->x[0] = x;
+    c->y[0] = y;
+    c->nk = 3;
+    c->k[0] = A;
+    c->k[1] = inner ? inner : 1;
+    c->k[2] = !strcmp(n->op_type, "LogSoftmax");
+}
+
+/* ---- BatchNormalization --------------------------------------------------- */
+
+/* channels as the parameters see them: C (or C x D1 x ... with spatial=0
+ * before opset 9) and the number of elements per channel block */
+static void bn_layout(Node *n, int64_t *C, int64_t *inner)
+{
+    Tensor *x = n->in[0];
+    if (n->opset < 9 && attr_i(n, "spatial") == 0) {
+        *C = prod_dims(x, 1, x->rank);
+        *inner = 1;
+    } else {
+        *C = x->dims[1];
+        *inner = prod_dims(x, 2, x->rank);
+    }
+}
+
+static int bn_training(Node *n)
+{
+    if (n->opset >= 14) return attr_i(n, "training_mode") != 0;
+    return 0;
+}
+
+void infer_batchnorm(Node *n)
+{
+    Tensor *x = n->in[0];
+    need_dtype(n, x, DTS_FLOAT);
+    if (x->rank < 2) fail("X must have rank 2 or more (N x C x ...), it is %s", tensor_shape_str(x));
+    int64_t C, inner;
+    bn_layout(n, &C, &inner);
+    static const char *const what[] = {"", "scale", "B", "mean", "var"};
+    for (int j = 1; j < 5; j++) {
+        Tensor *t = need_in(n, j);
+        if (t->dtype != x->dtype)
+            fail("%s ('%s') is %s and X is %s; onnx2c needs them to have the same data type", what[j], t->name,
+                 dtype_name(t->dtype), dtype_name(x->dtype));
+        if (tensor_numel(t) != C)
+            fail("%s ('%s') has shape %s; it should hold %lld values (one per channel)", what[j], t->name,
+                 tensor_shape_str(t), (long long)C);
+    }
+    int train = bn_training(n);
+    if (n->opset < 14) {
+        for (int j = 1; j < n->nout; j++)
+            if (used(n->out[j]))
+                fail("output %d ('%s') is a training-mode statistic; onnx2c supports the training outputs of "
+                     "BatchNormalization only from opset 14 (training_mode=1)", j, n->out[j]->name);
+    } else if (!train) {
+        for (int j = 1; j < n->nout; j++)
+            if (n->out[j])
+                fail("output %d ('%s') is only allowed with training_mode=1", j, n->out[j]->name);
+    } else if (n->nout > 3) {
+        fail("has %d outputs; with training_mode=1 BatchNormalization has at most 3", n->nout);
+    }
+    if (train && inner != prod_dims(x, 2, x->rank)) fail("training_mode=1 with spatial=0 is not supported");
+    out_like(n, 0, x);
+    for (int j = 1; j < n->nout; j++) out_like(n, j, n->in[3]);
+}
+
+void lower_batchnorm(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    int64_t C, inner;
+    bn_layout(n, &C, &inner);
+    const char *sfx = dtype_suffix(x->dtype);
+    if (bn_training(n)) {
+        int64_t d2 = 2 * C;
+        Tensor *st = lower_temp(L, DT_DOUBLE, 1, &d2);
+        KCall *c = lower_call(L, xfmt("o2c_batchnorm_train_%s", sfx), C);
+        c->x[0] = x; c->x[1] = n->in[1]; c->x[2] = n->in[2];
+        c->y[0] = y; c->y[1] = st;
+        c->nk = 3;
+        c->k[0] = x->dims[0]; c->k[1] = C; c->k[2] = inner;
+        c->nf = 1;
+        c->f[0] = attr_f(n, "epsilon");
+        Tensor *rm = n->nout > 1 ? n->out[1] : NULL, *rv = n->nout > 2 ? n->out[2] : NULL;
+        if (rm || rv) {
+            KCall *r = lower_call(L, xfmt("o2c_batchnorm_running_%s", sfx), C);
+            r->x[0] = n->in[3]; r->x[1] = n->in[4]; r->x[2] = st;
+            r->y[0] = rm; r->y[1] = rv;
+            r->nk = 1;
+            r->k[0] = C;
+            r->nf = 1;
+            r->f[0] = attr_f(n, "momentum");
+        }
+        return;
+    }
+    Tensor *pr = lower_temp(L, DT_DOUBLE, 1, &C);
+    KCall *c = lower_call(L, xfmt("o2c_batchnorm_prep_%s", sfx), C);
+    c->x[0] = n->in[1]; c->x[1] = n->in[4];
+    c->y[0] = pr;
+    c->nf = 1;
+    c->f[0] = attr_f(n, "epsilon");
+    c = lower_call(L, xfmt("o2c_batchnorm_%s", sfx), tensor_numel(x));
+    c->x[0] = x; c->x[1] = pr; c->x[2] = n->in[2]; c->x[3] = n->in[3];
+    c->y[0] = y;
+    c->nk = 2;
+    c->k[0] = C;
+    c->k[1] = inner ? inner : 1;
+}
+
+/* ---- InstanceNormalization ---------------------------------------------- */
+
+void infer_instancenorm(Node *n)
+{
+    Tensor *x = n->in[0];
+    need_dtype(n, x, DTS_FLOAT);
+    if (x->rank < 2) fail("input must have rank 2 or more (N x C x ...), it is %s", tensor_shape_str(x));
+    int64_t C = x->dims[1];
+    for (int j = 1; j < 3; j++) {
+        Tensor *t = need_in(n, j);
+        if (t->dtype != x->dtype) fail("'%s' must have the input's data type %s", t->name, dtype_name(x->dtype));
+        if (tensor_numel(t) != C)
+            fail("'%s' has shape %s; it should hold %lld values (one per channel)", t->name, tensor_shape_str(t),
+                 (long long)C);
+    }
+    out_like(n, 0, x);
+}
+
+void lower_instancenorm(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    int64_t S = prod_dims(x, 2, x->rank);
+    KCall *c = lower_call(L, xfmt("o2c_instnorm_%s", dtype_suffix(x->dtype)), x->dims[0] * x->dims[1]);
+    c->x[0] = x; c->x[1] = n->in[1]; c->x[2] = n->in[2];
+    c->y[0] = y;
+    c->nk = 2;
+    c->k[0] = x->dims[1] ? x->dims[1] : 1;
+    c->k[1] = S;
+    c->nf = 1;
+    c->f[0] = attr_f(n, "epsilon");
+}
+
+/* ---- LayerNormalization ----------------------------------------------------- */
+
+/* Checks that t broadcasts (numpy, one way) to x's dims [axis, rank). */
+static void ln_check_bcast(const Tensor *t, const Tensor *x, int axis, const char *what)
+{
+    int nr = x->rank - axis;
+    int ok = t->rank <= nr;
+    for (int d = 0; ok && d < t->rank; d++) {
+        int64_t td = t->dims[d], xd = x->dims[axis + nr - t->rank + d];
+        if (td != xd && td != 1) ok = 0;
+    }
+    if (!ok)
+        fail("%s ('%s', %s) does not broadcast to the normalized shape (the dims of X from axis %d on, X is %s)",
+             what, t->name, tensor_shape_str(t), axis, tensor_shape_str(x));
+}
+
+static int ln_stash(Node *n)
+{
+    int64_t st = attr_i(n, "stash_type");
+    if (st == DT_FLOAT) return DT_FLOAT;
+    if (st == DT_DOUBLE) return DT_DOUBLE;
+    fail("stash_type %lld is not supported (onnx2c supports 1 (float) and 11 (double))", (long long)st);
+}
+
+void infer_layernorm(Node *n)
+{
+    Tensor *x = n->in[0], *s = n->in[1], *b = in_t(n, 2);
+    need_dtype(n, x, DTS_FLOAT);
+    int axis = (int)norm_axis(n, attr_i(n, "axis"), x->rank);
+    if (s->dtype != x->dtype) fail("Scale must have X's data type %s", dtype_name(x->dtype));
+    ln_check_bcast(s, x, axis, "Scale");
+    if (b) {
+        if (b->dtype != x->dtype) fail("B must have X's data type %s", dtype_name(x->dtype));
+        ln_check_bcast(b, x, axis, "B");
+    }
+    int st = ln_stash(n);
+    out_like(n, 0, x);
+    int64_t dims[MAX_RANK];
+    for (int d = 0; d < x->rank; d++) dims[d] = d < axis ? x->dims[d] : 1;
+    set_out(n, 1, st, x->rank, dims);
+    set_out(n, 2, st, x->rank, dims);
+}
+
+void lower_layernorm(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *s = n->in[1], *b = in_t(n, 2);
+    int axis = (int)norm_axis(n, attr_i(n, "axis"), x->rank);
+    int64_t rows = prod_dims(x, 0, axis), N = prod_dims(x, axis, x->rank);
+    int st = ln_stash(n);
+    if (N == 0) fail("the normalized shape (X %s from axis %d) is empty", tensor_shape_str(x), axis);
+    for (int mode = 0; mode < 2; mode++) {
+        Tensor *istd = n->nout > 2 ? n->out[2] : NULL;
+        if (mode == 1 && !istd) break;
+        KCall *c = lower_call(L, xfmt("o2c_layernorm_%s", dtype_suffix(x->dtype)), rows);
+        c->x[0] = x; c->x[1] = s; c->x[2] = b;
+        if (mode == 0) {
+            c->y[0] = n->out[0];
+            c->y[1] = n->nout > 1 ? n->out[1] : NULL;
+        } else {
+            c->y[0] = istd;
+        }
+        c->nk = 28;
+        c->k[0] = N;
+        c->k[1] = mode;
+        c->k[2] = st == DT_DOUBLE;
+        int direct = tensor_numel(s) == N && (!b || tensor_numel(b) == N);
+        if (!direct) {
+            int nr = x->rank - axis;
+            c->k[3] = nr;
+            for (int d = 0; d < nr; d++) c->k[4 + d] = x->dims[axis + d];
+            bcast_strides(s, nr, c->k + 12);
+            if (b) bcast_strides(b, nr, c->k + 20);
+        }
+        c->nf = 1;
+        c->f[0] = attr_f(n, "epsilon");
+    }
+}

@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""Builds the example models under examples/NAME/ (model.onnx,
+test_data_set_0/input_K.pb, output_K.pb) with onnx.helper.
+
+Weights and inputs come from numpy RandomState (fixed seeds); reference
+outputs come from onnxruntime with graph optimizations disabled and one
+thread. Running it twice writes byte-identical files.
+
+    python examples/make_examples.py [NAME...]     # default: all of them
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+IR_VERSION = 8          # readable by every onnxruntime this project uses
+F = TensorProto.FLOAT
+
+
+def rng(seed):
+    return np.random.RandomState(seed)
+
+
+def w(r, *shape, scale=0.5):
+    return (r.standard_normal(shape) * scale).astype(np.float32)
+
+
+def init(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def i64(name, vals):
+    return init(name, np.array(vals, dtype=np.int64))
+
+
+def vi(name, shape, elem=F):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model(name, nodes, inputs, outputs, inits, opset=13, extra_opsets=()):
+    g = helper.make_graph(nodes, name, inputs, outputs, inits)
+    m = helper.make_model(g, producer_name="onnx2c examples", producer_version="1",
+                          opset_imports=[helper.make_opsetid("", opset)] +
+                          [helper.make_opsetid(d, v) for d, v in extra_opsets])
+    m.ir_version = IR_VERSION
+    return m
+
+
+# ---------------------------------------------------------------- the models
+# Each returns (model, [input arrays], description, extra files {name: text}).
+
+def linear():
+    r = rng(1)
+    m = model("linear", [helper.make_node("Gemm", ["x", "W", "b"], ["y"], transB=1)],
+              [vi("x", [2, 8])], [vi("y", [2, 4])],
+              [init("W", w(r, 4, 8)), init("b", w(r, 4))])
+    return m, [w(r, 2, 8, scale=1.0)], "one Gemm (x·Wᵀ + b), 8 → 4 features, batch 2", {}
+
+
+def two_heads():
+    r = rng(2)
+    nodes = [
+        helper.make_node("Gemm", ["x", "W0", "b0"], ["h"], transB=1),
+        helper.make_node("Relu", ["h"], ["t"]),
+        helper.make_node("MatMul", ["t", "W1"], ["l"]),
+        helper.make_node("Add", ["l", "b1"], ["logits"]),
+        helper.make_node("Gemm", ["t", "W2", "b2"], ["s"], alpha=0.5, beta=2.0),
+        helper.make_node("Sigmoid", ["s"], ["score"]),
+    ]
+    m = model("two_heads", nodes, [vi("x", [1, 16])], [vi("logits", [1, 3]), vi("score", [1, 2])],
+              [init("W0", w(r, 12, 16)), init("b0", w(r, 12)), init("W1", w(r, 12, 3)), init("b1", w(r, 3)),
+               init("W2", w(r, 12, 2)), init("b2", w(r, 2))])
+    return m, [w(r, 1, 16, scale=1.0)], "a Gemm+Relu trunk feeding two heads (MatMul+Add logits, Gemm+Sigmoid score): two outputs", {}
+
+
+def dynamic_batch():
+    r = rng(3)
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["h"]),
+        helper.make_node("Add", ["h", "b"], ["a"]),
+        helper.make_node("Tanh", ["a"], ["y"]),
+    ]
+    m = model("dynamic_batch", nodes, [vi("x", ["N", 6])], [vi("y", ["N", 5])],
+              [init("W", w(r, 6, 5)), init("b", w(r, 5))])
+    return (m, [w(r, 3, 6, scale=1.0)],
+            "MatMul+Add+Tanh with a symbolic batch dimension 'N' (the test data binds N=3: `--dim N=3`)", {})
+
+
+def conv_bn_relu():
+    r = rng(4)
+    nodes = [
+        helper.make_node("Conv", ["x", "W", "B"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "gamma", "beta", "mean", "var"], ["n"], epsilon=1e-5),
+        helper.make_node("Relu", ["n"], ["y"]),
+    ]
+    m = model("conv_bn_relu", nodes, [vi("x", [1, 3, 8, 8])], [vi("y", [1, 4, 8, 8])],
+              [init("W", w(r, 4, 3, 3, 3)), init("B", w(r, 4)),
+               init("gamma", (1 + w(r, 4, scale=0.2))), init("beta", w(r, 4, scale=0.2)),
+               init("mean", w(r, 4, scale=0.2)), init("var", (0.5 + r.rand(4)).astype(np.float32))])
+    return m, [w(r, 1, 3, 8, 8, scale=1.0)], "Conv 3x3 (pad 1) → BatchNormalization → Relu", {}
+
+
+def small_convnet():
+    r = rng(5)
+    nodes = [
+        helper.make_node("Conv", ["x", "W1", "B1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("BatchNormalization", ["c1", "g1", "be1", "m1", "v1"], ["n1"], epsilon=1e-3),
+        helper.make_node("Relu", ["n1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "W2", "B2"], ["c2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("GlobalAveragePool", ["r2"], ["gap"]),
+        helper.make_node("Conv", ["gap", "W3", "B3"], ["y"], kernel_shape=[1, 1]),
+    ]
+    m = model("small_convnet", nodes, [vi("x", [1, 3, 16, 16])], [vi("y", [1, 5, 1, 1])],
+              [init("W1", w(r, 8, 3, 3, 3)), init("B1", w(r, 8)),
+               init("g1", 1 + w(r, 8, scale=0.2)), init("be1", w(r, 8, scale=0.2)),
+               init("m1", w(r, 8, scale=0.2)), init("v1", (0.5 + r.rand(8)).astype(np.float32)),
+               init("W2", w(r, 8, 8, 3, 3, scale=0.3)), init("B2", w(r, 8)),
+               init("W3", w(r, 5, 8, 1, 1)), init("B3", w(r, 5))])
+    return (m, [w(r, 1, 3, 16, 16, scale=1.0)],
+            "Conv (stride 2) → BatchNormalization → Relu → Conv → Relu → GlobalAveragePool → 1x1 Conv classifier", {})
+
+
+def flatten_shape_ops():
+    r = rng(6)
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Shape", ["r"], ["shp"]),
+        helper.make_node("Gather", ["shp", "zero"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]),
+        helper.make_node("Concat", ["n1", "minus1"], ["newshape"], axis=0),
+        helper.make_node("Reshape", ["r", "newshape"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "W", "b"], ["y"], transB=1),
+    ]
+    m = model("flatten_shape_ops", nodes, [vi("x", [2, 4, 3, 3])], [vi("y", [2, 6])],
+              [init("zero", np.array(0, dtype=np.int64)), i64("axes0", [0]), i64("minus1", [-1]),
+               init("W", w(r, 6, 36, scale=0.2)), init("b", w(r, 6))])
+    return (m, [w(r, 2, 4, 3, 3, scale=1.0)],
+            "a flatten written the way PyTorch exporters write it (Shape → Gather → Unsqueeze → Concat → Reshape) before a Gemm", {})
+
+
+def clamp_min_max():
+    r = rng(7)
+    nodes = [
+        helper.make_node("Min", ["x", "hi"], ["m"]),
+        helper.make_node("Max", ["m", "lo"], ["y"]),
+    ]
+    m = model("clamp_min_max", nodes, [vi("x", [2, 10])], [vi("y", [2, 10])],
+              [init("hi", np.array(6.0, dtype=np.float32)), init("lo", np.array(0.0, dtype=np.float32))])
+    return m, [(r.uniform(-10, 10, (2, 10))).astype(np.float32)], "Min(x, 6) then Max(·, 0): a ReLU6 clamp written as Min/Max", {}
+
+
+def layernorm_decomposed():
+    r = rng(8)
+    nodes = [
+        helper.make_node("ReduceMean", ["x"], ["mu"], axes=[-1], keepdims=1),
+        helper.make_node("Sub", ["x", "mu"], ["d"]),
+        helper.make_node("Pow", ["d", "two"], ["d2"]),
+        helper.make_node("ReduceMean", ["d2"], ["var"], axes=[-1], keepdims=1),
+        helper.make_node("Add", ["var", "eps"], ["ve"]),
+        helper.make_node("Sqrt", ["ve"], ["sd"]),
+        helper.make_node("Div", ["d", "sd"], ["nrm"]),
+        helper.make_node("Mul", ["nrm", "gamma"], ["sc"]),
+        helper.make_node("Add", ["sc", "beta"], ["y"]),
+    ]
+    m = model("layernorm_decomposed", nodes, [vi("x", [1, 4, 8])], [vi("y", [1, 4, 8])],
+              [init("two", np.array(2.0, dtype=np.float32)), init("eps", np.array(1e-5, dtype=np.float32)),
+               init("gamma", 1 + w(r, 8, scale=0.2)), init("beta", w(r, 8, scale=0.2))])
+    return (m, [w(r, 1, 4, 8, scale=2.0) + 1.0],
+            "LayerNorm decomposed as paddle2onnx writes it: ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add", {})
+
+
+def gemm_chain():
+    r = rng(9)
+    nodes = [
+        helper.make_node("Gemm", ["x", "W", "b"], ["g"], transB=1),
+        helper.make_node("Add", ["g", "bias2"], ["a"]),
+        helper.make_node("Relu", ["a"], ["rl"]),
+        helper.make_node("Mul", ["rl", "scale"], ["s"]),
+        helper.make_node("Add", ["s", "x"], ["y"]),
+    ]
+    m = model("gemm_chain", nodes, [vi("x", [3, 8])], [vi("y", [3, 8])],
+              [init("W", w(r, 8, 8)), init("b", w(r, 8)), init("bias2", w(r, 1, 8)),
+               init("scale", w(r, 8, scale=1.0))])
+    return m, [w(r, 3, 8, scale=1.0)], "Gemm → Add (broadcast bias) → Relu → Mul (per-feature scale) → Add (residual)", {}
+
+
+def asinh():
+    r = rng(10)
+    m = model("asinh", [helper.make_node("Asinh", ["x"], ["y"])], [vi("x", [2, 5])], [vi("y", [2, 5])], [])
+    return m, [r.uniform(-20, 20, (2, 5)).astype(np.float32)], "a single Asinh on values in [-20, 20]", {}
+
+
+def srcnn_cubic():
+    r = rng(11)
+    nodes = [
+        helper.make_node("Resize", ["x", "", "scales"], ["up"], mode="cubic"),
+        helper.make_node("Conv", ["up", "W1", "B1"], ["c1"], kernel_shape=[9, 9], pads=[4, 4, 4, 4]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "W2", "B2"], ["c2"], kernel_shape=[1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("Conv", ["r2", "W3", "B3"], ["y"], kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+    ]
+    m = model("srcnn_cubic", nodes, [vi("x", [1, 1, 8, 8])], [vi("y", [1, 1, 16, 16])],
+              [init("scales", np.array([1, 1, 2, 2], dtype=np.float32)),
+               init("W1", w(r, 8, 1, 9, 9, scale=0.1)), init("B1", w(r, 8, scale=0.1)),
+               init("W2", w(r, 4, 8, 1, 1)), init("B2", w(r, 4, scale=0.1)),
+               init("W3", w(r, 1, 4, 5, 5, scale=0.1)), init("B3", w(r, 1, scale=0.1))])
+    return (m, [r.rand(1, 1, 8, 8).astype(np.float32)],
+            "SRCNN-style super-resolution: cubic Resize x2, then Conv 9x9 → Relu → Conv 1x1 → Relu → Conv 5x5", {})
+
+
+def self_attention():
+    r = rng(12)
+    S, D, H = 4, 8, 2
+    hd = D // H
+    nodes = [
+        helper.make_node("MatMul", ["x", "Wqkv"], ["qkv"]),
+        helper.make_node("Split", ["qkv", "split"], ["q", "k", "v"], axis=-1),
+        helper.make_node("Reshape", ["q", "heads"], ["q4"]),
+        helper.make_node("Reshape", ["k", "heads"], ["k4"]),
+        helper.make_node("Reshape", ["v", "heads"], ["v4"]),
+        helper.make_node("Transpose", ["q4"], ["qh"], perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["k4"], ["khT"], perm=[0, 2, 3, 1]),
+        helper.make_node("Transpose", ["v4"], ["vh"], perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["qh", "khT"], ["sc"]),
+        helper.make_node("Mul", ["sc", "inv_sqrt"], ["scs"]),
+        helper.make_node("Softmax", ["scs"], ["att"], axis=-1),
+        helper.make_node("MatMul", ["att", "vh"], ["ctx"]),
+        helper.make_node("Transpose", ["ctx"], ["ctxT"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ctxT", "back"], ["ctx3"]),
+        helper.make_node("MatMul", ["ctx3", "Wo"], ["o"]),
+        helper.make_node("Add", ["o", "x"], ["y"]),
+    ]
+    m = model("self_attention", nodes, [vi("x", [1, S, D])], [vi("y", [1, S, D])],
+              [init("Wqkv", w(r, D, 3 * D, scale=0.4)), i64("split", [D, D, D]), i64("heads", [1, S, H, hd]),
+               init("inv_sqrt", np.array(1 / np.sqrt(hd), dtype=np.float32)), i64("back", [1, S, D]),
+               init("Wo", w(r, D, D, scale=0.4))])
+    return (m, [w(r, 1, S, D, scale=1.0)],
+            "one multi-head self-attention block: MatMul to QKV, Split, Reshape/Transpose to 2 heads, "
+            "QKᵀ, scale, Softmax, ·V, output projection, residual Add", {})
+
+
+def sibling_convs_concat():
+    r = rng(13)
+    nodes = [
+        helper.make_node("Conv", ["x", "Wa", "Ba"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "Wb", "Bb"], ["b"], kernel_shape=[1, 1]),
+        helper.make_node("Concat", ["a", "b"], ["y"], axis=1),
+    ]
+    m = model("sibling_convs_concat", nodes, [vi("x", [1, 3, 6, 6])], [vi("y", [1, 5, 6, 6])],
+              [init("Wa", w(r, 2, 3, 3, 3)), init("Ba", w(r, 2)), init("Wb", w(r, 3, 3, 1, 1)), init("Bb", w(r, 3))])
+    return (m, [w(r, 1, 3, 6, 6, scale=1.0)],
+            "two Convs (3x3 and 1x1) on the same input joined by Concat on the channel axis", {})
+
+
+def custom_domain_op():
+    r = rng(14)
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("FancyActivation", ["r"], ["y"], domain="com.example"),
+    ]
+    m = model("custom_domain_op", nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], [],
+              extra_opsets=[("com.example", 1)])
+    return (m, [w(r, 2, 3, scale=1.0)],
+            "uses FancyActivation from domain 'com.example': onnx2c must refuse it with a message naming "
+            "the op and the domain (expect_error.txt; no reference output)",
+            {"expect_error.txt": "FancyActivation\ncom.example\n"})
+
+
+EXAMPLES = [linear, two_heads, dynamic_batch, conv_bn_relu, small_convnet, flatten_shape_ops, clamp_min_max,
+            layernorm_decomposed, gemm_chain, asinh, srcnn_cubic, self_attention, sibling_convs_concat,
+            custom_domain_op]
+
+
+# ---------------------------------------------------------------- writing
+def reference(m, inputs):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    return sess.run(None, dict(zip(names, inputs)))
+
+
+def write_bytes(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def build(fn):
+    name = fn.__name__
+    m, inputs, desc, extra = fn()
+    expect_error = "expect_error.txt" in extra
+    if not expect_error:
+        onnx.checker.check_model(m, full_check=True)
+    d = os.path.join(HERE, name)
+    ds = os.path.join(d, "test_data_set_0")
+    os.makedirs(ds, exist_ok=True)
+    for old in os.listdir(ds):
+        os.remove(os.path.join(ds, old))
+    write_bytes(os.path.join(d, "model.onnx"), m.SerializeToString(deterministic=True))
+    gin = [i for i in m.graph.input if i.name not in {t.name for t in m.graph.initializer}]
+    assert len(gin) == len(inputs)
+    for k, (v, a) in enumerate(zip(gin, inputs)):
+        write_bytes(os.path.join(ds, "input_%d.pb" % k),
+                    numpy_helper.from_array(a, v.name).SerializeToString(deterministic=True))
+    if not expect_error:
+        outs = reference(m, inputs)
+        for k, (v, a) in enumerate(zip(m.graph.output, outs)):
+            write_bytes(os.path.join(ds, "output_%d.pb" % k),
+                        numpy_helper.from_array(np.asarray(a), v.name).SerializeToString(deterministic=True))
+    for fname, text in extra.items():
+        write_bytes(os.path.join(d, fname), text.encode())
+    size = os.path.getsize(os.path.join(d, "model.onnx"))
+    return name, desc, size
+
+
+README_HEAD = """# Example models
+
+Small models made by `make_examples.py` (onnx.helper, fixed-seed numpy
+weights; reference outputs from onnxruntime with graph optimizations off and
+one thread). Each folder holds `model.onnx` and `test_data_set_0/`
+(`input_K.pb`, `output_K.pb`, the ONNX backend-test layout).
+`tests/run_models.py` compiles each to C and CUDA and checks the results.
+Regenerate with `python examples/make_examples.py` (the output is
+byte-identical run to run).
+
+| model | what it covers |
+|---|---|
+"""
+
+
+def main():
+    wanted = sys.argv[1:]
+    fns = [f for f in EXAMPLES if not wanted or f.__name__ in wanted]
+    if wanted and len(fns) != len(wanted):
+        sys.exit("unknown example in %s; known: %s" % (wanted, " ".join(f.__name__ for f in EXAMPLES)))
+    rows = {}
+    for fn in fns:
+        name, desc, size = build(fn)
+        rows[name] = desc
+        print("%-22s %6d bytes  %s" % (name, size, desc))
+    if not wanted:
+        with open(os.path.join(HERE, "README.md"), "w", encoding="utf-8") as f:
+            f.write(README_HEAD)
+            for fn in EXAMPLES:
+                f.write("| `%s` | %s |\n" % (fn.__name__, rows[fn.__name__]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,473 @@
+"""Bad-input tests of the onnx2c command line.
+
+    python tests/bad/run_bad.py [--compiler build/onnx2c] [-k SUBSTRING] [-v]
+
+Every case builds a broken model (or command line) in a temporary folder,
+runs the compiler on it and checks that it fails the way a user needs:
+
+  * exit status exactly 1 (not 0, not a crash/signal, not a sanitizer exit),
+  * finished within the time limit (no hang),
+  * exactly one message line on stderr, "onnx2c: ...", that contains the
+    expected words (file, node, op, remedy, as the case calls for),
+  * nothing left behind: no OUT.c/OUT.h and no temporary files.
+
+Prints one line per case and finally "N passed, N failed"; exits 1 if any
+case failed. Needs onnx and numpy (tests/requirements.txt).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TIMEOUT_S = 60
+OPSET = 13
+
+
+# ---- model builders ----------------------------------------------------
+
+def vi(name, dtype=TensorProto.FLOAT, shape=(2, 3)):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), ir_version=8, name="g"):
+    graph = helper.make_graph(list(nodes), name, list(inputs), list(outputs), initializer=list(inits))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = ir_version
+    return m
+
+
+def save(m, d, fname="model.onnx"):
+    path = os.path.join(d, fname)
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    return path
+
+
+def relu_model():
+    return model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x")], [vi("y")])
+
+
+def add_w_model(w_tensor):
+    """y = x + w with w an initializer (2x3 float)."""
+    return model([helper.make_node("Add", ["x", "w"], ["y"], name="add_w")], [vi("x")], [vi("y")], [w_tensor])
+
+
+def external_w(location, length=None):
+    t = TensorProto()
+    t.name = "w"
+    t.data_type = TensorProto.FLOAT
+    t.dims.extend([2, 3])
+    t.data_location = TensorProto.EXTERNAL
+    e = t.external_data.add()
+    e.key, e.value = "location", location
+    if length is not None:
+        e = t.external_data.add()
+        e.key, e.value = "length", str(length)
+    return t
+
+
+# ---- the cases ---------------------------------------------------------
+# Each case: (name, function(dir) -> (args, words[, outputs])). args are
+# the compiler's arguments; words must all appear in the message; outputs
+# are paths that must not exist afterwards (default: dir/out.c, dir/out.h).
+
+CASES = []
+
+
+def case(name):
+    def reg(fn):
+        CASES.append((name, fn))
+        return fn
+    return reg
+
+
+def out(d):
+    return os.path.join(d, "out.c")
+
+
+@case("nonexistent model file")
+def _(d):
+    p = os.path.join(d, "no_such_model.onnx")
+    return [p, "-o", out(d)], ["no_such_model.onnx", "cannot open"]
+
+
+@case("model path is a directory")
+def _(d):
+    p = os.path.join(d, "a_folder.onnx")
+    os.mkdir(p)
+    return [p, "-o", out(d)], ["a_folder.onnx", "directory"]
+
+
+@case("empty file")
+def _(d):
+    p = os.path.join(d, "empty.onnx")
+    open(p, "wb").close()
+    return [p, "-o", out(d)], ["empty.onnx", "empty"]
+
+
+@case("random bytes")
+def _(d):
+    rng = np.random.default_rng(1234)
+    data = bytes(rng.integers(0, 256, 4096, dtype=np.uint8))
+    # make sure it does not start like a valid message by chance: a bad tag
+    data = b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff" + data
+    p = os.path.join(d, "noise.onnx")
+    with open(p, "wb") as f:
+        f.write(data)
+    return [p, "-o", out(d)], ["noise.onnx", "ONNX"]
+
+
+@case("truncated model")
+def _(d):
+    w = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "w")
+    data = add_w_model(w).SerializeToString()
+    p = os.path.join(d, "cut.onnx")
+    with open(p, "wb") as f:
+        f.write(data[: len(data) * 2 // 3])
+    return [p, "-o", out(d)], ["cut.onnx", "truncated"]
+
+
+@case("a TensorProto, not a model")
+def _(d):
+    t = numpy_helper.from_array(np.arange(64, dtype=np.float32), "weights")
+    p = os.path.join(d, "tensor.onnx")
+    with open(p, "wb") as f:
+        f.write(t.SerializeToString())
+    return [p, "-o", out(d)], ["tensor.onnx", "ONNX model"]
+
+
+@case("model without graph")
+def _(d):
+    m = onnx.ModelProto()
+    m.ir_version = 8
+    m.opset_import.add().version = OPSET
+    return [save(m, d, "nograph.onnx"), "-o", out(d)], ["nograph.onnx", "no graph"]
+
+
+@case("IR version 2")
+def _(d):
+    m = relu_model()
+    m.ir_version = 2
+    return [save(m, d, "old.onnx"), "-o", out(d)], ["old.onnx", "IR version 2", "3"]
+
+
+@case("two unsupported ops, one in a custom domain")
+def _(d):
+    nodes = [helper.make_node("FooBarOp", ["x"], ["t"], name="first_bad"),
+             helper.make_node("MyCustomOp", ["t"], ["y"], name="second_bad", domain="com.example")]
+    m = model(nodes, [vi("x")], [vi("y")])
+    m.opset_import.append(helper.make_opsetid("com.example", 1))
+    return [save(m, d), "-o", out(d)], ["model.onnx", "FooBarOp", "first_bad", "MyCustomOp", "second_bad",
+                                        "com.example", "unsupported"]
+
+
+@case("float16 input")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+              [vi("x", TensorProto.FLOAT16)], [vi("y", TensorProto.FLOAT16)])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'x'", "float16"]
+
+
+@case("string input")
+def _(d):
+    m = model([helper.make_node("Identity", ["s"], ["y"], name="ident")],
+              [vi("s", TensorProto.STRING, (4,))], [vi("y", TensorProto.STRING, (4,))])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'s'", "string"]
+
+
+@case("unbound symbolic dimension")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+              [vi("x", shape=("batch_size", 3))], [vi("y", shape=("batch_size", 3))])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'x'", "batch_size", "--dim batch_size="]
+
+
+@case("--shape names an unknown input")
+def _(d):
+    return [save(relu_model(), d), "-o", out(d), "--shape", "nosuch:2x3"], ["--shape", "nosuch"]
+
+
+@case("--shape without dimensions")
+def _(d):
+    return [save(relu_model(), d), "-o", out(d), "--shape", "x"], ["--shape x", "INPUT:D0xD1"]
+
+
+@case("--shape with a non-number")
+def _(d):
+    return [save(relu_model(), d), "-o", out(d), "--shape", "x:2xabc"], ["--shape x:2xabc", "abc"]
+
+
+@case("--shape with a negative dimension")
+def _(d):
+    return [save(relu_model(), d), "-o", out(d), "--shape", "x:2x-3"], ["--shape x:2x-3", "-3"]
+
+
+@case("--shape with an empty dimension")
+def _(d):
+    return [save(relu_model(), d), "-o", out(d), "--shape", "x:2xx3"], ["--shape x:2xx3"]
+
+
+@case("--dim without a value")
+def _(d):
+    return [save(relu_model(), d), "-o", out(d), "--dim", "batch"], ["--dim batch", "SYMBOL=N"]
+
+
+@case("--dim with a non-number")
+def _(d):
+    return [save(relu_model(), d), "-o", out(d), "--dim", "batch=abc"], ["--dim batch=abc", "abc"]
+
+
+@case("--dim without a name")
+def _(d):
+    return [save(relu_model(), d), "-o", out(d), "--dim", "=3"], ["--dim =3", "SYMBOL=N"]
+
+
+@case("--dim naming no symbol of the model")
+def _(d):
+    return [save(relu_model(), d), "-o", out(d), "--dim", "nosym=3"], ["--dim nosym", "nosym"]
+
+
+@case("Add of 2x3 and 4x5")
+def _(d):
+    m = model([helper.make_node("Add", ["a", "b"], ["y"], name="add_ab")],
+              [vi("a", shape=(2, 3)), vi("b", shape=(4, 5))], [vi("y", shape=None)])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "add_ab", "Add", "2x3", "4x5"]
+
+
+@case("MatMul with mismatched K")
+def _(d):
+    m = model([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm_k")],
+              [vi("a", shape=(2, 3)), vi("b", shape=(4, 5))], [vi("y", shape=None)])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "mm_k", "MatMul", "2x3", "4x5"]
+
+
+@case("Reshape to an impossible shape")
+def _(d):
+    shape = numpy_helper.from_array(np.array([5, -1], dtype=np.int64), "target")
+    m = model([helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape_bad")],
+              [vi("x", shape=(2, 3))], [vi("y", shape=None)], [shape])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "reshape_bad", "Reshape", "2x3"]
+
+
+@case("cycle")
+def _(d):
+    nodes = [helper.make_node("Add", ["x", "b"], ["a"], name="ping"),
+             helper.make_node("Relu", ["a"], ["b"], name="pong"),
+             helper.make_node("Abs", ["a"], ["y"], name="out_node")]
+    m = model(nodes, [vi("x")], [vi("y")])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "cycle", "ping"]
+
+
+@case("dangling tensor")
+def _(d):
+    m = model([helper.make_node("Add", ["x", "ghost"], ["y"], name="adder")], [vi("x")], [vi("y")])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "ghost", "adder", "dangling"]
+
+
+@case("graph output produced by no node")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x")], [vi("y"), vi("orphan")])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "orphan"]
+
+
+@case("node output produced twice")
+def _(d):
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="maker_one"),
+             helper.make_node("Neg", ["x"], ["y"], name="maker_two")]
+    m = model(nodes, [vi("x")], [vi("y")])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'y'", "maker_two", "twice"]
+
+
+@case("external data ../x.bin")
+def _(d):
+    sub = os.path.join(d, "m")
+    os.mkdir(sub)
+    with open(os.path.join(d, "x.bin"), "wb") as f:
+        f.write(np.zeros(6, np.float32).tobytes())
+    return [save(add_w_model(external_w("../x.bin")), sub), "-o", out(d)], ["model.onnx", "'w'", "../x.bin", "outside"]
+
+
+@case("external data absolute path")
+def _(d):
+    p = os.path.join(d, "abs.bin")
+    with open(p, "wb") as f:
+        f.write(np.zeros(6, np.float32).tobytes())
+    return [save(add_w_model(external_w(p)), d), "-o", out(d)], ["model.onnx", "'w'", "abs.bin", "outside"]
+
+
+@case("external data file missing")
+def _(d):
+    return [save(add_w_model(external_w("missing.bin")), d), "-o", out(d)], ["model.onnx", "missing.bin"]
+
+
+@case("external data shorter than the tensor")
+def _(d):
+    with open(os.path.join(d, "short.bin"), "wb") as f:
+        f.write(np.zeros(5, np.float32).tobytes())
+    return [save(add_w_model(external_w("short.bin")), d), "-o", out(d)], ["model.onnx", "'w'", "short.bin", "24"]
+
+
+@case("external data length past the end of the file")
+def _(d):
+    with open(os.path.join(d, "short.bin"), "wb") as f:
+        f.write(np.zeros(5, np.float32).tobytes())
+    # the message must say how much the file really holds (20 bytes)
+    return ([save(add_w_model(external_w("short.bin", length=24)), d), "-o", out(d)],
+            ["model.onnx", "'w'", "short.bin", "20"])
+
+
+@case("raw_data of the wrong length")
+def _(d):
+    w = numpy_helper.from_array(np.zeros((2, 3), np.float32), "w")
+    w.raw_data = w.raw_data[:-4]
+    return [save(add_w_model(w), d), "-o", out(d)], ["model.onnx", "'w'", "20", "24"]
+
+
+@case("initializer with a huge shape and no data")
+def _(d):
+    # a few bytes of model declaring a 2^30 x 2^30 float tensor: refused for
+    # its missing data, not by trying to allocate 4 EiB
+    w = helper.make_tensor("w", TensorProto.FLOAT, [1 << 30, 1 << 30], [])
+    w.raw_data = b""
+    m = model([helper.make_node("Add", ["x", "w"], ["y"], name="add_w")], [vi("x")], [vi("y", shape=None)], [w])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'w'"]
+
+
+@case("typed data of the wrong length")
+def _(d):
+    w = helper.make_tensor("w", TensorProto.FLOAT, [2, 3], [1.0, 2.0, 3.0])
+    return [save(add_w_model(w), d), "-o", out(d)], ["model.onnx", "'w'"]
+
+
+@case("unwritable output path (missing folder)")
+def _(d):
+    o = os.path.join(d, "no_such_folder", "out.c")
+    return [save(relu_model(), d), "-o", o], ["no_such_folder/out.c", "cannot write"], [o, o[:-2] + ".h"]
+
+
+@case("unwritable output path (a file as folder)")
+def _(d):
+    f = os.path.join(d, "plainfile")
+    open(f, "w").close()
+    o = os.path.join(f, "out.c")
+    return [save(relu_model(), d), "-o", o], ["plainfile/out.c", "cannot write"]
+
+
+@case("output path is a folder")
+def _(d):
+    o = os.path.join(d, "out.c")
+    os.mkdir(o)
+    return [save(relu_model(), d), "-o", o], ["out.c"], [os.path.join(d, "out.h")]
+
+
+@case("wrong output extension")
+def _(d):
+    o = os.path.join(d, "out.txt")
+    return [save(relu_model(), d), "-o", o], ["out.txt", ".c"], [o, os.path.join(d, "out.h")]
+
+
+# ---- running -----------------------------------------------------------
+
+def sanitizer_env():
+    env = dict(os.environ)
+    # sanitizers must not be mistaken for the compiler's own exit status 1
+    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":exitcode=86:detect_leaks=1").lstrip(":")
+    env["LSAN_OPTIONS"] = (env.get("LSAN_OPTIONS", "") + ":exitcode=87").lstrip(":")
+    env["UBSAN_OPTIONS"] = (env.get("UBSAN_OPTIONS", "") + ":halt_on_error=1:exitcode=88:print_stacktrace=1").lstrip(":")
+    return env
+
+
+def snapshot(d):
+    found = set()
+    for root, dirs, files in os.walk(d):
+        for n in dirs + files:
+            found.add(os.path.relpath(os.path.join(root, n), d))
+    return found
+
+
+def run_case(compiler, name, fn, base, env):
+    d = tempfile.mkdtemp(prefix="case_", dir=base)
+    r = fn(d)
+    args, words = r[0], r[1]
+    must_not_exist = r[2] if len(r) > 2 else [os.path.join(d, "out.c"), os.path.join(d, "out.h")]
+    before = snapshot(d)
+    problems = []
+    try:
+        p = subprocess.run([compiler] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=TIMEOUT_S, env=env, cwd=d)
+    except subprocess.TimeoutExpired:
+        return [f"no answer within {TIMEOUT_S} s (hang?)"], ""
+    err = p.stderr.decode("utf-8", "replace")
+    lines = [l for l in err.splitlines() if l.strip()]
+    if p.returncode < 0:
+        problems.append(f"killed by signal {-p.returncode}")
+    elif p.returncode != 1:
+        problems.append(f"exit status {p.returncode}, expected 1")
+    if not lines:
+        problems.append("no message on stderr")
+    else:
+        if len(lines) != 1:
+            problems.append(f"{len(lines)} lines on stderr, expected one message")
+        if not lines[0].startswith("onnx2c: "):
+            problems.append("the message does not start with 'onnx2c: '")
+        missing = [w for w in words if w not in err]
+        if missing:
+            problems.append("the message lacks " + ", ".join(repr(w) for w in missing))
+        if "internal" in err:
+            problems.append("the message reports an internal error")
+    if p.stdout.strip():
+        problems.append("unexpected output on stdout")
+    for path in must_not_exist:
+        if os.path.lexists(path) and not os.path.isdir(path):
+            problems.append(f"left {os.path.relpath(path, d)} behind")
+    new = sorted(snapshot(d) - before)
+    if new:
+        problems.append("left new files behind: " + ", ".join(new))
+    shown = lines[0] if len(lines) == 1 else err.strip().replace("\n", " | ")
+    return problems, shown
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"), help="onnx2c binary (default: build/onnx2c)")
+    ap.add_argument("-k", dest="only", default=None, help="run only cases whose name contains this")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each message")
+    a = ap.parse_args()
+    compiler = os.path.abspath(a.compiler)
+    if not os.access(compiler, os.X_OK):
+        print(f"run_bad.py: no compiler at {a.compiler} (build it with make)", file=sys.stderr)
+        return 1
+    env = sanitizer_env()
+    base = tempfile.mkdtemp(prefix="o2c_bad_")
+    passed = failed = 0
+    try:
+        for name, fn in CASES:
+            if a.only and a.only not in name:
+                continue
+            try:
+                problems, msg = run_case(compiler, name, fn, base, env)
+            except Exception as e:  # a broken case is a failure, not a crash of the runner
+                problems, msg = [f"test error: {type(e).__name__}: {e}"], ""
+            if problems:
+                failed += 1
+                print(f"FAIL  {name}: {'; '.join(problems)}")
+                if msg:
+                    print(f"      stderr: {msg[:600]}")
+            else:
+                passed += 1
+                print(f"ok    {name}" + (f"\n      {msg}" if a.verbose else ""))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

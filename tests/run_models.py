@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""End-to-end model tests: compile ONNX models with onnx2c, build and run the
+generated C and CUDA, compare with onnxruntime.
+
+    python tests/run_models.py [--compiler build/onnx2c] [--cuda-gpu] [-j 2] [TEST_DIR...]
+
+A TEST_DIR is a folder with model.onnx and test_data_set_0/ (input_K.pb,
+output_K.pb: the ONNX backend-test layout), or a folder of such folders.
+Default: every examples/*/ and, if present, every ../shared/models/*/.
+
+For each model:
+  1. onnx2c model.onnx -o m.c --name m (+ --dim SYM=N / --shape IN:AxB for
+     symbolic input dims, taken from the test data);
+  2. the C: gcc -std=c99 -pedantic -Wall -Wextra -Werror with ASan+UBSan and
+     tests/harness/main.c; run (twice inside the harness, outputs poisoned
+     with 0xFF) and compare with onnxruntime run live and with the stored
+     output_K.pb: |got - want| <= atol + rtol*|want| (ints, bools exact, NaN
+     equals NaN); also clang -std=c99 -pedantic -Wall -Wextra -Werror -c;
+  3. the CUDA: onnx2c -o m.cu; g++ -x c++ -std=c++17 -DO2C_CUDA_EMULATE with
+     runtime/cuda/o2c_cuda_emulate.h (ASan+UBSan) and the same harness;
+     run and compare; nvcc -c m.cu (a compile check; skipped with a note if
+     nvcc is missing). --cuda-gpu: build with nvcc and run on the GPU instead
+     of the emulation.
+A model the compiler refuses is skipped ('refused: MESSAGE'), except in
+examples/ (the project's own models must compile: failed) and in folders with
+expect_error.txt (the refusal must contain each of its lines: passed; compiling
+is a failure). The last line is 'N passed, N failed, N skipped'; the exit
+status is 1 if anything failed.
+"""
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HARNESS = os.path.join(ROOT, "tests", "harness", "main.c")
+CUDA_RT = os.path.join(ROOT, "runtime", "cuda")
+EXAMPLES = os.path.join(ROOT, "examples")
+SHARED_MODELS = os.path.normpath(os.path.join(ROOT, "..", "shared", "models"))
+
+SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+GCC_C = ["gcc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror"] + SAN + ["-g", "-O1"]
+CLANG_C = ["clang", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c"]
+GXX_EMU = ["g++", "-x", "c++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror",
+           "-DO2C_CUDA_EMULATE", "-DO2C_HARNESS_CUDA", "-I" + CUDA_RT] + SAN + ["-g", "-O1"]
+NVCC_C = ["nvcc", "-c", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]
+NVCC_GPU = ["nvcc", "-O2", "-Werror", "all-warnings", "-DO2C_HARNESS_CUDA"]
+RUN_ENV = dict(os.environ,
+               ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:allocator_may_return_null=0",
+               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+
+print_lock = threading.Lock()
+
+
+class CaseFailed(Exception):
+    pass
+
+
+def load_pb(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def raw_bytes(a):
+    a = np.ascontiguousarray(a)
+    if a.dtype == np.bool_:
+        return a.astype(np.uint8).tobytes()
+    return a.tobytes()
+
+
+def compare(got_bytes, want, rtol, atol):
+    """(ok, max abs error or None, why)."""
+    dt = np.dtype(np.uint8) if want.dtype == np.bool_ else want.dtype
+    if len(got_bytes) != want.size * dt.itemsize:
+        return False, None, "%d bytes, expected %d" % (len(got_bytes), want.size * dt.itemsize)
+    got = np.frombuffer(got_bytes, dtype=dt).reshape(want.shape)
+    if want.dtype == np.bool_:
+        if not np.all((got == 0) | (got == 1)):
+            return False, None, "bool output holds bytes other than 0/1"
+        got = got.astype(np.bool_)
+    if want.dtype.kind == "f":
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        same = (g == w) | (np.isnan(g) & np.isnan(w))
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(g - w)
+            ok = same | (diff <= atol + rtol * np.abs(w))
+        finite = np.isfinite(diff)
+        err = float(np.max(diff[finite])) if finite.any() else 0.0
+        if not ok.all():
+            bad = ~ok
+            idx = np.unravel_index(int(np.argmax(bad)), want.shape) if want.ndim else ()
+            if np.isnan(g[bad]).any() and not np.isnan(w[bad]).any():
+                err = float("nan")
+            return False, err, "%d of %d elements off (first at %s: got %r, want %r)" % (
+                int(bad.sum()), want.size, list(idx), g[idx].item(), w[idx].item())
+        return True, err, ""
+    if not np.array_equal(got, want):
+        bad = got != want
+        idx = np.unravel_index(int(np.argmax(bad)), want.shape) if want.ndim else ()
+        return False, None, "%d of %d elements differ (first at %s: got %r, want %r)" % (
+            int(bad.sum()), want.size, list(idx), got[idx].item(), want[idx].item())
+    return True, 0.0, ""
+
+
+def find_tests(paths):
+    out = []
+    for p in paths:
+        if os.path.isfile(os.path.join(p, "model.onnx")):
+            out.append(os.path.normpath(p))
+        else:
+            out += sorted(os.path.dirname(m) for m in glob.glob(os.path.join(p, "*", "model.onnx")))
+    return out
+
+
+def sh(cmd, timeout, cwd=None, env=None):
+    """Runs cmd; (returncode, stdout+stderr). Timeout: rc None."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, cwd=cwd, env=env)
+    except subprocess.TimeoutExpired:
+        return None, "timed out after %ds" % timeout
+    return r.returncode, (r.stdout or "") + (r.stderr or "")
+
+
+def first_error(text, limit=300):
+    """The most telling line of a tool's output."""
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    for pat in ("o2c_cuda_emulate:", "ERROR: AddressSanitizer", "runtime error:", "returned", "error:",
+                "differs", "modified", "expected exactly", "ERROR: LeakSanitizer", "Error"):
+        for l in lines:
+            if pat in l:
+                return l[:limit]
+    return (lines[-1] if lines else "(no output)")[:limit]
+
+
+def is_in(path, folder):
+    return os.path.commonpath([os.path.abspath(path), folder]) == folder
+
+
+def ort_run(model_path, inputs):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    return sess.run(None, dict(zip(names, inputs)))
+
+
+def shape_flags(gin, ins):
+    """--dim SYM=N for named symbolic dims (when the data agrees on one value),
+    --shape IN:AxB for inputs with unnamed unknown dims or anything else."""
+    flags, dims, conflict, shape_inputs = [], {}, set(), []
+    for vi, a in zip(gin, ins):
+        tdims = vi.type.tensor_type.shape.dim
+        known_rank = vi.type.tensor_type.HasField("shape")
+        if known_rank and len(tdims) != a.ndim:
+            shape_inputs.append((vi, a))
+            continue
+        for d, n in zip(tdims, a.shape):
+            if d.HasField("dim_value"):
+                continue
+            if d.HasField("dim_param") and d.dim_param:
+                if dims.setdefault(d.dim_param, n) != n:
+                    conflict.add(d.dim_param)
+            else:
+                shape_inputs.append((vi, a))
+                break
+        if not known_rank:
+            shape_inputs.append((vi, a))
+    for vi, a in zip(gin, ins):
+        tdims = vi.type.tensor_type.shape.dim
+        if any(d.HasField("dim_param") and d.dim_param in conflict for d in tdims) and \
+                all(vi is not s[0] for s in shape_inputs):
+            shape_inputs.append((vi, a))
+    for sym, n in sorted(dims.items()):
+        if sym not in conflict:
+            flags += ["--dim", "%s=%d" % (sym, n)]
+    for vi, a in shape_inputs:
+        flags += ["--shape", "%s:%s" % (vi.name, "x".join(str(s) for s in a.shape))]
+    return flags
+
+
+def parse_header(path):
+    text = open(path, encoding="utf-8", errors="replace").read()
+    h = {}
+    for m in re.finditer(r"#define m_(\w+) (.*)", text):
+        h[m.group(1)] = m.group(2).split("/*")[0].strip()
+    return h
+
+
+def check_header(h, kind, k, arr):
+    """The header's description of input/output k must match the data."""
+    want_type = "bool" if arr.dtype == np.bool_ else arr.dtype.name
+    t = h.get("%s%d_TYPE" % (kind, k), "").strip('"')
+    dims = h.get("%s%d_DIMS" % (kind, k), "")
+    got_dims = [int(x) for x in re.findall(r"-?\d+", dims)] if arr.ndim else []
+    size = h.get("%s%d_SIZE" % (kind, k), "")
+    problems = []
+    if t != want_type:
+        problems.append("type %s, data is %s" % (t or "?", want_type))
+    if got_dims != list(arr.shape):
+        problems.append("dims %s, data is %s" % (dims or "?", list(arr.shape)))
+    if size != str(arr.size):
+        problems.append("size %s, data has %d" % (size or "?", arr.size))
+    if problems:
+        raise CaseFailed("header %s %d: %s" % (kind.lower(), k, "; ".join(problems)))
+
+
+class Case:
+    def __init__(self, test, args):
+        self.test = test
+        self.args = args
+        self.name = os.path.relpath(test, os.path.dirname(os.path.dirname(test)))
+        self.status = None      # pass / fail / skip
+        self.notes = []
+        self.errors = {}        # path -> max abs error
+        self.t0 = time.time()
+
+    def step(self, cmd, what, timeout=None, cwd=None, env=None):
+        rc, out = sh(cmd, timeout or self.args.timeout, cwd=cwd, env=env)
+        if rc != 0:
+            raise CaseFailed("%s: %s" % (what, first_error(out)))
+        return out
+
+    def compile_model(self, work, out_name, flags):
+        cmd = [self.args.compiler, os.path.join(self.test, "model.onnx"), "-o", os.path.join(work, out_name),
+               "--name", "m"] + flags
+        rc, out = sh(cmd, self.args.timeout)
+        return cmd, rc, out
+
+    def compare_outputs(self, path, files, refs):
+        for k, (f, (live, stored)) in enumerate(zip(files, refs)):
+            data = open(f, "rb").read()
+            for label, want in (("onnxruntime", live), ("stored output_%d.pb" % k, stored)):
+                if want is None:
+                    continue
+                ok, err, why = compare(data, want, self.args.rtol, self.args.atol)
+                if label == "onnxruntime" or live is None:   # the error reported: against the live run
+                    e = float("inf") if err is None else err
+                    prev = self.errors.get(path, 0.0)
+                    self.errors[path] = e if (np.isnan(e) or e > prev) else prev
+                if not ok:
+                    raise CaseFailed("%s output %d vs %s: %s" % (path, k, label, why))
+
+    def run(self):
+        args = self.args
+        model_path = os.path.join(self.test, "model.onnx")
+        expect_path = os.path.join(self.test, "expect_error.txt")
+        expect = None
+        if os.path.exists(expect_path):
+            expect = [l.strip() for l in open(expect_path, encoding="utf-8") if l.strip()]
+        sets = sorted(glob.glob(os.path.join(self.test, "test_data_set_*")))
+        if not sets:
+            raise CaseFailed("no test_data_set_0")
+        ds = sets[0]
+        model = onnx.load(model_path, load_external_data=False)
+        inits = {i.name for i in model.graph.initializer}
+        gin = [i for i in model.graph.input if i.name not in inits]
+        ins = [load_pb(os.path.join(ds, "input_%d.pb" % k)) for k in range(len(gin))]
+        flags = shape_flags(gin, ins)
+        work = tempfile.mkdtemp(prefix="o2c_models_")
+        try:
+            self._run(work, model_path, model, gin, ins, ds, flags, expect)
+        finally:
+            if args.keep:
+                self.notes.append("kept " + work)
+            else:
+                shutil.rmtree(work, ignore_errors=True)
+
+    def _run(self, work, model_path, model, gin, ins, ds, flags, expect):
+        args = self.args
+        cdir, cudir = os.path.join(work, "c"), os.path.join(work, "cu")
+        os.makedirs(cdir)
+        os.makedirs(cudir)
+
+        # ---- 1. compile to C
+        cmd, rc, out = self.compile_model(cdir, "m.c", flags)
+        sanitizer = any(s in out for s in ("Sanitizer", "runtime error:"))
+        if rc is None or rc < 0 or rc >= 128 or sanitizer:
+            raise CaseFailed("compiler crashed (rc %s): %s\n    %s" % (rc, first_error(out), " ".join(cmd)))
+        if rc != 0:
+            msg = next((l.strip() for l in out.splitlines() if l.strip()), "(no message)")[:300]
+            if expect is not None:
+                missing = [s for s in expect if s not in out]
+                if missing:
+                    raise CaseFailed("refused, but the message lacks %s: %s" % (missing, msg))
+                self.status = "pass"
+                self.notes.append("refused as expected")
+                return
+            if is_in(self.test, EXAMPLES):
+                raise CaseFailed("refused: %s" % msg)
+            self.status = "skip"
+            self.notes.append("refused: %s" % msg)
+            return
+        if expect is not None:
+            raise CaseFailed("compiled, but expect_error.txt says it must be refused (%s)" % ", ".join(expect))
+
+        # ---- references
+        nouts = len(model.graph.output)
+        stored = []
+        for k in range(nouts):
+            p = os.path.join(ds, "output_%d.pb" % k)
+            stored.append(load_pb(p) if os.path.exists(p) else None)
+        try:
+            live = [np.asarray(a) for a in ort_run(model_path, ins)]
+        except Exception as e:  # onnxruntime cannot run it: the stored data only
+            live = [None] * nouts
+            self.notes.append("onnxruntime failed (%s): stored outputs only" % str(e).splitlines()[0][:100])
+        if all(s is None for s in stored) and all(l is None for l in live):
+            raise CaseFailed("no reference outputs")
+        refs = list(zip(live, stored))
+        shapes = [(l if l is not None else s) for l, s in refs]
+
+        h = parse_header(os.path.join(cdir, "m.h"))
+        if h.get("NUM_INPUTS") != str(len(ins)) or h.get("NUM_OUTPUTS") != str(nouts):
+            raise CaseFailed("header: %s inputs, %s outputs; the model has %d and %d" % (
+                h.get("NUM_INPUTS"), h.get("NUM_OUTPUTS"), len(ins), nouts))
+        for k, a in enumerate(ins):
+            check_header(h, "INPUT", k, a)
+        for k, a in enumerate(shapes):
+            check_header(h, "OUTPUT", k, a)
+
+        in_files = []
+        for k, a in enumerate(ins):
+            f = os.path.join(work, "in%d.bin" % k)
+            with open(f, "wb") as fh:
+                fh.write(raw_bytes(a))
+            in_files.append("%s:%d" % (f, len(raw_bytes(a))))
+        out_bytes = [len(raw_bytes(a)) for a in shapes]
+
+        def run_prog(exe, tag):
+            outs = [os.path.join(work, "%s_out%d.bin" % (tag, k)) for k in range(nouts)]
+            rc, out = sh([exe] + in_files + ["--"] + ["%s:%d" % (o, n) for o, n in zip(outs, out_bytes)],
+                         args.run_timeout, env=RUN_ENV)
+            if rc != 0:
+                raise CaseFailed("%s: run %s: %s" % (tag, "timed out" if rc is None else "failed (rc %d)" % rc,
+                                                     first_error(out)))
+            return outs
+
+        # ---- 2. the C
+        self.step(GCC_C + ["-I" + cdir, "-o", os.path.join(work, "prog_c"), HARNESS,
+                           os.path.join(cdir, "m.c"), "-lm"], "c: gcc")
+        self.compare_outputs("c", run_prog(os.path.join(work, "prog_c"), "c"), refs)
+        self.step(CLANG_C + ["-o", os.path.join(cdir, "m.o"), os.path.join(cdir, "m.c")], "c: clang -c")
+
+        # ---- 3. the CUDA
+        cmd, rc, out = self.compile_model(cudir, "m.cu", flags)
+        if rc != 0:
+            raise CaseFailed("cuda: onnx2c -o m.cu failed (rc %s) where -o m.c worked: %s" % (rc, first_error(out)))
+        if any(s in out for s in ("Sanitizer", "runtime error:")):
+            raise CaseFailed("cuda: compiler sanitizer report: %s" % first_error(out))
+        if args.cuda_gpu:
+            exe = os.path.join(work, "prog_gpu")
+            self.step(NVCC_GPU + ["-I" + cudir, "-x", "cu", HARNESS, "-x", "cu", os.path.join(cudir, "m.cu"),
+                                  "-o", exe], "cuda: nvcc")
+            self.compare_outputs("cuda-gpu", run_prog(exe, "gpu"), refs)
+        else:
+            exe = os.path.join(work, "prog_emu")
+            self.step(GXX_EMU + ["-I" + cudir, "-o", exe, HARNESS, os.path.join(cudir, "m.cu"), "-lm"],
+                      "cuda-emu: g++")
+            self.compare_outputs("cuda-emu", run_prog(exe, "emu"), refs)
+            if args.nvcc:
+                self.step(NVCC_C + ["-I" + cudir, "-o", os.path.join(cudir, "m.o"), os.path.join(cudir, "m.cu")],
+                          "cuda: nvcc -c")
+        self.status = "pass"
+
+    def line(self):
+        errs = ", ".join("%s %s" % (k, "%.3g" % v) for k, v in self.errors.items())
+        parts = [self.status.upper() if self.status != "skip" else "SKIP", self.name]
+        if errs:
+            parts.append("max err " + errs)
+        parts += self.notes
+        parts.append("(%.1fs)" % (time.time() - self.t0))
+        return "%-5s %-40s %s" % (parts[0], parts[1], "  ".join(parts[2:]))
+
+
+def run_case(test, args):
+    c = Case(test, args)
+    try:
+        c.run()
+    except CaseFailed as e:
+        c.status = "fail"
+        c.notes.insert(0, str(e))
+    except Exception as e:  # a harness problem: reported as a failure of the case
+        c.status = "fail"
+        c.notes.insert(0, "harness error: %r" % (e,))
+    with print_lock:
+        print(c.line(), flush=True)
+    return c
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("tests", nargs="*")
+    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
+    ap.add_argument("--cuda-gpu", action="store_true", help="build the .cu with nvcc and run it on the GPU")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per compile step")
+    ap.add_argument("--run-timeout", type=int, default=300, help="seconds per program run")
+    ap.add_argument("--keep", action="store_true", help="keep the work folders")
+    args = ap.parse_args()
+
+    args.compiler = os.path.abspath(args.compiler)
+    paths = args.tests or [EXAMPLES] + ([SHARED_MODELS] if os.path.isdir(SHARED_MODELS) else [])
+    tests = find_tests(paths)
+    if not os.access(args.compiler, os.X_OK):
+        print("no compiler at %s (build it first, or pass --compiler)" % args.compiler)
+        print("0 passed, %d failed, 0 skipped" % max(1, len(tests)))
+        sys.exit(1)
+    args.nvcc = shutil.which("nvcc") is not None
+    if args.cuda_gpu and not args.nvcc:
+        print("--cuda-gpu: nvcc is not installed")
+        print("0 passed, %d failed, 0 skipped" % max(1, len(tests)))
+        sys.exit(1)
+    if not args.nvcc:
+        print("note: nvcc is not installed: the nvcc -c compile check of the .cu is skipped", flush=True)
+    if not tests:
+        print("no test folders (model.onnx + test_data_set_0) in %s" % " ".join(paths))
+
+    # biggest first, so the long ones do not finish last on their own
+    order = sorted(tests, key=lambda t: -os.path.getsize(os.path.join(t, "model.onnx")))
+    t0 = time.time()
+    with ThreadPoolExecutor(max(1, args.jobs)) as ex:
+        results = [f.result() for f in as_completed([ex.submit(run_case, t, args) for t in order])]
+    n = {s: sum(1 for r in results if r.status == s) for s in ("pass", "fail", "skip")}
+    print("(%.0fs)" % (time.time() - t0))
+    print("%d passed, %d failed, %d skipped" % (n["pass"], n["fail"], n["skip"]))
+    sys.exit(1 if n["fail"] else 0)
+
+
+if __name__ == "__main__":
+    main()
