@@ -74,6 +74,8 @@ test: deps venv
 	$(MAKE) BUILD=build/asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" CFLAGS="-O1 -g" all
 	$(VPY) tests/run_all.py
 
+test-unit: unit
+
 test-gpu: deps venv all
 	$(VPY) tests/run_models.py --cuda-gpu
 

@@ -26,6 +26,7 @@ void *xalloc(size_t n)
 
 void pool_release(void)
 {
+    graph_index_reset();
     while (pool_head) {
         Block *n = pool_head->next;
         free(pool_head);
@@ -43,9 +44,11 @@ char *xstrdup(const char *s)
 
 char *xfmt(const char *fmt, ...)
 {
+    if (!fmt) return xstrdup("");
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    char probe[1];
+    int n = vsnprintf(probe, sizeof probe, fmt, ap);
     va_end(ap);
     char *s = xalloc((size_t)n + 1);
     va_start(ap, fmt);

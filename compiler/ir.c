@@ -92,6 +92,10 @@ static unsigned hash_str(const char *s)
 typedef struct { Graph *g; int *slots; int cap; } NameIndex;
 static NameIndex index_of = {0};
 
+/* Called by pool_release(): the index lives in pool memory, and a later
+ * Graph may get the address of a released one. */
+void graph_index_reset(void) { memset(&index_of, 0, sizeof index_of); }
+
 static void index_rebuild(Graph *g, int cap)
 {
     index_of.g = g;

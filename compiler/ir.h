@@ -30,6 +30,9 @@
  * failure anywhere longjmps back to the handler with the message set. */
 void *xalloc(size_t n);                 /* zeroed, never NULL */
 char *xstrdup(const char *s);
+#ifdef __GNUC__
+__attribute__((format(printf, 1, 2)))
+#endif
 char *xfmt(const char *fmt, ...);        /* formatted, pool-allocated */
 void pool_release(void);
 
@@ -162,6 +165,7 @@ typedef struct Graph {
 
 Tensor *graph_tensor(Graph *g, const char *name);       /* find or create */
 Tensor *graph_find(Graph *g, const char *name);         /* find or NULL */
+void graph_index_reset(void);                           /* forget the name index (pool_release) */
 Node *graph_add_node(Graph *g);
 int64_t tensor_numel(const Tensor *t);
 size_t tensor_bytes(const Tensor *t);

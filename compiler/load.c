@@ -1,5 +1,7 @@
 /* Loading: ONNX ModelProto (protobuf-c) -> IR. */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,12 @@ static uint8_t *read_file(const char *path, size_t *len, const char *what)
 {
     FILE *f = fopen(path, "rb");
     if (!f) fail_plain("cannot open %s '%s': %s", what, path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        int dir = S_ISDIR(st.st_mode);
+        fclose(f);
+        fail_plain("cannot read %s '%s': %s", what, path, dir ? "it is a directory" : "not a regular file");
+    }
     if (fseek(f, 0, SEEK_END) != 0) { fclose(f); fail_plain("cannot read %s '%s' (not a regular file?)", what, path); }
     long n = ftell(f);
     if (n < 0) { fclose(f); fail_plain("cannot read %s '%s' (not a regular file?)", what, path); }
@@ -56,7 +64,10 @@ static const uint8_t *external_data(Onnx__TensorProto *tp, size_t want)
     uint8_t *buf = read_file(path, &flen, "external data file");
     if (off < 0 || (size_t)off > flen) fail_plain("tensor '%s': offset %lld is past the end of '%s'", tp->name, off, path);
     if (len < 0) len = (long long)(flen - (size_t)off);
-    if ((size_t)len != want || (size_t)off + (size_t)len > flen)
+    if ((unsigned long long)len > flen - (size_t)off)
+        fail_plain("tensor '%s': external data in '%s' should hold %lld bytes from offset %lld, but the file has "
+                   "only %zu bytes", tp->name, path, len, off, flen);
+    if ((size_t)len != want)
         fail_plain("tensor '%s': external data in '%s' holds %lld bytes, the tensor needs %zu",
                    tp->name, path, len, want);
     return buf + off;
@@ -82,14 +93,16 @@ static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
     size_t es = dtype_size(dt);
     if ((uint64_t)numel > (uint64_t)SIZE_MAX / 8) fail_plain("tensor '%s' is too large", tp->name);
     size_t bytes = (size_t)numel * es;
-    uint8_t *d = tensor_alloc_data(t);
+    /* check the data's size before allocating: the shape alone can be huge */
     if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        memcpy(d, external_data(tp, bytes), bytes);
+        const uint8_t *src = external_data(tp, bytes);
+        memcpy(tensor_alloc_data(t), src, bytes);
         return;
     }
     if (tp->has_raw_data) {
         if (tp->raw_data.len != bytes)
             fail_plain("tensor '%s' holds %zu bytes of raw data; its type and shape need %zu", tp->name, tp->raw_data.len, bytes);
+        uint8_t *d = tensor_alloc_data(t);
         if (bytes) memcpy(d, tp->raw_data.data, bytes);
         return;
     }
@@ -103,6 +116,7 @@ static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
     }
     if (n != (size_t)numel)
         fail_plain("tensor '%s' holds %zu values; its shape needs %lld", tp->name, n, (long long)numel);
+    uint8_t *d = tensor_alloc_data(t);
     for (size_t i = 0; i < n; i++) {
         switch (dt) {
         case DT_FLOAT: ((float *)d)[i] = tp->float_data[i]; break;

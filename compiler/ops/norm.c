@@ -233,8 +233,13 @@ void infer_layernorm(Node *n)
     out_like(n, 0, x);
     int64_t dims[MAX_RANK];
     for (int d = 0; d < x->rank; d++) dims[d] = d < axis ? x->dims[d] : 1;
-    set_out(n, 1, st, x->rank, dims);
-    set_out(n, 2, st, x->rank, dims);
+    /* Mean and InvStdDev have the stash type (ONNX shape inference); a
+     * graph output declared as float or double keeps its declared type */
+    for (int o = 1; o < 3 && o < n->nout; o++) {
+        Tensor *t = n->out[o];
+        int dt = t && t->is_output && (t->dtype == DT_FLOAT || t->dtype == DT_DOUBLE) ? t->dtype : st;
+        set_out(n, o, dt, x->rank, dims);
+    }
 }
 
 void lower_layernorm(Node *n, Lowering *L)
@@ -242,7 +247,6 @@ void lower_layernorm(Node *n, Lowering *L)
     Tensor *x = n->in[0], *s = n->in[1], *b = in_t(n, 2);
     int axis = (int)norm_axis(n, attr_i(n, "axis"), x->rank);
     int64_t rows = prod_dims(x, 0, axis), N = prod_dims(x, axis, x->rank);
-    int st = ln_stash(n);
     if (N == 0) fail("the normalized shape (X %s from axis %d) is empty", tensor_shape_str(x), axis);
     for (int mode = 0; mode < 2; mode++) {
         Tensor *istd = n->nout > 2 ? n->out[2] : NULL;
@@ -258,7 +262,8 @@ void lower_layernorm(Node *n, Lowering *L)
         c->nk = 28;
         c->k[0] = N;
         c->k[1] = mode;
-        c->k[2] = st == DT_DOUBLE;
+        Tensor *stat = mode ? istd : (n->nout > 1 ? n->out[1] : NULL);
+        c->k[2] = stat && stat->dtype == DT_DOUBLE;
         int direct = tensor_numel(s) == N && (!b || tensor_numel(b) == N);
         if (!direct) {
             int nr = x->rank - axis;
