@@ -43,6 +43,11 @@ static uint8_t *read_file(const char *path, size_t *len, const char *what)
     return buf;
 }
 
+/* External data files are read once each (many tensors share one file);
+ * the cache is emptied for every model. */
+static struct { char *path; uint8_t *buf; size_t len; } cache[16];
+static int ncache;
+
 /* External data: the file must lie inside the model's folder. */
 static const uint8_t *external_data(Onnx__TensorProto *tp, size_t want)
 {
@@ -61,7 +66,16 @@ static const uint8_t *external_data(Onnx__TensorProto *tp, size_t want)
                    "keep external data files next to the model", tp->name, loc);
     char *path = xfmt("%s/%s", G->model_dir, loc);
     size_t flen;
-    uint8_t *buf = read_file(path, &flen, "external data file");
+    uint8_t *buf = NULL;
+    for (int i = 0; i < ncache; i++)
+        if (!strcmp(cache[i].path, path)) { buf = cache[i].buf; flen = cache[i].len; }
+    if (!buf) {
+        buf = read_file(path, &flen, "external data file");
+        int slot = ncache < 16 ? ncache++ : 0;
+        cache[slot].path = path;
+        cache[slot].buf = buf;
+        cache[slot].len = flen;
+    }
     if (off < 0 || (size_t)off > flen) fail_plain("tensor '%s': offset %lld is past the end of '%s'", tp->name, off, path);
     if (len < 0) len = (long long)(flen - (size_t)off);
     if ((unsigned long long)len > flen - (size_t)off)
@@ -278,6 +292,7 @@ Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path)
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
     if (!m) fail_plain("not a valid ONNX model: the protobuf data is truncated or corrupt");
     G = xalloc(sizeof *G);
+    ncache = 0;
     char *dir = xstrdup(path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0; else dir = ".";
