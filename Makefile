@@ -80,10 +80,10 @@ test-gpu: deps venv all
 	$(VPY) tests/run_models.py --cuda-gpu
 
 demo: deps all
-	@bash examples/demo.sh
+	@bash examples/demo/demo.sh
 
 bench: deps venv all
 	$(VPY) tests/bench.py
 
 clean:
-	rm -rf build generated/*.c generated/*.h generated/*.cu generated/demo
+	rm -rf build generated/*.c generated/*.h generated/*.cu generated/demo_*

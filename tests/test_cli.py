@@ -166,7 +166,24 @@ def t_name_default_and_ident(c):
     assert not os.path.exists(os.path.join(c.tmp, "q.c"))
 
 
-TESTS = [t_deterministic, t_two_models_one_program, t_caller_arena, t_info_flags, t_name_default_and_ident]
+def t_firmware_example(c):
+    """examples/firmware/main.c builds warning-free (gcc and clang, C99
+    pedantic) against a compiled example and runs clean under ASan/UBSan."""
+    r = c.onnx2c(os.path.join(ROOT, "examples", "small_convnet", "model.onnx"), "-o",
+                 os.path.join(c.tmp, "small_convnet.c"))
+    assert r.returncode == 0, r.stderr
+    srcs = [os.path.join(ROOT, "examples", "firmware", "main.c"), os.path.join(c.tmp, "small_convnet.c")]
+    r = run(["clang", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-I", c.tmp, "-c", srcs[0], "-o",
+             os.path.join(c.tmp, "fw_clang.o")])
+    assert r.returncode == 0, r.stderr
+    exe = os.path.join(c.tmp, "fw")
+    r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe] + srcs + ["-lm"])
+    assert r.returncode == 0, r.stderr
+    r = run([exe])
+    assert r.returncode == 0, "firmware example exit %d: %s" % (r.returncode, r.stderr[-400:])
+
+
+TESTS = [t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_info_flags, t_name_default_and_ident]
 
 
 def main():
