@@ -190,6 +190,12 @@ void infer_graph(Graph *g, const Options *o)
     bind_inputs(g, o);
     check_ops(g);
     topo_sort(g);
+    /* readers of each tensor (nodes and graph outputs): ops use it to skip
+     * optional outputs nobody reads */
+    for (int i = 0; i < g->nnodes; i++)
+        for (int j = 0; j < g->nodes[i]->nin; j++)
+            if (g->nodes[i]->in[j]) g->nodes[i]->in[j]->nuses++;
+    for (int i = 0; i < g->noutputs; i++) g->outputs[i]->nuses++;
     for (int i = 0; i < g->nnodes; i++) {
         diag_node = g->nodes[i];
         infer_node(g->nodes[i]);

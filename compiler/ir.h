@@ -102,7 +102,7 @@ typedef struct Tensor {
     int is_input, is_output; /* graph input (not initializer) / graph output */
     int input_index, output_index;
     struct Node *producer;
-    int nuses;
+    int nuses;               /* readers: node inputs and graph outputs */
     /* planning */
     Storage storage;
     struct Tensor *alias_of;

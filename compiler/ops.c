@@ -15,6 +15,7 @@
 #include "../runtime/c/reduce.h"
 #include "../runtime/c/movement.h"
 #include "../runtime/c/resize.h"
+#include "../runtime/c/rnn.h"
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -76,6 +77,7 @@ TS_ALL(K_CAST_FROM, 0)
 #define R_REDUCE(name) R_FILE(name, "reduce.h")
 #define R_MOVEMENT(name) R_FILE(name, "movement.h")
 #define R_RESIZE(name) R_FILE(name, "resize.h")
+#define R_RNN(name) R_FILE(name, "rnn.h")
 
 static const Kernel KERNELS[] = {
 #define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
@@ -100,6 +102,7 @@ static const Kernel KERNELS[] = {
     O2C_KERNELS_REDUCE(R_REDUCE)
     O2C_KERNELS_MOVEMENT(R_MOVEMENT)
     O2C_KERNELS_RESIZE(R_RESIZE)
+    O2C_KERNELS_RNN(R_RNN)
 };
 
 const Kernel *kernel_find(const char *name)

@@ -105,13 +105,13 @@ def compare(got_bytes, want, rtol, atol):
             if np.isnan(g[bad]).any() and not np.isnan(w[bad]).any():
                 err = float("nan")
             return False, err, "%d of %d elements off (first at %s: got %r, want %r)" % (
-                int(bad.sum()), want.size, list(idx), g[idx].item(), w[idx].item())
+                int(bad.sum()), want.size, [int(j) for j in idx], g[idx].item(), w[idx].item())
         return True, err, ""
     if not np.array_equal(got, want):
         bad = got != want
         idx = np.unravel_index(int(np.argmax(bad)), want.shape) if want.ndim else ()
         return False, None, "%d of %d elements differ (first at %s: got %r, want %r)" % (
-            int(bad.sum()), want.size, list(idx), got[idx].item(), want[idx].item())
+            int(bad.sum()), want.size, [int(j) for j in idx], got[idx].item(), want[idx].item())
     return True, 0.0, ""
 
 
@@ -125,12 +125,20 @@ def find_tests(paths):
     return out
 
 
+VERBOSE = False
+
+
 def sh(cmd, timeout, cwd=None, env=None):
     """Runs cmd; (returncode, stdout+stderr). Timeout: rc None."""
+    t0 = time.time()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, cwd=cwd, env=env)
     except subprocess.TimeoutExpired:
         return None, "timed out after %ds" % timeout
+    finally:
+        if VERBOSE:
+            with print_lock:
+                print("  %.1fs: %s" % (time.time() - t0, " ".join(cmd)[:150]), file=sys.stderr, flush=True)
     return r.returncode, (r.stdout or "") + (r.stderr or "")
 
 
@@ -374,37 +382,48 @@ class Case:
                                                      first_error(out)))
             return outs
 
-        # ---- 2. the C
-        self.step(GCC_C + ["-I" + cdir, "-o", os.path.join(work, "prog_c"), HARNESS,
-                           os.path.join(cdir, "m.c"), "-lm"], "c: gcc")
-        self.compare_outputs("c", run_prog(os.path.join(work, "prog_c"), "c"), refs)
-        src, cut = elided_copy(os.path.join(cdir, "m.c"), os.path.join(cdir, "m_code.c"))
-        self.step(CLANG_C + ["-o", os.path.join(cdir, "m.o"), src], "c: clang -c")
+        # ---- 2. the C, 3. the CUDA: a failure in one does not stop the other
+        failures = []
+        cut = []
 
-        # ---- 3. the CUDA
-        cmd, rc, out = self.compile_model(cudir, "m.cu", flags)
-        if rc != 0:
-            raise CaseFailed("cuda: onnx2c -o m.cu failed (rc %s) where -o m.c worked: %s" % (rc, first_error(out)))
-        if any(s in out for s in ("Sanitizer", "runtime error:")):
-            raise CaseFailed("cuda: compiler sanitizer report: %s" % first_error(out))
-        if args.cuda_gpu:
-            exe = os.path.join(work, "prog_gpu")
-            self.step(NVCC_GPU + ["-I" + cudir, "-x", "cu", HARNESS, "-x", "cu", os.path.join(cudir, "m.cu"),
-                                  "-o", exe], "cuda: nvcc")
-            self.compare_outputs("cuda-gpu", run_prog(exe, "gpu"), refs)
-        else:
+        def the_c():
+            self.step(GCC_C + ["-I" + cdir, "-o", os.path.join(work, "prog_c"), HARNESS,
+                               os.path.join(cdir, "m.c"), "-lm"], "c: gcc")
+            self.compare_outputs("c", run_prog(os.path.join(work, "prog_c"), "c"), refs)
+            src, c = elided_copy(os.path.join(cdir, "m.c"), os.path.join(cdir, "m_code.c"))
+            cut.append(c)
+            self.step(CLANG_C + ["-o", os.path.join(cdir, "m.o"), src], "c: clang -c")
+
+        def the_cuda():
+            cmd, rc, out = self.compile_model(cudir, "m.cu", flags)
+            if rc != 0:
+                raise CaseFailed("cuda: onnx2c -o m.cu failed (rc %s) where -o m.c worked: %s" % (rc, first_error(out)))
+            if any(s in out for s in ("Sanitizer", "runtime error:")):
+                raise CaseFailed("cuda: compiler sanitizer report: %s" % first_error(out))
+            if args.cuda_gpu:
+                exe = os.path.join(work, "prog_gpu")
+                self.step(NVCC_GPU + ["-I" + cudir, "-x", "cu", HARNESS, "-x", "cu", os.path.join(cudir, "m.cu"),
+                                      "-o", exe], "cuda: nvcc")
+                self.compare_outputs("cuda-gpu", run_prog(exe, "gpu"), refs)
+                return
             exe = os.path.join(work, "prog_emu")
             self.step(GXX_EMU + ["-I" + cudir, "-o", exe, HARNESS, os.path.join(cudir, "m.cu"), "-lm"],
                       "cuda-emu: g++")
             self.compare_outputs("cuda-emu", run_prog(exe, "emu"), refs)
             if args.nvcc:
-                src, cut2 = elided_copy(os.path.join(cudir, "m.cu"), os.path.join(cudir, "m_code.cu"))
-                cut = cut or cut2
+                src, c = elided_copy(os.path.join(cudir, "m.cu"), os.path.join(cudir, "m_code.cu"))
+                cut.append(c)
                 self.step(NVCC_C + ["-I" + cudir, "-o", os.path.join(cudir, "m.o"), src], "cuda: nvcc -c")
-            else:
-                self.notes.append("nvcc not installed: no nvcc -c check")
-        if cut:
-            self.notes.append("(clang/nvcc -c checks without the weights)")
+
+        for part in (the_c, the_cuda):
+            try:
+                part()
+            except CaseFailed as e:
+                failures.append(str(e))
+        if any(cut):
+            self.notes.append("(clang/nvcc -c checked without the weights)")
+        if failures:
+            raise CaseFailed("; ".join(failures))
         self.status = "pass"
 
     def line(self):
@@ -443,7 +462,10 @@ def main():
     ap.add_argument("--timeout", type=int, default=600, help="seconds per compile step")
     ap.add_argument("--run-timeout", type=int, default=300, help="seconds per program run")
     ap.add_argument("--keep", action="store_true", help="keep the work folders")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every command")
     args = ap.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
 
     args.compiler = os.path.abspath(args.compiler)
     paths = args.tests or [EXAMPLES] + ([SHARED_MODELS] if os.path.isdir(SHARED_MODELS) else [])

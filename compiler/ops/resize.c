@@ -33,9 +33,15 @@ typedef struct {
 static int pick(Node *n, const char *attr, const char *v, const char *const *names)
 {
     (void)n;
-    for (int i = 0; names[i]; i++)
+    char list[256] = "";
+    for (int i = 0; names[i]; i++) {
         if (!strcmp(v, names[i])) return i;
-    fail("%s '%s' is not supported", attr, v);
+        if (strlen(list) + strlen(names[i]) + 3 < sizeof list) {
+            if (i) strcat(list, ", ");
+            strcat(list, names[i]);
+        }
+    }
+    fail("%s '%s' is not supported (onnx2c knows %s)", attr, v, list);
 }
 
 /* constant float list (scales, roi) */

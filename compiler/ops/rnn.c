@@ -1,0 +1,283 @@
+/* Recurrent ops: RNN, GRU, LSTM (kernels in runtime/c/rnn.h).
+ *
+ * Inputs X, W, R [, B, sequence_lens, initial_h [, initial_c, P]] (LSTM
+ * has initial_c and the peepholes P); outputs Y, Y_h [, Y_c], each optional.
+ * The lowering projects the inputs of every time step at once, then runs
+ * one kernel call per time step over directions x batch x hidden units
+ * (GRU with linear_before_reset = 0: two), keeping the state history in a
+ * scratch tensor so that no call reads what it writes; see rnn.h. */
+#include <ctype.h>
+#include <string.h>
+
+#include "../ir.h"
+
+typedef struct RnnInfo {
+    int kind;                 /* 0 RNN, 1 GRU, 2 LSTM */
+    int G;                    /* gates: 1, 3, 4 */
+    int nact;                 /* activations per direction: 1, 2, 3 */
+    int64_t T, B, NI, H, D;  /* NI: input_size (I is a macro of <complex.h>) */
+    int layout, rev0;
+    int64_t act[2][3][3];     /* code, alpha bits, beta bits */
+} RnnInfo;
+
+static const char *ACT_NAMES[] = {"Sigmoid", "Tanh", "Relu", "HardSigmoid", "LeakyRelu", "ThresholdedRelu",
+                                  "ScaledTanh", "Affine", "Elu", "Softsign", "Softplus", NULL};
+/* which activations take alpha / beta, and their defaults (as onnxruntime;
+ * -1: no agreed default, the model must give the value) */
+static const int ACT_ALPHA[] = {0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0};
+static const int ACT_BETA[] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0};
+static const double ACT_DEF_ALPHA[] = {0, 0, 0, 0.2, 0.01, -1, -1, -1, 1.0, 0, 0};
+static const double ACT_DEF_BETA[] = {0, 0, 0, 0.5, 0, 0, -1, -1, 0, 0, 0};
+
+static int64_t dbits(double v)
+{
+    int64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+static int same_name(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+    return *a == *b;
+}
+
+static int act_code(const char *name)
+{
+    for (int i = 0; ACT_NAMES[i]; i++)
+        if (same_name(ACT_NAMES[i], name)) return i;
+    fail("activation '%s' is not supported; onnx2c supports Sigmoid, Tanh, Relu, HardSigmoid, LeakyRelu, "
+         "ThresholdedRelu, ScaledTanh, Affine, Elu, Softsign and Softplus", name);
+}
+
+/* activations, activation_alpha, activation_beta -> info->act */
+static void rnn_activations(Node *n, RnnInfo *r)
+{
+    static const char *DEFAULTS[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
+    const Attr *a = attr_find(n, "activations");
+    int per = r->nact, D = (int)r->D, total = per * D;
+    const char *names[6];
+    int given = a ? a->n : 0;
+    if (a && a->type != AT_STRINGS) fail("attribute 'activations' should be a list of strings");
+    if (given && given != total && given != per)
+        fail("attribute 'activations' has %d names; %s with direction %s needs %d (%d per direction)", given,
+             n->op_type, attr_s(n, "direction"), total, per);
+    for (int i = 0; i < total; i++)
+        names[i] = given ? a->strings[given == total ? i : i % per] : DEFAULTS[r->kind][i % per];
+    const double *al, *be;
+    int nal = attr_floats(n, "activation_alpha", &al), nbe = attr_floats(n, "activation_beta", &be);
+    int ia = 0, ib = 0;
+    for (int i = 0; i < total; i++) {
+        /* with one set of names for two directions, the values repeat too */
+        if (given == per && i == per) ia = ib = 0;
+        int c = act_code(names[i]);
+        double alpha = 0, beta = 0;
+        if (ACT_ALPHA[c]) {
+            if (ia < nal) alpha = al[ia++];
+            else if (ACT_DEF_ALPHA[c] < 0)
+                fail("activation %s needs its alpha in activation_alpha (onnxruntime and the ONNX spec "
+                     "disagree on the default)", ACT_NAMES[c]);
+            else alpha = ACT_DEF_ALPHA[c];
+        }
+        if (ACT_BETA[c]) {
+            if (ib < nbe) beta = be[ib++];
+            else if (ACT_DEF_BETA[c] < 0)
+                fail("activation %s needs its beta in activation_beta (there is no agreed default)", ACT_NAMES[c]);
+            else beta = ACT_DEF_BETA[c];
+        }
+        r->act[i / per][i % per][0] = c;
+        r->act[i / per][i % per][1] = dbits(alpha);
+        r->act[i / per][i % per][2] = dbits(beta);
+    }
+}
+
+static void need_shape(Node *n, Tensor *t, const char *what, int rank, const int64_t *dims)
+{
+    (void)n;
+    int ok = t->rank == rank;
+    for (int i = 0; ok && i < rank; i++) ok = t->dims[i] == dims[i];
+    if (ok) return;
+    char want[128] = "";
+    for (int i = 0; i < rank; i++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", i ? "x" : "", (long long)dims[i]);
+    fail("%s ('%s') is %s; it must be %s", what, t->name, tensor_shape_str(t), rank ? want : "a scalar");
+}
+
+/* Checks the node and fills the geometry. */
+static void rnn_info(Node *n, RnnInfo *r)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = !strcmp(n->op_type, "RNN") ? 0 : !strcmp(n->op_type, "GRU") ? 1 : 2;
+    r->G = r->kind == 0 ? 1 : r->kind == 1 ? 3 : 4;
+    r->nact = r->kind + 1;
+    Tensor *x = n->in[0], *w = n->in[1], *rr = n->in[2];
+    need_dtype(n, x, DTS_FLOAT);
+    if (w->dtype != x->dtype || rr->dtype != x->dtype)
+        fail("W ('%s') and R ('%s') must have X's data type %s", w->name, rr->name, dtype_name(x->dtype));
+    const char *dir = attr_s(n, "direction");
+    if (!strcmp(dir, "forward")) r->D = 1;
+    else if (!strcmp(dir, "reverse")) r->D = 1, r->rev0 = 1;
+    else if (!strcmp(dir, "bidirectional")) r->D = 2;
+    else fail("direction '%s' is not one of forward, reverse, bidirectional", dir);
+    r->layout = (int)attr_i(n, "layout");
+    if (r->layout != 0 && r->layout != 1) fail("layout must be 0 or 1, got %d", r->layout);
+    if (x->rank != 3)
+        fail("X ('%s') is %s; it must be 3-D (%s)", x->name, tensor_shape_str(x),
+             r->layout ? "batch x seq_length x input_size" : "seq_length x batch x input_size");
+    r->T = r->layout ? x->dims[1] : x->dims[0];
+    r->B = r->layout ? x->dims[0] : x->dims[1];
+    r->NI = x->dims[2];
+    if (rr->rank != 3) fail("R ('%s') is %s; it must be num_directions x %d*hidden_size x hidden_size", rr->name,
+                            tensor_shape_str(rr), r->G);
+    r->H = attr_has(n, "hidden_size") ? attr_i(n, "hidden_size") : rr->dims[2];
+    if (r->H < 1) fail("hidden_size must be positive, got %lld", (long long)r->H);
+    if (r->T < 1 || r->B < 1) fail("X ('%s') is %s; an empty sequence or batch is not supported", x->name,
+                                   tensor_shape_str(x));
+    int64_t GH = r->G * r->H, D = r->D, H = r->H;
+    int64_t d3[3] = {D, GH, r->NI};
+    need_shape(n, w, "W", 3, d3);
+    d3[2] = H;
+    need_shape(n, rr, "R", 3, d3);
+    Tensor *b = in_t(n, 3), *sl = in_t(n, 4), *h0 = in_t(n, 5), *c0 = in_t(n, 6), *pp = in_t(n, 7);
+    if (b) {
+        int64_t d2[2] = {D, 2 * GH};
+        if (b->dtype != x->dtype) fail("B ('%s') must have X's data type", b->name);
+        need_shape(n, b, "B", 2, d2);
+    }
+    if (sl) {
+        int64_t d1[1] = {r->B};
+        if (sl->dtype != DT_INT32)
+            fail("sequence_lens ('%s') has data type %s; it must be int32", sl->name, dtype_name(sl->dtype));
+        need_shape(n, sl, "sequence_lens", 1, d1);
+        if (sl->data)
+            for (int64_t i = 0; i < r->B; i++) {
+                int32_t v = ((const int32_t *)sl->data)[i];
+                if (v < 0 || v > r->T)
+                    fail("sequence_lens[%lld] is %d; it must be between 0 and the sequence length %lld",
+                         (long long)i, (int)v, (long long)r->T);
+            }
+    }
+    int64_t ds[3] = {D, r->B, H};
+    if (r->layout) ds[0] = r->B, ds[1] = D;
+    if (h0) {
+        if (h0->dtype != x->dtype) fail("initial_h ('%s') must have X's data type", h0->name);
+        need_shape(n, h0, "initial_h", 3, ds);
+    }
+    if (c0) {
+        if (c0->dtype != x->dtype) fail("initial_c ('%s') must have X's data type", c0->name);
+        need_shape(n, c0, "initial_c", 3, ds);
+    }
+    if (pp) {
+        int64_t d2[2] = {D, 3 * H};
+        if (pp->dtype != x->dtype) fail("P ('%s') must have X's data type", pp->name);
+        need_shape(n, pp, "P", 2, d2);
+    }
+    if (attr_has(n, "clip") && !(attr_f(n, "clip") > 0))
+        fail("clip must be positive, got %g", attr_f(n, "clip"));
+    rnn_activations(n, r);
+}
+
+void infer_rnn(Node *n)
+{
+    RnnInfo r;
+    rnn_info(n, &r);
+    int dt = n->in[0]->dtype;
+    int64_t y[4], st[3];
+    if (r.layout) {
+        y[0] = r.B; y[1] = r.T; y[2] = r.D; y[3] = r.H;
+        st[0] = r.B; st[1] = r.D; st[2] = r.H;
+    } else {
+        y[0] = r.T; y[1] = r.D; y[2] = r.B; y[3] = r.H;
+        st[0] = r.D; st[1] = r.B; st[2] = r.H;
+    }
+    set_out(n, 0, dt, 4, y);
+    set_out(n, 1, dt, 3, st);
+    set_out(n, 2, dt, 3, st);
+}
+
+/* sequence_lens, or NULL when it is absent or a constant that changes nothing */
+static Tensor *seq_lens(Node *n, const RnnInfo *r)
+{
+    Tensor *sl = in_t(n, 4);
+    if (!sl || !sl->data) return sl;
+    for (int64_t i = 0; i < r->B; i++)
+        if (((const int32_t *)sl->data)[i] != r->T) return sl;
+    return NULL;
+}
+
+static void step_params(KCall *c, const RnnInfo *r, Node *n, int64_t s, int64_t flag)
+{
+    kc_int(c, r->D);
+    kc_int(c, r->B);
+    kc_int(c, r->H);
+    kc_int(c, r->T);
+    kc_int(c, s);
+    kc_int(c, r->rev0);
+    kc_int(c, attr_has(n, "clip"));
+    kc_int(c, flag);
+    for (int d = 0; d < 2; d++)
+        for (int a = 0; a < 3; a++)
+            for (int q = 0; q < 3; q++) kc_int(c, d < r->D && a < r->nact ? r->act[d][a][q] : 0);
+    kc_float(c, attr_has(n, "clip") ? attr_f(n, "clip") : 0.0);
+}
+
+void lower_rnn(Node *n, Lowering *L)
+{
+    RnnInfo r;
+    rnn_info(n, &r);
+    Tensor *x = n->in[0], *w = n->in[1], *rw = n->in[2], *b = in_t(n, 3), *sl = seq_lens(n, &r);
+    Tensor *h0 = in_t(n, 5), *c0 = r.kind == 2 ? in_t(n, 6) : NULL, *pp = r.kind == 2 ? in_t(n, 7) : NULL;
+    const char *sfx = dtype_suffix(x->dtype);
+    int dt = x->dtype;
+    int64_t D = r.D, B = r.B, H = r.H, T = r.T, GH = r.G * r.H;
+    int lbr = r.kind == 1 ? (int)attr_i(n, "linear_before_reset") != 0 : 0;
+    int64_t flag = r.kind == 1 ? lbr : r.kind == 2 ? attr_i(n, "input_forget") != 0 : 0;
+
+    /* 1. input projection of all time steps */
+    int64_t pd[4] = {T, D, B, GH};
+    Tensor *P = lower_temp(L, dt, 4, pd);
+    KCall *c = lower_call(L, xfmt("o2c_rnn_proj_%s", sfx), T * D * B * GH);
+    c->x[0] = x; c->x[1] = w; c->x[2] = b; c->y[0] = P;
+    kc_int(c, T); kc_int(c, D); kc_int(c, B); kc_int(c, GH); kc_int(c, r.NI); kc_int(c, r.layout);
+    kc_int(c, lbr ? 2 * H : GH);
+
+    /* 2. the first state */
+    int64_t sd[4] = {T + 1, D, B, H};
+    Tensor *S = lower_temp(L, dt, 4, sd);
+    Tensor *C = r.kind == 2 ? lower_temp(L, dt, 3, sd + 1) : NULL;
+    c = lower_call(L, xfmt("o2c_rnn_init_%s", sfx), D * B * H);
+    c->x[0] = h0; c->x[1] = c0; c->y[0] = S; c->y[1] = C;
+    kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, r.layout);
+
+    /* 3. the steps */
+    Tensor *RH = r.kind == 1 && !lbr ? lower_temp(L, dt, 3, sd + 1) : NULL;
+    static const char *STEP[] = {"o2c_rnn_step", "o2c_gru_step", "o2c_lstm_step"};
+    for (int64_t s = 0; s < T; s++) {
+        if (RH) {
+            c = lower_call(L, xfmt("o2c_gru_reset_%s", sfx), D * B * H);
+            c->x[0] = P; c->x[1] = rw; c->x[2] = S; c->x[3] = sl; c->y[0] = RH;
+            step_params(c, &r, n, s, flag);
+        }
+        c = lower_call(L, xfmt("%s_%s", STEP[r.kind], sfx), D * B * H);
+        c->x[0] = P; c->x[1] = rw; c->x[3] = sl; c->y[0] = S;
+        if (r.kind == 1) c->x[2] = lbr ? b : RH;
+        if (r.kind == 2) { c->x[2] = pp; c->y[1] = C; }
+        step_params(c, &r, n, s, flag);
+    }
+
+    /* 4. outputs */
+    Tensor *y = n->nout > 0 ? n->out[0] : NULL;
+    if (y) {
+        c = lower_call(L, xfmt("o2c_rnn_y_%s", sfx), tensor_numel(y));
+        c->x[0] = S; c->x[3] = sl; c->y[0] = y;
+        kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, T); kc_int(c, r.layout); kc_int(c, r.rev0);
+    }
+    for (int o = 1; o <= 2; o++) {
+        Tensor *t = n->nout > o ? n->out[o] : NULL;
+        if (!t) continue;
+        c = lower_call(L, xfmt("o2c_rnn_last_%s", sfx), D * B * H);
+        c->x[0] = o == 1 ? S : C; c->x[3] = sl; c->y[0] = t;
+        kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, r.layout); kc_int(c, o == 1 ? T * D * B * H : 0);
+    }
+}

@@ -1,0 +1,337 @@
+/* Recurrent kernels: RNN, GRU, LSTM. See o2c_rt.h for the calling convention.
+ *
+ * The compiler lowers one recurrent node (T time steps, D directions,
+ * batch B, hidden size H, G gates: RNN 1, GRU 3, LSTM 4) into:
+ *   1. o2c_rnn_proj_*   the input projection of every time step at once:
+ *                       P[t, d, b, j] = X[t, b, :] . W[d, j, :] + biases
+ *   2. o2c_rnn_init_*   the first state: S[0] = initial_h (or 0), C = initial_c (or 0)
+ *   3. one call per step s (0 <= s < T), which reads S[s] and writes S[s+1]:
+ *        o2c_rnn_step_*, o2c_gru_step_* (after o2c_gru_reset_* when
+ *        linear_before_reset is 0), o2c_lstm_step_* (cell state C in place:
+ *        each index reads and writes its own element only)
+ *   4. o2c_rnn_y_*, o2c_rnn_last_*: the outputs Y, Y_h, Y_c.
+ * S is the state history, (T + 1) x D x B x H; C is D x B x H.
+ * Direction d runs forward (time t = s at step s) or in reverse
+ * (t = T - 1 - s): direction 1 always runs in reverse, direction 0 when
+ * the step's rev0 parameter is set. With sequence lengths L (int32, one
+ * per batch entry), a step whose time t >= L[b] keeps the state of b
+ * unchanged and its Y entries are 0.
+ *
+ * Step kernels (index space D x B x H, element (d, b, h)) share:
+ *   k[0] D, k[1] B, k[2] H, k[3] T, k[4] s (step), k[5] rev0,
+ *   k[6] clip present (0/1) with f[0] the clip threshold,
+ *   k[7] LSTM input_forget / GRU linear_before_reset,
+ *   k[8 + 9 d + 3 a + {0, 1, 2}]: activation a of direction d: its code
+ *   (see o2c_rnn_act_*) and the bit patterns of its alpha and beta (double).
+ * Gate pre-activations are clipped to [-clip, clip] before their
+ * activation (not the cell state). */
+
+#define O2C_RNN_STEP_PARAMS                                                         \
+    const int64_t D = p->k[0], B = p->k[1], H = p->k[2], TT = p->k[3];             \
+    const int64_t s = p->k[4], rev0 = p->k[5], has_clip = p->k[6];                 \
+    const double clip = p->f[0];                                                   \
+    (void)D
+
+/* element (d, b, h) of the index space, its time step t and whether the
+ * step is inside b's sequence */
+#define O2C_RNN_STEP_INDEX(i)                                                       \
+    const int64_t h = (i) % H, b = ((i) / H) % B, d = (i) / (H * B);               \
+    const int64_t t = (d == 1 || rev0) ? TT - 1 - s : s;                           \
+    const int valid = !Lens || t < (int64_t)Lens[b];                               \
+    const int64_t *act = p->k + 8 + 9 * d
+
+#define O2C_RNN_CLIP(v) (has_clip ? ((v) > clip ? clip : ((v) < -clip ? -clip : (v))) : (v))
+
+/* the activations; a[0] code, a[1] / a[2] alpha / beta as double bits:
+ * 0 Sigmoid, 1 Tanh, 2 Relu, 3 HardSigmoid, 4 LeakyRelu, 5 ThresholdedRelu,
+ * 6 ScaledTanh, 7 Affine, 8 Elu, 9 Softsign, 10 Softplus */
+#define O2C_RNN_ACT(NAME, T)                                                        \
+    O2C_HD static inline T NAME(T x, const int64_t *a)                              \
+    {                                                                               \
+        double al, be;                                                              \
+        memcpy(&al, &a[1], sizeof al);                                              \
+        memcpy(&be, &a[2], sizeof be);                                              \
+        const T A = (T)al, Bt = (T)be;                                              \
+        switch (a[0]) {                                                             \
+        case 0: return 1 / (1 + exp(-x));                                           \
+        case 1: return tanh(x);                                                     \
+        case 2: return x > 0 ? x : (T)0;                                            \
+        case 3: {                                                                   \
+            const T v = A * x + Bt;                                                 \
+            return v <= 0 ? (T)0 : (v >= 1 ? (T)1 : v);                             \
+        }                                                                           \
+        case 4: return x >= 0 ? x : A * x;                                          \
+        case 5: return x >= A ? x : (T)0;                                           \
+        case 6: return A * tanh(Bt * x);                                            \
+        case 7: return A * x + Bt;                                                  \
+        case 8: return x >= 0 ? x : A * (exp(x) - 1);                               \
+        case 9: return x / (1 + fabs(x));                                           \
+        default: return x > 30 ? x : log1p(exp(x));                                 \
+        }                                                                           \
+    }
+
+/* o2c_rnn_proj_*: index space T x D x B x GH, element (t, d, b, j):
+ *   P[t, d, b, j] = sum_i X[t, b, i] * W[d, j, i] + Wb[d, j] (+ Rb[d, j] if j < k[6])
+ *   x[0] X (T x B x I, or B x T x I when k[5] is 1), x[1] W (D x GH x I),
+ *   x[2] B (D x 2GH: Wb then Rb) or NULL; y[0] P
+ *   k[0] T, k[1] D, k[2] B, k[3] GH, k[4] I, k[5] layout, k[6] Rb end */
+#define O2C_RNN_PROJ(NAME, T)                                                       \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                  \
+        const T *Bias = (const T *)p->x[2];                                         \
+        T *P = (T *)p->y[0];                                                        \
+        const int64_t TT = p->k[0], D = p->k[1], B = p->k[2], GH = p->k[3];        \
+        const int64_t NI = p->k[4], layout = p->k[5], rb_end = p->k[6];             \
+        O2C_FOR(i) {                                                                \
+            const int64_t j = i % GH, b = (i / GH) % B, d = (i / (GH * B)) % D;     \
+            const int64_t t = i / (GH * B * D);                                     \
+            const T *x = X + (layout ? b * TT + t : t * B + b) * NI;                \
+            const T *w = W + (d * GH + j) * NI;                                     \
+            T acc = 0;                                                              \
+            for (int64_t k = 0; k < NI; k++) acc += x[k] * w[k];                     \
+            if (Bias) {                                                             \
+                acc += Bias[d * 2 * GH + j];                                        \
+                if (j < rb_end) acc += Bias[d * 2 * GH + GH + j];                   \
+            }                                                                       \
+            P[i] = acc;                                                             \
+        }                                                                           \
+    }
+
+/* o2c_rnn_init_*: index space D x B x H, element (d, b, h):
+ *   S[0, d, b, h] = initial_h[d, b, h] or 0; C[d, b, h] = initial_c[d, b, h] or 0
+ *   x[0] initial_h or NULL, x[1] initial_c or NULL (B x D x H when k[3] is 1)
+ *   y[0] S, y[1] C or NULL
+ *   k[0] D, k[1] B, k[2] H, k[3] layout */
+#define O2C_RNN_INIT(NAME, T)                                                       \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *H0 = (const T *)p->x[0], *C0 = (const T *)p->x[1];                \
+        T *S = (T *)p->y[0], *C = (T *)p->y[1];                                     \
+        const int64_t D = p->k[0], B = p->k[1], H = p->k[2], layout = p->k[3];     \
+        O2C_FOR(i) {                                                                \
+            const int64_t h = i % H, b = (i / H) % B, d = i / (H * B);              \
+            const int64_t src = layout ? (b * D + d) * H + h : i;                   \
+            S[i] = H0 ? H0[src] : (T)0;                                             \
+            if (C) C[i] = C0 ? C0[src] : (T)0;                                      \
+        }                                                                           \
+    }
+
+/* o2c_rnn_step_* (RNN): H' = f(P[t, d, b, h] + S[s, d, b, :] . R[d, h, :])
+ *   x[0] P, x[1] R (D x H x H), x[3] L or NULL; y[0] S */
+#define O2C_RNN_STEP(NAME, T, ACT)                                                  \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *P = (const T *)p->x[0], *R = (const T *)p->x[1];                  \
+        const int32_t *Lens = (const int32_t *)p->x[3];                             \
+        T *S = (T *)p->y[0];                                                        \
+        O2C_RNN_STEP_PARAMS;                                                        \
+        O2C_FOR(i) {                                                                \
+            O2C_RNN_STEP_INDEX(i);                                                  \
+            const T *hp = S + ((s * D + d) * B + b) * H;                            \
+            T *hn = S + (((s + 1) * D + d) * B + b) * H;                            \
+            if (!valid) { hn[h] = hp[h]; continue; }                                \
+            const T *r = R + (d * H + h) * H;                                       \
+            T acc = P[((t * D + d) * B + b) * H + h];                               \
+            for (int64_t k = 0; k < H; k++) acc += hp[k] * r[k];                    \
+            hn[h] = ACT((T)O2C_RNN_CLIP(acc), act);                                 \
+        }                                                                           \
+    }
+
+/* o2c_gru_reset_* (GRU, linear_before_reset 0): the reset gate times the
+ * previous state, RH[d, b, h] = f(P[t, d, b, H + h] + S[s, d, b, :] . R[d, H + h, :]) * S[s, d, b, h]
+ *   x[0] P, x[1] R (D x 3H x H), x[2] S, x[3] L or NULL; y[0] RH (D x B x H) */
+#define O2C_GRU_RESET(NAME, T, ACT)                                                 \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *P = (const T *)p->x[0], *R = (const T *)p->x[1];                  \
+        const T *S = (const T *)p->x[2];                                            \
+        const int32_t *Lens = (const int32_t *)p->x[3];                             \
+        T *RH = (T *)p->y[0];                                                       \
+        O2C_RNN_STEP_PARAMS;                                                        \
+        O2C_FOR(i) {                                                                \
+            O2C_RNN_STEP_INDEX(i);                                                  \
+            const T *hp = S + ((s * D + d) * B + b) * H;                            \
+            if (!valid) { RH[i] = 0; continue; }                                    \
+            const T *r = R + (d * 3 * H + H + h) * H;                               \
+            T acc = P[((t * D + d) * B + b) * 3 * H + H + h];                       \
+            for (int64_t k = 0; k < H; k++) acc += hp[k] * r[k];                    \
+            RH[i] = ACT((T)O2C_RNN_CLIP(acc), act) * hp[h];                         \
+        }                                                                           \
+    }
+
+/* o2c_gru_step_* (GRU, gates z r h):
+ *   z = f(Pz + H . Rz), and with linear_before_reset (k[7] = 1)
+ *   r = f(Pr + H . Rr), h~ = g(Ph + r * (H . Rh + Rbh)), otherwise
+ *   h~ = g(Ph + RH . Rh); H' = (1 - z) * h~ + z * H
+ *   x[0] P, x[1] R (D x 3H x H), x[2] RH (k[7] = 0) or B (k[7] = 1, may be
+ *   NULL), x[3] L or NULL; y[0] S */
+#define O2C_GRU_STEP(NAME, T, ACT)                                                  \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *P = (const T *)p->x[0], *R = (const T *)p->x[1];                  \
+        const T *X2 = (const T *)p->x[2];                                           \
+        const int32_t *Lens = (const int32_t *)p->x[3];                             \
+        T *S = (T *)p->y[0];                                                        \
+        O2C_RNN_STEP_PARAMS;                                                        \
+        const int64_t lbr = p->k[7];                                                \
+        O2C_FOR(i) {                                                                \
+            O2C_RNN_STEP_INDEX(i);                                                  \
+            const T *hp = S + ((s * D + d) * B + b) * H;                            \
+            T *hn = S + (((s + 1) * D + d) * B + b) * H;                            \
+            if (!valid) { hn[h] = hp[h]; continue; }                                \
+            const T *pg = P + ((t * D + d) * B + b) * 3 * H;                        \
+            const T *rz = R + (d * 3 * H + h) * H;                                  \
+            const T *rr = R + (d * 3 * H + H + h) * H;                              \
+            const T *rh = R + (d * 3 * H + 2 * H + h) * H;                          \
+            T az = pg[h], ah = 0;                                                   \
+            for (int64_t k = 0; k < H; k++) az += hp[k] * rz[k];                    \
+            const T z = ACT((T)O2C_RNN_CLIP(az), act);                              \
+            if (lbr) {                                                              \
+                T ar = pg[H + h];                                                   \
+                for (int64_t k = 0; k < H; k++) {                                   \
+                    ar += hp[k] * rr[k];                                            \
+                    ah += hp[k] * rh[k];                                            \
+                }                                                                   \
+                if (X2) ah += X2[d * 6 * H + 5 * H + h];                            \
+                ah *= ACT((T)O2C_RNN_CLIP(ar), act);                                \
+            } else {                                                                \
+                const T *rhp = X2 + (d * B + b) * H;                                \
+                for (int64_t k = 0; k < H; k++) ah += rhp[k] * rh[k];               \
+            }                                                                       \
+            ah += pg[2 * H + h];                                                    \
+            const T hh = ACT((T)O2C_RNN_CLIP(ah), act + 3);                         \
+            hn[h] = (1 - z) * hh + z * hp[h];                                       \
+        }                                                                           \
+    }
+
+/* o2c_lstm_step_* (LSTM, gates i o f c; activations f g h):
+ *   i = f(Pi + H . Ri + Pi' * C), f = f(Pf + H . Rf + Pf' * C) (1 - i when
+ *   input_forget, k[7] = 1), c = g(Pc + H . Rc), C' = f * C + i * c,
+ *   o = f(Po + H . Ro + Po' * C'), H' = o * h(C')
+ *   x[0] P, x[1] R (D x 4H x H), x[2] peepholes (D x 3H: i o f) or NULL,
+ *   x[3] L or NULL; y[0] S, y[1] C (read and written in place) */
+#define O2C_LSTM_STEP(NAME, T, ACT)                                                 \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *P = (const T *)p->x[0], *R = (const T *)p->x[1];                  \
+        const T *Pp = (const T *)p->x[2];                                           \
+        const int32_t *Lens = (const int32_t *)p->x[3];                             \
+        T *S = (T *)p->y[0], *C = (T *)p->y[1];                                     \
+        O2C_RNN_STEP_PARAMS;                                                        \
+        const int64_t input_forget = p->k[7];                                       \
+        O2C_FOR(i) {                                                                \
+            O2C_RNN_STEP_INDEX(i);                                                  \
+            const T *hp = S + ((s * D + d) * B + b) * H;                            \
+            T *hn = S + (((s + 1) * D + d) * B + b) * H;                            \
+            if (!valid) { hn[h] = hp[h]; continue; }                                \
+            const T *pg = P + ((t * D + d) * B + b) * 4 * H;                        \
+            T g[4];                                                                 \
+            for (int q = 0; q < 4; q++) {                                           \
+                const T *r = R + (d * 4 * H + q * H + h) * H;                       \
+                T acc = pg[q * H + h];                                              \
+                for (int64_t k = 0; k < H; k++) acc += hp[k] * r[k];                \
+                g[q] = acc;                                                         \
+            }                                                                       \
+            const T cp = C[i];                                                      \
+            const T *pp = Pp ? Pp + d * 3 * H : 0;                                  \
+            if (pp) { g[0] += pp[h] * cp; g[2] += pp[2 * H + h] * cp; }             \
+            const T ig = ACT((T)O2C_RNN_CLIP(g[0]), act);                           \
+            const T fg = input_forget ? 1 - ig : ACT((T)O2C_RNN_CLIP(g[2]), act);   \
+            const T cg = ACT((T)O2C_RNN_CLIP(g[3]), act + 3);                       \
+            const T cn = fg * cp + ig * cg;                                         \
+            if (pp) g[1] += pp[H + h] * cn;                                         \
+            const T og = ACT((T)O2C_RNN_CLIP(g[1]), act);                           \
+            C[i] = cn;                                                              \
+            hn[h] = og * ACT(cn, act + 6);                                          \
+        }                                                                           \
+    }
+
+/* o2c_rnn_y_*: index space: the elements of Y, T x D x B x H (layout 0) or
+ *   B x T x D x H (layout 1); Y[t, d, b, h] = S[s + 1, d, b, h] with s the
+ *   step that computed time t, or 0 when t >= L[b]
+ *   x[0] S, x[3] L or NULL; y[0] Y
+ *   k[0] D, k[1] B, k[2] H, k[3] T, k[4] layout, k[5] rev0 */
+#define O2C_RNN_Y(NAME, T)                                                          \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *S = (const T *)p->x[0];                                            \
+        const int32_t *Lens = (const int32_t *)p->x[3];                             \
+        T *Y = (T *)p->y[0];                                                        \
+        const int64_t D = p->k[0], B = p->k[1], H = p->k[2], TT = p->k[3];         \
+        const int64_t layout = p->k[4], rev0 = p->k[5];                             \
+        O2C_FOR(i) {                                                                \
+            const int64_t h = i % H;                                                \
+            int64_t r = i / H, b, d, t;                                             \
+            if (layout) { d = r % D; r /= D; t = r % TT; b = r / TT; }              \
+            else { b = r % B; r /= B; d = r % D; t = r / D; }                       \
+            const int64_t s = (d == 1 || rev0) ? TT - 1 - t : t;                    \
+            if (Lens && t >= (int64_t)Lens[b]) Y[i] = 0;                            \
+            else Y[i] = S[(((s + 1) * D + d) * B + b) * H + h];                     \
+        }                                                                           \
+    }
+
+/* o2c_rnn_last_*: Y_h or Y_c, index space D x B x H (layout 0) or B x D x H
+ *   (layout 1); out[d, b, h] = X[k[4] + (d * B + b) * H + h], or 0 when L[b] is 0
+ *   x[0] X (S or C), x[3] L or NULL; y[0] out
+ *   k[0] D, k[1] B, k[2] H, k[3] layout, k[4] element offset in X */
+#define O2C_RNN_LAST(NAME, T)                                                       \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0];                                            \
+        const int32_t *Lens = (const int32_t *)p->x[3];                             \
+        T *Out = (T *)p->y[0];                                                      \
+        const int64_t D = p->k[0], B = p->k[1], H = p->k[2], layout = p->k[3];     \
+        const int64_t off = p->k[4];                                                \
+        O2C_FOR(i) {                                                                \
+            const int64_t h = i % H, r = i / H;                                     \
+            const int64_t b = layout ? r / D : r % B, d = layout ? r % D : r / B;   \
+            if (Lens && Lens[b] <= 0) Out[i] = 0;                                   \
+            else Out[i] = X[off + (d * B + b) * H + h];                             \
+        }                                                                           \
+    }
+
+/*@ o2c_rnn_act_f32 */
+O2C_RNN_ACT(o2c_rnn_act_f32, float)
+/*@ o2c_rnn_act_f64 */
+O2C_RNN_ACT(o2c_rnn_act_f64, double)
+/*@ o2c_rnn_proj_f32 */
+O2C_RNN_PROJ(o2c_rnn_proj_f32, float)
+/*@ o2c_rnn_proj_f64 */
+O2C_RNN_PROJ(o2c_rnn_proj_f64, double)
+/*@ o2c_rnn_init_f32 */
+O2C_RNN_INIT(o2c_rnn_init_f32, float)
+/*@ o2c_rnn_init_f64 */
+O2C_RNN_INIT(o2c_rnn_init_f64, double)
+/*@ o2c_rnn_step_f32 needs o2c_rnn_act_f32 */
+O2C_RNN_STEP(o2c_rnn_step_f32, float, o2c_rnn_act_f32)
+/*@ o2c_rnn_step_f64 needs o2c_rnn_act_f64 */
+O2C_RNN_STEP(o2c_rnn_step_f64, double, o2c_rnn_act_f64)
+/*@ o2c_gru_reset_f32 needs o2c_rnn_act_f32 */
+O2C_GRU_RESET(o2c_gru_reset_f32, float, o2c_rnn_act_f32)
+/*@ o2c_gru_reset_f64 needs o2c_rnn_act_f64 */
+O2C_GRU_RESET(o2c_gru_reset_f64, double, o2c_rnn_act_f64)
+/*@ o2c_gru_step_f32 needs o2c_rnn_act_f32 */
+O2C_GRU_STEP(o2c_gru_step_f32, float, o2c_rnn_act_f32)
+/*@ o2c_gru_step_f64 needs o2c_rnn_act_f64 */
+O2C_GRU_STEP(o2c_gru_step_f64, double, o2c_rnn_act_f64)
+/*@ o2c_lstm_step_f32 needs o2c_rnn_act_f32 */
+O2C_LSTM_STEP(o2c_lstm_step_f32, float, o2c_rnn_act_f32)
+/*@ o2c_lstm_step_f64 needs o2c_rnn_act_f64 */
+O2C_LSTM_STEP(o2c_lstm_step_f64, double, o2c_rnn_act_f64)
+/*@ o2c_rnn_y_f32 */
+O2C_RNN_Y(o2c_rnn_y_f32, float)
+/*@ o2c_rnn_y_f64 */
+O2C_RNN_Y(o2c_rnn_y_f64, double)
+/*@ o2c_rnn_last_f32 */
+O2C_RNN_LAST(o2c_rnn_last_f32, float)
+/*@ o2c_rnn_last_f64 */
+O2C_RNN_LAST(o2c_rnn_last_f64, double)
+
+/* ---- registry: every kernel of this file (read by the compiler) ---- */
+#define O2C_KERNELS_RNN(K)                                                          \
+    K(o2c_rnn_proj_f32) K(o2c_rnn_proj_f64) K(o2c_rnn_init_f32) K(o2c_rnn_init_f64) \
+    K(o2c_rnn_step_f32) K(o2c_rnn_step_f64) K(o2c_gru_reset_f32)                    \
+    K(o2c_gru_reset_f64) K(o2c_gru_step_f32) K(o2c_gru_step_f64)                    \
+    K(o2c_lstm_step_f32) K(o2c_lstm_step_f64) K(o2c_rnn_y_f32) K(o2c_rnn_y_f64)     \
+    K(o2c_rnn_last_f32) K(o2c_rnn_last_f64)
