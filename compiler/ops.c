@@ -16,6 +16,8 @@
 #include "../runtime/c/movement.h"
 #include "../runtime/c/resize.h"
 #include "../runtime/c/rnn.h"
+#include "../runtime/c/index.h"
+#include "../runtime/c/misc.h"
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -38,11 +40,13 @@
 #define K_UNARY(sfx, T, Name, text, expr) O2C_UNARY(o2c_##Name##_##sfx, T, expr)
 #define K_BINARY(sfx, T, Name, text, expr) O2C_BINARY(o2c_##Name##_##sfx, T, T, expr)
 #define K_COMPARE(sfx, T, Name, text, expr) O2C_BINARY(o2c_##Name##_##sfx, T, uint8_t, expr)
+#define K_PREDICATE(sfx, T, Name, text, expr) O2C_PREDICATE(o2c_##Name##_##sfx, T, expr)
 #define UNARY(Name, TS, schema, expr) TS_##TS(K_UNARY, Name, #expr, expr)
 #define KUNARY(Name, TS, expr) TS_##TS(K_UNARY, Name, #expr, expr)
 #define BINARY(Name, TS, expr) TS_##TS(K_BINARY, Name, #expr, expr)
 #define KBINARY(Name, TS, expr) TS_##TS(K_BINARY, Name, #expr, expr)
 #define COMPARE(Name, TS, expr) TS_##TS(K_COMPARE, Name, #expr, expr)
+#define PREDICATE(Name, TS, schema, expr) TS_##TS(K_PREDICATE, Name, #expr, expr)
 #define OP(...)
 #include "ops.def"
 #undef UNARY
@@ -50,6 +54,7 @@
 #undef BINARY
 #undef KBINARY
 #undef COMPARE
+#undef PREDICATE
 #undef OP
 
 /* casts between every pair of supported types */
@@ -64,6 +69,8 @@ TS_ALL(K_CAST_FROM, 0)
     {"o2c_" #Name "_" #sfx, o2c_##Name##_##sfx, "elementwise.h", "O2C_BINARY(o2c_" #Name "_" #sfx ", " #T ", " #T ", " text ")", "o2c_offset"},
 #define R_COMPARE(sfx, T, Name, text, expr) \
     {"o2c_" #Name "_" #sfx, o2c_##Name##_##sfx, "elementwise.h", "O2C_BINARY(o2c_" #Name "_" #sfx ", " #T ", uint8_t, " text ")", "o2c_offset"},
+#define R_PREDICATE(sfx, T, Name, text, expr) \
+    {"o2c_" #Name "_" #sfx, o2c_##Name##_##sfx, "elementwise.h", "O2C_PREDICATE(o2c_" #Name "_" #sfx ", " #T ", " text ")", ""},
 #define R_CAST_TO(sfxo, TO, sfxi, TI) \
     {"o2c_cast_" #sfxi "_" #sfxo, o2c_cast_##sfxi##_##sfxo, "elementwise.h", "O2C_CAST(o2c_cast_" #sfxi "_" #sfxo ", " #TI ", " #TO ")", ""},
 #define R_CAST_FROM(sfxi, TI, x) TS2_NUM(R_CAST_TO, sfxi, TI) \
@@ -78,6 +85,8 @@ TS_ALL(K_CAST_FROM, 0)
 #define R_MOVEMENT(name) R_FILE(name, "movement.h")
 #define R_RESIZE(name) R_FILE(name, "resize.h")
 #define R_RNN(name) R_FILE(name, "rnn.h")
+#define R_INDEX(name) R_FILE(name, "index.h")
+#define R_MISC(name) R_FILE(name, "misc.h")
 
 static const Kernel KERNELS[] = {
 #define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
@@ -85,6 +94,7 @@ static const Kernel KERNELS[] = {
 #define BINARY(Name, TS, expr) TS_##TS(R_BINARY, Name, #expr, expr)
 #define KBINARY(Name, TS, expr) TS_##TS(R_BINARY, Name, #expr, expr)
 #define COMPARE(Name, TS, expr) TS_##TS(R_COMPARE, Name, #expr, expr)
+#define PREDICATE(Name, TS, schema, expr) TS_##TS(R_PREDICATE, Name, #expr, expr)
 #define OP(...)
 #include "ops.def"
 #undef UNARY
@@ -92,6 +102,7 @@ static const Kernel KERNELS[] = {
 #undef BINARY
 #undef KBINARY
 #undef COMPARE
+#undef PREDICATE
 #undef OP
     TS_ALL(R_CAST_FROM, 0)
     O2C_KERNELS_ELEMENTWISE(R_ELEMENTWISE)
@@ -103,6 +114,8 @@ static const Kernel KERNELS[] = {
     O2C_KERNELS_MOVEMENT(R_MOVEMENT)
     O2C_KERNELS_RESIZE(R_RESIZE)
     O2C_KERNELS_RNN(R_RNN)
+    O2C_KERNELS_INDEX(R_INDEX)
+    O2C_KERNELS_MISC(R_MISC)
 };
 
 const Kernel *kernel_find(const char *name)
@@ -118,6 +131,7 @@ const Kernel *kernel_find(const char *name)
 #define BINARY(Name, TS, expr) void infer_binary_##TS(Node *n);
 #define KBINARY(Name, TS, expr)
 #define COMPARE(Name, TS, expr) void infer_compare_##TS(Node *n);
+#define PREDICATE(Name, TS, schema, expr) void infer_predicate_##TS(Node *n);
 #define OP(Name, dom, a, b, c, d, schema, inf, low) void inf(Node *n); void low(Node *n, Lowering *L);
 #include "ops.def"
 #undef UNARY
@@ -125,9 +139,11 @@ const Kernel *kernel_find(const char *name)
 #undef BINARY
 #undef KBINARY
 #undef COMPARE
+#undef PREDICATE
 #undef OP
 void lower_unary(Node *n, Lowering *L);
 void lower_binary(Node *n, Lowering *L);
+void lower_predicate(Node *n, Lowering *L);
 
 static const OpDef OPS[] = {
 #define UNARY(Name, TS, schema, expr) {#Name, "", 1, 1, 1, 1, schema, infer_unary_##TS, lower_unary},
@@ -135,6 +151,7 @@ static const OpDef OPS[] = {
 #define KBINARY(Name, TS, expr)
 #define BINARY(Name, TS, expr) {#Name, "", 2, 2, 1, 1, "", infer_binary_##TS, lower_binary},
 #define COMPARE(Name, TS, expr) {#Name, "", 2, 2, 1, 1, "", infer_compare_##TS, lower_binary},
+#define PREDICATE(Name, TS, schema, expr) {#Name, "", 1, 1, 1, 1, schema, infer_predicate_##TS, lower_predicate},
 #define OP(Name, dom, a, b, c, d, schema, inf, low) {#Name, dom, a, b, c, d, schema, inf, low},
 #include "ops.def"
 };

@@ -136,7 +136,8 @@ void lower_batchnorm(Node *n, Lowering *L)
         c->k[0] = x->dims[0]; c->k[1] = C; c->k[2] = inner;
         c->nf = 1;
         c->f[0] = attr_f(n, "epsilon");
-        Tensor *rm = n->nout > 1 ? n->out[1] : NULL, *rv = n->nout > 2 ? n->out[2] : NULL;
+        Tensor *rm = n->nout > 1 && used(n->out[1]) ? n->out[1] : NULL;
+        Tensor *rv = n->nout > 2 && used(n->out[2]) ? n->out[2] : NULL;
         if (rm || rv) {
             KCall *r = lower_call(L, xfmt("o2c_batchnorm_running_%s", sfx), C);
             r->x[0] = n->in[3]; r->x[1] = n->in[4]; r->x[2] = st;
@@ -248,21 +249,23 @@ void lower_layernorm(Node *n, Lowering *L)
     int axis = (int)norm_axis(n, attr_i(n, "axis"), x->rank);
     int64_t rows = prod_dims(x, 0, axis), N = prod_dims(x, axis, x->rank);
     if (N == 0) fail("the normalized shape (X %s from axis %d) is empty", tensor_shape_str(x), axis);
+    /* optional outputs that nobody reads are not computed */
+    Tensor *mean = n->nout > 1 && used(n->out[1]) ? n->out[1] : NULL;
+    Tensor *istd = n->nout > 2 && used(n->out[2]) ? n->out[2] : NULL;
     for (int mode = 0; mode < 2; mode++) {
-        Tensor *istd = n->nout > 2 ? n->out[2] : NULL;
         if (mode == 1 && !istd) break;
         KCall *c = lower_call(L, xfmt("o2c_layernorm_%s", dtype_suffix(x->dtype)), rows);
         c->x[0] = x; c->x[1] = s; c->x[2] = b;
         if (mode == 0) {
             c->y[0] = n->out[0];
-            c->y[1] = n->nout > 1 ? n->out[1] : NULL;
+            c->y[1] = mean;
         } else {
             c->y[0] = istd;
         }
         c->nk = 28;
         c->k[0] = N;
         c->k[1] = mode;
-        Tensor *stat = mode ? istd : (n->nout > 1 ? n->out[1] : NULL);
+        Tensor *stat = mode ? istd : mean;
         c->k[2] = stat && stat->dtype == DT_DOUBLE;
         int direct = tensor_numel(s) == N && (!b || tensor_numel(b) == N);
         if (!direct) {

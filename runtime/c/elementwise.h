@@ -25,6 +25,19 @@
         O2C_FOR(i) { const T x = X[i]; Y[i] = (T)(EXPR); }                  \
     }
 
+/* bool y = EXPR(x) (IsNaN, IsInf); A, B, C: the op's real and integer
+ * attributes in schema order, as T. */
+#define O2C_PREDICATE(NAME, TY, EXPR)                                       \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        typedef TY T;                                                       \
+        const T *X = (const T *)p->x[0];                                    \
+        uint8_t *Y = (uint8_t *)p->y[0];                                    \
+        const T A = (T)p->f[0], B = (T)p->f[1], C = (T)p->f[2];             \
+        (void)A; (void)B; (void)C;                                          \
+        O2C_FOR(i) { const T x = X[i]; Y[i] = (uint8_t)((EXPR) ? 1 : 0); }  \
+    }
+
 /* y = EXPR(a, b) with numpy broadcasting; TO is the output type. */
 #define O2C_BINARY(NAME, TY, TO, EXPR)                                      \
     O2C_KERNEL(NAME)                                                        \

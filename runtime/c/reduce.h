@@ -40,6 +40,9 @@
 #define O2C_RHIGH_1(p) (INFINITY)
 #define O2C_RHIGH_0(p) ((p)->k[37])
 
+/* element j of the reduced set of the current output (inside O2C_REDUCE) */
+#define O2C_RX(j) x[rr == 1 ? (j) * rs : o2c_offset((j), rr, p->k + 20, p->k + 28)]
+
 /* T element type, A compare/divide type, U wrapping accumulator, F 1 for floats */
 #define O2C_REDUCE(NAME, TY, AT, UT, F)                                               \
     O2C_KERNEL(NAME)                                                                  \
@@ -62,7 +65,7 @@
                 A m = mx ? (A)O2C_RLOW_##F(p) : (A)O2C_RHIGH_##F(p);                  \
                 int isn = 0;                                                          \
                 for (j = 0; j < R; j++) {                                             \
-                    const A v = (A)x[rr == 1 ? j * rs : o2c_offset(j, rr, p->k + 20, p->k + 28)]; \
+                    const A v = (A)O2C_RX(j);                                     \
                     if (O2C_RNAN_##F(v)) { m = v; isn = 1; break; }                   \
                     if (mx ? v > m : v < m) m = v;                                    \
                 }                                                                     \
@@ -71,21 +74,32 @@
                 if (isn || R == 0 || md - md != 0) { Y[i] = (T)md; break; }           \
                 double s = 0;                                                         \
                 for (j = 0; j < R; j++)                                               \
-                    s += exp((double)x[rr == 1 ? j * rs : o2c_offset(j, rr, p->k + 20, p->k + 28)] - md); \
+                    s += exp((double)O2C_RX(j) - md);                             \
                 Y[i] = (T)(md + log(s));                                              \
                 break;                                                                \
             }                                                                         \
             default: {                                                                \
                 U s = op == O2C_RED_PROD ? (U)1 : (U)0;                               \
-                for (j = 0; j < R; j++) {                                             \
-                    const A v = (A)x[rr == 1 ? j * rs : o2c_offset(j, rr, p->k + 20, p->k + 28)]; \
-                    switch (op) {                                                     \
-                    case O2C_RED_PROD: s *= (U)v; break;                              \
-                    case O2C_RED_L1: s += (U)(v > 0 ? v : -v); break;                 \
-                    case O2C_RED_L2:                                                  \
-                    case O2C_RED_SUMSQ: s += (U)v * (U)v; break;                      \
-                    default: s += (U)v; break;                                        \
+                switch (op) {                                                         \
+                case O2C_RED_PROD:                                                    \
+                    for (j = 0; j < R; j++) s *= (U)(A)O2C_RX(j);                     \
+                    break;                                                            \
+                case O2C_RED_L1:                                                      \
+                    for (j = 0; j < R; j++) {                                         \
+                        const A v = (A)O2C_RX(j);                                     \
+                        s += (U)(v > 0 ? v : -v);                                     \
                     }                                                                 \
+                    break;                                                            \
+                case O2C_RED_L2:                                                      \
+                case O2C_RED_SUMSQ:                                                   \
+                    for (j = 0; j < R; j++) {                                         \
+                        const A v = (A)O2C_RX(j);                                     \
+                        s += (U)v * (U)v;                                             \
+                    }                                                                 \
+                    break;                                                            \
+                default:                                                              \
+                    for (j = 0; j < R; j++) s += (U)(A)O2C_RX(j);                     \
+                    break;                                                            \
                 }                                                                     \
                 const A a = (A)s;                                                     \
                 switch (op) {                                                         \
@@ -180,6 +194,6 @@ O2C_ARGEXT(o2c_argext_u64, uint64_t, 0)
 #define O2C_KERNELS_REDUCE(K) \
     K(o2c_reduce_f32) K(o2c_reduce_f64) K(o2c_reduce_i8) K(o2c_reduce_i16) K(o2c_reduce_i32) \
     K(o2c_reduce_i64) K(o2c_reduce_u8) K(o2c_reduce_u16) K(o2c_reduce_u32) K(o2c_reduce_u64) \
-    K(o2c_reduce_b) \
+    K(o2c_reduce_b)                                                               \
     K(o2c_argext_f32) K(o2c_argext_f64) K(o2c_argext_i8) K(o2c_argext_i16) K(o2c_argext_i32) \
     K(o2c_argext_i64) K(o2c_argext_u8) K(o2c_argext_u16) K(o2c_argext_u32) K(o2c_argext_u64)

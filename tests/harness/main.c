@@ -1,13 +1,14 @@
 /* Test harness for generated models (tests/run_models.py builds it with each
  * generated file).
  *
- *     prog IN_0.bin:BYTES ... -- OUT_0.bin:BYTES ...
+ *     prog [--once-above SECONDS] IN_0.bin:BYTES ... -- OUT_0.bin:BYTES ...
  *
  * Reads each input file (raw, dense, exactly BYTES bytes) into a buffer of
  * exactly that size, runs the model, writes each output raw. Outputs are
  * poisoned with 0xFF before every run so an element the model never writes
  * shows up (NaN / -1). The model runs twice, and both runs must give the
- * same bytes:
+ * same bytes (--once-above S: no second run when the first one took more
+ * than S seconds of CPU time, for models that take long under the sanitizers):
  *   C    (default):          NAME_run_with_arena on a malloc'd, poisoned arena of
  *                            exactly NAME_ARENA_SIZE bytes (so the sanitizer sees an
  *                            overrun), then NAME_run (its static arena);
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef O2C_NAME
 #define O2C_NAME m
@@ -81,16 +83,22 @@ static int write_output(const Buf *b)
 
 int main(int argc, char **argv)
 {
-    int ni = 0, no = 0, i, sep = -1, rc;
+    int ni = 0, no = 0, i, sep = -1, rc, first = 1, once = 0;
+    double once_above = -1;
+    clock_t t0;
     Buf *in, *out;
     const void **ins;
     void **outs, **outs2;
     unsigned char **saved;
 
-    for (i = 1; i < argc; i++)
+    if (argc > 2 && !strcmp(argv[1], "--once-above")) {
+        once_above = atof(argv[2]);
+        first = 3;
+    }
+    for (i = first; i < argc; i++)
         if (!strcmp(argv[i], "--")) { sep = i; break; }
-    if (sep < 0) { fprintf(stderr, "usage: %s IN:BYTES... -- OUT:BYTES...\n", argv[0]); return 2; }
-    ni = sep - 1;
+    if (sep < 0) { fprintf(stderr, "usage: %s [--once-above S] IN:BYTES... -- OUT:BYTES...\n", argv[0]); return 2; }
+    ni = sep - first;
     no = argc - sep - 1;
     if (ni != MODEL(_NUM_INPUTS) || no != MODEL(_NUM_OUTPUTS)) {
         fprintf(stderr, "the model has %d inputs and %d outputs; got %d and %d files\n", MODEL(_NUM_INPUTS),
@@ -104,7 +112,7 @@ int main(int argc, char **argv)
     outs2 = (void **)calloc((size_t)no + 1, sizeof *outs2);
     saved = (unsigned char **)calloc((size_t)ni + 1, sizeof *saved);
     for (i = 0; i < ni; i++) {
-        if (!parse_arg(argv[1 + i], &in[i])) { fprintf(stderr, "bad argument %s\n", argv[1 + i]); return 2; }
+        if (!parse_arg(argv[first + i], &in[i])) { fprintf(stderr, "bad argument %s\n", argv[first + i]); return 2; }
         if (!read_input(&in[i])) return 3;
         ins[i] = in[i].data;
         saved[i] = (unsigned char *)malloc(in[i].bytes ? (size_t)in[i].bytes : 1);
@@ -123,50 +131,59 @@ int main(int argc, char **argv)
         size_t asz = MODEL(_ARENA_SIZE) ? (size_t)MODEL(_ARENA_SIZE) : 1;
         unsigned char *arena = (unsigned char *)malloc(asz);
         memset(arena, 0xFF, asz);
+        t0 = clock();
         rc = MODEL(_run_with_arena)((const void *const *)ins, (void *const *)outs, arena);
         free(arena);
         if (rc) { fprintf(stderr, "run_with_arena returned %d\n", rc); return 4; }
-        rc = MODEL(_run)((const void *const *)ins, (void *const *)outs2);
-        if (rc) { fprintf(stderr, "second run (NAME_run) returned %d\n", rc); return 4; }
+        once = once_above >= 0 && (double)(clock() - t0) / CLOCKS_PER_SEC > once_above;
+        if (!once) {
+            rc = MODEL(_run)((const void *const *)ins, (void *const *)outs2);
+            if (rc) { fprintf(stderr, "second run (NAME_run) returned %d\n", rc); return 4; }
+        }
     }
 #else
     {
         void **d_in = (void **)calloc((size_t)ni + 1, sizeof *d_in);
         void **d_out = (void **)calloc((size_t)no + 1, sizeof *d_out);
         cudaStream_t stream;
+        t0 = clock();
         rc = MODEL(_run)((const void *const *)ins, (void *const *)outs);
         if (rc) { fprintf(stderr, "run returned %d: %s\n", rc, MODEL(_cuda_error)()); return 4; }
-        if (cudaStreamCreate(&stream) != cudaSuccess) { fprintf(stderr, "cudaStreamCreate failed\n"); return 4; }
-        for (i = 0; i < ni; i++) {
-            if (cudaMalloc(&d_in[i], in[i].bytes ? (size_t)in[i].bytes : 1) != cudaSuccess ||
-                cudaMemcpy(d_in[i], in[i].data, (size_t)in[i].bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
-                fprintf(stderr, "cannot copy input %d to the device\n", i);
-                return 4;
+        once = once_above >= 0 && (double)(clock() - t0) / CLOCKS_PER_SEC > once_above;
+        if (!once) {
+            if (cudaStreamCreate(&stream) != cudaSuccess) { fprintf(stderr, "cudaStreamCreate failed\n"); return 4; }
+            for (i = 0; i < ni; i++) {
+                if (cudaMalloc(&d_in[i], in[i].bytes ? (size_t)in[i].bytes : 1) != cudaSuccess ||
+                    cudaMemcpy(d_in[i], in[i].data, (size_t)in[i].bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+                    fprintf(stderr, "cannot copy input %d to the device\n", i);
+                    return 4;
+                }
             }
+            for (i = 0; i < no; i++)
+                if (cudaMalloc(&d_out[i], out[i].bytes ? (size_t)out[i].bytes : 1) != cudaSuccess ||
+                    cudaMemset(d_out[i], 0xFF, (size_t)out[i].bytes) != cudaSuccess) {
+                    fprintf(stderr, "cannot allocate output %d on the device\n", i);
+                    return 4;
+                }
+            rc = MODEL(_run_device)((const void *const *)d_in, (void *const *)d_out, stream);
+            if (rc) { fprintf(stderr, "run_device returned %d: %s\n", rc, MODEL(_cuda_error)()); return 4; }
+            if (cudaStreamSynchronize(stream) != cudaSuccess) { fprintf(stderr, "stream failed\n"); return 4; }
+            for (i = 0; i < no; i++)
+                if (cudaMemcpy(outs2[i], d_out[i], (size_t)out[i].bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+                    fprintf(stderr, "cannot copy output %d from the device\n", i);
+                    return 4;
+                }
+            for (i = 0; i < ni; i++) cudaFree(d_in[i]);
+            for (i = 0; i < no; i++) cudaFree(d_out[i]);
+            cudaStreamDestroy(stream);
         }
-        for (i = 0; i < no; i++)
-            if (cudaMalloc(&d_out[i], out[i].bytes ? (size_t)out[i].bytes : 1) != cudaSuccess ||
-                cudaMemset(d_out[i], 0xFF, (size_t)out[i].bytes) != cudaSuccess) {
-                fprintf(stderr, "cannot allocate output %d on the device\n", i);
-                return 4;
-            }
-        rc = MODEL(_run_device)((const void *const *)d_in, (void *const *)d_out, stream);
-        if (rc) { fprintf(stderr, "run_device returned %d: %s\n", rc, MODEL(_cuda_error)()); return 4; }
-        if (cudaStreamSynchronize(stream) != cudaSuccess) { fprintf(stderr, "stream failed\n"); return 4; }
-        for (i = 0; i < no; i++)
-            if (cudaMemcpy(outs2[i], d_out[i], (size_t)out[i].bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
-                fprintf(stderr, "cannot copy output %d from the device\n", i);
-                return 4;
-            }
-        for (i = 0; i < ni; i++) cudaFree(d_in[i]);
-        for (i = 0; i < no; i++) cudaFree(d_out[i]);
-        cudaStreamDestroy(stream);
         MODEL(_cuda_release)();
         free(d_in);
         free(d_out);
     }
 #endif
 
+    if (once) printf("second run skipped: the first took %.1f s\n", (double)(clock() - t0) / CLOCKS_PER_SEC);
     for (i = 0; i < no; i++)
         if (!write_output(&out[i])) return 3;
     for (i = 0; i < ni; i++)
@@ -174,7 +191,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "input %d was modified by the run\n", i);
             return 6;
         }
-    for (i = 0; i < no; i++)
+    for (i = 0; i < no && !once; i++)
         if (memcmp(outs[i], outs2[i], (size_t)out[i].bytes)) {
             fprintf(stderr, "output %d differs between the first and the second run\n", i);
             return 5;

@@ -1,0 +1,308 @@
+/* More elementwise and misc ops: Mod, BitShift (kernels from KBINARY lines
+ * of ops.def), IsNaN/IsInf (PREDICATE lines), CastLike, and Trilu, CumSum,
+ * EyeLike, OneHot, Hardmax, Det (kernels in runtime/c/misc.h). */
+#include <string.h>
+
+#include "../ir.h"
+
+void infer_binary_NUM(Node *n);
+void infer_binary_INT(Node *n);
+
+static const int DTS_UINT[] = {DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, 0};
+
+static int is_unsigned(int dt) { return dt == DT_UINT8 || dt == DT_UINT16 || dt == DT_UINT32 || dt == DT_UINT64; }
+
+static int64_t prod(const int64_t *d, int from, int to)
+{
+    int64_t p = 1;
+    for (int i = from; i < to; i++) p *= d[i];
+    return p;
+}
+
+/* A broadcasting binary kernel call o2c_OP_SFX (parameters as in
+ * runtime/c/elementwise.h). */
+static void bin_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y)
+{
+    KCall *c = lower_call(L, xfmt("o2c_%s_%s", op, dtype_suffix(a->dtype)), tensor_numel(y));
+    c->x[0] = a;
+    c->x[1] = b;
+    c->y[0] = y;
+    memset(c->k, 0, sizeof c->k);
+    c->nk = 34;
+    if (tensor_numel(a) == tensor_numel(y) && tensor_numel(b) == tensor_numel(y)) return;
+    c->k[0] = y->rank;
+    for (int d = 0; d < y->rank; d++) c->k[1 + d] = y->dims[d];
+    bcast_strides(a, y->rank, c->k + 9);
+    bcast_strides(b, y->rank, c->k + 17);
+}
+
+/* A constant scalar (or one-element) integer input. */
+static int64_t const_scalar(Node *n, Tensor *t, const char *what)
+{
+    need_const(n, t, what);
+    if (tensor_numel(t) != 1)
+        fail("%s ('%s') must hold one value, it has shape %s", what, t->name, tensor_shape_str(t));
+    if (dtype_is_float(t->dtype)) return (int64_t)elem_f64(t->dtype, t->data, 0);
+    return elem_i64(t->dtype, t->data, 0);
+}
+
+/* ---- Mod, BitShift ------------------------------------------------------ */
+
+void infer_mod(Node *n)
+{
+    infer_binary_NUM(n);
+    if (dtype_is_float(n->in[0]->dtype) && !attr_i(n, "fmod"))
+        fail("Mod of %s inputs needs fmod=1 (the ONNX spec requires it for floating-point types)",
+             dtype_name(n->in[0]->dtype));
+}
+
+/* fmod=0: the result takes the divisor's sign (Python %); fmod=1: C fmod
+ * (the dividend's sign). Integer division by zero gives 0. */
+void lower_mod(Node *n, Lowering *L)
+{
+    int dt = n->in[0]->dtype;
+    const char *k = dtype_is_float(dt) ? "Fmod" : is_unsigned(dt) ? "ModU" : attr_i(n, "fmod") ? "FmodS" : "ModS";
+    bin_call(L, k, n->in[0], n->in[1], n->out[0]);
+}
+
+void infer_bitshift(Node *n)
+{
+    need_dtype(n, n->in[0], DTS_UINT);
+    const char *d = attr_s(n, "direction");
+    if (!d || (strcmp(d, "LEFT") && strcmp(d, "RIGHT")))
+        fail("attribute direction must be LEFT or RIGHT, it is '%s'", d ? d : "(absent)");
+    infer_binary_INT(n);
+}
+
+/* Shifts by the type's width or more give 0. */
+void lower_bitshift(Node *n, Lowering *L)
+{
+    bin_call(L, strcmp(attr_s(n, "direction"), "LEFT") ? "Shr" : "Shl", n->in[0], n->in[1], n->out[0]);
+}
+
+/* ---- PREDICATE lines: IsNaN, IsInf -------------------------------------- */
+
+void infer_predicate_FLOAT(Node *n)
+{
+    need_dtype(n, n->in[0], DTS_FLOAT);
+    set_out(n, 0, DT_BOOL, n->in[0]->rank, n->in[0]->dims);
+}
+
+/* The op's real and integer attributes go to f[] in schema order. */
+void lower_predicate(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0];
+    KCall *c = lower_call(L, xfmt("o2c_%s_%s", n->op_type, dtype_suffix(x->dtype)), tensor_numel(x));
+    c->x[0] = x;
+    c->y[0] = n->out[0];
+    const char *s = n->op->attrs;
+    while (*s) {
+        while (*s == ' ') s++;
+        const char *colon = strchr(s, ':'), *end = strchr(s, ' ');
+        if (!end) end = s + strlen(s);
+        if (colon && colon < end && (colon[1] == 'f' || colon[1] == 'i') && (colon + 2 == end || colon[2] == '=')) {
+            char name[64];
+            size_t l = (size_t)(colon - s) < sizeof name - 1 ? (size_t)(colon - s) : sizeof name - 1;
+            memcpy(name, s, l);
+            name[l] = 0;
+            kc_float(c, colon[1] == 'f' ? attr_f(n, name) : (double)attr_i(n, name));
+        }
+        s = end;
+    }
+}
+
+/* ---- CastLike (lowered by lower_cast) ------------------------------------ */
+
+void infer_castlike(Node *n)
+{
+    Tensor *x = n->in[0], *like = n->in[1];
+    set_out(n, 0, like->dtype, x->rank, x->dims);
+}
+
+/* ---- Trilu ---------------------------------------------------------------- */
+
+/* k (optional int64 input) is read at run time: the shape does not depend on it. */
+void infer_trilu(Node *n)
+{
+    Tensor *x = n->in[0], *tk = in_t(n, 1);
+    if (x->rank < 2) fail("input '%s' must have rank 2 or more, it is %s", x->name, tensor_shape_str(x));
+    if (tk) {
+        if (tk->dtype != DT_INT64) fail("k ('%s') must be int64, it is %s", tk->name, dtype_name(tk->dtype));
+        if (tensor_numel(tk) != 1) fail("k ('%s') must hold one value, it has shape %s", tk->name, tensor_shape_str(tk));
+    }
+    out_like(n, 0, x);
+}
+
+void lower_trilu(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    KCall *c = lower_call(L, "o2c_trilu", tensor_numel(y));
+    c->x[0] = x;
+    c->x[1] = in_t(n, 1);
+    c->y[0] = y;
+    kc_int(c, x->dims[x->rank - 2]);
+    kc_int(c, x->dims[x->rank - 1]);
+    kc_int(c, 0);
+    kc_int(c, attr_i(n, "upper") != 0);
+    kc_int(c, (int64_t)dtype_size(x->dtype));
+}
+
+/* ---- CumSum --------------------------------------------------------------- */
+
+/* The axis (int32 or int64 input) is read at run time; a constant one is
+ * checked here. */
+void infer_cumsum(Node *n)
+{
+    static const int DTS_CUMSUM[] = {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64, DT_UINT32, DT_UINT64, 0};
+    Tensor *x = n->in[0], *ta = n->in[1];
+    need_dtype(n, x, DTS_CUMSUM);
+    if (x->rank < 1) fail("input '%s' must have rank 1 or more", x->name);
+    need_dtype(n, ta, DTS_INDEX);
+    if (tensor_numel(ta) != 1) fail("axis ('%s') must hold one value, it has shape %s", ta->name, tensor_shape_str(ta));
+    if (ta->data) norm_axis(n, elem_i64(ta->dtype, ta->data, 0), x->rank);
+    out_like(n, 0, x);
+}
+
+void lower_cumsum(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    KCall *c = lower_call(L, xfmt("o2c_cumsum_%s", dtype_suffix(x->dtype)), tensor_numel(y));
+    c->x[0] = x;
+    c->x[1] = n->in[1];
+    c->y[0] = y;
+    memset(c->k, 0, sizeof c->k);
+    c->k[0] = x->rank;
+    for (int d = 0; d < x->rank; d++) c->k[1 + d] = x->dims[d];
+    c->k[9] = (int64_t)dtype_size(n->in[1]->dtype);
+    c->k[10] = attr_i(n, "exclusive") != 0;
+    c->k[11] = attr_i(n, "reverse") != 0;
+    c->nk = 12;
+}
+
+/* ---- EyeLike ---------------------------------------------------------------- */
+
+void infer_eyelike(Node *n)
+{
+    Tensor *x = n->in[0];
+    if (x->rank != 2) fail("input '%s' must be 2-D, it is %s", x->name, tensor_shape_str(x));
+    int dt = attr_has(n, "dtype") ? (int)attr_i(n, "dtype") : x->dtype;
+    if (!dtype_supported(dt)) fail("dtype %s is not supported by onnx2c yet", dtype_name(dt));
+    set_out(n, 0, dt, 2, x->dims);
+}
+
+void lower_eyelike(Node *n, Lowering *L)
+{
+    Tensor *y = n->out[0];
+    KCall *c = lower_call(L, xfmt("o2c_eyelike_%s", dtype_suffix(y->dtype)), tensor_numel(y));
+    c->y[0] = y;
+    int64_t k = attr_i(n, "k"), w = y->dims[1];
+    if (k > w) k = w;                     /* off the matrix: all zeros either way */
+    if (k < -y->dims[0]) k = -y->dims[0];
+    kc_int(c, w);
+    kc_int(c, k);
+}
+
+/* ---- OneHot ------------------------------------------------------------------ */
+
+static int64_t onehot_depth(Node *n)
+{
+    Tensor *td = n->in[1];
+    need_dtype(n, td, DTS_NUM);
+    int64_t depth = const_scalar(n, td, "OneHot's depth");
+    if (depth < 1) fail("depth ('%s') must be at least 1, it is %lld", td->name, (long long)depth);
+    return depth;
+}
+
+void infer_onehot(Node *n)
+{
+    Tensor *ind = n->in[0], *val = n->in[2];
+    need_dtype(n, ind, DTS_NUM);
+    int64_t depth = onehot_depth(n);
+    if (val->rank != 1 || val->dims[0] != 2)
+        fail("values ('%s') must be a 1-D tensor of 2 elements [off, on], it is %s", val->name, tensor_shape_str(val));
+    if (ind->rank + 1 > MAX_RANK) fail("indices ('%s') have rank %d; at most %d is supported", ind->name, ind->rank, MAX_RANK - 1);
+    int ax = (int)norm_axis(n, attr_i(n, "axis"), ind->rank + 1);
+    int64_t dims[MAX_RANK];
+    for (int d = 0, s = 0; d <= ind->rank; d++) dims[d] = d == ax ? depth : ind->dims[s++];
+    set_out(n, 0, val->dtype, ind->rank + 1, dims);
+}
+
+void lower_onehot(Node *n, Lowering *L)
+{
+    Tensor *ind = n->in[0], *y = n->out[0];
+    int ax = (int)norm_axis(n, attr_i(n, "axis"), ind->rank + 1);
+    if (ind->dtype != DT_INT64) {          /* indices as int64 (non-integers truncated) */
+        Tensor *t = lower_temp(L, DT_INT64, ind->rank, ind->dims);
+        KCall *c = lower_call(L, xfmt("o2c_cast_%s_i64", dtype_suffix(ind->dtype)), tensor_numel(ind));
+        c->x[0] = ind;
+        c->y[0] = t;
+        ind = t;
+    }
+    KCall *c = lower_call(L, "o2c_onehot", tensor_numel(y));
+    c->x[0] = ind;
+    c->x[1] = n->in[2];
+    c->y[0] = y;
+    kc_int(c, onehot_depth(n));
+    kc_int(c, prod(ind->dims, ax, ind->rank));
+    kc_int(c, (int64_t)dtype_size(y->dtype));
+}
+
+/* ---- Hardmax ------------------------------------------------------------------ */
+
+/* opset < 13: the input is seen as 2-D [prod(dims[:axis]), prod(dims[axis:])]
+ * (axis default 1); since 13: along one axis (default -1). */
+static int hardmax_axis(Node *n)
+{
+    Tensor *x = n->in[0];
+    int64_t a = attr_has(n, "axis") ? attr_i(n, "axis") : n->opset < 13 ? 1 : -1;
+    return (int)norm_axis(n, a, x->rank);
+}
+
+void infer_hardmax(Node *n)
+{
+    Tensor *x = n->in[0];
+    need_dtype(n, x, DTS_FLOAT);
+    if (x->rank < 1) fail("input '%s' must have rank 1 or more", x->name);
+    hardmax_axis(n);
+    out_like(n, 0, x);
+}
+
+void lower_hardmax(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    int ax = hardmax_axis(n);
+    KCall *c = lower_call(L, xfmt("o2c_hardmax_%s", dtype_suffix(x->dtype)), tensor_numel(y));
+    c->x[0] = x;
+    c->y[0] = y;
+    if (n->opset < 13) {
+        kc_int(c, prod(x->dims, ax, x->rank));
+        kc_int(c, 1);
+    } else {
+        kc_int(c, x->dims[ax]);
+        kc_int(c, prod(x->dims, ax + 1, x->rank));
+    }
+}
+
+/* ---- Det ------------------------------------------------------------------------ */
+
+void infer_det(Node *n)
+{
+    Tensor *x = n->in[0];
+    need_dtype(n, x, DTS_FLOAT);
+    if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
+        fail("input '%s' must be square matrices [..., M, M], it is %s", x->name, tensor_shape_str(x));
+    set_out(n, 0, x->dtype, x->rank - 2, x->dims);
+}
+
+void lower_det(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    int64_t m = x->dims[x->rank - 1];
+    int64_t sz = tensor_numel(x);
+    Tensor *scratch = lower_temp(L, DT_DOUBLE, 1, &sz);
+    KCall *c = lower_call(L, xfmt("o2c_det_%s", dtype_suffix(x->dtype)), tensor_numel(y));
+    c->x[0] = x;
+    c->y[0] = y;
+    c->y[1] = scratch;
+    kc_int(c, m);
+}

@@ -1,0 +1,522 @@
+/* Indexing kernels (GatherElements, GatherND, ScatterElements, ScatterND,
+ * TopK), more normalizations (RMSNormalization, LpNormalization,
+ * MeanVarianceNormalization, LRN) and Einsum. See o2c_rt.h for the calling
+ * convention. Element sizes and strides are in elements unless noted.
+ *
+ * Index inputs (int32 or int64, k "ies" = their element size 4 or 8) may
+ * be runtime data. A negative index is wrapped once (idx + dim); an index
+ * still outside [0, dim) is never used to address memory: gathers write
+ * zero bytes for it, scatters skip the update.
+ *
+ * Scatter kernels run after a copy of the data into the output. Their
+ * index space is chosen so that no two indices can write the same output
+ * element: every index owns a set of output elements and applies the
+ * updates that fall into it sequentially, in the order of the updates
+ * (so duplicates behave like the ONNX reference: the last one wins, or
+ * all are reduced in order). */
+
+/* Scatter reductions: mode 0 none (assign), 1 add, 2 mul, 3 max, 4 min. */
+#define O2C_SCATTER_APPLY(T, mode, y, u)                      \
+    do {                                                      \
+        const T u_ = (u);                                     \
+        switch (mode) {                                       \
+        case 1: (y) = (T)((y) + u_); break;                   \
+        case 2: (y) = (T)((y) * u_); break;                   \
+        case 3: if (u_ > (y)) (y) = u_; break;                \
+        case 4: if (u_ < (y)) (y) = u_; break;                \
+        default: (y) = u_; break;                             \
+        }                                                     \
+    } while (0)
+
+/* o2c_scatter_elements (bytes, no reduction) / o2c_scatter_elements_T
+ * (reductions): Y (already a copy of the data) = ScatterElements(Y, I, U).
+ * Index space: the lines of I along axis (I's elements / I's axis size).
+ * Line l (coordinates c of I without axis) owns the output line at c along
+ * axis: it applies U[c, j] to Y[c with c[axis] = I[c, j]] for j in order.
+ * Out-of-range indices are skipped.
+ *   x[0] I, x[1] U (shape of I); y[0] Y
+ *   k[0] element size in bytes   k[1] index element size   k[2] rank
+ *   k[3] axis   k[4..11] dims of I   k[12..19] strides of Y
+ *   k[20] size of Y's axis   k[21] reduction (typed kernels) */
+#define O2C_SCATTER_ELEMENTS_BODY(MOVE)                                              \
+    const unsigned char *XI = (const unsigned char *)p->x[0];                        \
+    const int64_t ies = p->k[1], r = p->k[2], ax = p->k[3], n = p->k[20];            \
+    const int64_t *dims = p->k + 4, *ys = p->k + 12;                                 \
+    O2C_FOR(l) {                                                                     \
+        int64_t q = l, yo = 0, io = 0, is = 1, ias = 1;                              \
+        for (int64_t d = r - 1; d >= 0; d--) {                                       \
+            if (d == ax) { ias = is; is *= dims[d]; continue; }                      \
+            const int64_t nq = q / dims[d], c = q - nq * dims[d];                    \
+            yo += c * ys[d];                                                         \
+            io += c * is;                                                            \
+            is *= dims[d];                                                           \
+            q = nq;                                                                  \
+        }                                                                            \
+        for (int64_t j = 0; j < dims[ax]; j++) {                                     \
+            const int64_t src = io + j * ias;                                        \
+            const int64_t v = o2c_ix_wrap(o2c_ix_get(XI, src, ies), n);              \
+            if (v < 0) continue;                                                     \
+            const int64_t dst = yo + v * ys[ax];                                     \
+            MOVE;                                                                    \
+        }                                                                            \
+    }
+
+#define O2C_SCATTER_ELEMENTS_T(NAME, TY)                                             \
+    O2C_KERNEL(NAME)                                                                 \
+    {                                                                                \
+        typedef TY T;                                                                \
+        const T *U = (const T *)p->x[1];                                             \
+        T *Y = (T *)p->y[0];                                                         \
+        const int64_t mode = p->k[21];                                               \
+        O2C_SCATTER_ELEMENTS_BODY(O2C_SCATTER_APPLY(T, mode, Y[dst], U[src]))        \
+    }
+
+/* o2c_scatter_nd (bytes, no reduction) / o2c_scatter_nd_T (reductions):
+ * Y (already a copy of the data) = ScatterND(Y, I, U). Index space: the S
+ * elements of a slice. Index s applies, for every tuple t in order, the
+ * update U[t, s] to Y[tuple offset + s]; different s never meet. A tuple
+ * with an out-of-range coordinate is skipped.
+ *   x[0] I, x[1] U; y[0] Y
+ *   k[0] element size in bytes   k[1] index element size   k[2] m (1..8)
+ *   k[3] S (slice size)   k[4] number of tuples   k[5] reduction (typed)
+ *   k[6..13] Y dims indexed by a tuple   k[14..21] their Y strides */
+#define O2C_SCATTER_ND_BODY(MOVE)                                                    \
+    const unsigned char *XI = (const unsigned char *)p->x[0];                        \
+    const int64_t ies = p->k[1], m = p->k[2], S = p->k[3], NT = p->k[4];             \
+    const int64_t *dims = p->k + 6, *ys = p->k + 14;                                 \
+    O2C_FOR(s) {                                                                     \
+        for (int64_t t = 0; t < NT; t++) {                                           \
+            int64_t off = s;                                                         \
+            int bad = 0;                                                             \
+            for (int64_t j = 0; j < m; j++) {                                        \
+                const int64_t v = o2c_ix_wrap(o2c_ix_get(XI, t * m + j, ies), dims[j]); \
+                if (v < 0) { bad = 1; break; }                                       \
+                off += v * ys[j];                                                    \
+            }                                                                        \
+            if (bad) continue;                                                       \
+            const int64_t src = t * S + s, dst = off;                                \
+            MOVE;                                                                    \
+        }                                                                            \
+    }
+
+#define O2C_SCATTER_ND_T(NAME, TY)                                                   \
+    O2C_KERNEL(NAME)                                                                 \
+    {                                                                                \
+        typedef TY T;                                                                \
+        const T *U = (const T *)p->x[1];                                             \
+        T *Y = (T *)p->y[0];                                                         \
+        const int64_t mode = p->k[5];                                                \
+        O2C_SCATTER_ND_BODY(O2C_SCATTER_APPLY(T, mode, Y[dst], U[src]))              \
+    }
+
+/* o2c_topk_T: TopK. Index space: the rows (outer x inner positions); each
+ * keeps its best K elements in its output row, sorted (insertion; a new
+ * element goes behind the equal ones, so ties keep the lower index first).
+ * NaN counts as larger than every number (as numpy's sort orders it).
+ *   x[0] X, x[1] K (int64, read when k[4] is 1); y[0] values (T),
+ *   y[1] indices (int64)
+ *   k[0] A (axis size)   k[1] inner (stride of the axis)
+ *   k[2] K (the output size along the axis)   k[3] 1 largest, 0 smallest
+ *   k[4] 1: K is runtime data x[1], clamped to [0, k[2]]; the positions
+ *        past it get value 0 and index -1 */
+#define O2C_TOPK(NAME, TY, ISNAN)                                                    \
+    O2C_KERNEL(NAME)                                                                 \
+    {                                                                                \
+        typedef TY T;                                                                \
+        const T *X = (const T *)p->x[0];                                             \
+        T *V = (T *)p->y[0];                                                         \
+        int64_t *IX = (int64_t *)p->y[1];                                            \
+        const int64_t A = p->k[0], inner = p->k[1], KC = p->k[2], lg = p->k[3];      \
+        int64_t K = KC;                                                              \
+        if (p->k[4]) {                                                               \
+            const int64_t kr = ((const int64_t *)p->x[1])[0];                        \
+            K = kr < 0 ? 0 : (kr > KC ? KC : kr);                                    \
+        }                                                                            \
+        O2C_FOR(i) {                                                                 \
+            const int64_t o = i / inner, in = i - o * inner;                         \
+            const T *x = X + o * A * inner + in;                                     \
+            T *v = V + o * K * inner + in;                                           \
+            int64_t *ix = IX + o * K * inner + in;                                   \
+            int64_t cnt = 0;                                                         \
+            for (int64_t j = 0; j < A; j++) {                                        \
+                const T a = x[j * inner];                                            \
+                int64_t pos = cnt < K ? cnt : K;                                     \
+                while (pos > 0) {                                                    \
+                    const T b = v[(pos - 1) * inner];                                \
+                    const int better = lg ? (a > b || (ISNAN(a) && !ISNAN(b)))       \
+                                          : (a < b || (!ISNAN(a) && ISNAN(b)));      \
+                    if (!better) break;                                              \
+                    if (pos < K) {                                                   \
+                        v[pos * inner] = b;                                          \
+                        ix[pos * inner] = ix[(pos - 1) * inner];                     \
+                    }                                                                \
+                    pos--;                                                           \
+                }                                                                    \
+                if (pos < K) {                                                       \
+                    v[pos * inner] = a;                                              \
+                    ix[pos * inner] = j;                                             \
+                    if (cnt < K) cnt++;                                              \
+                }                                                                    \
+            }                                                                        \
+            for (; cnt < KC; cnt++) {                                                \
+                v[cnt * inner] = 0;                                                  \
+                ix[cnt * inner] = -1;                                                \
+            }                                                                        \
+        }                                                                            \
+    }
+#define O2C_ISNAN_F(a) ((a) != (a))
+#define O2C_ISNAN_I(a) 0
+
+/* o2c_normgroup_T: MeanVarianceNormalization, LpNormalization,
+ * RMSNormalization. Index space: the groups (the positions of the kept
+ * axes); each group runs over its N elements (the normalized axes) twice,
+ * statistics in double.
+ *   mode 0 MVN: y = (x - mean) / (sqrt(var) + eps)   (var: biased)
+ *   mode 1 L1:  y = x / sum |x|      mode 2 L2: y = x / sqrt(sum x^2)
+ *   mode 3 RMS: y = x / sqrt(mean x^2 + eps) * scale
+ *   x[0] X, x[1] scale (mode 3); y[0] Y (X's layout)
+ *   k[0] mode   k[1] ro (kept rank)   k[2] ri (normalized rank)   k[3] N
+ *   k[4..11] kept dims   k[12..19] their strides
+ *   k[20..27] normalized dims   k[28..35] their strides
+ *   k[36..43] scale strides over the normalized dims (0: broadcast)
+ *   f[0] epsilon */
+#define O2C_NORMGROUP(NAME, TY)                                                      \
+    O2C_KERNEL(NAME)                                                                 \
+    {                                                                                \
+        typedef TY T;                                                                \
+        const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                    \
+        T *Y = (T *)p->y[0];                                                         \
+        const int64_t mode = p->k[0], ro = p->k[1], ri = p->k[2], N = p->k[3];       \
+        const double eps = p->f[0];                                                  \
+        O2C_FOR(i) {                                                                 \
+            const int64_t base = o2c_offset(i, ro, p->k + 4, p->k + 12);             \
+            double s1 = 0, s2 = 0;                                                   \
+            int64_t j;                                                               \
+            for (j = 0; j < N; j++) {                                                \
+                const double x = (double)X[base + o2c_offset(j, ri, p->k + 20, p->k + 28)]; \
+                s1 += mode == 1 ? fabs(x) : x;                                       \
+                s2 += x * x;                                                         \
+            }                                                                        \
+            double sub = 0, mul = 1;                                                 \
+            if (mode == 0) {                                                         \
+                const double mean = s1 / (double)N;                                  \
+                double var = 0;                                                      \
+                for (j = 0; j < N; j++) {                                            \
+                    const double d = (double)X[base + o2c_offset(j, ri, p->k + 20, p->k + 28)] - mean; \
+                    var += d * d;                                                    \
+                }                                                                    \
+                sub = mean;                                                          \
+                mul = 1 / (sqrt(var / (double)N) + eps);                             \
+            } else if (mode == 1) {                                                  \
+                mul = 1 / s1;                                                        \
+            } else if (mode == 2) {                                                  \
+                mul = 1 / sqrt(s2);                                                  \
+            } else {                                                                 \
+                mul = 1 / sqrt(s2 / (double)N + eps);                                \
+            }                                                                        \
+            for (j = 0; j < N; j++) {                                                \
+                const int64_t o = base + o2c_offset(j, ri, p->k + 20, p->k + 28);    \
+                double y = ((double)X[o] - sub) * mul;                               \
+                if (mode == 3) y *= (double)W[o2c_offset(j, ri, p->k + 20, p->k + 36)]; \
+                Y[o] = (T)y;                                                         \
+            }                                                                        \
+        }                                                                            \
+    }
+
+/* o2c_lrn_T: LRN. Index space: the elements of X (N x C x inner).
+ *   y = x / (bias + alpha / size * sum of x^2 over the channels
+ *            c - floor((size-1)/2) .. c + ceil((size-1)/2)) ^ beta
+ *   k[0] C   k[1] inner   k[2] size   f[0] alpha   f[1] beta   f[2] bias */
+#define O2C_LRN(NAME, TY)                                                            \
+    O2C_KERNEL(NAME)                                                                 \
+    {                                                                                \
+        typedef TY T;                                                                \
+        const T *X = (const T *)p->x[0];                                             \
+        T *Y = (T *)p->y[0];                                                         \
+        const int64_t C = p->k[0], inner = p->k[1], size = p->k[2];                  \
+        const int64_t lo = (size - 1) / 2, hi = size / 2;                            \
+        O2C_FOR(i) {                                                                 \
+            const int64_t c = (i / inner) % C, base = i - c * inner;                 \
+            const int64_t c0 = c - lo < 0 ? 0 : c - lo, c1 = c + hi > C - 1 ? C - 1 : c + hi; \
+            double s = 0;                                                            \
+            for (int64_t cc = c0; cc <= c1; cc++) {                                  \
+                const double x = (double)X[base + cc * inner];                       \
+                s += x * x;                                                          \
+            }                                                                        \
+            Y[i] = (T)((double)X[i] / pow(p->f[2] + p->f[0] / (double)size * s, p->f[1])); \
+        }                                                                            \
+    }
+
+/* o2c_einsum_T: Einsum with nin <= 4 operands. Index space: the output
+ * elements. Every label is an output label (no of them, output order) or a
+ * summed label (ns); each operand has a stride per label (the sum of its
+ * axes' strides for a repeated label, 0 when it lacks the label or the
+ * axis broadcasts). Y[o] = sum over the summed labels of the product of
+ * the operands. Products accumulate in double (ints: int64).
+ *   x[0..nin) the operands; y[0] Y
+ *   k[0] nin   k[1] no   k[2] ns (no + ns <= 16)
+ *   k[3 .. 3+no) output dims   k[3+no .. 3+no+ns) summed dims
+ *   then per operand t: k[3 + (no+ns)(1+t) ..] its no + ns strides */
+#define O2C_EINSUM(NAME, TY, ACC)                                                    \
+    O2C_KERNEL(NAME)                                                                 \
+    {                                                                                \
+        typedef TY T;                                                                \
+        T *Y = (T *)p->y[0];                                                         \
+        const int64_t nin = p->k[0], no = p->k[1], ns = p->k[2], nl = no + ns;       \
+        const int64_t *od = p->k + 3, *sd = p->k + 3 + no;                           \
+        int64_t total = 1;                                                           \
+        for (int64_t d = 0; d < ns; d++) total *= sd[d];                             \
+        O2C_FOR(i) {                                                                 \
+            int64_t off[4] = {0, 0, 0, 0}, cnt[16];                                  \
+            int64_t q = i, t, d;                                                     \
+            for (d = no - 1; d >= 0; d--) {                                          \
+                const int64_t nq = q / od[d], c = q - nq * od[d];                    \
+                for (t = 0; t < nin; t++) off[t] += c * p->k[3 + nl * (1 + t) + d];  \
+                q = nq;                                                              \
+            }                                                                        \
+            for (d = 0; d < ns; d++) cnt[d] = 0;                                     \
+            ACC acc = 0;                                                             \
+            for (int64_t s = 0; s < total; s++) {                                    \
+                ACC prod = 1;                                                        \
+                for (t = 0; t < nin; t++) prod *= (ACC)((const T *)p->x[t])[off[t]]; \
+                acc += prod;                                                         \
+                for (d = ns - 1; d >= 0; d--) {                                      \
+                    for (t = 0; t < nin; t++) off[t] += p->k[3 + nl * (1 + t) + no + d]; \
+                    if (++cnt[d] < sd[d]) break;                                     \
+                    for (t = 0; t < nin; t++) off[t] -= sd[d] * p->k[3 + nl * (1 + t) + no + d]; \
+                    cnt[d] = 0;                                                      \
+                }                                                                    \
+            }                                                                        \
+            Y[i] = (T)acc;                                                           \
+        }                                                                            \
+    }
+
+/*@ o2c_ix_get */
+/* Element j of an int32 (ies 4) or int64 (ies 8) index tensor. */
+O2C_HD static inline int64_t o2c_ix_get(const unsigned char *ip, int64_t j, int64_t ies)
+{
+    if (ies == 8) {
+        int64_t v;
+        memcpy(&v, ip + j * 8, 8);
+        return v;
+    } else {
+        int32_t v;
+        memcpy(&v, ip + j * 4, 4);
+        return (int64_t)v;
+    }
+}
+
+/*@ o2c_ix_wrap */
+/* A possibly negative index into an axis of size n: the element position,
+ * or -1 when it is out of range. */
+O2C_HD static inline int64_t o2c_ix_wrap(int64_t v, int64_t n)
+{
+    if (v < 0) v += n;
+    return v < 0 || v >= n ? -1 : v;
+}
+
+/*@ o2c_gather_elements needs o2c_mv_elem o2c_ix_get o2c_ix_wrap */
+/* o2c_gather_elements: Y = GatherElements(X, I, axis). Index space: the
+ * output elements (shape of I). Output coordinate c reads X at c with
+ * c[axis] replaced by I[c]; an out-of-range index gives zero bytes.
+ *   x[0] X, x[1] I; y[0] Y
+ *   k[0] element size in bytes   k[1] index element size   k[2] rank
+ *   k[3] axis   k[4..11] dims of I (and Y)   k[12..19] strides of X
+ *   k[20] size of X's axis */
+O2C_KERNEL(o2c_gather_elements)
+{
+    const unsigned char *X = (const unsigned char *)p->x[0];
+    const unsigned char *XI = (const unsigned char *)p->x[1];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    const int64_t es = p->k[0], ies = p->k[1], r = p->k[2], ax = p->k[3], n = p->k[20];
+    const int64_t *dims = p->k + 4, *xs = p->k + 12;
+    O2C_FOR(i) {
+        int64_t q = i, off = 0;
+        for (int64_t d = r - 1; d >= 0; d--) {
+            const int64_t nq = q / dims[d];
+            if (d != ax) off += (q - nq * dims[d]) * xs[d];
+            q = nq;
+        }
+        const int64_t v = o2c_ix_wrap(o2c_ix_get(XI, i, ies), n);
+        if (v < 0) {
+            for (int64_t b = 0; b < es; b++) Y[i * es + b] = 0;
+        } else {
+            o2c_mv_elem(Y + i * es, X + (off + v * xs[ax]) * es, es);
+        }
+    }
+}
+
+/*@ o2c_gather_nd needs o2c_mv_elem o2c_ix_get o2c_ix_wrap */
+/* o2c_gather_nd: Y = GatherND(X, I, batch_dims b). Index space: the output
+ * elements, seen as (tuple t, slice element s): tuple t (over I's dims but
+ * the last) names m coordinates of X after the batch axes; s runs over the
+ * S elements of the slice of X they select. A tuple with an out-of-range
+ * coordinate gives a slice of zero bytes.
+ *   x[0] X, x[1] I; y[0] Y
+ *   k[0] element size in bytes   k[1] index element size   k[2] m (1..8)
+ *   k[3] S (slice size)   k[4] tuples per batch   k[5] X elements per batch
+ *   k[6..13] X dims indexed by the tuple   k[14..21] their X strides */
+O2C_KERNEL(o2c_gather_nd)
+{
+    const unsigned char *X = (const unsigned char *)p->x[0];
+    const unsigned char *XI = (const unsigned char *)p->x[1];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    const int64_t es = p->k[0], ies = p->k[1], m = p->k[2], S = p->k[3], G = p->k[4], BS = p->k[5];
+    const int64_t *dims = p->k + 6, *xs = p->k + 14;
+    O2C_FOR(i) {
+        const int64_t t = i / S, s = i - t * S;
+        int64_t off = (t / G) * BS + s;
+        int bad = 0;
+        for (int64_t j = 0; j < m; j++) {
+            const int64_t v = o2c_ix_wrap(o2c_ix_get(XI, t * m + j, ies), dims[j]);
+            if (v < 0) { bad = 1; break; }
+            off += v * xs[j];
+        }
+        if (bad) {
+            for (int64_t b = 0; b < es; b++) Y[i * es + b] = 0;
+        } else {
+            o2c_mv_elem(Y + i * es, X + off * es, es);
+        }
+    }
+}
+
+/*@ o2c_scatter_elements needs o2c_mv_elem o2c_ix_get o2c_ix_wrap */
+O2C_KERNEL(o2c_scatter_elements)
+{
+    const unsigned char *U = (const unsigned char *)p->x[1];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    const int64_t es = p->k[0];
+    O2C_SCATTER_ELEMENTS_BODY(o2c_mv_elem(Y + dst * es, U + src * es, es))
+}
+
+/*@ o2c_scatter_nd needs o2c_mv_elem o2c_ix_get o2c_ix_wrap */
+O2C_KERNEL(o2c_scatter_nd)
+{
+    const unsigned char *U = (const unsigned char *)p->x[1];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    const int64_t es = p->k[0];
+    O2C_SCATTER_ND_BODY(o2c_mv_elem(Y + dst * es, U + src * es, es))
+}
+
+/*@ o2c_tensor_scatter needs o2c_mv_elem */
+/* o2c_tensor_scatter: Y (already a copy of the cache) = TensorScatter.
+ * Index space: the update elements, seen as (outer o, sequence s, inner);
+ * element goes to Y[o, pos, inner] with pos = W[batch] + s (linear: skipped
+ * when outside [0, max); circular: modulo max). Distinct s give distinct pos
+ * (the update is no longer than the cache axis), so no two indices write
+ * the same element.
+ *   x[0] update, x[1] write_indices (int64, one per batch; NULL: all 0);
+ *   y[0] Y
+ *   k[0] element size in bytes   k[1] mode (0 linear, 1 circular)
+ *   k[2] update length along the axis   k[3] inner (product after the axis)
+ *   k[4] cache length along the axis    k[5] update elements per batch */
+O2C_KERNEL(o2c_tensor_scatter)
+{
+    const unsigned char *U = (const unsigned char *)p->x[0];
+    const int64_t *W = (const int64_t *)p->x[1];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    const int64_t es = p->k[0], mode = p->k[1], L = p->k[2], inner = p->k[3], M = p->k[4], per = p->k[5];
+    O2C_FOR(i) {
+        const int64_t in = i % inner, t = i / inner, s = t % L, o = t / L;
+        int64_t pos = (W ? W[i / per] : 0) + s;
+        if (mode == 1) {
+            pos %= M;
+            if (pos < 0) pos += M;
+        } else if (pos < 0 || pos >= M) {
+            continue;
+        }
+        o2c_mv_elem(Y + ((o * M + pos) * inner + in) * es, U + i * es, es);
+    }
+}
+
+/*@ o2c_scatter_elements_f32 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_f32, float)
+/*@ o2c_scatter_elements_f64 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_f64, double)
+/*@ o2c_scatter_elements_i8 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_i8, int8_t)
+/*@ o2c_scatter_elements_i16 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_i16, int16_t)
+/*@ o2c_scatter_elements_i32 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_i32, int32_t)
+/*@ o2c_scatter_elements_i64 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_i64, int64_t)
+/*@ o2c_scatter_elements_u8 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_u8, uint8_t)
+/*@ o2c_scatter_elements_u16 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_u16, uint16_t)
+/*@ o2c_scatter_elements_u32 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_u32, uint32_t)
+/*@ o2c_scatter_elements_u64 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_u64, uint64_t)
+/*@ o2c_scatter_nd_f32 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ND_T(o2c_scatter_nd_f32, float)
+/*@ o2c_scatter_nd_f64 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ND_T(o2c_scatter_nd_f64, double)
+/*@ o2c_scatter_nd_i8 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ND_T(o2c_scatter_nd_i8, int8_t)
+/*@ o2c_scatter_nd_i16 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ND_T(o2c_scatter_nd_i16, int16_t)
+/*@ o2c_scatter_nd_i32 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ND_T(o2c_scatter_nd_i32, int32_t)
+/*@ o2c_scatter_nd_i64 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ND_T(o2c_scatter_nd_i64, int64_t)
+/*@ o2c_scatter_nd_u8 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ND_T(o2c_scatter_nd_u8, uint8_t)
+/*@ o2c_scatter_nd_u16 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ND_T(o2c_scatter_nd_u16, uint16_t)
+/*@ o2c_scatter_nd_u32 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ND_T(o2c_scatter_nd_u32, uint32_t)
+/*@ o2c_scatter_nd_u64 needs o2c_ix_get o2c_ix_wrap */
+O2C_SCATTER_ND_T(o2c_scatter_nd_u64, uint64_t)
+/*@ o2c_topk_f32 */
+O2C_TOPK(o2c_topk_f32, float, O2C_ISNAN_F)
+/*@ o2c_topk_f64 */
+O2C_TOPK(o2c_topk_f64, double, O2C_ISNAN_F)
+/*@ o2c_topk_i8 */
+O2C_TOPK(o2c_topk_i8, int8_t, O2C_ISNAN_I)
+/*@ o2c_topk_i16 */
+O2C_TOPK(o2c_topk_i16, int16_t, O2C_ISNAN_I)
+/*@ o2c_topk_i32 */
+O2C_TOPK(o2c_topk_i32, int32_t, O2C_ISNAN_I)
+/*@ o2c_topk_i64 */
+O2C_TOPK(o2c_topk_i64, int64_t, O2C_ISNAN_I)
+/*@ o2c_topk_u8 */
+O2C_TOPK(o2c_topk_u8, uint8_t, O2C_ISNAN_I)
+/*@ o2c_topk_u16 */
+O2C_TOPK(o2c_topk_u16, uint16_t, O2C_ISNAN_I)
+/*@ o2c_topk_u32 */
+O2C_TOPK(o2c_topk_u32, uint32_t, O2C_ISNAN_I)
+/*@ o2c_topk_u64 */
+O2C_TOPK(o2c_topk_u64, uint64_t, O2C_ISNAN_I)
+/*@ o2c_normgroup_f32 needs o2c_offset */
+O2C_NORMGROUP(o2c_normgroup_f32, float)
+/*@ o2c_normgroup_f64 needs o2c_offset */
+O2C_NORMGROUP(o2c_normgroup_f64, double)
+/*@ o2c_lrn_f32 */
+O2C_LRN(o2c_lrn_f32, float)
+/*@ o2c_lrn_f64 */
+O2C_LRN(o2c_lrn_f64, double)
+/*@ o2c_einsum_f32 */
+O2C_EINSUM(o2c_einsum_f32, float, double)
+/*@ o2c_einsum_f64 */
+O2C_EINSUM(o2c_einsum_f64, double, double)
+/*@ o2c_einsum_i32 */
+O2C_EINSUM(o2c_einsum_i32, int32_t, int64_t)
+/*@ o2c_einsum_i64 */
+O2C_EINSUM(o2c_einsum_i64, int64_t, int64_t)
+
+/* ---- registry: every kernel of this file (read by the compiler) ---- */
+#define O2C_KERNELS_INDEX(K) \
+    K(o2c_gather_elements) K(o2c_gather_nd) K(o2c_scatter_elements) K(o2c_scatter_nd) K(o2c_tensor_scatter) \
+    K(o2c_scatter_elements_f32) K(o2c_scatter_elements_f64) K(o2c_scatter_elements_i8) \
+    K(o2c_scatter_elements_i16) K(o2c_scatter_elements_i32) K(o2c_scatter_elements_i64) \
+    K(o2c_scatter_elements_u8) K(o2c_scatter_elements_u16) K(o2c_scatter_elements_u32) \
+    K(o2c_scatter_elements_u64) \
+    K(o2c_scatter_nd_f32) K(o2c_scatter_nd_f64) K(o2c_scatter_nd_i8) K(o2c_scatter_nd_i16) \
+    K(o2c_scatter_nd_i32) K(o2c_scatter_nd_i64) K(o2c_scatter_nd_u8) K(o2c_scatter_nd_u16) \
+    K(o2c_scatter_nd_u32) K(o2c_scatter_nd_u64) \
+    K(o2c_topk_f32) K(o2c_topk_f64) K(o2c_topk_i8) K(o2c_topk_i16) K(o2c_topk_i32) \
+    K(o2c_topk_i64) K(o2c_topk_u8) K(o2c_topk_u16) K(o2c_topk_u32) K(o2c_topk_u64) \
+    K(o2c_normgroup_f32) K(o2c_normgroup_f64) K(o2c_lrn_f32) K(o2c_lrn_f64) \
+    K(o2c_einsum_f32) K(o2c_einsum_f64) K(o2c_einsum_i32) K(o2c_einsum_i64)

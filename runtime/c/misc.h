@@ -1,0 +1,206 @@
+/* Misc kernels: Trilu, CumSum, EyeLike, OneHot, Hardmax, Det (their shape
+ * rules and lowerings are in compiler/ops/misc.c). The elementwise ops of
+ * that family (Mod, BitShift, Bitwise*, IsNaN, IsInf, Shrink) are
+ * expressions in compiler/ops.def. Index space: the output elements. */
+
+/* CumSum over one axis, read at run time from x[1] (int32 or int64,
+ * negative counts from the end; out of range: y = x). Each index sums its
+ * own prefix (or suffix), so no index reads what another one writes.
+ *   k[0] rank, k[1..8] dims, k[9] size of the axis element (4 or 8),
+ *   k[10] exclusive, k[11] reverse */
+#define O2C_CUMSUM_DEF(NAME, TY)                                            \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        typedef TY T;                                                       \
+        const T *X = (const T *)p->x[0];                                    \
+        T *Y = (T *)p->y[0];                                                \
+        const int64_t rank = p->k[0];                                       \
+        int64_t ax = p->k[9] == 4 ? (int64_t) * (const int32_t *)p->x[1]    \
+                                  : *(const int64_t *)p->x[1];              \
+        if (ax < 0) ax += rank;                                             \
+        int64_t n = 1, inner = 1, incl = p->k[10] ? 0 : 1;                  \
+        if (ax >= 0 && ax < rank) {                                         \
+            n = p->k[1 + ax];                                               \
+            for (int64_t d = ax + 1; d < rank; d++) inner *= p->k[1 + d];   \
+        } else {                                                            \
+            incl = 1;                                                       \
+        }                                                                   \
+        O2C_FOR(i) {                                                        \
+            const int64_t j = (i / inner) % n, base = i - j * inner;        \
+            T s = 0;                                                        \
+            if (!p->k[11]) {                                                \
+                for (int64_t t = 0; t < j + incl; t++) s += X[base + t * inner]; \
+            } else {                                                        \
+                for (int64_t t = n - 1; t > j - incl; t--) s += X[base + t * inner]; \
+            }                                                               \
+            Y[i] = s;                                                       \
+        }                                                                   \
+    }
+
+/* EyeLike: y[r][c] = (c - r == k) for a 2-D output.
+ *   k[0] columns, k[1] the diagonal k */
+#define O2C_EYELIKE_DEF(NAME, TY)                                           \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        typedef TY T;                                                       \
+        T *Y = (T *)p->y[0];                                                \
+        const int64_t w = p->k[0], d = p->k[1];                             \
+        O2C_FOR(i) Y[i] = (T)(i % w - i / w == d ? 1 : 0);                  \
+    }
+
+/* Hardmax: 1 where the element is the first maximum of its slice along
+ * the axis, else 0. Each index scans its own slice.
+ *   k[0] length n of the axis, k[1] inner (product of the dims after it;
+ *   opset < 13 coerces to 2-D: n = product of the dims from the axis, inner 1) */
+#define O2C_HARDMAX_DEF(NAME, TY)                                           \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        typedef TY T;                                                       \
+        const T *X = (const T *)p->x[0];                                    \
+        T *Y = (T *)p->y[0];                                                \
+        const int64_t n = p->k[0], inner = p->k[1];                         \
+        O2C_FOR(i) {                                                        \
+            const int64_t j = (i / inner) % n, base = i - j * inner;        \
+            int64_t best = 0;                                               \
+            T bv = X[base];                                                 \
+            for (int64_t t = 1; t < n; t++)                                 \
+                if (X[base + t * inner] > bv) { bv = X[base + t * inner]; best = t; } \
+            Y[i] = (T)(best == j ? 1 : 0);                                  \
+        }                                                                   \
+    }
+
+/* Det of square matrices by Gaussian elimination with partial pivoting,
+ * in double. Index space: the matrices.
+ *   x[0] the matrices (count, m, m); y[0] the determinants; y[1] scratch
+ *   of count*m*m doubles (index i uses only its own m*m block)
+ *   k[0] m */
+#define O2C_DET_DEF(NAME, TY)                                               \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        typedef TY T;                                                       \
+        const T *X = (const T *)p->x[0];                                    \
+        T *Y = (T *)p->y[0];                                                \
+        double *S = (double *)p->y[1];                                      \
+        const int64_t m = p->k[0];                                          \
+        O2C_FOR(i) {                                                        \
+            double *A = S + i * m * m;                                      \
+            double det = 1;                                                 \
+            for (int64_t e = 0; e < m * m; e++) A[e] = (double)X[i * m * m + e]; \
+            for (int64_t c = 0; c < m; c++) {                               \
+                int64_t piv = c;                                            \
+                for (int64_t r = c + 1; r < m; r++)                         \
+                    if (fabs(A[r * m + c]) > fabs(A[piv * m + c])) piv = r; \
+                if (A[piv * m + c] == 0) { det = 0; break; }                \
+                if (piv != c) {                                             \
+                    for (int64_t e = 0; e < m; e++) {                       \
+                        double t = A[c * m + e];                            \
+                        A[c * m + e] = A[piv * m + e];                      \
+                        A[piv * m + e] = t;                                 \
+                    }                                                       \
+                    det = -det;                                             \
+                }                                                           \
+                det *= A[c * m + c];                                        \
+                for (int64_t r = c + 1; r < m; r++) {                       \
+                    const double f = A[r * m + c] / A[c * m + c];           \
+                    for (int64_t e = c + 1; e < m; e++) A[r * m + e] -= f * A[c * m + e]; \
+                }                                                           \
+            }                                                               \
+            Y[i] = (T)det;                                                  \
+        }                                                                   \
+    }
+
+/*@ o2c_trilu */
+/* Trilu: keeps the elements with c - r >= k (upper) or c - r <= k (lower)
+ * of the last two axes, zeroes the others; any element type.
+ *   x[1] the diagonal k (one int64, read at run time), or NULL: k = 0
+ *   k[0] rows, k[1] columns of the last two axes, k[3] upper,
+ *   k[4] element size in bytes */
+O2C_KERNEL(o2c_trilu)
+{
+    const uint8_t *X = (const uint8_t *)p->x[0];
+    uint8_t *Y = (uint8_t *)p->y[0];
+    const int64_t h = p->k[0], w = p->k[1], up = p->k[3], es = p->k[4];
+    const int64_t d = p->x[1] ? *(const int64_t *)p->x[1] : 0;
+    O2C_FOR(i) {
+        const int64_t c = i % w, r = (i / w) % h;
+        const int keep = up ? c - r >= d : c - r <= d;
+        if (keep) memcpy(Y + i * es, X + i * es, (size_t)es);
+        else memset(Y + i * es, 0, (size_t)es);
+    }
+}
+
+/*@ o2c_onehot */
+/* OneHot: y[o][d][in] = values[1] if indices[o][in] (negative: + depth)
+ * equals d, else values[0]; any value type.
+ *   x[0] indices as int64 (outer * inner), x[1] values [off, on]
+ *   k[0] depth, k[1] inner (product of the index dims from the axis),
+ *   k[2] element size of the values in bytes */
+O2C_KERNEL(o2c_onehot)
+{
+    const int64_t *IX = (const int64_t *)p->x[0];
+    const uint8_t *V = (const uint8_t *)p->x[1];
+    uint8_t *Y = (uint8_t *)p->y[0];
+    const int64_t depth = p->k[0], inner = p->k[1], es = p->k[2];
+    O2C_FOR(i) {
+        const int64_t in = i % inner, t = i / inner;
+        const int64_t d = t % depth, o = t / depth;
+        int64_t idx = IX[o * inner + in];
+        if (idx < 0) idx += depth;
+        memcpy(Y + i * es, V + (idx == d ? es : 0), (size_t)es);
+    }
+}
+
+/*@ o2c_cumsum_f32 */
+O2C_CUMSUM_DEF(o2c_cumsum_f32, float)
+/*@ o2c_cumsum_f64 */
+O2C_CUMSUM_DEF(o2c_cumsum_f64, double)
+/*@ o2c_cumsum_i32 */
+O2C_CUMSUM_DEF(o2c_cumsum_i32, int32_t)
+/*@ o2c_cumsum_i64 */
+O2C_CUMSUM_DEF(o2c_cumsum_i64, int64_t)
+/*@ o2c_cumsum_u32 */
+O2C_CUMSUM_DEF(o2c_cumsum_u32, uint32_t)
+/*@ o2c_cumsum_u64 */
+O2C_CUMSUM_DEF(o2c_cumsum_u64, uint64_t)
+
+/*@ o2c_eyelike_f32 */
+O2C_EYELIKE_DEF(o2c_eyelike_f32, float)
+/*@ o2c_eyelike_f64 */
+O2C_EYELIKE_DEF(o2c_eyelike_f64, double)
+/*@ o2c_eyelike_i8 */
+O2C_EYELIKE_DEF(o2c_eyelike_i8, int8_t)
+/*@ o2c_eyelike_i16 */
+O2C_EYELIKE_DEF(o2c_eyelike_i16, int16_t)
+/*@ o2c_eyelike_i32 */
+O2C_EYELIKE_DEF(o2c_eyelike_i32, int32_t)
+/*@ o2c_eyelike_i64 */
+O2C_EYELIKE_DEF(o2c_eyelike_i64, int64_t)
+/*@ o2c_eyelike_u8 */
+O2C_EYELIKE_DEF(o2c_eyelike_u8, uint8_t)
+/*@ o2c_eyelike_u16 */
+O2C_EYELIKE_DEF(o2c_eyelike_u16, uint16_t)
+/*@ o2c_eyelike_u32 */
+O2C_EYELIKE_DEF(o2c_eyelike_u32, uint32_t)
+/*@ o2c_eyelike_u64 */
+O2C_EYELIKE_DEF(o2c_eyelike_u64, uint64_t)
+/*@ o2c_eyelike_b */
+O2C_EYELIKE_DEF(o2c_eyelike_b, uint8_t)
+
+/*@ o2c_hardmax_f32 */
+O2C_HARDMAX_DEF(o2c_hardmax_f32, float)
+/*@ o2c_hardmax_f64 */
+O2C_HARDMAX_DEF(o2c_hardmax_f64, double)
+
+/*@ o2c_det_f32 */
+O2C_DET_DEF(o2c_det_f32, float)
+/*@ o2c_det_f64 */
+O2C_DET_DEF(o2c_det_f64, double)
+
+/* ---- registry: every kernel of this file (read by the compiler) ---- */
+#define O2C_KERNELS_MISC(K) K(o2c_trilu) K(o2c_onehot)                      \
+    K(o2c_cumsum_f32) K(o2c_cumsum_f64) K(o2c_cumsum_i32) K(o2c_cumsum_i64) \
+    K(o2c_cumsum_u32) K(o2c_cumsum_u64)                                     \
+    K(o2c_eyelike_f32) K(o2c_eyelike_f64) K(o2c_eyelike_i8) K(o2c_eyelike_i16) \
+    K(o2c_eyelike_i32) K(o2c_eyelike_i64) K(o2c_eyelike_u8) K(o2c_eyelike_u16) \
+    K(o2c_eyelike_u32) K(o2c_eyelike_u64) K(o2c_eyelike_b)                  \
+    K(o2c_hardmax_f32) K(o2c_hardmax_f64) K(o2c_det_f32) K(o2c_det_f64)
