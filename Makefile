@@ -13,6 +13,7 @@ VPY = $(VENV)/bin/python
 
 SRCS = $(wildcard compiler/*.c compiler/ops/*.c)
 RUNTIME = runtime/c/o2c_rt.h $(filter-out runtime/c/o2c_rt.h,$(sort $(wildcard runtime/c/*.h)))
+TEMPLATES = $(sort $(wildcard templates/*.in))
 HDRS = compiler/ir.h compiler/ops.def $(RUNTIME)
 OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o
 
@@ -38,8 +39,8 @@ $(BUILD)/embed: tools/embed.c
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -Wall -Wextra -O1 -o $@ $<
 
-$(BUILD)/runtime_text.c: $(BUILD)/embed $(RUNTIME)
-	$(BUILD)/embed $(RUNTIME) > $@
+$(BUILD)/runtime_text.c: $(BUILD)/embed $(RUNTIME) $(TEMPLATES)
+	$(BUILD)/embed $(RUNTIME) $(TEMPLATES) > $@
 
 $(BUILD)/runtime_text.o: $(BUILD)/runtime_text.c
 	$(CC) -std=c11 $(CFLAGS) -c $< -o $@

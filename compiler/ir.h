@@ -309,7 +309,20 @@ void emit_const_array(FILE *f, Tensor *t, const char *qual);
 char *c_ident(const char *s);                        /* valid C identifier */
 void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out));
 void emit_call_comment(FILE *f, const KCall *c, const char *indent);
-void emit_header(FILE *f, Graph *g, const Options *o, int64_t arena, int cuda);
 void emit_typed_entry(FILE *f, Graph *g, const char *name);
+/* templates/NAME.in: text with @KEY@ placeholders written by a fill function */
+typedef void (*TemplateFill)(FILE *f, const char *key, void *ctx);
+void emit_template(FILE *f, const char *name, TemplateFill fill, void *ctx);
+typedef struct EmitCtx {
+    Graph *g;
+    Lowering *L;
+    const Options *o;
+    int64_t arena;
+    int cuda;
+    Tensor **consts;
+    int nconsts;
+} EmitCtx;
+int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
+void emit_header(FILE *f, const EmitCtx *c);
 
 #endif
