@@ -41,7 +41,7 @@ static void bind_inputs(Graph *g, const Options *o)
         for (int k = 0; k < t->rank; k++)
             if (t->dims[k] < 0) {
                 if (t->sym[k])
-                    fail_plain("input '%s' dimension %d ('%s') is not fixed; bind it with --dim %s=N or --shape %s:...",
+                    fail_plain("input '%s' dimension %d ('%s') is not fixed; bind it with --dim %s=<size> or --shape %s:D0xD1x...",
                                t->name, k, t->sym[k], t->sym[k], t->name);
                 fail_plain("input '%s' dimension %d is unknown; give the shape with --shape %s:D0xD1x...", t->name, k, t->name);
             }

@@ -405,7 +405,7 @@ static void test_unbound_symbolic_dim(void **state)
     load_infer_fails(symbolic_model());
     assert_msg_has("'x'");
     assert_msg_has("'batch'");
-    assert_msg_has("--dim batch=N");
+    assert_msg_has("--dim batch=<size>");
     assert_msg_has("--shape x:");
 }
 
