@@ -337,6 +337,16 @@ byte-identical run to run).
 """
 
 
+README_TAIL = """
+Also here (not made by the script):
+
+- `demo/`: `make demo` compiles one of these models (default `small_convnet`)
+  to C, builds it with `demo.c` and prints its outputs next to onnxruntime's.
+- `firmware/main.c`: what integrating a compiled model into a heap-free
+  firmware build looks like (static arena, const weights).
+"""
+
+
 def main():
     wanted = sys.argv[1:]
     fns = [f for f in EXAMPLES if not wanted or f.__name__ in wanted]
@@ -352,6 +362,7 @@ def main():
             f.write(README_HEAD)
             for fn in EXAMPLES:
                 f.write("| `%s` | %s |\n" % (fn.__name__, rows[fn.__name__]))
+            f.write(README_TAIL)
 
 
 if __name__ == "__main__":

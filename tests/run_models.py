@@ -325,8 +325,10 @@ class Case:
         # ---- 1. compile to C
         cmd, rc, out = self.compile_model(cdir, "m.c", flags)
         sanitizer = any(s in out for s in ("Sanitizer", "runtime error:"))
-        if rc is None or rc < 0 or rc >= 128 or sanitizer:
-            raise CaseFailed("compiler crashed (rc %s): %s\n    %s" % (rc, first_error(out), " ".join(cmd)))
+        if rc is None:
+            raise CaseFailed("compiler %s: %s" % (out, " ".join(cmd)))
+        if rc < 0 or rc >= 128 or sanitizer:
+            raise CaseFailed("compiler crashed (rc %s): %s; command: %s" % (rc, first_error(out), " ".join(cmd)))
         if rc != 0:
             msg = next((l.strip() for l in out.splitlines() if l.strip()), "(no message)")[:300]
             if expect is not None:
