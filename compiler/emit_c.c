@@ -8,14 +8,7 @@
 static const char *c_ptr(const Tensor *t, int out)
 {
     (void)out;
-    if (t->storage == ST_ALIAS) t = t->alias_of;
-    switch (t->storage) {
-    case ST_CONST: return xfmt("c%d", t->const_id);
-    case ST_INPUT: return xfmt("inputs[%d]", t->input_index);
-    case ST_OUTPUT: return xfmt("outputs[%d]", t->output_index);
-    case ST_ARENA: return xfmt("(arena + %lld)", (long long)t->offset);
-    default: fail_plain("internal: tensor '%s' has no storage", t->name);
-    }
+    return storage_ptr(t, "c%d", "(arena + %lld)");
 }
 
 static void source_key(FILE *f, const char *key, void *ctx)

@@ -223,6 +223,20 @@ void emit_const_array(FILE *f, Tensor *t, const char *qual)
     fputs("\n};\n", f);
 }
 
+/* The expression for a tensor's bytes in generated code: constants and the
+ * arena are named by the back end's formats, I/O are the caller's arrays. */
+const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt)
+{
+    if (t->storage == ST_ALIAS) t = t->alias_of;
+    switch (t->storage) {
+    case ST_CONST: return xfmt(const_fmt, t->const_id);
+    case ST_INPUT: return xfmt("inputs[%d]", t->input_index);
+    case ST_OUTPUT: return xfmt("outputs[%d]", t->output_index);
+    case ST_ARENA: return xfmt(arena_fmt, (long long)t->offset);
+    default: fail_plain("internal: tensor '%s' has no storage", t->name);
+    }
+}
+
 /* "{{x0, x1}, {y0}, {k...}, {f...}}" with ptr() naming each tensor. */
 void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out))
 {

@@ -11,14 +11,7 @@
 static const char *cu_ptr(const Tensor *t, int out)
 {
     (void)out;
-    if (t->storage == ST_ALIAS) t = t->alias_of;
-    switch (t->storage) {
-    case ST_CONST: return xfmt("d_const[%d]", t->const_id);
-    case ST_INPUT: return xfmt("inputs[%d]", t->input_index);
-    case ST_OUTPUT: return xfmt("outputs[%d]", t->output_index);
-    case ST_ARENA: return xfmt("(d_arena + %lld)", (long long)t->offset);
-    default: fail_plain("internal: tensor '%s' has no storage", t->name);
-    }
+    return storage_ptr(t, "d_const[%d]", "(d_arena + %lld)");
 }
 
 static void source_key(FILE *f, const char *key, void *ctx)

@@ -308,6 +308,7 @@ int emit_collect_constants(Lowering *L, Tensor ***list); /* constants the calls 
 void emit_const_array(FILE *f, Tensor *t, const char *qual);
 char *c_ident(const char *s);                        /* valid C identifier */
 void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out));
+const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
 void emit_call_comment(FILE *f, const KCall *c, const char *indent);
 void emit_typed_entry(FILE *f, Graph *g, const char *name);
 /* templates/NAME.in: text with @KEY@ placeholders written by a fill function */
