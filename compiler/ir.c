@@ -293,8 +293,9 @@ int attr_ints(const Node *n, const char *name, const int64_t **v)
 {
     char ty[16];
     (void)schema_default(n, name, ty, sizeof ty);
+    static const int64_t none[1] = {0};
     const Attr *a = attr_typed(n, name, AT_INTS, "a list of integers");
-    *v = a ? a->ints : NULL;
+    *v = a && a->ints ? a->ints : none;   /* never NULL: callers may memcpy 0 bytes */
     return a ? a->n : 0;
 }
 
@@ -302,7 +303,8 @@ int attr_floats(const Node *n, const char *name, const double **v)
 {
     char ty[16];
     (void)schema_default(n, name, ty, sizeof ty);
+    static const double none[1] = {0};
     const Attr *a = attr_typed(n, name, AT_FLOATS, "a list of floats");
-    *v = a ? a->floats : NULL;
+    *v = a && a->floats ? a->floats : none;
     return a ? a->n : 0;
 }

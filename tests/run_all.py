@@ -37,8 +37,10 @@ def counts(text):
 
 def main():
     env = dict(os.environ)
-    env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
-    env.setdefault("ASAN_OPTIONS", "detect_leaks=1")
+    # sanitizer reports stop the program with an exit status of their own,
+    # never 1 (which means a clear refusal)
+    env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1:exitcode=87")
+    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:exitcode=86")
     only = sys.argv[1:]
     total = [0, 0, 0]
     bad = []

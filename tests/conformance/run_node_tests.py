@@ -114,6 +114,8 @@ def run_one(test, args):
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         except subprocess.TimeoutExpired:
             return name, "failed", "compiler hang"
+        if "Sanitizer" in r.stderr or "runtime error:" in r.stderr:
+            return name, "failed", "compiler sanitizer report: " + r.stderr.strip()[:300]
         if r.returncode == 1 and r.stderr.strip():
             return name, "skipped", "refused: " + r.stderr.strip().splitlines()[-1][:200]
         if r.returncode != 0:
