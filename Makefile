@@ -71,8 +71,8 @@ venv: $(VENV)/.stamp
 -include tests/unit/unit.mk
 
 test: deps venv
-	$(MAKE) all
-	$(MAKE) BUILD=build/asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" CFLAGS="-O1 -g" all
+	$(MAKE) -j2 all
+	$(MAKE) -j2 BUILD=build/asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" CFLAGS="-O1 -g" all
 	$(VPY) tests/run_all.py
 
 test-unit: unit

@@ -358,37 +358,20 @@ void lower_tensor_scatter(Node *n, Lowering *L)
 
 /* ---- TopK ---------------------------------------------------------------- */
 
-/* K is a constant input (opset 10+) or the attribute k. A runtime K input
- * is accepted when the model declares the size of the outputs along the
- * axis (value_info or graph output): that size is used as K's value at
- * compile time, and the kernel reads K and clamps it to it (should the
- * model lie, the missing tail is filled with 0 values and index -1). */
-static int64_t topk_k(Node *n, int64_t *axis, int *runtime)
+/* K is a constant input (opset 10+) or the attribute k. A K computed at run
+ * time is refused: the output shape depends on it. */
+static int64_t topk_k(Node *n, int64_t *axis)
 {
     Tensor *x = n->in[0];
     if (x->rank == 0) fail("cannot take the top k of a scalar");
     *axis = norm_axis(n, attr_i(n, "axis"), x->rank);
-    *runtime = 0;
     int64_t k = -1;
     Tensor *kt = in_t(n, 1);
     if (kt) {
         if (tensor_numel(kt) != 1) fail("K ('%s') must hold one value, it has shape %s", kt->name, tensor_shape_str(kt));
-        if (!kt->data) {
-            if (kt->dtype != DT_INT64) fail("K ('%s') must be int64, it is %s", kt->name, dtype_name(kt->dtype));
-            for (int o = 0; o < n->nout && o < 2; o++) {
-                Tensor *t = n->out[o];
-                if (t && t->rank == x->rank && t->dims[*axis] >= 0) k = t->dims[*axis];
-            }
-            if (k < 0)
-                fail("K ('%s') is computed at run time and the model does not declare the output size along axis "
-                     "%lld; onnx2c needs K to be a constant (an initializer or computable at compile time) or the "
-                     "outputs' shape declared", kt->name, (long long)*axis);
-            *runtime = 1;
-        } else {
-            int64_t v[1];
-            const_ints(n, kt, v, 1);
-            k = v[0];
-        }
+        int64_t v[1];
+        const_ints(n, kt, v, 1);   /* refuses a K known only at run time: it decides the output shape */
+        k = v[0];
     } else {
         if (!attr_has(n, "k")) fail("K is missing (the input, or the attribute k before opset 10)");
         k = attr_i(n, "k");
@@ -402,8 +385,7 @@ void infer_topk(Node *n)
 {
     Tensor *x = n->in[0];
     need_dtype(n, x, DTS_NUM);
-    int rt;
-    int64_t axis, k = topk_k(n, &axis, &rt), d[MAX_RANK];
+    int64_t axis, k = topk_k(n, &axis), d[MAX_RANK];
     memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
     d[axis] = k;
     set_out(n, 0, x->dtype, x->rank, d);
@@ -413,8 +395,7 @@ void infer_topk(Node *n)
 void lower_topk(Node *n, Lowering *L)
 {
     Tensor *x = n->in[0];
-    int rt;
-    int64_t axis, k = topk_k(n, &axis, &rt), d[MAX_RANK];
+    int64_t axis, k = topk_k(n, &axis), d[MAX_RANK];
     int64_t outer = prod(x->dims, 0, (int)axis), inner = prod(x->dims, (int)axis + 1, x->rank);
     if (k == 0 || outer * inner == 0) return;
     memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
@@ -424,11 +405,9 @@ void lower_topk(Node *n, Lowering *L)
     if (!ix) ix = lower_temp(L, DT_INT64, x->rank, d);
     KCall *c = lower_call(L, xfmt("o2c_topk_%s", dtype_suffix(x->dtype)), outer * inner);
     c->x[0] = x;
-    c->x[1] = rt ? n->in[1] : NULL;
     c->y[0] = v;
     c->y[1] = ix;
-    c->nk = 5;
-    c->k[4] = rt;
+    c->nk = 4;
     c->k[0] = x->dims[axis];
     c->k[1] = inner;
     c->k[2] = k;

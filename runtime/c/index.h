@@ -113,12 +113,9 @@
  * keeps its best K elements in its output row, sorted (insertion; a new
  * element goes behind the equal ones, so ties keep the lower index first).
  * NaN counts as larger than every number (as numpy's sort orders it).
- *   x[0] X, x[1] K (int64, read when k[4] is 1); y[0] values (T),
- *   y[1] indices (int64)
+ *   x[0] X; y[0] values (T), y[1] indices (int64)
  *   k[0] A (axis size)   k[1] inner (stride of the axis)
- *   k[2] K (the output size along the axis)   k[3] 1 largest, 0 smallest
- *   k[4] 1: K is runtime data x[1], clamped to [0, k[2]]; the positions
- *        past it get value 0 and index -1 */
+ *   k[2] K (the output size along the axis, K <= A)   k[3] 1 largest, 0 smallest */
 #define O2C_TOPK(NAME, TY, ISNAN)                                                    \
     O2C_KERNEL(NAME)                                                                 \
     {                                                                                \
@@ -126,12 +123,7 @@
         const T *X = (const T *)p->x[0];                                             \
         T *V = (T *)p->y[0];                                                         \
         int64_t *IX = (int64_t *)p->y[1];                                            \
-        const int64_t A = p->k[0], inner = p->k[1], KC = p->k[2], lg = p->k[3];      \
-        int64_t K = KC;                                                              \
-        if (p->k[4]) {                                                               \
-            const int64_t kr = ((const int64_t *)p->x[1])[0];                        \
-            K = kr < 0 ? 0 : (kr > KC ? KC : kr);                                    \
-        }                                                                            \
+        const int64_t A = p->k[0], inner = p->k[1], K = p->k[2], lg = p->k[3];       \
         O2C_FOR(i) {                                                                 \
             const int64_t o = i / inner, in = i - o * inner;                         \
             const T *x = X + o * A * inner + in;                                     \
@@ -157,10 +149,6 @@
                     ix[pos * inner] = j;                                             \
                     if (cnt < K) cnt++;                                              \
                 }                                                                    \
-            }                                                                        \
-            for (; cnt < KC; cnt++) {                                                \
-                v[cnt * inner] = 0;                                                  \
-                ix[cnt * inner] = -1;                                                \
             }                                                                        \
         }                                                                            \
     }
