@@ -119,6 +119,7 @@ def _opts():
 
 
 def main():
+    ort.set_default_logger_severity(3)
     ap = argparse.ArgumentParser()
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
     ap.add_argument("--rounds", type=int, default=5)
@@ -126,7 +127,8 @@ def main():
     args = ap.parse_args()
     dirs = args.dirs or (sorted(glob.glob(os.path.join(ROOT, "examples", "*", ""))) +
                          sorted(glob.glob(os.path.join(ROOT, "..", "shared", "models", "*", ""))))
-    dirs = [d for d in dirs if os.path.exists(os.path.join(d, "model.onnx")) and os.path.isdir(os.path.join(d, "test_data_set_0"))]
+    dirs = [d for d in dirs if os.path.exists(os.path.join(d, "model.onnx")) and os.path.isdir(os.path.join(d, "test_data_set_0"))
+            and not os.path.exists(os.path.join(d, "expect_error.txt"))]
     print("%-28s %12s %12s %10s %12s" % ("model", "onnx2c ms", "ORT ms", "ORT/onnx2c", "arena bytes"))
     for d in dirs:
         name = os.path.basename(os.path.normpath(d))
