@@ -105,6 +105,7 @@ void emit_kernel_sources(FILE *f, Lowering *L)
     int instances = 0;
     for (int c = 0; c < L->n; c++) {
         const Kernel *k = L->calls[c].kernel;
+        if (L->calls[c].count <= 0) continue;   /* empty tensors: the call is not emitted */
         if (k->instance) {
             instances = 1;
             char deps[128];
@@ -128,9 +129,9 @@ void emit_kernel_sources(FILE *f, Lowering *L)
     int first = 1;
     for (int c = 0; c < L->n; c++) {
         const Kernel *k = L->calls[c].kernel;
-        if (!k->instance) continue;
+        if (!k->instance || L->calls[c].count <= 0) continue;
         int seen = 0;
-        for (int d = 0; d < c && !seen; d++) if (L->calls[d].kernel == k) seen = 1;
+        for (int d = 0; d < c && !seen; d++) if (L->calls[d].kernel == k && L->calls[d].count > 0) seen = 1;
         if (seen) continue;
         if (first) fputs("\n/* ---- kernels made from the op table's expressions ---- */\n", f);
         first = 0;
@@ -184,6 +185,7 @@ static void put_elem(FILE *f, int dt, const void *p, int64_t i)
         break;
     }
     case DT_UINT32: fprintf(f, "%luU", (unsigned long)((const uint32_t *)p)[i]); break;
+    case DT_FLOAT16: case DT_BFLOAT16: fprintf(f, "0x%04x", (unsigned)((const uint16_t *)p)[i]); break;
     default: fprintf(f, "%lld", (long long)elem_i64(dt, p, i)); break;
     }
 }

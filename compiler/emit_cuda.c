@@ -22,8 +22,9 @@ static void source_key(FILE *f, const char *key, void *ctx)
     if (emit_common_key(f, key, c)) return;
     if (!strcmp(key, "GLOBALS")) {          /* one __global__ wrapper per kernel used */
         for (int i = 0; i < L->n; i++) {
-            int seen = 0;
-            for (int d = 0; d < i && !seen; d++) if (L->calls[d].kernel == L->calls[i].kernel) seen = 1;
+            int seen = L->calls[i].count <= 0;   /* calls on empty tensors are not emitted */
+            for (int d = 0; d < i && !seen; d++)
+                if (L->calls[d].kernel == L->calls[i].kernel && L->calls[d].count > 0) seen = 1;
             if (!seen) fprintf(f, "O2C_GLOBAL(%s)\n", L->calls[i].kernel->name);
         }
     } else if (!strcmp(key, "CONSTANTS")) {

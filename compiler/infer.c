@@ -153,6 +153,71 @@ static int all_inputs_const(const Node *n)
     return 1;
 }
 
+/* 16-bit floats: a node that computes on float16/bfloat16 data is inferred
+ * and lowered on float32 stand-ins of those inputs, and its float32 results
+ * are stored back as 16-bit values (lower.c inserts the casts). Views move
+ * bytes and Cast/CastLike/EyeLike convert to a type they are told, so they
+ * handle the 16-bit types themselves. */
+static int computes_on_half(const Node *n)
+{
+    int half = 0;
+    for (int j = 0; j < n->nin; j++)
+        if (n->in[j] && dtype_is_half(n->in[j]->dtype)) half = n->in[j]->dtype;
+    if (!half || n->op->lower == lower_view) return 0;
+    if (!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike") || !strcmp(n->op_type, "EyeLike")) return 0;
+    return half;
+}
+
+/* A float32 copy of a 16-bit tensor's type and shape (and data, if constant). */
+static Tensor *float_shadow(const Tensor *t)
+{
+    Tensor *s = xalloc(sizeof *s);
+    s->name = xfmt("%s (as float32)", t->name);
+    s->dtype = DT_FLOAT;
+    s->input_index = s->output_index = -1;
+    s->id = t->id;
+    s->temp = 1;
+    tensor_set_shape(s, t->rank, t->dims);
+    memcpy(s->sym, t->sym, sizeof s->sym);
+    if (t->data) {
+        float *d = tensor_alloc_data(s);
+        for (int64_t i = 0; i < tensor_numel(t); i++) d[i] = half_to_float(t->dtype, ((const uint16_t *)t->data)[i]);
+    }
+    return s;
+}
+
+static void infer_promoted(Node *n, int half)
+{
+    Tensor *in[64], *out[64];
+    if (n->nin > 64 || n->nout > 64) fail("too many inputs or outputs");
+    n->promoted = half;
+    n->shadow_in = xalloc(sizeof(Tensor *) * (size_t)(n->nin + 1));
+    for (int j = 0; j < n->nin; j++) {
+        in[j] = n->in[j];
+        if (in[j] && dtype_is_half(in[j]->dtype)) n->in[j] = n->shadow_in[j] = float_shadow(in[j]);
+    }
+    for (int j = 0; j < n->nout; j++) {
+        out[j] = n->out[j];
+        if (out[j]) {
+            Tensor *s = xalloc(sizeof *s);
+            s->name = out[j]->name;
+            s->rank = -1;
+            s->input_index = s->output_index = -1;
+            n->out[j] = s;
+        }
+    }
+    n->op->infer(n);
+    for (int j = 0; j < n->nin; j++) n->in[j] = in[j];
+    for (int j = 0; j < n->nout; j++) {
+        Tensor *s = n->out[j];
+        n->out[j] = out[j];
+        if (!s) continue;
+        if (s->data) fail("internal: a constant result of a float16 computation");
+        out[j]->dtype = s->dtype == DT_FLOAT ? half : s->dtype;
+        tensor_set_shape(out[j], s->rank, s->dims);
+    }
+}
+
 static void infer_node(Node *n)
 {
     const OpDef *op = n->op;
@@ -168,7 +233,9 @@ static void infer_node(Node *n)
             fail("input '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(t->dtype));
         if (t->rank < 0) fail("input '%s' has an unknown shape", t->name);
     }
-    op->infer(n);
+    int half = computes_on_half(n);
+    if (half) infer_promoted(n, half);
+    else op->infer(n);
     for (int j = 0; j < nout; j++) {
         Tensor *t = n->out[j];
         if (!t) continue;

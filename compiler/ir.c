@@ -7,7 +7,8 @@
 /* ---- data types ------------------------------------------------------ */
 
 static const struct { int dt; const char *name, *ctype, *sfx; size_t size; int kind; } DTYPES[] = {
-    /* kind: 1 float, 2 signed int, 3 unsigned int, 4 bool */
+    /* kind: 1 float, 2 signed int, 3 unsigned int, 4 bool, 5 16-bit float
+     * (kept as bit patterns; ops compute on them in float32, see infer.c) */
     {DT_FLOAT, "float32", "float", "f32", 4, 1},
     {DT_DOUBLE, "float64", "double", "f64", 8, 1},
     {DT_INT8, "int8", "int8_t", "i8", 1, 2},
@@ -19,6 +20,8 @@ static const struct { int dt; const char *name, *ctype, *sfx; size_t size; int k
     {DT_UINT32, "uint32", "uint32_t", "u32", 4, 3},
     {DT_UINT64, "uint64", "uint64_t", "u64", 8, 3},
     {DT_BOOL, "bool", "uint8_t", "b", 1, 4},
+    {DT_FLOAT16, "float16", "uint16_t", "f16", 2, 5},
+    {DT_BFLOAT16, "bfloat16", "uint16_t", "bf16", 2, 5},
 };
 #define NDTYPES (int)(sizeof DTYPES / sizeof DTYPES[0])
 
@@ -44,6 +47,7 @@ const char *dtype_suffix(int dt) { int i = dt_index(dt); return i < 0 ? "x" : DT
 size_t dtype_size(int dt) { int i = dt_index(dt); return i < 0 ? 0 : DTYPES[i].size; }
 int dtype_supported(int dt) { return dt_index(dt) >= 0; }
 int dtype_is_float(int dt) { int i = dt_index(dt); return i >= 0 && DTYPES[i].kind == 1; }
+int dtype_is_half(int dt) { return dt == DT_FLOAT16 || dt == DT_BFLOAT16; }
 int dtype_is_int(int dt) { int i = dt_index(dt); return i >= 0 && (DTYPES[i].kind == 2 || DTYPES[i].kind == 3); }
 
 double elem_f64(int dt, const void *p, int64_t i)
@@ -59,6 +63,7 @@ double elem_f64(int dt, const void *p, int64_t i)
     case DT_UINT16: return ((const uint16_t *)p)[i];
     case DT_UINT32: return ((const uint32_t *)p)[i];
     case DT_UINT64: return (double)((const uint64_t *)p)[i];
+    case DT_FLOAT16: case DT_BFLOAT16: return half_to_float(dt, ((const uint16_t *)p)[i]);
     default: fail("cannot read elements of type %s", dtype_name(dt));
     }
 }
@@ -74,7 +79,7 @@ int64_t elem_i64(int dt, const void *p, int64_t i)
     case DT_UINT16: return ((const uint16_t *)p)[i];
     case DT_UINT32: return ((const uint32_t *)p)[i];
     case DT_UINT64: return (int64_t)((const uint64_t *)p)[i];
-    case DT_FLOAT: case DT_DOUBLE: return (int64_t)elem_f64(dt, p, i);
+    case DT_FLOAT: case DT_DOUBLE: case DT_FLOAT16: case DT_BFLOAT16: return (int64_t)elem_f64(dt, p, i);
     default: fail("cannot read elements of type %s", dtype_name(dt));
     }
 }

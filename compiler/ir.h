@@ -77,6 +77,9 @@ size_t dtype_size(int dt);               /* 0 for unsupported */
 int dtype_supported(int dt);             /* a type the kernels handle */
 int dtype_is_float(int dt);
 int dtype_is_int(int dt);                /* signed or unsigned integer */
+int dtype_is_half(int dt);               /* float16 or bfloat16 (stored as 16-bit patterns) */
+float half_to_float(int dt, uint16_t h); /* ops.c: the runtime's conversions */
+uint16_t float_to_half(int dt, float f);
 /* Reads element i of a buffer of type dt as double / int64. */
 double elem_f64(int dt, const void *p, int64_t i);
 int64_t elem_i64(int dt, const void *p, int64_t i);
@@ -149,6 +152,8 @@ typedef struct Node {
     int opset;               /* opset of the node's domain */
     int step;                /* position in the schedule */
     int folded;              /* evaluated at compile time */
+    int promoted;            /* DT_FLOAT16/DT_BFLOAT16: computed in float32 (infer.c) */
+    Tensor **shadow_in;      /* with promoted: float32 stand-ins of the 16-bit inputs */
 } Node;
 
 typedef struct Graph {

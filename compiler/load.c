@@ -144,6 +144,7 @@ static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
         case DT_INT8: ((int8_t *)d)[i] = (int8_t)tp->int32_data[i]; break;
         case DT_UINT8: ((uint8_t *)d)[i] = (uint8_t)tp->int32_data[i]; break;
         case DT_BOOL: ((uint8_t *)d)[i] = tp->int32_data[i] != 0; break;
+        case DT_FLOAT16: case DT_BFLOAT16: ((uint16_t *)d)[i] = (uint16_t)tp->int32_data[i]; break;
         }
     }
 }

@@ -65,12 +65,50 @@ void lower_view(Node *n, Lowering *L)
     if (n->out[0] && n->out[0]->is_output) lower_copy(L, n->in[0], n->out[0]);
 }
 
+/* A node that computes on 16-bit floats (infer.c) runs its lowering on
+ * float32 tensors: constant inputs use their float32 stand-ins, the others
+ * are cast into scratch tensors, and the float32 results are cast back. */
+static void lower_promoted(Node *n, Lowering *L)
+{
+    Tensor *in[64], *out[64];
+    if (n->nin > 64 || n->nout > 64) fail("too many inputs or outputs");
+    for (int j = 0; j < n->nin; j++) {
+        in[j] = n->in[j];
+        if (!in[j] || !dtype_is_half(in[j]->dtype)) continue;
+        if (in[j]->data) {
+            n->in[j] = n->shadow_in[j];
+        } else {
+            n->in[j] = lower_temp(L, DT_FLOAT, in[j]->rank, in[j]->dims);
+            KCall *c = lower_call(L, xfmt("o2c_cast_%s_f32", dtype_suffix(in[j]->dtype)), tensor_numel(in[j]));
+            c->x[0] = in[j];
+            c->y[0] = n->in[j];
+        }
+    }
+    for (int j = 0; j < n->nout; j++) {
+        out[j] = n->out[j];
+        if (!out[j] || !dtype_is_half(out[j]->dtype)) continue;
+        n->out[j] = lower_temp(L, DT_FLOAT, out[j]->rank, out[j]->dims);
+        n->out[j]->nuses = out[j]->nuses;     /* ops skip optional outputs nobody reads */
+    }
+    n->op->lower(n, L);
+    for (int j = 0; j < n->nin; j++) n->in[j] = in[j];
+    for (int j = 0; j < n->nout; j++) {
+        Tensor *f = n->out[j];
+        n->out[j] = out[j];
+        if (!out[j] || f == out[j]) continue;
+        KCall *c = lower_call(L, xfmt("o2c_cast_f32_%s", dtype_suffix(out[j]->dtype)), tensor_numel(out[j]));
+        c->x[0] = f;
+        c->y[0] = out[j];
+    }
+}
+
 void lower_node(Node *n, Lowering *L)
 {
     const Node *saved = L->node;
     L->node = n;
     diag_node = n;
-    n->op->lower(n, L);
+    if (n->promoted) lower_promoted(n, L);
+    else n->op->lower(n, L);
     L->node = saved;
 }
 

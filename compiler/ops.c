@@ -62,6 +62,21 @@
 #define K_CAST_FROM(sfxi, TI, x) TS2_NUM(K_CAST_TO, sfxi, TI) O2C_CAST_TO_BOOL(o2c_cast_##sfxi##_b, TI)
 TS_ALL(K_CAST_FROM, 0)
 
+/* casts from and to the 16-bit float types */
+#define K_FROM16(sfxo, TO, sfxi, CONV) O2C_CAST_FROM16(o2c_cast_##sfxi##_##sfxo, TO, CONV)
+#define K_TO16(sfxi, TI, sfxo, CONV) O2C_CAST_TO16(o2c_cast_##sfxi##_##sfxo, TI, CONV)
+TS2_NUM(K_FROM16, f16, o2c_h2f)
+TS2_NUM(K_FROM16, bf16, o2c_bf2f)
+O2C_CAST_FROM16_TO_BOOL(o2c_cast_f16_b, o2c_h2f)
+O2C_CAST_FROM16_TO_BOOL(o2c_cast_bf16_b, o2c_bf2f)
+TS_ALL(K_TO16, f16, o2c_f2h)
+TS_ALL(K_TO16, bf16, o2c_f2bf)
+O2C_CAST_16(o2c_cast_f16_bf16, o2c_h2f, o2c_f2bf)
+O2C_CAST_16(o2c_cast_bf16_f16, o2c_bf2f, o2c_f2h)
+
+float half_to_float(int dt, uint16_t h) { return dt == DT_BFLOAT16 ? o2c_bf2f(h) : o2c_h2f(h); }
+uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f) : o2c_f2h(f); }
+
 /* 2. the registry */
 #define R_UNARY(sfx, T, Name, text, expr) \
     {"o2c_" #Name "_" #sfx, o2c_##Name##_##sfx, "elementwise.h", "O2C_UNARY(o2c_" #Name "_" #sfx ", " #T ", " text ")", ""},
@@ -75,6 +90,12 @@ TS_ALL(K_CAST_FROM, 0)
     {"o2c_cast_" #sfxi "_" #sfxo, o2c_cast_##sfxi##_##sfxo, "elementwise.h", "O2C_CAST(o2c_cast_" #sfxi "_" #sfxo ", " #TI ", " #TO ")", ""},
 #define R_CAST_FROM(sfxi, TI, x) TS2_NUM(R_CAST_TO, sfxi, TI) \
     {"o2c_cast_" #sfxi "_b", o2c_cast_##sfxi##_b, "elementwise.h", "O2C_CAST_TO_BOOL(o2c_cast_" #sfxi "_b, " #TI ")", ""},
+#define R_FROM16(sfxo, TO, sfxi, CONV) \
+    {"o2c_cast_" #sfxi "_" #sfxo, o2c_cast_##sfxi##_##sfxo, "elementwise.h", \
+     "O2C_CAST_FROM16(o2c_cast_" #sfxi "_" #sfxo ", " #TO ", " #CONV ")", #CONV},
+#define R_TO16(sfxi, TI, sfxo, CONV) \
+    {"o2c_cast_" #sfxi "_" #sfxo, o2c_cast_##sfxi##_##sfxo, "elementwise.h", \
+     "O2C_CAST_TO16(o2c_cast_" #sfxi "_" #sfxo ", " #TI ", " #CONV ")", #CONV},
 #define R_FILE(name, file) {#name, name, file, NULL, NULL},
 #define R_ELEMENTWISE(name) R_FILE(name, "elementwise.h")
 #define R_MATMUL(name) R_FILE(name, "matmul.h")
@@ -105,6 +126,14 @@ static const Kernel KERNELS[] = {
 #undef PREDICATE
 #undef OP
     TS_ALL(R_CAST_FROM, 0)
+    TS2_NUM(R_FROM16, f16, o2c_h2f)
+    TS2_NUM(R_FROM16, bf16, o2c_bf2f)
+    TS_ALL(R_TO16, f16, o2c_f2h)
+    TS_ALL(R_TO16, bf16, o2c_f2bf)
+    {"o2c_cast_f16_b", o2c_cast_f16_b, "elementwise.h", "O2C_CAST_FROM16_TO_BOOL(o2c_cast_f16_b, o2c_h2f)", "o2c_h2f"},
+    {"o2c_cast_bf16_b", o2c_cast_bf16_b, "elementwise.h", "O2C_CAST_FROM16_TO_BOOL(o2c_cast_bf16_b, o2c_bf2f)", "o2c_bf2f"},
+    {"o2c_cast_f16_bf16", o2c_cast_f16_bf16, "elementwise.h", "O2C_CAST_16(o2c_cast_f16_bf16, o2c_h2f, o2c_f2bf)", "o2c_h2f o2c_f2bf"},
+    {"o2c_cast_bf16_f16", o2c_cast_bf16_f16, "elementwise.h", "O2C_CAST_16(o2c_cast_bf16_f16, o2c_bf2f, o2c_f2h)", "o2c_bf2f o2c_f2h"},
     O2C_KERNELS_ELEMENTWISE(R_ELEMENTWISE)
     O2C_KERNELS_MATMUL(R_MATMUL)
     O2C_KERNELS_CONV(R_CONV)

@@ -93,6 +93,8 @@ def compare(got_bytes, want, rtol, atol):
         if not np.all((got == 0) | (got == 1)):
             return False, None, "bool output holds bytes other than 0/1"
         got = got.astype(np.bool_)
+    if want.dtype.kind not in "fiub":   # ml_dtypes' bfloat16 & co: compare as float values
+        got, want = got.astype(np.float32), want.astype(np.float32)
     if want.dtype.kind == "f":
         g, w = got.astype(np.float64), want.astype(np.float64)
         same = (g == w) | (np.isnan(g) & np.isnan(w))

@@ -73,6 +73,98 @@
         O2C_FOR(i) Y[i] = (uint8_t)(X[i] != 0);                             \
     }
 
+/* Casts from and to the 16-bit float types, which are stored as bit
+ * patterns (uint16_t) and converted through float with o2c_h2f/o2c_f2h
+ * (float16) or o2c_bf2f/o2c_f2bf (bfloat16), given as CONV. */
+#define O2C_CAST_FROM16(NAME, TO, CONV)                                     \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const uint16_t *X = (const uint16_t *)p->x[0];                      \
+        TO *Y = (TO *)p->y[0];                                              \
+        O2C_FOR(i) Y[i] = (TO)CONV(X[i]);                                   \
+    }
+#define O2C_CAST_FROM16_TO_BOOL(NAME, CONV)                                 \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const uint16_t *X = (const uint16_t *)p->x[0];                      \
+        uint8_t *Y = (uint8_t *)p->y[0];                                    \
+        O2C_FOR(i) Y[i] = (uint8_t)(CONV(X[i]) != 0);                       \
+    }
+#define O2C_CAST_TO16(NAME, TI, CONV)                                       \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TI *X = (const TI *)p->x[0];                                  \
+        uint16_t *Y = (uint16_t *)p->y[0];                                  \
+        O2C_FOR(i) Y[i] = CONV((float)X[i]);                                \
+    }
+#define O2C_CAST_16(NAME, FROM, TO)                                         \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const uint16_t *X = (const uint16_t *)p->x[0];                      \
+        uint16_t *Y = (uint16_t *)p->y[0];                                  \
+        O2C_FOR(i) Y[i] = TO(FROM(X[i]));                                   \
+    }
+
+/*@ o2c_h2f */
+/* IEEE 754 binary16 and bfloat16 <-> float32, rounding to nearest even. */
+O2C_HD static inline float o2c_h2f(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    uint32_t u;
+    float f;
+    if (e == 0x1f) {
+        u = sign | 0x7f800000u | (m << 13);                     /* inf, NaN */
+    } else if (e) {
+        u = sign | ((e + 112) << 23) | (m << 13);               /* normal */
+    } else if (m) {                                             /* subnormal: m * 2^-24 */
+        f = (float)m * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    } else {
+        u = sign;
+    }
+    memcpy(&f, &u, 4);
+    return f;
+}
+/*@ o2c_f2h */
+O2C_HD static inline uint16_t o2c_f2h(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    const uint32_t a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u));
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);   /* rounds past 65504: inf */
+    if (a < 0x38800000u) {                                      /* below 2^-14: subnormal or 0 */
+        const uint32_t m = (a & 0x7fffffu) | 0x800000u, sh = 126 - (a >> 23);
+        if (a < 0x33000000u) return sign;                       /* below half of 2^-24 */
+        uint32_t r = m >> sh;
+        const uint32_t rem = m & ((1u << sh) - 1u), halfway = 1u << (sh - 1);
+        if (rem > halfway || (rem == halfway && (r & 1u))) r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ((a >> 13) - (112u << 10));
+    const uint32_t rem = a & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) r++;
+    return (uint16_t)(sign | r);
+}
+/*@ o2c_bf2f */
+O2C_HD static inline float o2c_bf2f(uint16_t h)
+{
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+/*@ o2c_f2bf */
+O2C_HD static inline uint16_t o2c_f2bf(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);   /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
 /*@ o2c_where needs o2c_offset */
 /* Where(cond, a, b): cond is bool (one byte), a and b of element size k[33]. */
 O2C_KERNEL(o2c_where)

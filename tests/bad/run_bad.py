@@ -168,11 +168,11 @@ def _(d):
                                         "com.example", "unsupported"]
 
 
-@case("float16 input")
+@case("float8 input")
 def _(d):
     m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
-              [vi("x", TensorProto.FLOAT16)], [vi("y", TensorProto.FLOAT16)])
-    return [save(m, d), "-o", out(d)], ["model.onnx", "'x'", "float16"]
+              [vi("x", TensorProto.FLOAT8E4M3FN)], [vi("y", TensorProto.FLOAT8E4M3FN)])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'x'", "float8e4m3fn"]
 
 
 @case("string input")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ONNX backend node tests (the conformance corpus shipped inside the pinned
 onnx package, or any folder of test_* dirs): compile each model with onnx2c,
-build the C with gcc, run it on test_data_set_0 and compare with the stored
+build the C with gcc (and check it with clang), both with -std=c99 -pedantic
+-Wall -Wextra -Werror, run it on test_data_set_0 and compare with the stored
 outputs. Prints one line per test that is not passing, a summary by outcome,
 and the closing 'N passed, N failed, N skipped' line.
 
@@ -73,6 +74,8 @@ def raw(a):
 def close(got, ref, rtol, atol):
     dt = np.uint8 if ref.dtype == np.bool_ else ref.dtype
     g = np.frombuffer(got, dtype=dt).reshape(ref.shape)
+    if ref.dtype.kind not in "fiub":   # ml_dtypes' bfloat16 & co: compare as float32 values
+        g, ref = g.astype(np.float32), ref.astype(np.float32)
     if ref.dtype.kind == "f":
         g64, r64 = g.astype(np.float64), ref.astype(np.float64)
         if not np.array_equal(np.isnan(g64), np.isnan(r64)):
@@ -128,6 +131,10 @@ def run_one(test, args):
                             os.path.join(work, "main.c"), src, "-lm"], capture_output=True, text=True)
         if r.returncode != 0:
             return name, "failed", "gcc: " + (r.stderr.strip().splitlines() or [""])[0][:200]
+        r = subprocess.run(["clang", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", src],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return name, "failed", "clang: " + (r.stderr.strip().splitlines() or [""])[0][:200]
         files = []
         for k, a in enumerate(ins):
             fn = os.path.join(work, "in%d" % k)

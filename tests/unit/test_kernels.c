@@ -247,6 +247,42 @@ static void test_cast(void **state)
     assert_true(u[0] == 44 && u[1] == 255);
 }
 
+/* float16/bfloat16 conversions: known values, rounding to nearest even,
+ * overflow, subnormals, and a round trip of every half value. */
+static void test_half_casts(void **state)
+{
+    (void)state;
+    o2c_p p;
+    memset(&p, 0, sizeof p);
+    const float f[10] = {1.0f, -2.0f, 65504.0f, 65520.0f, 5.9604645e-8f, 2.9802322e-8f,
+                         1.00048828125f /* tie: rounds to even 1.0 */, 1.00146484375f /* tie: up */, 0.0f, -0.0f};
+    uint16_t h[10];
+    p.x[0] = f; p.y[0] = h;
+    K("o2c_cast_f32_f16")(0, 10, &p);
+    const uint16_t want[10] = {0x3c00, 0xc000, 0x7bff, 0x7c00, 0x0001, 0x0000, 0x3c00, 0x3c02, 0x0000, 0x8000};
+    for (int i = 0; i < 10; i++) assert_int_equal(h[i], want[i]);
+
+    static uint16_t all[65536], back[65536];
+    static float vals[65536];
+    for (int i = 0; i < 65536; i++) all[i] = (uint16_t)i;
+    p.x[0] = all; p.y[0] = vals;
+    K("o2c_cast_f16_f32")(0, 65536, &p);
+    p.x[0] = vals; p.y[0] = back;
+    K("o2c_cast_f32_f16")(0, 65536, &p);
+    for (int i = 0; i < 65536; i++) {
+        int nan = (i & 0x7c00) == 0x7c00 && (i & 0x3ff);
+        if (nan) assert_true(isnan(vals[i]) && (back[i] & 0x7c00) == 0x7c00 && (back[i] & 0x3ff));
+        else assert_int_equal(back[i], i);
+    }
+    assert_true(vals[0x3c00] == 1.0f && vals[0x0001] == 5.9604645e-8f && isinf(vals[0xfc00]) && vals[0xfc00] < 0);
+
+    const float g[3] = {1.0f, 1.00390625f /* tie between 1 and 1+2^-7: even */, -3.5f};
+    uint16_t b[3];
+    p.x[0] = g; p.y[0] = b;
+    K("o2c_cast_f32_bf16")(0, 3, &p);
+    assert_true(b[0] == 0x3f80 && b[1] == 0x3f80 && b[2] == 0xc060);
+}
+
 static void test_where(void **state)
 {
     (void)state;
@@ -346,6 +382,7 @@ int main(void)
         T(test_add_broadcast),
         T(test_unary_instances),
         T(test_cast),
+        T(test_half_casts),
         T(test_where),
         T(test_copy_fill),
         T(test_lowered_add_matches),
