@@ -307,10 +307,14 @@ static char **param_names(Graph *g)
     return names;
 }
 
+/* Inputs of rank 2 and more are not declared const: C before C23 does not
+ * convert a pointer to an array of T into a pointer to an array of const T
+ * (gcc -pedantic warns at every call with an ordinary array). The run never
+ * writes its inputs. */
 static void typed_param(FILE *f, Tensor *t, const char *name, int is_in)
 {
     int arr = t->rank > 0 && tensor_numel(t) > 0;
-    fprintf(f, "%s%s %s%s", is_in ? "const " : "", dtype_ctype(t->dtype), arr ? "" : "*", name);
+    fprintf(f, "%s%s %s%s", is_in && t->rank < 2 ? "const " : "", dtype_ctype(t->dtype), arr ? "" : "*", name);
     if (arr)
         for (int d = 0; d < t->rank; d++) fprintf(f, "[%lld]", (long long)t->dims[d]);
 }
