@@ -68,6 +68,25 @@ double elem_f64(int dt, const void *p, int64_t i)
     }
 }
 
+void elem_set(int dt, void *p, int64_t i, double v)
+{
+    switch (dt) {
+    case DT_FLOAT: ((float *)p)[i] = (float)v; break;
+    case DT_DOUBLE: ((double *)p)[i] = v; break;
+    case DT_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case DT_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case DT_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case DT_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case DT_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case DT_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case DT_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case DT_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    case DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case DT_FLOAT16: case DT_BFLOAT16: ((uint16_t *)p)[i] = float_to_half(dt, (float)v); break;
+    default: fail("cannot write elements of type %s", dtype_name(dt));
+    }
+}
+
 int64_t elem_i64(int dt, const void *p, int64_t i)
 {
     switch (dt) {

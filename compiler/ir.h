@@ -83,6 +83,7 @@ uint16_t float_to_half(int dt, float f);
 /* Reads element i of a buffer of type dt as double / int64. */
 double elem_f64(int dt, const void *p, int64_t i);
 int64_t elem_i64(int dt, const void *p, int64_t i);
+void elem_set(int dt, void *p, int64_t i, double v);   /* element i = v, converted */
 
 /* ---- graph ------------------------------------------------------------ */
 

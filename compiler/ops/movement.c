@@ -83,25 +83,6 @@ static int ints_of(Node *n, int input, const char *attr, int64_t *v, int max, in
     return k;
 }
 
-/* Writes v converted to dtype at p (a one-element constant). */
-static void put_value(int dtype, void *p, double v)
-{
-    switch (dtype) {
-    case DT_FLOAT: *(float *)p = (float)v; break;
-    case DT_DOUBLE: *(double *)p = v; break;
-    case DT_INT8: *(int8_t *)p = (int8_t)v; break;
-    case DT_INT16: *(int16_t *)p = (int16_t)v; break;
-    case DT_INT32: *(int32_t *)p = (int32_t)v; break;
-    case DT_INT64: *(int64_t *)p = (int64_t)v; break;
-    case DT_UINT8: *(uint8_t *)p = (uint8_t)v; break;
-    case DT_UINT16: *(uint16_t *)p = (uint16_t)v; break;
-    case DT_UINT32: *(uint32_t *)p = (uint32_t)v; break;
-    case DT_UINT64: *(uint64_t *)p = (uint64_t)v; break;
-    case DT_BOOL: *(uint8_t *)p = v != 0; break;
-    default: fail("internal: no constant of type %s", dtype_name(dtype));
-    }
-}
-
 /* ---- Transpose --------------------------------------------------------- */
 
 static void transpose_perm(Node *n, int64_t *perm)
@@ -459,7 +440,7 @@ void lower_pad(Node *n, Lowering *L)
     if (!v || tensor_numel(v) == 0) {
         v = lower_temp(L, x->dtype, 0, NULL);
         v->data = xalloc(16);
-        put_value(x->dtype, v->data, n->opset >= 11 ? 0.0 : attr_f(n, "value"));
+        elem_set(x->dtype, v->data, 0, n->opset >= 11 ? 0.0 : attr_f(n, "value"));
     }
     KCall *c = lower_call(L, "o2c_pad", tensor_numel(y));
     c->x[0] = x;

@@ -405,21 +405,7 @@ void lower_resize(Node *n, Lowering *L)
     if (P.mode == M_NEAREST) {
         Tensor *v = lower_temp(L, x->dtype, 0, NULL);
         v->data = xalloc(16);
-        double e = P.extrap;
-        switch (x->dtype) {
-        case DT_FLOAT: *(float *)v->data = (float)e; break;
-        case DT_DOUBLE: *(double *)v->data = e; break;
-        case DT_INT8: *(int8_t *)v->data = (int8_t)e; break;
-        case DT_INT16: *(int16_t *)v->data = (int16_t)e; break;
-        case DT_INT32: *(int32_t *)v->data = (int32_t)e; break;
-        case DT_INT64: *(int64_t *)v->data = (int64_t)e; break;
-        case DT_UINT8: *(uint8_t *)v->data = (uint8_t)e; break;
-        case DT_UINT16: *(uint16_t *)v->data = (uint16_t)e; break;
-        case DT_UINT32: *(uint32_t *)v->data = (uint32_t)e; break;
-        case DT_UINT64: *(uint64_t *)v->data = (uint64_t)e; break;
-        case DT_BOOL: *(uint8_t *)v->data = e != 0; break;
-        default: fail("internal: no constant of type %s", dtype_name(x->dtype));
-        }
+        elem_set(x->dtype, v->data, 0, P.extrap);
         KCall *c = lower_call(L, "o2c_resize_nearest", tensor_numel(y));
         c->x[0] = x;
         c->x[1] = toff;

@@ -226,15 +226,5 @@ void lower_range(Node *n, Lowering *L)
     Tensor *s = n->in[0], *d = n->in[2], *y = n->out[0];
     double a = elem_f64(s->dtype, s->data, 0), st = elem_f64(d->dtype, d->data, 0);
     if (!y->data) fail("internal: Range with non-constant inputs");
-    for (int64_t i = 0; i < tensor_numel(y); i++) {
-        double v = a + (double)i * st;
-        switch (y->dtype) {
-        case DT_FLOAT: ((float *)y->data)[i] = (float)v; break;
-        case DT_DOUBLE: ((double *)y->data)[i] = v; break;
-        case DT_INT16: ((int16_t *)y->data)[i] = (int16_t)v; break;
-        case DT_INT32: ((int32_t *)y->data)[i] = (int32_t)v; break;
-        case DT_INT64: ((int64_t *)y->data)[i] = (int64_t)v; break;
-        default: fail("Range of type %s is not supported", dtype_name(y->dtype));
-        }
-    }
+    for (int64_t i = 0; i < tensor_numel(y); i++) elem_set(y->dtype, y->data, i, a + (double)i * st);
 }
