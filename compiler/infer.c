@@ -71,10 +71,12 @@ static void check_ops(Graph *g)
                    bad, bad > 1 ? "s" : "", bad > 1 ? "" : "s", msg);
 }
 
-/* Kahn's algorithm, ready nodes taken in model order. */
-static void topo_sort(Graph *g)
+/* Kahn's algorithm, ready nodes taken in their current order (so sorting
+ * a sorted graph changes nothing). Tensors are numbered in t->mark. */
+void topo_sort(Graph *g)
 {
     int n = g->nnodes;
+    for (int t = 0; t < g->ntensors; t++) g->tensors[t]->mark = t;
     int *indeg = xalloc(sizeof(int) * (size_t)(n + 1));
     int *order = xalloc(sizeof(int) * (size_t)(n + 1));
     int *idx_of = xalloc(sizeof(int) * (size_t)(n + 1));
@@ -89,7 +91,7 @@ static void topo_sort(Graph *g)
             if (!t->producer && !t->data && !t->is_input)
                 fail_plain("node '%s' (%s) reads tensor '%s', which no node produces and which is neither "
                            "an initializer nor a graph input (dangling tensor)", nd->name, nd->op_type, t->name);
-            if (t->producer) { indeg[i]++; ncons[t->id]++; }
+            if (t->producer) { indeg[i]++; ncons[t->mark]++; }
         }
     }
     for (int i = 0; i < g->noutputs; i++) {
@@ -103,7 +105,7 @@ static void topo_sort(Graph *g)
     for (int i = 0; i < n; i++)
         for (int j = 0; j < g->nodes[i]->nin; j++) {
             Tensor *t = g->nodes[i]->in[j];
-            if (t && t->producer) cons[t->id][fill[t->id]++] = i;
+            if (t && t->producer) cons[t->mark][fill[t->mark]++] = i;
         }
     /* a queue ordered by model position: a simple binary heap */
     int *heap = xalloc(sizeof(int) * (size_t)(n + 1));
@@ -126,8 +128,8 @@ static void topo_sort(Graph *g)
         for (int j = 0; j < nd->nout; j++) {
             Tensor *t = nd->out[j];
             if (!t) continue;
-            for (int c = 0; c < ncons[t->id]; c++) {
-                int u = cons[t->id][c];
+            for (int c = 0; c < ncons[t->mark]; c++) {
+                int u = cons[t->mark][c];
                 if (--indeg[u] == 0) HPUSH(u);
             }
         }
@@ -146,12 +148,18 @@ static void topo_sort(Graph *g)
     memcpy(g->nodes, sorted, sizeof(Node *) * (size_t)n);
 }
 
-static int all_inputs_const(const Node *n)
+int node_foldable(const Node *n)
 {
     for (int j = 0; j < n->nin; j++)
         if (n->in[j] && !n->in[j]->data) return 0;
-    return 1;
+    return n->nout > 0 && n->out[0];
 }
+
+/* Inference evaluates the small values that shape rules read (the shape
+ * subgraphs: Shape -> Gather -> Concat -> Reshape and the like) so that
+ * every shape is known at -O0 too; larger constant computations are left
+ * to the fold pass (passes/fold.c), which weighs their size. */
+#define INFER_FOLD_MAX_ELEMS 1024
 
 /* 16-bit floats: a node that computes on float16/bfloat16 data is inferred
  * and lowered on float32 stand-ins of those inputs, and its float32 results
@@ -175,7 +183,7 @@ static Tensor *float_shadow(const Tensor *t)
     s->name = xfmt("%s (as float32)", t->name);
     s->dtype = DT_FLOAT;
     s->input_index = s->output_index = -1;
-    s->id = t->id;
+    s->id = tensor_new_id();
     s->temp = 1;
     tensor_set_shape(s, t->rank, t->dims);
     memcpy(s->sym, t->sym, sizeof s->sym);
@@ -218,7 +226,7 @@ static void infer_promoted(Node *n, int half)
     }
 }
 
-static void infer_node(Node *n)
+void infer_node(Node *n)
 {
     const OpDef *op = n->op;
     int nin = n->nin, nout = n->nout;
@@ -242,14 +250,16 @@ static void infer_node(Node *n)
         if (!dtype_supported(t->dtype) || t->rank < 0)
             fail("internal: the shape rule left output '%s' without type or shape", t->name);
     }
-    if (!n->out[0] || !all_inputs_const(n)) {
-        int all_out_const = 1;
-        for (int j = 0; j < nout; j++) if (n->out[j] && !n->out[j]->data) all_out_const = 0;
-        n->folded = all_out_const && nout > 0;   /* e.g. Shape: known at compile time */
-        return;
-    }
-    fold_node(n);
-    n->folded = 1;
+    int all_out_const = 1;
+    for (int j = 0; j < nout; j++) if (n->out[j] && !n->out[j]->data) all_out_const = 0;
+    n->folded = all_out_const && nout > 0;   /* e.g. Shape: known at compile time */
+}
+
+static int small_result(const Node *n)
+{
+    int64_t e = 0;
+    for (int j = 0; j < n->nout; j++) if (n->out[j]) e += tensor_numel(n->out[j]);
+    return e <= INFER_FOLD_MAX_ELEMS;
 }
 
 void infer_graph(Graph *g, const Options *o)
@@ -259,19 +269,23 @@ void infer_graph(Graph *g, const Options *o)
     topo_sort(g);
     /* readers of each tensor (nodes and graph outputs): ops use it to skip
      * optional outputs nobody reads */
-    for (int i = 0; i < g->nnodes; i++)
-        for (int j = 0; j < g->nodes[i]->nin; j++)
-            if (g->nodes[i]->in[j]) g->nodes[i]->in[j]->nuses++;
-    for (int i = 0; i < g->noutputs; i++) g->outputs[i]->nuses++;
+    graph_recount_uses(g);
     for (int i = 0; i < g->nnodes; i++) {
         diag_node = g->nodes[i];
         infer_node(g->nodes[i]);
+        if (!g->nodes[i]->folded && node_foldable(g->nodes[i]) && small_result(g->nodes[i])) {
+            fold_node(g->nodes[i]);
+            g->nodes[i]->folded = 1;
+        }
         note("%-14s %-24s -> %s %s%s", g->nodes[i]->op_type, g->nodes[i]->name,
              g->nodes[i]->out[0] ? dtype_name(g->nodes[i]->out[0]->dtype) : "-",
              g->nodes[i]->out[0] ? tensor_shape_str(g->nodes[i]->out[0]) : "",
              g->nodes[i]->folded ? " (folded)" : "");
     }
     diag_node = NULL;
+    /* nodes evaluated now leave the graph: their outputs are constants */
+    for (int i = g->nnodes - 1; i >= 0; i--)
+        if (g->nodes[i]->folded) graph_remove_node(g, g->nodes[i]);
     for (int i = 0; i < g->noutputs; i++) {
         Tensor *t = g->outputs[i];
         if (!dtype_supported(t->dtype))

@@ -149,6 +149,10 @@ Tensor *graph_find(Graph *g, const char *name)
     return NULL;
 }
 
+static int next_tensor_id;
+
+int tensor_new_id(void) { return ++next_tensor_id; }
+
 Tensor *graph_tensor(Graph *g, const char *name)
 {
     Tensor *t = graph_find(g, name);
@@ -163,14 +167,15 @@ Tensor *graph_tensor(Graph *g, const char *name)
     t = xalloc(sizeof *t);
     t->name = xstrdup(name);
     t->rank = -1;
-    t->id = g->ntensors;
+    t->id = tensor_new_id();
     t->input_index = t->output_index = -1;
     g->tensors[g->ntensors++] = t;
+    g->uses_stale = 1;
     /* insert into the index (rebuilt lazily when it fills up) */
     if (index_of.g == g && index_of.cap >= 2 * g->ntensors + 16) {
         unsigned h = hash_str(name) & (unsigned)(index_of.cap - 1);
         while (index_of.slots[h] >= 0) h = (h + 1) & (unsigned)(index_of.cap - 1);
-        index_of.slots[h] = t->id;
+        index_of.slots[h] = g->ntensors - 1;
     } else {
         index_of.g = NULL;
     }

@@ -4,7 +4,10 @@
  *   main.c     CLI, options, error handling, atomic output
  *   load.c     ONNX protobuf (protobuf-c) -> IR
  *   infer.c    topological order, shape/type inference from the op table,
- *              constant folding with the runtime kernels (fold.c)
+ *              evaluation of the small values shapes depend on (eval.c)
+ *   passes.c   the optimizer: runs compiler/passes/NAME.c in the order of
+ *              passes/passes.def (fold, dce, cleanups, fusions), editing the
+ *              graph through graph.c
  *   plan.c     tensor storage: constants, I/O, aliases, arena offsets
  *   lower.c    every node -> kernel calls (KCall) through the op table
  *   emit_c.c   C99 source + header
@@ -113,8 +116,12 @@ typedef struct Tensor {
     int64_t offset;          /* arena offset (ST_ARENA) */
     int const_id;            /* index among emitted constants (ST_CONST) */
     int first, last;         /* live range in kernel-call positions */
-    int id;
+    int64_t alias_offset;    /* ST_ALIAS: byte offset into alias_of (a slice view) */
+    int id;                  /* unique among all tensors of the run (tensor_new_id) */
     int temp;                /* a scratch tensor made by a lowering */
+    int mark;                /* scratch for graph algorithms */
+    struct Node **readers;   /* nodes reading it (each once, graph order): graph_readers() */
+    int nreaders;
 } Tensor;
 
 typedef enum {
@@ -153,6 +160,9 @@ typedef struct Node {
     int opset;               /* opset of the node's domain */
     int step;                /* position in the schedule */
     int folded;              /* evaluated at compile time */
+    const char **origins;    /* the original ONNX nodes this node covers (provenance) */
+    int norigins;
+    const char *fused;       /* what a pass fused into it ("Conv+BatchNormalization+Relu"), or NULL */
     int promoted;            /* DT_FLOAT16/DT_BFLOAT16: computed in float32 (infer.c) */
     Tensor **shadow_in;      /* with promoted: float32 stand-ins of the 16-bit inputs */
 } Node;
@@ -167,18 +177,59 @@ typedef struct Graph {
     int64_t ir_version;
     char *producer;
     const char *model_dir;             /* for external data */
+    int uses_stale;                    /* readers/nuses must be recounted (graph.c) */
 } Graph;
 
 Tensor *graph_tensor(Graph *g, const char *name);       /* find or create */
 Tensor *graph_find(Graph *g, const char *name);         /* find or NULL */
 void graph_index_reset(void);                           /* forget the name index (pool_release) */
 Node *graph_add_node(Graph *g);
+int tensor_new_id(void);                                /* a fresh unique tensor id */
 int64_t tensor_numel(const Tensor *t);
 size_t tensor_bytes(const Tensor *t);
 const char *tensor_shape_str(const Tensor *t);          /* "1x3x224x224" */
 void tensor_set_shape(Tensor *t, int rank, const int64_t *dims);
 /* Allocates zeroed constant data for a tensor whose type and shape are set. */
 void *tensor_alloc_data(Tensor *t);
+
+/* ---- graph editing (graph.c): the API the passes use ----------------- */
+
+/* Every edit keeps g->nodes in a valid order only if the caller inserts a
+ * node before its first reader; graph_remove_node unlinks a node (its
+ * outputs lose their producer). Readers lists and nuses are recounted
+ * lazily after any edit made through this API (or after graph_touch). */
+void graph_touch(Graph *g);                              /* the caller edited n->in[] directly */
+void graph_recount_uses(Graph *g);                       /* readers and nuses now */
+int graph_readers(Graph *g, Tensor *t, Node ***readers); /* nodes reading t */
+int tensor_nuses(Graph *g, Tensor *t);                   /* input slots reading t, + graph outputs */
+int tensor_single_use(Graph *g, Tensor *t);              /* read by exactly one node input, not an output */
+Tensor *graph_new_tensor(Graph *g, const char *hint);    /* fresh, uniquely named intermediate */
+Tensor *graph_new_const(Graph *g, const char *hint, int dtype, int rank, const int64_t *dims); /* zeroed data */
+void node_set_input(Graph *g, Node *n, int j, Tensor *t);  /* j may be n->nin (appends) */
+/* Every node input reading old reads new instead (graph outputs are not
+ * changed: a pass must not remove the producer of a graph output). */
+int graph_replace_uses(Graph *g, Tensor *old_t, Tensor *new_t);
+void graph_remove_node(Graph *g, Node *n);
+/* A new node (op from the table) placed before `before` (NULL: at the end);
+ * its inputs and outputs are copied; origins empty; not yet inferred. */
+Node *graph_insert_node(Graph *g, Node *before, const char *op_type, const char *domain,
+                        Tensor *const *in, int nin, Tensor *const *out, int nout);
+void node_set_output(Node *n, int j, Tensor *t);          /* sets t's producer */
+void node_add_origins(Node *dst, const Node *src);       /* dst covers src's ONNX nodes too */
+void node_note_fused(Node *dst, const char *what);       /* "Conv" -> "Conv+Relu" */
+void node_reinfer(Node *n);                              /* re-run the shape rule */
+/* Attributes: set (replacing one of the same name) or remove. */
+void node_set_attr_i(Node *n, const char *name, int64_t v);
+void node_set_attr_f(Node *n, const char *name, double v);
+void node_set_attr_s(Node *n, const char *name, const char *v);
+void node_set_attr_ints(Node *n, const char *name, const int64_t *v, int len);
+void node_set_attr_floats(Node *n, const char *name, const double *v, int len);
+void node_remove_attr(Node *n, const char *name);
+int graph_node_index(const Graph *g, const Node *n);    /* position in g->nodes, -1 if absent */
+/* The constant value of t as doubles (NULL if t is not constant). */
+double *tensor_const_f64(const Tensor *t);
+/* t holds one value repeated (a scalar or a splat constant); sets *v. */
+int tensor_const_splat(const Tensor *t, double *v);
 
 /* ---- attributes (defaults come from the op table's schema) ----------- */
 
@@ -215,6 +266,8 @@ typedef struct Lowering {
 
 typedef void (*InferFn)(Node *n);
 typedef void (*LowerFn)(Node *n, Lowering *L);
+struct Decomp;
+typedef void (*DecomposeFn)(const Node *n, struct Decomp *d);
 
 typedef struct OpDef {
     const char *name;
@@ -223,11 +276,13 @@ typedef struct OpDef {
     const char *attrs;       /* schema: "alpha:f=0.01 perm:ints axis:i=1" */
     InferFn infer;
     LowerFn lower;           /* lower_view: the op is a view (Reshape & co.) */
+    DecomposeFn decompose;   /* ops of domain onnx2c (FUSED lines): the same in standard ops */
 } OpDef;
 
 const OpDef *op_find(const char *domain, const char *name);
 int op_count(void);                      /* the table, for --list-ops */
 const char *op_name(int i);
+const OpDef *op_at(int i);
 
 /* Kernels (kernels.c): name, function for folding, runtime file, and the
  * kernels it needs. */
@@ -284,10 +339,56 @@ void conv_geom_init(Node *n, const Tensor *x, const int64_t *kernel, int nk, Con
 void conv_geom_forward(Node *n, ConvGeom *g, int ceil_mode);
 void conv_geom_params(const ConvGeom *g, int64_t *k);
 
+/* ---- decompositions (decompose.c) -------------------------------------- */
+
+/* A fused node (an op of domain "onnx2c", made by a pass) states what it
+ * computes in standard ONNX ops: --emit-onnx writes that as an ONNX local
+ * function, so onnxruntime can run the optimized graph. The body reads the
+ * node's inputs as "x0", "x1", ... (dc_in) and must write "y0", "y1", ...
+ * (dc_output). */
+typedef struct DNode {
+    const char *op_type;
+    const char **in;
+    int nin;
+    const char **out;
+    int nout;
+    Attr *attrs;
+    int nattrs;
+} DNode;
+
+typedef struct Decomp {
+    const Node *node;
+    DNode *nodes;
+    int n, cap;
+    int ntemp;
+    int opset;               /* the default-domain opset the body needs (at least) */
+} Decomp;
+
+const char *dc_in(Decomp *d, int j);                       /* "xJ", or "" if input j is absent */
+/* Appends a node; returns the name of its first output (a fresh temporary). */
+const char *dc_op(Decomp *d, const char *op_type, int nin, ...);
+const char *dc_op_n(Decomp *d, const char *op_type, const char *const *in, int nin, int nout);
+const char *dc_out(Decomp *d, int k);                      /* output k of the last node */
+void dc_attr_i(Decomp *d, const char *name, int64_t v);    /* attributes of the last node */
+void dc_attr_f(Decomp *d, const char *name, double v);
+void dc_attr_s(Decomp *d, const char *name, const char *v);
+void dc_attr_ints(Decomp *d, const char *name, const int64_t *v, int len);
+void dc_copy_attrs(Decomp *d, const Node *n, const char *const *names); /* NULL-terminated; absent ones skipped */
+const char *dc_const_f(Decomp *d, int dtype, double v);   /* a scalar Constant */
+const char *dc_const_ints(Decomp *d, const int64_t *v, int len); /* an int64 vector Constant */
+void dc_output(Decomp *d, int j, const char *name);        /* formal output j is `name` */
+void decompose_node(const Node *n, Decomp *d);             /* runs the op's decompose */
+
 /* ---- stages ----------------------------------------------------------- */
 
 typedef struct Options {
     const char *input, *output;
+    int opt_level;             /* -O0 no passes, -O1 cleanups, -O2 (default) everything */
+    const char *disabled[64];  /* --disable-pass NAME */
+    int ndisabled;
+    const char *report;        /* --report: "-" for stdout, or a file */
+    const char *emit_onnx;     /* --emit-onnx FILE */
+    const char *dot;           /* --dot FILE */
     const char *name;          /* symbol prefix */
     const char *header;        /* file name of the header, as the source includes it */
     int cuda;
@@ -300,12 +401,28 @@ typedef struct Options {
 Graph *load_model(const char *path);                 /* load.c */
 Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path);
 void infer_graph(Graph *g, const Options *o);        /* infer.c */
-void fold_node(Node *n);                             /* fold.c */
+void infer_node(Node *n);                            /* one node's shape rule (checks arity and types) */
+void topo_sort(Graph *g);                            /* infer.c: re-runnable, stable */
+void fold_node(Node *n);                             /* eval.c: run a node's kernels on its constant inputs */
+int node_foldable(const Node *n);                    /* every input is constant */
+void run_passes(Graph *g, const Options *o);         /* passes.c: the pass table */
 void lower_graph(Graph *g, Lowering *L);             /* lower.c */
 int64_t plan_graph(Graph *g, Lowering *L);           /* plan.c: returns the arena size */
 void lower_node(Node *n, Lowering *L);
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr);    /* emit_c.c */
 void emit_cuda(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr); /* emit_cuda.c */
+
+/* ---- passes (passes.c runs compiler/passes/NAME.c from passes.def) ---- */
+#define PASS(name, level, what) int pass_##name(Graph *g);
+#include "passes/passes.def"
+#undef PASS
+int pass_count(void);
+const char *pass_name(int i);
+const char *pass_what(int i);
+int pass_level(int i);
+int pass_exists(const char *name);
+int run_pass(Graph *g, const char *name);            /* one pass by name (tests, A/B): its change count */
+void graph_evaluate(Graph *g);                       /* eval.c: run every node in the compiler */
 
 /* emit_common.c: shared between the C and CUDA emitters */
 const char *runtime_text(const char *file);          /* embedded runtime/c file */

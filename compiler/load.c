@@ -264,6 +264,9 @@ static void load_graph(Onnx__GraphProto *gp)
         n->domain = xstrdup(np->domain ? np->domain : "");
         if (!strcmp(n->domain, "ai.onnx")) n->domain = "";
         if (!*n->op_type) fail_plain("node %zu ('%s') has no op_type", i, n->name);
+        n->origins = xalloc(sizeof(char *));
+        n->origins[0] = n->name;
+        n->norigins = 1;
         n->nin = (int)np->n_input;
         n->in = xalloc(sizeof(Tensor *) * (np->n_input + 1));
         for (size_t j = 0; j < np->n_input; j++)

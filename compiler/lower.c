@@ -1,7 +1,7 @@
-/* Lowering: every node that is not folded becomes kernel calls, through
- * its op's lower function. Views become nothing (or a copy when their
- * output is a graph output); graph outputs not written in place get a
- * final copy. Nodes whose results nobody needs are dropped. */
+/* Lowering: every node of the (optimized) graph becomes kernel calls,
+ * through its op's lower function. Views become nothing (or a copy when
+ * their output is a graph output); graph outputs not written in place get
+ * a final copy. Dead nodes were removed by the dce pass (not at -O0). */
 #include <string.h>
 
 #include "ir.h"
@@ -49,6 +49,7 @@ Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims)
     t->dtype = dtype;
     t->input_index = t->output_index = -1;
     t->temp = 1;
+    t->id = tensor_new_id();
     tensor_set_shape(t, rank, dims);
     return t;
 }
@@ -114,28 +115,12 @@ void lower_node(Node *n, Lowering *L)
 
 void lower_graph(Graph *g, Lowering *L)
 {
-    /* which tensors are needed: graph outputs, and backwards */
-    char *need = xalloc((size_t)g->ntensors + 1);
-    for (int i = 0; i < g->noutputs; i++) need[g->outputs[i]->id] = 1;
-    for (int i = g->nnodes - 1; i >= 0; i--) {
-        Node *n = g->nodes[i];
-        int used = 0;
-        for (int j = 0; j < n->nout; j++) if (n->out[j] && need[n->out[j]->id]) used = 1;
-        if (!used || n->folded) continue;
-        for (int j = 0; j < n->nin; j++) if (n->in[j]) need[n->in[j]->id] = 1;
-    }
-    for (int i = 0; i < g->nnodes; i++) {
-        Node *n = g->nodes[i];
-        int used = 0;
-        for (int j = 0; j < n->nout; j++) if (n->out[j] && need[n->out[j]->id]) used = 1;
-        if (!used || n->folded) continue;
-        lower_node(n, L);
-    }
+    for (int i = 0; i < g->nnodes; i++) lower_node(g->nodes[i], L);
     diag_node = NULL;
     /* graph outputs that are not written in place by their producer */
     for (int k = 0; k < g->noutputs; k++) {
         Tensor *t = g->outputs[k];
-        int in_place = t->producer && !t->producer->folded && t->output_index == k && !t->data && !t->is_input;
+        int in_place = t->producer && t->output_index == k && !t->data && !t->is_input;
         if (in_place) continue;
         Tensor *o = xalloc(sizeof *o);
         *o = *t;
@@ -146,6 +131,7 @@ void lower_graph(Graph *g, Lowering *L)
         o->output_index = k;
         o->producer = NULL;
         o->temp = 0;
+        o->id = tensor_new_id();
         o->storage = ST_OUTPUT;
         lower_copy(L, t, o);
     }

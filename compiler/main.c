@@ -22,8 +22,12 @@ static void usage(FILE *f)
           "  --name NAME     prefix of every exported symbol (default: OUT's file name)\n"
           "  --shape IN:D0xD1x...  fix the shape of input IN\n"
           "  --dim SYMBOL=N  bind a symbolic dimension\n"
-          "  -v              print what each stage does\n"
+          "  -O0, -O1, -O2   optimization level: none, cleanups (folding, dead nodes, no-ops),\n"
+          "                  everything (fusion; the default)\n"
+          "  --disable-pass NAME  skip one optimization pass (see --list-passes)\n"
+          "  -v              print what each stage and pass does\n"
           "  --list-ops      print the supported ONNX ops\n"
+          "  --list-passes   print the optimization passes in the order they run\n"
           "  --version, --help\n", f);
 }
 
@@ -45,10 +49,24 @@ static void parse_args(int argc, char **argv, Options *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         if (!strcmp(a, "--version")) { printf("onnx2c %s\n", ONNX2C_VERSION); exit(0); }
         if (!strcmp(a, "--list-ops")) {
-            for (int k = 0; k < op_count(); k++) printf("%s\n", op_name(k));
+            for (int k = 0; k < op_count(); k++)
+                if (!*op_at(k)->domain) printf("%s\n", op_name(k));
+            exit(0);
+        }
+        if (!strcmp(a, "--list-passes")) {
+            for (int k = 0; k < pass_count(); k++) printf("%-20s -O%d  %s\n", pass_name(k), pass_level(k), pass_what(k));
             exit(0);
         }
         if (!strcmp(a, "-v")) { verbose = 1; continue; }
+        if (!strcmp(a, "-O0") || !strcmp(a, "-O1") || !strcmp(a, "-O2")) { o->opt_level = a[2] - '0'; continue; }
+        if (!strcmp(a, "--disable-pass")) {
+            if (!val) fail_plain("%s needs a value (see --help)", a);
+            if (!pass_exists(val)) fail_plain("--disable-pass %s: no such pass (see --list-passes)", val);
+            if (o->ndisabled == 64) fail_plain("too many --disable-pass flags");
+            o->disabled[o->ndisabled++] = val;
+            i++;
+            continue;
+        }
         if (!strcmp(a, "-o") || !strcmp(a, "--name") || !strcmp(a, "--shape") || !strcmp(a, "--dim")) {
             if (!val) fail_plain("%s needs a value (see --help)", a);
             i++;
@@ -131,6 +149,7 @@ static void compile(Options *o)
     diag_file = o->input;
     Graph *g = load_model(o->input);
     infer_graph(g, o);
+    run_passes(g, o);
     Lowering L = {0};
     lower_graph(g, &L);
     int64_t arena = plan_graph(g, &L);
@@ -158,6 +177,7 @@ static void compile(Options *o)
 int main(int argc, char **argv)
 {
     static Options o;
+    o.opt_level = 2;
     jmp_buf jb;
     diag_jmp = &jb;
     if (setjmp(jb)) {

@@ -48,6 +48,7 @@
 #define COMPARE(Name, TS, expr) TS_##TS(K_COMPARE, Name, #expr, expr)
 #define PREDICATE(Name, TS, schema, expr) TS_##TS(K_PREDICATE, Name, #expr, expr)
 #define OP(...)
+#define FUSED(...)
 #include "ops.def"
 #undef UNARY
 #undef KUNARY
@@ -56,6 +57,7 @@
 #undef COMPARE
 #undef PREDICATE
 #undef OP
+#undef FUSED
 
 /* casts between every pair of supported types */
 #define K_CAST_TO(sfxo, TO, sfxi, TI) O2C_CAST(o2c_cast_##sfxi##_##sfxo, TI, TO)
@@ -117,6 +119,7 @@ static const Kernel KERNELS[] = {
 #define COMPARE(Name, TS, expr) TS_##TS(R_COMPARE, Name, #expr, expr)
 #define PREDICATE(Name, TS, schema, expr) TS_##TS(R_PREDICATE, Name, #expr, expr)
 #define OP(...)
+#define FUSED(...)
 #include "ops.def"
 #undef UNARY
 #undef KUNARY
@@ -125,6 +128,7 @@ static const Kernel KERNELS[] = {
 #undef COMPARE
 #undef PREDICATE
 #undef OP
+#undef FUSED
     TS_ALL(R_CAST_FROM, 0)
     TS2_NUM(R_FROM16, f16, o2c_h2f)
     TS2_NUM(R_FROM16, bf16, o2c_bf2f)
@@ -162,6 +166,8 @@ const Kernel *kernel_find(const char *name)
 #define COMPARE(Name, TS, expr) void infer_compare_##TS(Node *n);
 #define PREDICATE(Name, TS, schema, expr) void infer_predicate_##TS(Node *n);
 #define OP(Name, dom, a, b, c, d, schema, inf, low) void inf(Node *n); void low(Node *n, Lowering *L);
+#define FUSED(Name, a, b, c, d, schema, inf, low, dec) \
+    void inf(Node *n); void low(Node *n, Lowering *L); void dec(const Node *n, Decomp *dc);
 #include "ops.def"
 #undef UNARY
 #undef KUNARY
@@ -170,18 +176,20 @@ const Kernel *kernel_find(const char *name)
 #undef COMPARE
 #undef PREDICATE
 #undef OP
+#undef FUSED
 void lower_unary(Node *n, Lowering *L);
 void lower_binary(Node *n, Lowering *L);
 void lower_predicate(Node *n, Lowering *L);
 
 static const OpDef OPS[] = {
-#define UNARY(Name, TS, schema, expr) {#Name, "", 1, 1, 1, 1, schema, infer_unary_##TS, lower_unary},
+#define UNARY(Name, TS, schema, expr) {#Name, "", 1, 1, 1, 1, schema, infer_unary_##TS, lower_unary, NULL},
 #define KUNARY(Name, TS, expr)
 #define KBINARY(Name, TS, expr)
-#define BINARY(Name, TS, expr) {#Name, "", 2, 2, 1, 1, "", infer_binary_##TS, lower_binary},
-#define COMPARE(Name, TS, expr) {#Name, "", 2, 2, 1, 1, "", infer_compare_##TS, lower_binary},
-#define PREDICATE(Name, TS, schema, expr) {#Name, "", 1, 1, 1, 1, schema, infer_predicate_##TS, lower_predicate},
-#define OP(Name, dom, a, b, c, d, schema, inf, low) {#Name, dom, a, b, c, d, schema, inf, low},
+#define BINARY(Name, TS, expr) {#Name, "", 2, 2, 1, 1, "", infer_binary_##TS, lower_binary, NULL},
+#define COMPARE(Name, TS, expr) {#Name, "", 2, 2, 1, 1, "", infer_compare_##TS, lower_binary, NULL},
+#define PREDICATE(Name, TS, schema, expr) {#Name, "", 1, 1, 1, 1, schema, infer_predicate_##TS, lower_predicate, NULL},
+#define OP(Name, dom, a, b, c, d, schema, inf, low) {#Name, dom, a, b, c, d, schema, inf, low, NULL},
+#define FUSED(Name, a, b, c, d, schema, inf, low, dec) {#Name, "onnx2c", a, b, c, d, schema, inf, low, dec},
 #include "ops.def"
 };
 
@@ -193,6 +201,8 @@ const OpDef *op_find(const char *domain, const char *name)
     return NULL;
 }
 
-/* for the README and tests: the list of op names */
+/* for the README and tests: the list of op names (the ONNX ops; the
+ * onnx2c-domain ops that passes make are not listed) */
 int op_count(void) { return (int)(sizeof OPS / sizeof OPS[0]); }
 const char *op_name(int i) { return OPS[i].name; }
+const OpDef *op_at(int i) { return &OPS[i]; }

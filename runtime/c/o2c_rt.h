@@ -24,7 +24,7 @@
 #endif /* O2C_RT_H */
 
 #define O2C_MAX_RANK 8
-#define O2C_MAX_X 4
+#define O2C_MAX_X 8
 #define O2C_MAX_Y 2
 #define O2C_NK 64
 #define O2C_NF 4

@@ -1,5 +1,6 @@
-/* Constant folding: a node whose inputs are all constant is evaluated now,
- * with the same runtime kernels the generated code uses. */
+/* Evaluation at compile time: a node whose inputs are all constant is run
+ * with the same runtime kernels the generated code uses (constant folding:
+ * infer.c for shape values, passes/fold.c for the rest). */
 #include <string.h>
 
 #include "ir.h"
@@ -27,4 +28,21 @@ void fold_node(Node *n)
         if (k->count > 0) k->kernel->fn(0, k->count, &p);
     }
     note("folded %s '%s'", n->op_type, n->name);
+}
+
+/* Runs the whole graph in the compiler: every graph input must hold data
+ * (tests set it; INT8 calibration will). Each node is evaluated in order
+ * with the runtime kernels, so afterwards every tensor holds its value. */
+void graph_evaluate(Graph *g)
+{
+    for (int i = 0; i < g->ninputs; i++)
+        if (!g->inputs[i]->data) fail_plain("internal: graph_evaluate needs a value for input '%s'", g->inputs[i]->name);
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        diag_node = n;
+        for (int j = 0; j < n->nout; j++)
+            if (n->out[j]) n->out[j]->data = NULL;
+        fold_node(n);
+    }
+    diag_node = NULL;
 }

@@ -1,0 +1,258 @@
+/* Graph editing: the small API the optimization passes use (readers of a
+ * tensor, replacing uses, removing and inserting nodes, attributes,
+ * re-inference, provenance). Readers lists are recounted lazily: every
+ * edit marks the graph stale. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+void graph_touch(Graph *g) { g->uses_stale = 1; }
+
+void graph_recount_uses(Graph *g)
+{
+    for (int t = 0; t < g->ntensors; t++) {
+        g->tensors[t]->nuses = 0;
+        g->tensors[t]->nreaders = 0;
+    }
+    /* first count, then fill */
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        for (int j = 0; j < n->nin; j++) {
+            Tensor *t = n->in[j];
+            if (!t) continue;
+            t->nuses++;
+            int first = 1;
+            for (int k = 0; k < j; k++) if (n->in[k] == t) first = 0;
+            if (first) t->nreaders++;
+        }
+    }
+    for (int t = 0; t < g->ntensors; t++) {
+        Tensor *x = g->tensors[t];
+        x->readers = x->nreaders ? xalloc(sizeof(Node *) * (size_t)x->nreaders) : NULL;
+        x->mark = 0;
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        for (int j = 0; j < n->nin; j++) {
+            Tensor *t = n->in[j];
+            if (!t) continue;
+            int first = 1;
+            for (int k = 0; k < j; k++) if (n->in[k] == t) first = 0;
+            if (first) t->readers[t->mark++] = n;
+        }
+    }
+    for (int i = 0; i < g->noutputs; i++) g->outputs[i]->nuses++;
+    g->uses_stale = 0;
+}
+
+int graph_readers(Graph *g, Tensor *t, Node ***readers)
+{
+    if (g->uses_stale) graph_recount_uses(g);
+    *readers = t->readers;
+    return t->nreaders;
+}
+
+int tensor_nuses(Graph *g, Tensor *t)
+{
+    if (g->uses_stale) graph_recount_uses(g);
+    return t->nuses;
+}
+
+int tensor_single_use(Graph *g, Tensor *t)
+{
+    if (g->uses_stale) graph_recount_uses(g);
+    return t->nuses == 1 && !t->is_output;
+}
+
+Tensor *graph_new_tensor(Graph *g, const char *hint)
+{
+    const char *name = hint;
+    for (int k = 1; graph_find(g, name); k++) name = xfmt("%s_%d", hint, k);
+    Tensor *t = graph_tensor(g, name);
+    g->uses_stale = 1;
+    return t;
+}
+
+Tensor *graph_new_const(Graph *g, const char *hint, int dtype, int rank, const int64_t *dims)
+{
+    Tensor *t = graph_new_tensor(g, hint);
+    t->dtype = dtype;
+    tensor_set_shape(t, rank, dims);
+    tensor_alloc_data(t);
+    return t;
+}
+
+void node_set_input(Graph *g, Node *n, int j, Tensor *t)
+{
+    if (j > n->nin) fail_plain("internal: node_set_input past the end");
+    if (j == n->nin) {
+        Tensor **in = xalloc(sizeof(Tensor *) * (size_t)(n->nin + 2));
+        if (n->nin) memcpy(in, n->in, sizeof(Tensor *) * (size_t)n->nin);
+        n->in = in;
+        n->nin++;
+    }
+    n->in[j] = t;
+    g->uses_stale = 1;
+}
+
+void node_set_output(Node *n, int j, Tensor *t)
+{
+    if (j >= n->nout) fail_plain("internal: node_set_output past the end");
+    n->out[j] = t;
+    if (t) t->producer = n;
+}
+
+int graph_replace_uses(Graph *g, Tensor *old_t, Tensor *new_t)
+{
+    int k = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        for (int j = 0; j < n->nin; j++)
+            if (n->in[j] == old_t) { n->in[j] = new_t; k++; }
+    }
+    g->uses_stale = 1;
+    return k;
+}
+
+int graph_node_index(const Graph *g, const Node *n)
+{
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i] == n) return i;
+    return -1;
+}
+
+void graph_remove_node(Graph *g, Node *n)
+{
+    int at = graph_node_index(g, n);
+    if (at < 0) fail_plain("internal: removing a node that is not in the graph");
+    memmove(g->nodes + at, g->nodes + at + 1, sizeof(Node *) * (size_t)(g->nnodes - at - 1));
+    g->nnodes--;
+    for (int j = 0; j < n->nout; j++)
+        if (n->out[j] && n->out[j]->producer == n) n->out[j]->producer = NULL;
+    g->uses_stale = 1;
+}
+
+Node *graph_insert_node(Graph *g, Node *before, const char *op_type, const char *domain,
+                        Tensor *const *in, int nin, Tensor *const *out, int nout)
+{
+    const OpDef *op = op_find(domain, op_type);
+    if (!op) fail_plain("internal: a pass inserts unknown op %s", op_type);
+    Node *n = graph_add_node(g);            /* appended; moved below */
+    int at = before ? graph_node_index(g, before) : g->nnodes - 1;
+    if (at < 0) fail_plain("internal: inserting before a node that is not in the graph");
+    memmove(g->nodes + at + 1, g->nodes + at, sizeof(Node *) * (size_t)(g->nnodes - 1 - at));
+    g->nodes[at] = n;
+    n->op_type = xstrdup(op_type);
+    n->domain = xstrdup(domain);
+    n->op = op;
+    n->opset = g->opset;
+    n->name = xfmt("%s_%d", op_type, tensor_new_id());
+    n->nin = nin;
+    n->in = xalloc(sizeof(Tensor *) * (size_t)(nin + 1));
+    for (int j = 0; j < nin; j++) n->in[j] = in[j];
+    n->nout = nout;
+    n->out = xalloc(sizeof(Tensor *) * (size_t)(nout + 1));
+    for (int j = 0; j < nout; j++) node_set_output(n, j, out[j]);
+    n->attrs = xalloc(sizeof(Attr));
+    g->uses_stale = 1;
+    return n;
+}
+
+void node_add_origins(Node *dst, const Node *src)
+{
+    const char **o = xalloc(sizeof(char *) * (size_t)(dst->norigins + src->norigins + 1));
+    int k = 0;
+    for (int i = 0; i < dst->norigins; i++) o[k++] = dst->origins[i];
+    for (int i = 0; i < src->norigins; i++) {
+        int seen = 0;
+        for (int j = 0; j < k; j++) if (!strcmp(o[j], src->origins[i])) seen = 1;
+        if (!seen) o[k++] = src->origins[i];
+    }
+    dst->origins = o;
+    dst->norigins = k;
+}
+
+void node_note_fused(Node *dst, const char *what)
+{
+    dst->fused = xfmt("%s+%s", dst->fused ? dst->fused : dst->op_type, what);
+}
+
+void node_reinfer(Node *n)
+{
+    const Node *saved = diag_node;
+    diag_node = n;
+    infer_node(n);
+    diag_node = saved;
+}
+
+/* ---- attributes ------------------------------------------------------ */
+
+static Attr *attr_slot(Node *n, const char *name, int type)
+{
+    for (int i = 0; i < n->nattrs; i++)
+        if (!strcmp(n->attrs[i].name, name)) {
+            memset(&n->attrs[i], 0, sizeof(Attr));
+            n->attrs[i].name = xstrdup(name);
+            n->attrs[i].type = type;
+            return &n->attrs[i];
+        }
+    Attr *a = xalloc(sizeof(Attr) * (size_t)(n->nattrs + 2));
+    if (n->nattrs) memcpy(a, n->attrs, sizeof(Attr) * (size_t)n->nattrs);
+    n->attrs = a;
+    Attr *s = &n->attrs[n->nattrs++];
+    s->name = xstrdup(name);
+    s->type = type;
+    return s;
+}
+
+void node_set_attr_i(Node *n, const char *name, int64_t v) { attr_slot(n, name, AT_INT)->i = v; }
+void node_set_attr_f(Node *n, const char *name, double v) { attr_slot(n, name, AT_FLOAT)->f = v; }
+void node_set_attr_s(Node *n, const char *name, const char *v) { attr_slot(n, name, AT_STRING)->s = xstrdup(v); }
+
+void node_set_attr_ints(Node *n, const char *name, const int64_t *v, int len)
+{
+    Attr *a = attr_slot(n, name, AT_INTS);
+    a->ints = xalloc(sizeof(int64_t) * (size_t)(len + 1));
+    if (len) memcpy(a->ints, v, sizeof(int64_t) * (size_t)len);
+    a->n = len;
+}
+
+void node_set_attr_floats(Node *n, const char *name, const double *v, int len)
+{
+    Attr *a = attr_slot(n, name, AT_FLOATS);
+    a->floats = xalloc(sizeof(double) * (size_t)(len + 1));
+    if (len) memcpy(a->floats, v, sizeof(double) * (size_t)len);
+    a->n = len;
+}
+
+void node_remove_attr(Node *n, const char *name)
+{
+    for (int i = 0; i < n->nattrs; i++)
+        if (!strcmp(n->attrs[i].name, name)) {
+            memmove(n->attrs + i, n->attrs + i + 1, sizeof(Attr) * (size_t)(n->nattrs - i - 1));
+            n->nattrs--;
+            return;
+        }
+}
+
+/* ---- constant values ------------------------------------------------- */
+
+double *tensor_const_f64(const Tensor *t)
+{
+    if (!t || !t->data || !dtype_supported(t->dtype)) return NULL;
+    int64_t ne = tensor_numel(t);
+    double *v = xalloc(sizeof(double) * (size_t)(ne + 1));
+    for (int64_t i = 0; i < ne; i++) v[i] = elem_f64(t->dtype, t->data, i);
+    return v;
+}
+
+int tensor_const_splat(const Tensor *t, double *v)
+{
+    if (!t || !t->data || !dtype_supported(t->dtype) || tensor_numel(t) < 1) return 0;
+    double first = elem_f64(t->dtype, t->data, 0);
+    for (int64_t i = 1; i < tensor_numel(t); i++)
+        if (elem_f64(t->dtype, t->data, i) != first) return 0;
+    *v = first;
+    return 1;
+}

@@ -1,0 +1,115 @@
+/* The pass manager: runs the passes of compiler/passes/passes.def in table
+ * order, again and again while any of them changes the graph (at most
+ * MAX_ROUNDS times), between inference and lowering. -O0 runs none, -O1
+ * the cleanups, -O2 everything; --disable-pass NAME skips one. After each
+ * pass that changed something the graph is re-sorted and checked. */
+#include <string.h>
+
+#include "ir.h"
+
+#define MAX_ROUNDS 8
+
+typedef struct Pass {
+    const char *name;
+    int level;
+    int (*run)(Graph *g);
+    const char *what;
+} Pass;
+
+static const Pass PASSES[] = {
+#define PASS(name, level, what) {#name, level, pass_##name, what},
+#include "passes/passes.def"
+#undef PASS
+};
+#define NPASSES (int)(sizeof PASSES / sizeof PASSES[0])
+
+int pass_count(void) { return NPASSES; }
+const char *pass_name(int i) { return PASSES[i].name; }
+const char *pass_what(int i) { return PASSES[i].what; }
+int pass_level(int i) { return PASSES[i].level; }
+
+int pass_exists(const char *name)
+{
+    for (int i = 0; i < NPASSES; i++)
+        if (!strcmp(PASSES[i].name, name)) return 1;
+    return 0;
+}
+
+/* Internal consistency after a pass: every input is a constant, a graph
+ * input or the output of an earlier node, and every output is typed. */
+static void verify(Graph *g, const char *after)
+{
+    for (int t = 0; t < g->ntensors; t++) g->tensors[t]->mark = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        for (int j = 0; j < n->nin; j++) {
+            Tensor *t = n->in[j];
+            if (t && !t->data && !t->is_input && !t->mark)
+                fail_plain("internal: after pass %s, node '%s' (%s) reads '%s', which nothing before it produces",
+                           after, n->name, n->op_type, t->name);
+        }
+        for (int j = 0; j < n->nout; j++) {
+            Tensor *t = n->out[j];
+            if (!t) continue;
+            if (t->producer != n)
+                fail_plain("internal: after pass %s, tensor '%s' has a stale producer", after, t->name);
+            if (t->rank < 0 || !dtype_supported(t->dtype))
+                fail_plain("internal: after pass %s, tensor '%s' has no type or shape", after, t->name);
+            t->mark = 1;
+        }
+    }
+    for (int k = 0; k < g->noutputs; k++) {
+        Tensor *t = g->outputs[k];
+        if (!t->data && !t->is_input && !(t->producer && graph_node_index(g, t->producer) >= 0))
+            fail_plain("internal: after pass %s, graph output '%s' lost its producer", after, t->name);
+    }
+}
+
+static int disabled(const Options *o, const char *name)
+{
+    for (int i = 0; i < o->ndisabled; i++)
+        if (!strcmp(o->disabled[i], name)) return 1;
+    return 0;
+}
+
+int run_pass(Graph *g, const char *name)
+{
+    for (int p = 0; p < NPASSES; p++)
+        if (!strcmp(PASSES[p].name, name)) {
+            graph_recount_uses(g);
+            int k = PASSES[p].run(g);
+            diag_node = NULL;
+            if (k) {
+                topo_sort(g);
+                verify(g, name);
+            }
+            graph_recount_uses(g);
+            return k;
+        }
+    fail_plain("internal: no pass named '%s'", name);
+}
+
+void run_passes(Graph *g, const Options *o)
+{
+    for (int i = 0; i < o->ndisabled; i++)
+        if (!pass_exists(o->disabled[i]))
+            fail_plain("--disable-pass %s: no such pass (see --list-passes)", o->disabled[i]);
+    int before = g->nnodes;
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        int changed = 0;
+        for (int p = 0; p < NPASSES; p++) {
+            if (PASSES[p].level > o->opt_level || disabled(o, PASSES[p].name)) continue;
+            graph_recount_uses(g);
+            int k = PASSES[p].run(g);
+            diag_node = NULL;
+            if (!k) continue;
+            note("pass %s: %d change%s (%d nodes)", PASSES[p].name, k, k > 1 ? "s" : "", g->nnodes);
+            topo_sort(g);
+            verify(g, PASSES[p].name);
+            changed += k;
+        }
+        if (!changed) break;
+    }
+    graph_recount_uses(g);
+    note("passes at -O%d: %d nodes -> %d", o->opt_level, before, g->nnodes);
+}
