@@ -274,7 +274,15 @@ void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *
 /* A comment line describing what a call computes. */
 void emit_call_comment(FILE *f, const KCall *c, const char *indent)
 {
-    if (c->node)
+    if (c->node && (c->node->fused || c->node->norigins != 1 || strcmp(c->node->origins[0], c->node->name))) {
+        /* a node made or changed by a pass: what it fused and the ONNX nodes it covers */
+        const Node *n = c->node;
+        fprintf(f, "%s/* %s '%s'", indent, n->fused ? n->fused : n->op_type, n->name);
+        fputs(n->norigins ? " covers" : "", f);
+        for (int i = 0; i < n->norigins && i < 16; i++) fprintf(f, "%s '%s'", i ? "," : "", n->origins[i]);
+        if (n->norigins > 16) fprintf(f, " and %d more", n->norigins - 16);
+        fprintf(f, " -> %s[%s] */\n", c->y[0] ? dtype_name(c->y[0]->dtype) : "", c->y[0] ? tensor_shape_str(c->y[0]) : "");
+    } else if (c->node)
         fprintf(f, "%s/* %s '%s' -> %s[%s] */\n", indent, c->node->op_type, c->node->name,
                 c->y[0] ? dtype_name(c->y[0]->dtype) : "", c->y[0] ? tensor_shape_str(c->y[0]) : "");
     else

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """make bench: generated C against onnxruntime, one thread each, side by side
-in one run. For each model: the generated C built with -O3 -march=native
-times N runs in-process (after warm-up) and reports the median; onnxruntime
+in one run. For each model: the generated C, compiled by onnx2c at -O2 (every
+pass) and at -O0 (no pass) and built with -O3 -march=native, times N runs
+in-process (after warm-up) and reports the median; onnxruntime
 (all graph optimizations, 1 intra-op and 1 inter-op thread) does the same on
 the same input; rounds alternate between the two and the medians of the
-rounds are compared. Prints a table with the ratio onnxruntime/onnx2c
-(above 1: onnx2c is faster) and the memory figures (arena bytes of the
-generated code). Timings drift on shared machines; the ratios of one run are
+rounds are compared. Prints a table with the ratios -O0/-O2 (what the
+optimizer gains) and onnxruntime/-O2 (above 1: onnx2c is faster), the kernel
+calls and the arena bytes of the generated code at both levels. Timings drift on shared machines; the ratios of one run are
 what to compare."""
-import argparse, glob, os, statistics, subprocess, sys, tempfile, time
+import argparse, glob, os, re, statistics, subprocess, sys, tempfile, time
 
 import numpy as np
 import onnx
@@ -61,44 +62,64 @@ def load_pb(path):
     return numpy_helper.to_array(t)
 
 
-def bench_one(d, args, work):
-    model = onnx.load(os.path.join(d, "model.onnx"), load_external_data=False)
-    inits = {i.name for i in model.graph.initializer}
-    gin = [i for i in model.graph.input if i.name not in inits]
-    ins = [load_pb(os.path.join(d, "test_data_set_0", "input_%d.pb" % k)) for k in range(len(gin))]
-    src = os.path.join(work, "m.c")
-    cmd = [args.compiler, os.path.join(d, "model.onnx"), "-o", src, "--name", "m"]
+def build(d, args, work, gin, ins, nouts_bytes, level):
+    """Compiles the model at -O<level> and builds the timing program; returns
+    (exe, arena bytes, kernel calls) or (None, why)."""
+    wd = os.path.join(work, "O%d" % level)
+    os.makedirs(wd)
+    src = os.path.join(wd, "m.c")
+    cmd = [args.compiler, os.path.join(d, "model.onnx"), "-o", src, "--name", "m", "-O%d" % level]
     for vi, a in zip(gin, ins):
         cmd += ["--shape", "%s:%s" % (vi.name, "x".join(str(s) for s in a.shape))]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, r.stderr.strip().splitlines()[-1][:100]
     arena = 0
-    for line in open(os.path.join(work, "m.h")):
+    for line in open(os.path.join(wd, "m.h")):
         if "_ARENA_SIZE" in line and line.startswith("#define"):
             arena = int(line.split()[2])
-    sess = ort.InferenceSession(os.path.join(d, "model.onnx"), sess_options=_opts(), providers=["CPUExecutionProvider"])
-    feeds = {i.name: a for i, a in zip(sess.get_inputs(), ins)}
-    outs = sess.run(None, feeds)
-    open(os.path.join(work, "main.c"), "w").write(HARNESS % dict(
-        ni=len(ins), no=len(outs), in_sz="".join("%d," % a.nbytes for a in ins),
-        out_sz="".join("%d," % np.asarray(o).nbytes for o in outs)))
-    exe = os.path.join(work, "bench")
-    r = subprocess.run(["gcc", "-O3", "-march=native", "-std=c99", "-w", "-o", exe, os.path.join(work, "main.c"), src, "-lm"],
+    kernels = len(re.findall(r"^\s+o2c_\w+\(0, \d+, &p\);$", open(src).read(), re.M))
+    open(os.path.join(wd, "main.c"), "w").write(HARNESS % dict(
+        ni=len(ins), no=len(nouts_bytes), in_sz="".join("%d," % a.nbytes for a in ins),
+        out_sz="".join("%d," % n for n in nouts_bytes)))
+    exe = os.path.join(wd, "bench")
+    r = subprocess.run(["gcc", "-O3", "-march=native", "-std=c99", "-w", "-o", exe, os.path.join(wd, "main.c"), src, "-lm"],
                        capture_output=True, text=True)
     if r.returncode != 0:
         return None, "gcc failed"
+    return (exe, arena, kernels), ""
+
+
+def bench_one(d, args, work):
+    model = onnx.load(os.path.join(d, "model.onnx"), load_external_data=False)
+    inits = {i.name for i in model.graph.initializer}
+    gin = [i for i in model.graph.input if i.name not in inits]
+    ins = [load_pb(os.path.join(d, "test_data_set_0", "input_%d.pb" % k)) for k in range(len(gin))]
+    sess = ort.InferenceSession(os.path.join(d, "model.onnx"), sess_options=_opts(), providers=["CPUExecutionProvider"])
+    feeds = {i.name: a for i, a in zip(sess.get_inputs(), ins)}
+    outs = sess.run(None, feeds)
+    out_bytes = [np.asarray(o).nbytes for o in outs]
+    builds = {}
+    for level in (2, 0):
+        b, why = build(d, args, work, gin, ins, out_bytes, level)
+        if b is None:
+            return None, why
+        builds[level] = b
     files = []
     for k, a in enumerate(ins):
         fn = os.path.join(work, "in%d" % k)
         open(fn, "wb").write(np.ascontiguousarray(a).tobytes())
         files.append(fn)
-    # calibrate the number of runs to about 0.3 s a round
-    t1 = float(subprocess.run([exe, "3"] + files, capture_output=True, text=True).stdout or "1")
+    # calibrate the number of runs to about 0.3 s a round (on the -O2 build)
+    exe2 = builds[2][0]
+    t1 = float(subprocess.run([exe2, "3"] + files, capture_output=True, text=True).stdout or "1")
     n = max(5, min(2000, int(0.3e3 / max(t1, 1e-3))))
-    c_med, o_med = [], []
+    t0 = float(subprocess.run([builds[0][0], "3"] + files, capture_output=True, text=True).stdout or "1")
+    n0 = max(5, min(2000, int(0.3e3 / max(t0, 1e-3))))
+    med = {2: [], 0: [], "ort": []}
     for _ in range(args.rounds):
-        c_med.append(float(subprocess.run([exe, str(n)] + files, capture_output=True, text=True).stdout))
+        med[2].append(float(subprocess.run([exe2, str(n)] + files, capture_output=True, text=True).stdout))
+        med[0].append(float(subprocess.run([builds[0][0], str(n0)] + files, capture_output=True, text=True).stdout))
         for _ in range(3):
             sess.run(None, feeds)
         ts = []
@@ -106,8 +127,9 @@ def bench_one(d, args, work):
             a = time.perf_counter()
             sess.run(None, feeds)
             ts.append((time.perf_counter() - a) * 1e3)
-        o_med.append(statistics.median(ts))
-    return (statistics.median(c_med), statistics.median(o_med), arena), ""
+        med["ort"].append(statistics.median(ts))
+    return dict(o2=statistics.median(med[2]), o0=statistics.median(med[0]), ort=statistics.median(med["ort"]),
+                arena2=builds[2][1], arena0=builds[0][1], k2=builds[2][2], k0=builds[0][2]), ""
 
 
 def _opts():
@@ -129,7 +151,8 @@ def main():
                          sorted(glob.glob(os.path.join(ROOT, "..", "shared", "models", "*", ""))))
     dirs = [d for d in dirs if os.path.exists(os.path.join(d, "model.onnx")) and os.path.isdir(os.path.join(d, "test_data_set_0"))
             and not os.path.exists(os.path.join(d, "expect_error.txt"))]
-    print("%-28s %12s %12s %10s %12s" % ("model", "onnx2c ms", "ORT ms", "ORT/onnx2c", "arena bytes"))
+    print("%-26s %11s %11s %11s %8s %9s %13s %17s" % ("model", "-O2 ms", "-O0 ms", "ORT ms", "O0/O2", "ORT/O2",
+                                                    "kernels O0>O2", "arena O0>O2 bytes"))
     for d in dirs:
         name = os.path.basename(os.path.normpath(d))
         with tempfile.TemporaryDirectory(prefix="o2c_bench_") as work:
@@ -137,8 +160,10 @@ def main():
         if res is None:
             print("%-28s %s" % (name, "not measured: " + why))
             continue
-        c, o, arena = res
-        print("%-28s %12.4f %12.4f %10.2f %12d" % (name, c, o, o / c, arena), flush=True)
+        r = res
+        print("%-26s %11.4f %11.4f %11.4f %8.2f %9.2f %13s %17s" % (
+            name, r["o2"], r["o0"], r["ort"], r["o0"] / r["o2"], r["ort"] / r["o2"], "%d>%d" % (r["k0"], r["k2"]),
+            "%d>%d" % (r["arena0"], r["arena2"])), flush=True)
 
 
 if __name__ == "__main__":

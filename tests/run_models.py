@@ -21,6 +21,10 @@ For each model:
      run and compare; nvcc -c m.cu (a compile check; skipped with a note if
      nvcc is missing). --cuda-gpu: build with nvcc and run on the GPU instead
      of the emulation.
+Steps 1-3 run at -O2 (the default: every pass) and again at -O0 (no pass):
+both must match onnxruntime. For examples/, the number of kernel calls in
+the -O2 C schedule must equal the count in tests/kernel_counts.txt (the
+fusion targets; a change that fuses more or less updates that file).
 A model the compiler refuses is skipped ('refused: MESSAGE'), except in
 examples/ (the project's own models must compile: failed) and in folders with
 expect_error.txt (the refusal must contain each of its lines: passed; compiling
@@ -273,9 +277,9 @@ class Case:
             raise CaseFailed("%s: %s" % (what, first_error(out)))
         return out
 
-    def compile_model(self, work, out_name, flags):
+    def compile_model(self, work, out_name, flags, level=2):
         cmd = [self.args.compiler, os.path.join(self.test, "model.onnx"), "-o", os.path.join(work, out_name),
-               "--name", "m"] + flags
+               "--name", "m", "-O%d" % level] + flags
         rc, out = sh(cmd, self.args.timeout)
         return cmd, rc, out
 
@@ -323,9 +327,12 @@ class Case:
         cdir, cudir = os.path.join(work, "c"), os.path.join(work, "cu")
         os.makedirs(cdir)
         os.makedirs(cudir)
+        for level in args.levels:
+            os.makedirs(os.path.join(work, "c-O%d" % level), exist_ok=True)
+            os.makedirs(os.path.join(work, "cu-O%d" % level), exist_ok=True)
 
         # ---- 1. compile to C
-        cmd, rc, out = self.compile_model(cdir, "m.c", flags)
+        cmd, rc, out = self.compile_model(cdir, "m.c", flags, args.levels[0])
         sanitizer = any(s in out for s in ("Sanitizer", "runtime error:"))
         if rc is None:
             raise CaseFailed("compiler %s: %s" % (out, " ".join(cmd)))
@@ -395,20 +402,53 @@ class Case:
                 self.notes.append("(%s: one run, slow)" % tag)
             return outs
 
-        # ---- 2. the C, 3. the CUDA: a failure in one does not stop the other
+        # kernel-count targets of the examples (tests/kernel_counts.txt), at -O2
+        want_kernels = KERNEL_COUNTS.get(os.path.basename(self.test)) if is_in(self.test, EXAMPLES) else None
+        if want_kernels is not None and 2 in args.levels:
+            src = cdir if args.levels[0] == 2 else None
+            if src is None:
+                src = os.path.join(work, "c-O2")
+                self.step(self.compile_model(src, "m.c", flags, 2)[0], "onnx2c -O2")
+            got = count_kernels(os.path.join(src, "m.c"))
+            if got != want_kernels:
+                raise CaseFailed("-O2 schedule has %d kernel calls; tests/kernel_counts.txt expects %d" %
+                                 (got, want_kernels))
+            self.notes.append("%d kernels" % got)
+
+        # ---- 2. the C, 3. the CUDA, at each level: a failure in one does not stop the others
         failures = []
         cut = []
+        for level in args.levels:
+            self._targets(work, flags, level, level == args.levels[0], refs, run_prog, failures, cut)
+        if any(cut):
+            self.notes.append("(clang/nvcc -c checked without the weights)")
+        if failures:
+            raise CaseFailed("; ".join(failures))
+        self.status = "pass"
+
+    def _targets(self, work, flags, level, first, refs, run_prog, failures, cut):
+        args = self.args
+        tag = "" if level == 2 else "-O%d" % level
+        cdir = os.path.join(work, "c") if first else os.path.join(work, "c-O%d" % level)
+        cudir = os.path.join(work, "cu-O%d" % level)
+        if not first:
+            cmd, rc, out = self.compile_model(cdir, "m.c", flags, level)
+            if rc != 0:
+                failures.append("c%s: onnx2c failed (rc %s): %s" % (tag, rc, first_error(out)))
+                return
 
         def the_c():
-            self.step(GCC_C + ["-I" + cdir, "-o", os.path.join(work, "prog_c"), HARNESS,
-                               os.path.join(cdir, "m.c"), "-lm"], "c: gcc")
-            self.compare_outputs("c", run_prog(os.path.join(work, "prog_c"), "c"), refs)
+            self.step(GCC_C + ["-I" + cdir, "-o", os.path.join(cdir, "prog_c"), HARNESS,
+                               os.path.join(cdir, "m.c"), "-lm"], "c%s: gcc" % tag)
+            self.compare_outputs("c" + tag, run_prog(os.path.join(cdir, "prog_c"), "c" + tag), refs)
+            if not first:
+                return          # clang's compile check once, on the first level
             src, c = elided_copy(os.path.join(cdir, "m.c"), os.path.join(cdir, "m_code.c"))
             cut.append(c)
             self.step(CLANG_C + ["-o", os.path.join(cdir, "m.o"), src], "c: clang -c")
 
         def the_cuda():
-            cmd, rc, out = self.compile_model(cudir, "m.cu", flags)
+            cmd, rc, out = self.compile_model(cudir, "m.cu", flags, level)
             if rc != 0:
                 raise CaseFailed("cuda: onnx2c -o m.cu failed (rc %s) where -o m.c worked: %s" % (rc, first_error(out)))
             if any(s in out for s in ("Sanitizer", "runtime error:")):
@@ -416,14 +456,14 @@ class Case:
             if args.cuda_gpu:
                 exe = os.path.join(work, "prog_gpu")
                 self.step(NVCC_GPU + ["-I" + cudir, "-x", "cu", HARNESS, "-x", "cu", os.path.join(cudir, "m.cu"),
-                                      "-o", exe], "cuda: nvcc")
-                self.compare_outputs("cuda-gpu", run_prog(exe, "gpu"), refs)
+                                      "-o", exe], "cuda%s: nvcc" % tag)
+                self.compare_outputs("cuda-gpu" + tag, run_prog(exe, "gpu" + tag), refs)
                 return
-            exe = os.path.join(work, "prog_emu")
+            exe = os.path.join(cudir, "prog_emu")
             self.step(GXX_EMU + ["-I" + cudir, "-o", exe, HARNESS, os.path.join(cudir, "m.cu"), "-lm"],
-                      "cuda-emu: g++")
-            self.compare_outputs("cuda-emu", run_prog(exe, "emu"), refs)
-            if args.nvcc:
+                      "cuda-emu%s: g++" % tag)
+            self.compare_outputs("cuda-emu" + tag, run_prog(exe, "emu" + tag), refs)
+            if args.nvcc and first:
                 src, c = elided_copy(os.path.join(cudir, "m.cu"), os.path.join(cudir, "m_code.cu"))
                 cut.append(c)
                 self.step(NVCC_C + ["-I" + cudir, "-o", os.path.join(cudir, "m.o"), src], "cuda: nvcc -c")
@@ -433,11 +473,6 @@ class Case:
                 part()
             except CaseFailed as e:
                 failures.append(str(e))
-        if any(cut):
-            self.notes.append("(clang/nvcc -c checked without the weights)")
-        if failures:
-            raise CaseFailed("; ".join(failures))
-        self.status = "pass"
 
     def line(self):
         errs = ", ".join("%s %s" % (k, "%.3g" % v) for k, v in self.errors.items())
@@ -463,6 +498,26 @@ def expected_cost(test):
     except (OSError, ValueError, TypeError, AttributeError):
         pass
     return cost
+
+
+def read_kernel_counts():
+    path = os.path.join(ROOT, "tests", "kernel_counts.txt")
+    counts = {}
+    if os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            line = line.split("#")[0].split()
+            if len(line) == 2:
+                counts[line[0]] = int(line[1])
+    return counts
+
+
+KERNEL_COUNTS = read_kernel_counts()
+KERNEL_CALL = re.compile(r"^\s+(o2c_\w+)\(0, \d+, &p\);$", re.M)
+
+
+def count_kernels(c_file):
+    """Kernel calls in a generated C schedule (calls on empty tensors are not emitted)."""
+    return len(KERNEL_CALL.findall(open(c_file, encoding="utf-8", errors="replace").read()))
 
 
 SELFTEST = "emulate-selftest"
@@ -509,12 +564,14 @@ def main():
     ap.add_argument("--timeout", type=int, default=600, help="seconds per compile step")
     ap.add_argument("--run-timeout", type=int, default=300, help="seconds per program run")
     ap.add_argument("--keep", action="store_true", help="keep the work folders")
+    ap.add_argument("--levels", default="2,0", help="optimization levels to build and check (default: 2,0)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every command")
     args = ap.parse_args()
     global VERBOSE
     VERBOSE = args.verbose
 
     args.compiler = os.path.abspath(args.compiler)
+    args.levels = [int(x) for x in args.levels.split(",")]
     paths = args.tests or [EXAMPLES] + ([SHARED_MODELS] if os.path.isdir(SHARED_MODELS) else [])
     tests = find_tests(paths)
     if not os.access(args.compiler, os.X_OK):
