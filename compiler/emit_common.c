@@ -27,6 +27,37 @@ char *c_ident(const char *s)
     return r;
 }
 
+/* Model-given text (names, the graph's name, the producer, the file path)
+ * inside a generated comment: no comment end, no line break, printable. */
+const char *c_comment(const char *s)
+{
+    size_t n = strlen(s);
+    char *r = xalloc(2 * n + 1), *d = r;
+    for (const char *p = s; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch == '*' && p[1] == '/') { *d++ = '*'; *d++ = ' '; continue; }
+        if (ch == '/' && p[1] == '*') { *d++ = '/'; *d++ = ' '; continue; }
+        *d++ = ch < 32 || ch == 127 ? ' ' : (char)ch;
+    }
+    *d = 0;
+    return r;
+}
+
+/* Model-given text inside a C string literal: escaped, non-printable and
+ * non-ASCII bytes as octal escapes (the literal keeps the exact bytes). */
+const char *c_string(const char *s)
+{
+    size_t n = strlen(s);
+    char *r = xalloc(4 * n + 1), *d = r;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') { *d++ = '\\'; *d++ = (char)*p; }
+        else if (*p < 32 || *p >= 127 || *p == '?') d += sprintf(d, "\\%03o", *p);   /* '?': no trigraphs */
+        else *d++ = (char)*p;
+    }
+    *d = 0;
+    return r;
+}
+
 /* Runtime files are cut into chunks at marker lines
  *     / *@ NAME [needs DEP ...] * /        (without the spaces)
  * The text before the first marker (macros, types, comments: no functions)
@@ -215,7 +246,7 @@ int emit_collect_constants(Lowering *L, Tensor ***out)
 void emit_const_array(FILE *f, Tensor *t, const char *qual)
 {
     int64_t ne = tensor_numel(t);
-    fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld] = {", t->name, dtype_name(t->dtype), tensor_shape_str(t), qual,
+    fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld] = {", c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual,
             dtype_ctype(t->dtype), t->const_id, (long long)(ne ? ne : 1));
     if (!ne) fputs("0", f);
     for (int64_t i = 0; i < ne; i++) {
@@ -277,16 +308,16 @@ void emit_call_comment(FILE *f, const KCall *c, const char *indent)
     if (c->node && (c->node->fused || c->node->norigins != 1 || strcmp(c->node->origins[0], c->node->name))) {
         /* a node made or changed by a pass: what it fused and the ONNX nodes it covers */
         const Node *n = c->node;
-        fprintf(f, "%s/* %s '%s'", indent, n->fused ? n->fused : n->op_type, n->name);
+        fprintf(f, "%s/* %s '%s'", indent, c_comment(n->fused ? n->fused : n->op_type), c_comment(n->name));
         fputs(n->norigins ? " covers" : "", f);
-        for (int i = 0; i < n->norigins && i < 16; i++) fprintf(f, "%s '%s'", i ? "," : "", n->origins[i]);
+        for (int i = 0; i < n->norigins && i < 16; i++) fprintf(f, "%s '%s'", i ? "," : "", c_comment(n->origins[i]));
         if (n->norigins > 16) fprintf(f, " and %d more", n->norigins - 16);
         fprintf(f, " -> %s[%s] */\n", c->y[0] ? dtype_name(c->y[0]->dtype) : "", c->y[0] ? tensor_shape_str(c->y[0]) : "");
     } else if (c->node)
-        fprintf(f, "%s/* %s '%s' -> %s[%s] */\n", indent, c->node->op_type, c->node->name,
+        fprintf(f, "%s/* %s '%s' -> %s[%s] */\n", indent, c_comment(c->node->op_type), c_comment(c->node->name),
                 c->y[0] ? dtype_name(c->y[0]->dtype) : "", c->y[0] ? tensor_shape_str(c->y[0]) : "");
     else
-        fprintf(f, "%s/* graph output '%s' */\n", indent, c->y[0]->name);
+        fprintf(f, "%s/* graph output '%s' */\n", indent, c_comment(c->y[0]->name));
 }
 
 static const char *const KEYWORDS[] = {"auto", "break", "case", "char", "const", "continue", "default", "do",
@@ -366,12 +397,12 @@ int emit_common_key(FILE *f, const char *key, const EmitCtx *c)
 {
     Graph *g = c->g;
     if (!strcmp(key, "NAME")) fputs(c->o->name, f);
-    else if (!strcmp(key, "SOURCE")) fputs(diag_file, f);
+    else if (!strcmp(key, "SOURCE")) fputs(c_comment(diag_file), f);
     else if (!strcmp(key, "HEADER")) fputs(c->o->header, f);
-    else if (!strcmp(key, "GRAPH")) fputs(g->name, f);
+    else if (!strcmp(key, "GRAPH")) fputs(c_comment(g->name), f);
     else if (!strcmp(key, "IR")) fprintf(f, "%lld", (long long)g->ir_version);
     else if (!strcmp(key, "OPSET")) fprintf(f, "%d", g->opset);
-    else if (!strcmp(key, "PRODUCER")) { if (*g->producer) fprintf(f, ", producer %s", g->producer); }
+    else if (!strcmp(key, "PRODUCER")) { if (*g->producer) fprintf(f, ", producer %s", c_comment(g->producer)); }
     else if (!strcmp(key, "NIN")) fprintf(f, "%d", g->ninputs);
     else if (!strcmp(key, "NOUT")) fprintf(f, "%d", g->noutputs);
     else if (!strcmp(key, "NIN1")) fprintf(f, "%d", g->ninputs + 1);
@@ -391,9 +422,9 @@ static void io_macros(FILE *f, Graph *g, const char *N)
         Tensor *t = is_in ? g->inputs[i] : g->outputs[i - g->ninputs];
         int k = is_in ? i : i - g->ninputs;
         const char *kind = is_in ? "INPUT" : "OUTPUT";
-        fprintf(f, "/* %s %d: \"%s\", %s[%s] */\n", is_in ? "input" : "output", k, t->name, dtype_name(t->dtype),
+        fprintf(f, "/* %s %d: \"%s\", %s[%s] */\n", is_in ? "input" : "output", k, c_comment(t->name), dtype_name(t->dtype),
                 tensor_shape_str(t));
-        fprintf(f, "#define %s_%s%d_NAME \"%s\"\n", N, kind, k, t->name);
+        fprintf(f, "#define %s_%s%d_NAME \"%s\"\n", N, kind, k, c_string(t->name));
         fprintf(f, "#define %s_%s%d_TYPE \"%s\"\n", N, kind, k, dtype_name(t->dtype));
         fprintf(f, "#define %s_%s%d_RANK %d\n", N, kind, k, t->rank);
         fprintf(f, "#define %s_%s%d_SIZE %lld /* elements */\n", N, kind, k, (long long)tensor_numel(t));

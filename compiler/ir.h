@@ -430,6 +430,8 @@ void emit_kernel_sources(FILE *f, Lowering *L);      /* the kernels used, in fil
 int emit_collect_constants(Lowering *L, Tensor ***list); /* constants the calls read */
 void emit_const_array(FILE *f, Tensor *t, const char *qual);
 char *c_ident(const char *s);                        /* valid C identifier */
+const char *c_comment(const char *s);                /* model text safe inside a C comment */
+const char *c_string(const char *s);                 /* model text escaped for a C string literal */
 void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out));
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
 void emit_call_comment(FILE *f, const KCall *c, const char *indent);

@@ -107,6 +107,9 @@ static void parse_args(int argc, char **argv, Options *o)
     }
     if (!o->input) { usage(stderr); fail_plain("no model given"); }
     if (!o->output) fail_plain("no output given: use -o OUT.c (C) or -o OUT.cu (CUDA)");
+    if (strpbrk(o->output, "\"\\\n\r"))
+        fail_plain("-o %s: the output file name may not contain quotes, backslashes or line breaks "
+                   "(the source includes the header by that name)", o->output);
     size_t n = strlen(o->output);
     if (n > 3 && !strcmp(o->output + n - 3, ".cu")) o->cuda = 1;
     else if (!(n > 2 && !strcmp(o->output + n - 2, ".c")))

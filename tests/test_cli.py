@@ -166,6 +166,65 @@ def t_name_default_and_ident(c):
     assert not os.path.exists(os.path.join(c.tmp, "q.c"))
 
 
+def t_hostile_names(c):
+    """Model-given text (node, tensor and graph names, producer) with comment
+    ends, quotes, backslashes, line breaks and trigraphs: the generated code
+    still compiles warning-free and the header's NAME macros hold the exact
+    names."""
+    names = {"x": 'in*/"put\\??=', "y": "out\nput*/"}
+    nodes = [h.make_node("Relu", [names["x"]], ["mid*/ /*"], name="evil*/name\nline"),
+             h.make_node("Neg", ["mid*/ /*"], [names["y"]], name='q"uote')]
+    g = h.make_graph(nodes, "graph*/name", [h.make_tensor_value_info(names["x"], TP.FLOAT, [3])],
+                     [h.make_tensor_value_info(names["y"], TP.FLOAT, [3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)], producer_name="p*/")
+    m.ir_version = 8
+    path = os.path.join(c.tmp, "evil.onnx")
+    onnx.save(m, path)
+    r = c.onnx2c(path, "-o", os.path.join(c.tmp, "evil.c"))
+    assert r.returncode == 0, r.stderr
+    main_c = os.path.join(c.tmp, "evil_main.c")
+    open(main_c, "w").write("""#include <stdio.h>
+#include "evil.h"
+int main(void)
+{
+    const float x[3] = {-1.0f, 2.0f, -3.0f};
+    float y[3];
+    const void *in[1] = {x};
+    void *out[1] = {y};
+    if (evil_run(in, out)) return 2;
+    fputs(evil_INPUT0_NAME, stdout); fputc(0, stdout);
+    fputs(evil_OUTPUT0_NAME, stdout); fputc(0, stdout);
+    printf("%g %g %g", y[0], y[1], y[2]);
+    return 0;
+}
+""")
+    exe = os.path.join(c.tmp, "evil")
+    r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main_c, os.path.join(c.tmp, "evil.c"), "-lm"])
+    assert r.returncode == 0, r.stderr[:2000]
+    r = subprocess.run([exe], capture_output=True)
+    assert r.returncode == 0, r.stderr
+    parts = r.stdout.split(b"\0")
+    assert parts[0].decode() == names["x"] and parts[1].decode() == names["y"], parts
+    assert parts[2].decode().split() == ["-0", "-2", "-0"], parts[2]
+
+
+def t_optimization_flags(c):
+    """-O0/-O1/-O2, --disable-pass, --list-passes; -v names what each pass changed."""
+    r = c.onnx2c("--list-passes")
+    assert r.returncode == 0 and "fold" in r.stdout and "dce" in r.stdout, r.stdout
+    m = os.path.join(c.tmp, "a.onnx")
+    mlp(m, 1)
+    for flags in (["-O0"], ["-O1"], ["-O2"], ["--disable-pass", "dce"]):
+        r = c.onnx2c(m, "-o", os.path.join(c.tmp, "o.c"), "-v", *flags)
+        assert r.returncode == 0, (flags, r.stderr)
+        assert "passes at -O" in r.stderr, r.stderr
+    r = c.onnx2c(m, "-o", os.path.join(c.tmp, "bad.c"), "--disable-pass", "no_such_pass")
+    assert r.returncode == 1 and "no_such_pass" in r.stderr and "--list-passes" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(c.tmp, "bad.c"))
+    r = c.onnx2c(m, "-o", os.path.join(c.tmp, 'q"uote.c'))
+    assert r.returncode == 1 and "quotes" in r.stderr, r.stderr
+
+
 def t_firmware_example(c):
     """examples/firmware/main.c builds warning-free (gcc and clang, C99
     pedantic) against a compiled example and runs clean under ASan/UBSan."""
@@ -224,7 +283,8 @@ int main(void)
         assert r.stdout.startswith("error: ") and len(r.stdout.strip()) > 8, r.stdout
 
 
-TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_info_flags, t_name_default_and_ident]
+TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_info_flags,
+         t_name_default_and_ident, t_hostile_names, t_optimization_flags]
 
 
 def main():
