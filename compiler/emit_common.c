@@ -229,6 +229,7 @@ int emit_collect_constants(Lowering *L, Tensor ***out)
     for (int c = 0; c < L->n; c++)
         for (int j = 0; j < O2C_MAX_X && L->calls[c].count > 0; j++) {
             Tensor *t = L->calls[c].x[j];
+            if (t && t->storage == ST_ALIAS) t = t->alias_of;   /* a view of a constant (at -O0) */
             if (!t || t->storage != ST_CONST || t->const_id) continue;
             if (n == cap) {
                 Tensor **nl = xalloc(sizeof(Tensor *) * (size_t)cap * 2);

@@ -225,6 +225,47 @@ def t_optimization_flags(c):
     assert r.returncode == 1 and "quotes" in r.stderr, r.stderr
 
 
+def t_views_of_constants(c):
+    """At -O0 nothing is folded beyond small shape values: a Reshape of a
+    large constant is a view of it, and the view's bytes must be emitted."""
+    w = nh.from_array(np.arange(2048, dtype=np.float32).reshape(64, 32) / 1000, "w")
+    shp = nh.from_array(np.array([32, 64], dtype=np.int64), "shp")
+    nodes = [h.make_node("Reshape", ["w", "shp"], ["wr"]), h.make_node("MatMul", ["x", "wr"], ["y"])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [1, 32])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [1, 64])], [w, shp])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    path = os.path.join(c.tmp, "view.onnx")
+    onnx.save(m, path)
+    x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(1, 32)
+    want = x @ (np.arange(2048, dtype=np.float32).reshape(32, 64) / 1000)
+    for level in ("-O0", "-O2"):
+        r = c.onnx2c(path, "-o", os.path.join(c.tmp, "view.c"), level)
+        assert r.returncode == 0, r.stderr
+        main_c = os.path.join(c.tmp, "view_main.c")
+        open(main_c, "w").write("""#include <stdio.h>
+#include "view.h"
+int main(void)
+{
+    float x[32], y[64];
+    int i;
+    const void *in[1];
+    void *out[1];
+    in[0] = x; out[0] = y;
+    for (i = 0; i < 32; i++) x[i] = -1.0f + 2.0f * (float)i / 31.0f;
+    if (view_run(in, out)) return 2;
+    for (i = 0; i < 64; i++) printf("%.9g\\n", y[i]);
+    return 0;
+}
+""")
+        exe = os.path.join(c.tmp, "view")
+        r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main_c, os.path.join(c.tmp, "view.c"), "-lm"])
+        assert r.returncode == 0, (level, r.stderr[:2000])
+        r = run([exe])
+        got = np.array([float(v) for v in r.stdout.split()], dtype=np.float32)
+        assert np.allclose(got, want.ravel(), rtol=1e-5, atol=1e-5), (level, got[:4], want.ravel()[:4])
+
+
 def t_firmware_example(c):
     """examples/firmware/main.c builds warning-free (gcc and clang, C99
     pedantic) against a compiled example and runs clean under ASan/UBSan."""
@@ -284,7 +325,7 @@ int main(void)
 
 
 TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_info_flags,
-         t_name_default_and_ident, t_hostile_names, t_optimization_flags]
+         t_name_default_and_ident, t_hostile_names, t_optimization_flags, t_views_of_constants]
 
 
 def main():
