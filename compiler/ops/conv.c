@@ -169,7 +169,7 @@ void infer_conv(Node *n)
 }
 
 /* k[] layout: see runtime/c/conv.h */
-static void conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64_t M, int64_t group, const ConvGeom *g)
+static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64_t M, int64_t group, const ConvGeom *g)
 {
     Tensor *y = n->out[0];
     KCall *c = lower_call(L, xfmt("o2c_%s_%s", kind, dtype_suffix(n->in[0]->dtype)), tensor_numel(y));
@@ -191,14 +191,12 @@ static void conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64_t
         c->k[18 + i] = k[15 + i];    /* pads begin */
     }
     c->nk = 21;
+    return c;
 }
 
 void lower_conv(Node *n, Lowering *L)
 {
-    ConvGeom g;
-    int64_t group, M;
-    conv_geom(n, &g, &group, &M);
-    conv_call(L, n, "conv", n->in[0]->dims[1], M, group, &g);
+    lower_conv_call(n, L, 0);
 }
 
 /* ---- ConvTranspose ----------------------------------------------------- */
@@ -272,8 +270,14 @@ void infer_conv_transpose(Node *n)
 
 void lower_conv_transpose(Node *n, Lowering *L)
 {
+    lower_conv_call(n, L, 1);
+}
+
+KCall *lower_conv_call(Node *n, Lowering *L, int transpose)
+{
     ConvGeom g;
     int64_t group, M;
-    convt_geom(n, &g, &group, &M);
-    conv_call(L, n, "convt", n->in[0]->dims[1], M, group, &g);
+    if (transpose) convt_geom(n, &g, &group, &M);
+    else conv_geom(n, &g, &group, &M);
+    return conv_call(L, n, transpose ? "convt" : "conv", n->in[0]->dims[1], M, group, &g);
 }

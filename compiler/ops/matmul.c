@@ -27,6 +27,11 @@ void infer_matmul(Node *n)
 
 void lower_matmul(Node *n, Lowering *L)
 {
+    lower_matmul_call(n, L);
+}
+
+KCall *lower_matmul_call(Node *n, Lowering *L)
+{
     Tensor *a = n->in[0], *b = n->in[1], *y = n->out[0];
     int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
     int64_t K = a->dims[a->rank - 1];
@@ -53,6 +58,7 @@ void lower_matmul(Node *n, Lowering *L)
     for (int i = 0; i < r; i++) { c->k[16 + i] *= M * K; c->k[24 + i] *= K * N; }
     c->f[0] = 1.0;
     c->nf = 2;
+    return c;
 }
 
 void infer_gemm(Node *n)
@@ -81,6 +87,11 @@ void infer_gemm(Node *n)
 
 void lower_gemm(Node *n, Lowering *L)
 {
+    lower_gemm_call(n, L);
+}
+
+KCall *lower_gemm_call(Node *n, Lowering *L)
+{
     Tensor *a = n->in[0], *b = n->in[1], *cc = in_t(n, 2), *y = n->out[0];
     int ta = (int)attr_i(n, "transA"), tb = (int)attr_i(n, "transB");
     int64_t M = y->dims[0], N = y->dims[1], K = ta ? a->dims[0] : a->dims[1];
@@ -102,4 +113,5 @@ void lower_gemm(Node *n, Lowering *L)
     c->f[0] = attr_f(n, "alpha");
     c->f[1] = beta;
     c->nf = 2;
+    return c;
 }

@@ -13,6 +13,7 @@
  *   k[12..14] strides, k[15..17] dilations, k[18..20] pads at the beginning
  *   (the end pads are implied by the output dims)
  * Inputs: x[0] X (N x C x ...), x[1] W, x[2] B (length M) or NULL.
+ * Epilogue (fused ops, o2c_rt.h): the O2C_EPI_* slots, channel m.
  *
  * o2c_conv_*:  W is M x C/group x KD x KH x KW;
  *   Y[n,m,o] = B[m] + sum_{c,k} X[n, g*C/group + c, o*s - pad + k*dil] * W[m, c, k]
@@ -31,13 +32,14 @@
     const int64_t PD = p->k[18], PH = p->k[19], PW = p->k[20];                     \
     const int64_t CG = C / G, MG = M / G
 
-#define O2C_CONV(NAME, T)                                                           \
+#define O2C_CONV(NAME, T, EPI)                                                         \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
         const T *Bs = (const T *)p->x[2];                                           \
         T *Y = (T *)p->y[0];                                                        \
         O2C_CONV_PARAMS;                                                            \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         O2C_FOR(i) {                                                                \
             int64_t r = i;                                                          \
             const int64_t ow = r % OW; r /= OW;                                     \
@@ -64,17 +66,18 @@
                     }                                                               \
                 }                                                                   \
             }                                                                       \
-            Y[i] = acc;                                                             \
+            Y[i] = epi ? EPI(acc, i, m, p) : acc;                                   \
         }                                                                           \
     }
 
-#define O2C_CONVT(NAME, T)                                                          \
+#define O2C_CONVT(NAME, T, EPI)                                                        \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
         const T *Bs = (const T *)p->x[2];                                           \
         T *Y = (T *)p->y[0];                                                        \
         O2C_CONV_PARAMS;                                                            \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         O2C_FOR(i) {                                                                \
             int64_t r = i;                                                          \
             const int64_t ow = r % OW; r /= OW;                                     \
@@ -108,18 +111,18 @@
                     }                                                               \
                 }                                                                   \
             }                                                                       \
-            Y[i] = acc;                                                             \
+            Y[i] = epi ? EPI(acc, i, m, p) : acc;                                   \
         }                                                                           \
     }
 
-/*@ o2c_conv_f32 */
-O2C_CONV(o2c_conv_f32, float)
-/*@ o2c_conv_f64 */
-O2C_CONV(o2c_conv_f64, double)
-/*@ o2c_convt_f32 */
-O2C_CONVT(o2c_convt_f32, float)
-/*@ o2c_convt_f64 */
-O2C_CONVT(o2c_convt_f64, double)
+/*@ o2c_conv_f32 needs o2c_epi_f32 */
+O2C_CONV(o2c_conv_f32, float, o2c_epi_f32)
+/*@ o2c_conv_f64 needs o2c_epi_f64 */
+O2C_CONV(o2c_conv_f64, double, o2c_epi_f64)
+/*@ o2c_convt_f32 needs o2c_epi_f32 */
+O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
+/*@ o2c_convt_f64 needs o2c_epi_f64 */
+O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_convt_f32) K(o2c_convt_f64)

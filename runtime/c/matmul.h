@@ -9,8 +9,9 @@
  *   k[16..16+r) A batch strides, k[24..24+r) B batch strides (0: broadcast)
  *   k[32] C present: 0 no, 1 yes; k[33] C stride m, k[34] C stride n
  *   f[0] alpha, f[1] beta
- * Gemm uses it with transposes expressed as strides. */
-#define O2C_MATMUL(NAME, T)                                                         \
+ * Gemm uses it with transposes expressed as strides.
+ * Epilogue (fused ops, o2c_rt.h): the O2C_EPI_* slots, channel n (the column). */
+#define O2C_MATMUL(NAME, T, EPI)                                                       \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         const T *A = (const T *)p->x[0], *B = (const T *)p->x[1];                  \
@@ -20,6 +21,7 @@
         const int64_t sam = p->k[3], sak = p->k[4], sbk = p->k[5], sbn = p->k[6];   \
         const int64_t r = p->k[7];                                                  \
         const T alpha = (T)p->f[0], beta = (T)p->f[1];                              \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         O2C_FOR(i) {                                                                \
             const int64_t n = i % N, m = (i / N) % M, b = i / (M * N);              \
             const T *a = A + m * sam, *bb = B + n * sbn;                            \
@@ -31,13 +33,13 @@
             for (int64_t kk = 0; kk < K; kk++) acc += a[kk * sak] * bb[kk * sbk];   \
             acc *= alpha;                                                           \
             if (p->k[32]) acc += beta * Cm[m * p->k[33] + n * p->k[34]];            \
-            Y[i] = acc;                                                             \
+            Y[i] = epi ? EPI(acc, i, n, p) : acc;                                   \
         }                                                                           \
     }
-/*@ o2c_matmul_f32 needs o2c_offset */
-O2C_MATMUL(o2c_matmul_f32, float)
-/*@ o2c_matmul_f64 needs o2c_offset */
-O2C_MATMUL(o2c_matmul_f64, double)
+/*@ o2c_matmul_f32 needs o2c_offset o2c_epi_f32 */
+O2C_MATMUL(o2c_matmul_f32, float, o2c_epi_f32)
+/*@ o2c_matmul_f64 needs o2c_offset o2c_epi_f64 */
+O2C_MATMUL(o2c_matmul_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_MATMUL(K) K(o2c_matmul_f32) K(o2c_matmul_f64)

@@ -41,11 +41,77 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
 #define O2C_KERNEL(name) O2C_HD static inline void name(int64_t i0, int64_t i1, const o2c_p *p)
 #define O2C_FOR(i) for (int64_t i = i0; i < i1; i++)
 
+/* Epilogue of the linear kernels (conv, convt, matmul): fused ops apply an
+ * activation and a residual Add to each output element before it is
+ * stored (o2c_epi_*). All slots zero: no epilogue. */
+#define O2C_EPI_ACT 48       /* k: activation, O2C_ACT_* */
+#define O2C_EPI_RES 49       /* k: residual Add, O2C_RES_* */
+#define O2C_EPI_NSLOPE 50    /* k: PRelu slope length (1: one value for all) */
+#define O2C_EPI_XRES 3       /* x: residual, the output's shape */
+#define O2C_EPI_XSLOPE 4     /* x: PRelu slope, one per channel */
+#define O2C_EPI_FA 2         /* f: activation parameter (alpha, Clip min) */
+#define O2C_EPI_FB 3         /* f: activation parameter (beta, Clip max) */
+#define O2C_RES_NONE 0
+#define O2C_RES_BEFORE 1     /* y = act(acc + r) */
+#define O2C_RES_AFTER 2      /* y = act(acc) + r */
+#define O2C_ACT_NONE 0
+#define O2C_ACT_RELU 1
+#define O2C_ACT_CLIP 2       /* min FA, max FB */
+#define O2C_ACT_LEAKYRELU 3  /* alpha FA */
+#define O2C_ACT_PRELU 4      /* slope x[O2C_EPI_XSLOPE] */
+#define O2C_ACT_SIGMOID 5
+#define O2C_ACT_TANH 6
+#define O2C_ACT_HARDSIGMOID 7 /* alpha FA, beta FB */
+#define O2C_ACT_HARDSWISH 8
+#define O2C_ACT_SILU 9       /* x * Sigmoid(x) */
+#define O2C_ACT_GELU_ERF 10
+#define O2C_ACT_GELU_TANH 11
+#define O2C_ACT_MISH 12
+
 #endif /* O2C_RT_H */
 
 /* Runtime files are cut into chunks at lines that start with the marker
  * slash-star-at NAME [needs DEP...]: the compiler copies only the chunks a
  * model needs. The text before the first marker holds no functions. */
+
+/* The epilogue of a linear kernel's output element v (flat index i,
+ * channel ch): residual and activation as the O2C_EPI_* slots say. The
+ * activations are those of the element-wise kernels, in the element type. */
+#define O2C_EPI(NAME, T)                                                            \
+    O2C_HD static inline T NAME(T v, int64_t i, int64_t ch, const o2c_p *p)        \
+    {                                                                               \
+        const int64_t res = p->k[O2C_EPI_RES];                                      \
+        const T A = (T)p->f[O2C_EPI_FA], B = (T)p->f[O2C_EPI_FB];                   \
+        if (res == O2C_RES_BEFORE) v += ((const T *)p->x[O2C_EPI_XRES])[i];         \
+        switch (p->k[O2C_EPI_ACT]) {                                                \
+        case O2C_ACT_RELU: v = v > 0 ? v : 0; break;                                \
+        case O2C_ACT_CLIP: v = v < A ? A : (v > B ? B : v); break;                  \
+        case O2C_ACT_LEAKYRELU: v = v >= 0 ? v : A * v; break;                      \
+        case O2C_ACT_PRELU: {                                                       \
+            const T *s = (const T *)p->x[O2C_EPI_XSLOPE];                           \
+            const T sl = s[p->k[O2C_EPI_NSLOPE] == 1 ? 0 : ch];                     \
+            v = v >= 0 ? v : v * sl;                                                \
+            break;                                                                  \
+        }                                                                           \
+        case O2C_ACT_SIGMOID: v = 1 / (1 + exp(-v)); break;                         \
+        case O2C_ACT_TANH: v = tanh(v); break;                                      \
+        case O2C_ACT_HARDSIGMOID:                                                   \
+            v = A * v + B <= 0 ? 0 : (A * v + B >= 1 ? 1 : A * v + B);              \
+            break;                                                                  \
+        case O2C_ACT_HARDSWISH:                                                     \
+            v = v / 6 + (T)0.5 <= 0 ? 0 : (v / 6 + (T)0.5 >= 1 ? v : v * (v / 6 + (T)0.5)); \
+            break;                                                                  \
+        case O2C_ACT_SILU: v = v * (1 / (1 + exp(-v))); break;                      \
+        case O2C_ACT_GELU_ERF: v = v * (erf(v * (T)0.70710678118654752440) + 1) / 2; break; \
+        case O2C_ACT_GELU_TANH:                                                     \
+            v = v * (tanh((T)0.79788456080286535588 * (v + (T)0.044715 * v * v * v)) + 1) / 2; \
+            break;                                                                  \
+        case O2C_ACT_MISH: v = v * tanh(v > 30 ? v : log1p(exp(v))); break;         \
+        default: break;                                                             \
+        }                                                                           \
+        if (res == O2C_RES_AFTER) v += ((const T *)p->x[O2C_EPI_XRES])[i];          \
+        return v;                                                                   \
+    }
 
 /*@ o2c_offset */
 /* Row-major flat index i of a tensor with dims[0..rank) -> offset with the
@@ -61,3 +127,8 @@ O2C_HD static inline int64_t o2c_offset(int64_t i, int64_t rank, const int64_t *
     }
     return off;
 }
+
+/*@ o2c_epi_f32 */
+O2C_EPI(o2c_epi_f32, float)
+/*@ o2c_epi_f64 */
+O2C_EPI(o2c_epi_f64, double)
