@@ -50,12 +50,31 @@ static int res_mode(const Node *n)
 static int is_conv(const Node *n) { return !strcmp(n->op_type, "FusedConv"); }
 static int is_convt(const Node *n) { return !strcmp(n->op_type, "FusedConvTranspose"); }
 static int is_gemm(const Node *n) { return !strcmp(n->op_type, "FusedGemm"); }
+static int is_poolgemm(const Node *n) { return !strcmp(n->op_type, "GlobalPoolGemm"); }
+/* The channel is axis 1 of an output of rank 3 or more. */
+static int chan_axis1(const Node *n) { return is_conv(n) || is_convt(n) || (is_poolgemm(n) && attr_i(n, "keepdims")); }
 
 /* Channels of the output: axis 1 of a convolution, the last of a product. */
 static int64_t channels(const Node *n)
 {
     const Tensor *y = n->out[0];
     return is_conv(n) || is_convt(n) ? y->dims[1] : y->dims[y->rank - 1];
+}
+
+/* The epilogue inputs and attributes of a fused node with nch channels. */
+static void epi_check(Node *n, int64_t nch)
+{
+    Tensor *y = n->out[0], *r = in_t(n, 3), *s = in_t(n, 4);
+    int res = res_mode(n), act = act_kind(n);
+    if ((res != O2C_RES_NONE) != (r != NULL)) fail("residual '%s' needs input 3 exactly when it is not none", attr_s(n, "residual"));
+    if (r && (r->dtype != y->dtype || r->rank != y->rank || tensor_numel(r) != tensor_numel(y)))
+        fail("the residual ('%s', %s) must have the output's type and shape (%s)", r->name, tensor_shape_str(r),
+             tensor_shape_str(y));
+    for (int i = 0; r && i < r->rank; i++)
+        if (r->dims[i] != y->dims[i]) fail("the residual ('%s') must have the output's shape", r->name);
+    if ((act == O2C_ACT_PRELU) != (s != NULL)) fail("the PRelu slope is input 4, and only PRelu has one");
+    if (s && (s->dtype != y->dtype || (tensor_numel(s) != 1 && tensor_numel(s) != nch)))
+        fail("the PRelu slope ('%s', %s) must be one value or one per channel", s->name, tensor_shape_str(s));
 }
 
 void infer_fused_linear(Node *n)
@@ -71,17 +90,20 @@ void infer_fused_linear(Node *n)
             fail("the bias ('%s', %s) must be one value per column of %s", c->name, tensor_shape_str(c),
                  tensor_shape_str(y));
     }
-    Tensor *y = n->out[0], *r = in_t(n, 3), *s = in_t(n, 4);
-    int res = res_mode(n), act = act_kind(n);
-    if ((res != O2C_RES_NONE) != (r != NULL)) fail("residual '%s' needs input 3 exactly when it is not none", attr_s(n, "residual"));
-    if (r && (r->dtype != y->dtype || r->rank != y->rank || tensor_numel(r) != tensor_numel(y)))
-        fail("the residual ('%s', %s) must have the output's type and shape (%s)", r->name, tensor_shape_str(r),
-             tensor_shape_str(y));
-    for (int i = 0; r && i < r->rank; i++)
-        if (r->dims[i] != y->dims[i]) fail("the residual ('%s') must have the output's shape", r->name);
-    if ((act == O2C_ACT_PRELU) != (s != NULL)) fail("the PRelu slope is input 4, and only PRelu has one");
-    if (s && (s->dtype != y->dtype || (tensor_numel(s) != 1 && tensor_numel(s) != channels(n))))
-        fail("the PRelu slope ('%s', %s) must be one value or one per channel", s->name, tensor_shape_str(s));
+    epi_check(n, channels(n));
+}
+
+static void epi_attach(Node *n, KCall *c)
+{
+    c->x[O2C_EPI_XRES] = in_t(n, 3);
+    c->x[O2C_EPI_XSLOPE] = in_t(n, 4);
+    c->k[O2C_EPI_ACT] = act_kind(n);
+    c->k[O2C_EPI_RES] = res_mode(n);
+    c->k[O2C_EPI_NSLOPE] = in_t(n, 4) ? tensor_numel(n->in[4]) : 0;
+    c->nk = O2C_EPI_NSLOPE + 1;
+    c->f[O2C_EPI_FA] = attr_f(n, "activation_alpha");
+    c->f[O2C_EPI_FB] = attr_f(n, "activation_beta");
+    c->nf = O2C_NF;
 }
 
 void lower_fused_linear(Node *n, Lowering *L)
@@ -97,15 +119,7 @@ void lower_fused_linear(Node *n, Lowering *L)
             c->f[1] = 1.0;
         }
     }
-    c->x[O2C_EPI_XRES] = in_t(n, 3);
-    c->x[O2C_EPI_XSLOPE] = in_t(n, 4);
-    c->k[O2C_EPI_ACT] = act_kind(n);
-    c->k[O2C_EPI_RES] = res_mode(n);
-    c->k[O2C_EPI_NSLOPE] = in_t(n, 4) ? tensor_numel(n->in[4]) : 0;
-    c->nk = O2C_EPI_NSLOPE + 1;
-    c->f[O2C_EPI_FA] = attr_f(n, "activation_alpha");
-    c->f[O2C_EPI_FB] = attr_f(n, "activation_beta");
-    c->nf = O2C_NF;
+    epi_attach(n, c);
 }
 
 /* ---- the same in standard ops (--emit-onnx) ---------------------------- */
@@ -129,7 +143,7 @@ static const char *act_decompose(const Node *n, Decomp *d, const char *x)
     case O2C_ACT_PRELU: {
         /* the slope broadcast per channel: axis 1 of a convolution */
         const char *s = dc_in(d, 4);
-        if ((is_conv(n) || is_convt(n)) && tensor_numel(n->in[4]) > 1) {
+        if (chan_axis1(n) && tensor_numel(n->in[4]) > 1) {
             int64_t shape[MAX_RANK];
             int r = n->out[0]->rank;
             shape[0] = -1;
@@ -191,4 +205,81 @@ void decompose_fused_linear(const Node *n, Decomp *d)
     y = act_decompose(n, d, y);
     if (res == O2C_RES_AFTER) y = dc_op(d, "Add", 2, y, dc_in(d, 3));
     dc_output(d, 0, y);
+}
+
+/* ---- GlobalPoolGemm ------------------------------------------------------
+ * A global average pool and a matrix product in one kernel (made by
+ * passes/fuse_pool_gemm.c from GlobalAveragePool -> views -> Gemm or 1x1
+ * Conv). Inputs: X (N x C x spatial), W (transB 0: C x M; transB 1: M x C,
+ * or a 1x1 Conv weight M x C x 1 x 1), optional bias C (one value or one
+ * per output column), then the epilogue inputs 3 and 4 as above.
+ * Attributes: alpha, beta, transB as Gemm; keepdims 1: output N x M x 1...
+ * (the 1x1 Conv's shape), 0: N x M; the epilogue attributes. */
+
+static void poolgemm_dims(const Node *n, int64_t *C, int64_t *S, int64_t *M)
+{
+    const Tensor *x = n->in[0], *w = n->in[1];
+    *C = x->dims[1];
+    *S = tensor_numel(x) / (x->dims[0] * x->dims[1]);
+    int tb = (int)attr_i(n, "transB");
+    *M = w->rank == 2 && !tb ? w->dims[1] : w->dims[0];
+}
+
+void infer_global_pool_gemm(Node *n)
+{
+    Tensor *x = n->in[0], *w = n->in[1], *b = in_t(n, 2);
+    need_dtype(n, x, DTS_FLOAT);
+    if (x->rank < 3) fail("X must be N x C x spatial, it is %s", tensor_shape_str(x));
+    if (w->dtype != x->dtype || (b && b->dtype != x->dtype)) fail("W and the bias must have X's data type");
+    int64_t C, S, M;
+    poolgemm_dims(n, &C, &S, &M);
+    if (w->rank != 2 && !attr_i(n, "transB")) fail("a weight of rank %d needs transB", w->rank);
+    if (w->rank < 2 || tensor_numel(w) != C * M || (w->rank == 2 && w->dims[attr_i(n, "transB") ? 1 : 0] != C))
+        fail("W ('%s', %s) does not match %lld input channels", w->name, tensor_shape_str(w), (long long)C);
+    if (b && tensor_numel(b) != 1 && (tensor_numel(b) != M || b->dims[b->rank - 1] != M))
+        fail("the bias ('%s', %s) must be one value or one per output column", b->name, tensor_shape_str(b));
+    int64_t dims[MAX_RANK];
+    int r = attr_i(n, "keepdims") ? x->rank : 2;
+    dims[0] = x->dims[0];
+    dims[1] = M;
+    for (int i = 2; i < r; i++) dims[i] = 1;
+    set_out(n, 0, x->dtype, r, dims);
+    epi_check(n, M);
+}
+
+void lower_global_pool_gemm(Node *n, Lowering *L)
+{
+    int64_t C, S, M;
+    poolgemm_dims(n, &C, &S, &M);
+    int tb = (int)attr_i(n, "transB");
+    Tensor *b = in_t(n, 2);
+    KCall *c = lower_call(L, xfmt("o2c_poolgemm_%s", dtype_suffix(n->in[0]->dtype)), tensor_numel(n->out[0]));
+    c->x[0] = n->in[0];
+    c->x[1] = n->in[1];
+    c->x[2] = b;
+    c->y[0] = n->out[0];
+    c->k[0] = M; c->k[1] = C; c->k[2] = S;
+    c->k[3] = tb ? C : 1; c->k[4] = tb ? 1 : M;
+    c->k[5] = b != NULL;
+    c->k[6] = b && tensor_numel(b) > 1;
+    c->f[0] = attr_f(n, "alpha");
+    c->f[1] = attr_f(n, "beta");
+    epi_attach(n, c);
+}
+
+void decompose_global_pool_gemm(const Node *n, Decomp *d)
+{
+    static const char *const GEMM_ATTRS[] = {"alpha", "beta", "transB", NULL};
+    const Tensor *w = n->in[1], *y = n->out[0];
+    const char *a = dc_op(d, "Flatten", 1, dc_op(d, "GlobalAveragePool", 1, dc_in(d, 0)));
+    const char *wt = dc_in(d, 1);
+    if (w->rank != 2) wt = dc_op(d, "Reshape", 2, wt, dc_const_ints(d, (const int64_t[]){w->dims[0], -1}, 2));
+    const char *t = in_t((Node *)n, 2) ? dc_op(d, "Gemm", 3, a, wt, dc_in(d, 2)) : dc_op(d, "Gemm", 2, a, wt);
+    dc_copy_attrs(d, n, GEMM_ATTRS);
+    if (y->rank != 2) t = dc_op(d, "Reshape", 2, t, dc_const_ints(d, y->dims, y->rank));
+    int res = res_mode(n);
+    if (res == O2C_RES_BEFORE) t = dc_op(d, "Add", 2, t, dc_in(d, 3));
+    t = act_decompose(n, d, t);
+    if (res == O2C_RES_AFTER) t = dc_op(d, "Add", 2, t, dc_in(d, 3));
+    dc_output(d, 0, t);
 }

@@ -41,5 +41,41 @@ O2C_MATMUL(o2c_matmul_f32, float, o2c_epi_f32)
 /*@ o2c_matmul_f64 needs o2c_offset o2c_epi_f64 */
 O2C_MATMUL(o2c_matmul_f64, double, o2c_epi_f64)
 
+/* o2c_poolgemm_f32 / _f64 (GlobalPoolGemm): a global average pool and a
+ * matrix product in one. Index space: N x M outputs.
+ *   Y[n, m] = epi(alpha * sum_c mean_s(X[n, c, s]) * W[m * k[3] + c * k[4]]
+ *                 + beta * Cb[m * k[6]])            (Cb when k[5] is 1)
+ *   k[0] M, k[1] C, k[2] S (spatial size), k[3] W stride m, k[4] W stride c,
+ *   k[5] bias present, k[6] its stride; f[0] alpha, f[1] beta;
+ *   epilogue: the O2C_EPI_* slots (o2c_rt.h), channel m. */
+#define O2C_POOLGEMM(NAME, T, EPI)                                                  \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                  \
+        const T *Cb = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0];                                                        \
+        const int64_t M = p->k[0], C = p->k[1], S = p->k[2];                        \
+        const int64_t swm = p->k[3], swc = p->k[4];                                 \
+        const T alpha = (T)p->f[0], beta = (T)p->f[1];                              \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        O2C_FOR(i) {                                                                \
+            const int64_t m = i % M, n = i / M;                                     \
+            T acc = 0;                                                              \
+            for (int64_t c = 0; c < C; c++) {                                       \
+                const T *xp = X + (n * C + c) * S;                                  \
+                T sum = 0;                                                          \
+                for (int64_t s = 0; s < S; s++) sum += xp[s];                       \
+                acc += sum / (T)S * W[m * swm + c * swc];                           \
+            }                                                                       \
+            acc *= alpha;                                                           \
+            if (p->k[5]) acc += beta * Cb[m * p->k[6]];                             \
+            Y[i] = epi ? EPI(acc, i, m, p) : acc;                                   \
+        }                                                                           \
+    }
+/*@ o2c_poolgemm_f32 needs o2c_epi_f32 */
+O2C_POOLGEMM(o2c_poolgemm_f32, float, o2c_epi_f32)
+/*@ o2c_poolgemm_f64 needs o2c_epi_f64 */
+O2C_POOLGEMM(o2c_poolgemm_f64, double, o2c_epi_f64)
+
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_MATMUL(K) K(o2c_matmul_f32) K(o2c_matmul_f64)
+#define O2C_KERNELS_MATMUL(K) K(o2c_matmul_f32) K(o2c_matmul_f64) K(o2c_poolgemm_f32) K(o2c_poolgemm_f64)

@@ -323,6 +323,75 @@ static void test_negative_cases(void **state)
     assert_int_equal(pt_count(g, "Conv"), 1);
 }
 
+/* Global average pool -> views -> Gemm / 1x1 Conv: one GlobalPoolGemm
+ * (variant 3: an AveragePool with pads is no global average: left alone). */
+static void pool_gemm_case(int variant)
+{
+    static const int64_t DW[] = {5, 6}, DB[] = {5}, DC[] = {5, 6, 1, 1};
+    Onnx__ModelProto *m = pb_model(8, 13);
+    pb_input(m, "x", DT_FLOAT, "2x6x3x4");
+    pb_output(m, "out", DT_FLOAT, NULL);
+    init_f(m, "B", 1, DB, 62, -1, 1);
+    if (variant == 0) {                       /* GAP -> Flatten -> Gemm(transB) -> Relu */
+        init_f(m, "W", 2, DW, 61, -1, 1);
+        pb_node(m, "GlobalAveragePool", "gap", "x", "p");
+        pb_node(m, "Flatten", "flat", "p", "f");
+        Onnx__NodeProto *n = pb_node(m, "Gemm", "gemm", "f,W,B", "y");
+        pb_attr_i(n, "transB", 1);
+        pb_attr_f(n, "alpha", 0.5f);
+        pb_node(m, "Relu", "relu", "y", "out");
+    } else if (variant == 1) {                /* GAP -> 1x1 Conv */
+        init_f(m, "W", 4, DC, 63, -1, 1);
+        pb_node(m, "GlobalAveragePool", "gap", "x", "p");
+        pb_node(m, "Conv", "conv", "p,W,B", "out");
+    } else {                                  /* whole-window AveragePool -> Transpose -> Reshape -> Gemm */
+        static const int64_t DW2[] = {6, 5}, DS[] = {2};
+        init_f(m, "W", 2, DW2, 64, -1, 1);
+        pb_init_raw(m, "shape", DT_INT64, 1, DS, (int64_t[]){2, 6}, 16);
+        Onnx__NodeProto *n = pb_node(m, "AveragePool", "pool", "x", "p");
+        pb_attr_ints(n, "kernel_shape", 2, (const int64_t[]){3, 4});
+        if (variant == 3) {
+            pb_attr_ints(n, "pads", 4, (const int64_t[]){1, 0, 1, 0});
+            pb_attr_ints(n, "strides", 2, (const int64_t[]){3, 1});
+        }
+        n = pb_node(m, "Transpose", "tr", "p", "t");
+        pb_attr_ints(n, "perm", 4, (const int64_t[]){0, 2, 3, 1});
+        pb_node(m, "Reshape", "rs", "t,shape", "f");
+        pb_node(m, "Gemm", "gemm", "f,W,B", "out");
+    }
+    Graph *g = pt_optimize_checked(m, 2, NULL);
+    if (variant == 3) {
+        assert_int_equal(pt_count(g, "GlobalPoolGemm"), 0);
+        assert_int_equal(pt_count(g, "AveragePool"), 1);
+        return;
+    }
+    if (g->nnodes != 1) fail_msg("variant %d: %d nodes", variant, g->nnodes);
+    Node *f = pt_find(g, "GlobalPoolGemm");
+    assert_string_equal(attr_s(f, "activation"), variant == 0 ? "Relu" : "none");
+    assert_int_equal(f->out[0]->rank, variant == 1 ? 4 : 2);
+}
+
+static void test_pool_gemm(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 4; variant++) pool_gemm_case(variant);
+    /* N = 2 and a Transpose that swaps N and C: not a view, left alone */
+    static const int64_t DW2[] = {2, 5}, DS[] = {2};
+    Onnx__ModelProto *m = pb_model(8, 13);
+    pb_input(m, "x", DT_FLOAT, "2x6x3x4");
+    pb_output(m, "out", DT_FLOAT, NULL);
+    init_f(m, "W", 2, DW2, 65, -1, 1);
+    pb_init_raw(m, "shape", DT_INT64, 1, DS, (int64_t[]){6, 2}, 16);
+    pb_node(m, "GlobalAveragePool", "gap", "x", "p");
+    Onnx__NodeProto *n = pb_node(m, "Transpose", "tr", "p", "t");
+    pb_attr_ints(n, "perm", 4, (const int64_t[]){1, 0, 2, 3});
+    pb_node(m, "Reshape", "rs", "t,shape", "f");
+    pb_node(m, "Gemm", "gemm", "f,W", "out");
+    Graph *g = pt_optimize_checked(m, 2, NULL);
+    assert_int_equal(pt_count(g, "GlobalPoolGemm"), 0);
+    assert_int_equal(pt_count(g, "GlobalAveragePool"), 1);
+}
+
 /* A fused op states itself in standard ops (--emit-onnx). */
 static void test_decomposition(void **state)
 {
@@ -356,6 +425,7 @@ int main(void)
         T(test_every_activation),
         T(test_residual_before_and_after),
         T(test_negative_cases),
+        T(test_pool_gemm),
         T(test_decomposition),
     };
     return cmocka_run_group_tests_name("fuse_vertical", tests, NULL, NULL);
