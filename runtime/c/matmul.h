@@ -36,11 +36,6 @@
             Y[i] = epi ? EPI(acc, i, n, p) : acc;                                   \
         }                                                                           \
     }
-/*@ o2c_matmul_f32 needs o2c_offset o2c_epi_f32 */
-O2C_MATMUL(o2c_matmul_f32, float, o2c_epi_f32)
-/*@ o2c_matmul_f64 needs o2c_offset o2c_epi_f64 */
-O2C_MATMUL(o2c_matmul_f64, double, o2c_epi_f64)
-
 /* o2c_poolgemm_f32 / _f64 (GlobalPoolGemm): a global average pool and a
  * matrix product in one. Index space: N x M outputs.
  *   Y[n, m] = epi(alpha * sum_c mean_s(X[n, c, s]) * W[m * k[3] + c * k[4]]
@@ -72,6 +67,12 @@ O2C_MATMUL(o2c_matmul_f64, double, o2c_epi_f64)
             Y[i] = epi ? EPI(acc, i, m, p) : acc;                                   \
         }                                                                           \
     }
+
+/*@ o2c_matmul_f32 needs o2c_offset o2c_epi_f32 */
+O2C_MATMUL(o2c_matmul_f32, float, o2c_epi_f32)
+/*@ o2c_matmul_f64 needs o2c_offset o2c_epi_f64 */
+O2C_MATMUL(o2c_matmul_f64, double, o2c_epi_f64)
+
 /*@ o2c_poolgemm_f32 needs o2c_epi_f32 */
 O2C_POOLGEMM(o2c_poolgemm_f32, float, o2c_epi_f32)
 /*@ o2c_poolgemm_f64 needs o2c_epi_f64 */
