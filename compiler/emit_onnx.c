@@ -1,0 +1,320 @@
+/* --emit-onnx: the optimized graph as an ONNX model (protobuf-c), for
+ * Netron and onnxruntime. Nodes in execution order, the type and shape of
+ * every intermediate in value_info, the constants as initializers. A fused
+ * node (domain onnx2c) becomes a call of an ONNX local function
+ * (FunctionProto, one per node, named OPNAME_INDEX, domain onnx2c) whose
+ * body is the op's decomposition into standard ops, so onnxruntime can run
+ * the file; the compiler reads such a call back as the fused op. Every
+ * node's doc_string names the original ONNX nodes it covers. */
+#include <string.h>
+
+#include "ir.h"
+#include "onnx.pb-c.h"
+
+
+static Onnx__OperatorSetIdProto *opset(const char *domain, int64_t version)
+{
+    Onnx__OperatorSetIdProto *o = xalloc(sizeof *o);
+    onnx__operator_set_id_proto__init(o);
+    o->domain = (char *)domain;
+    o->has_version = 1;
+    o->version = version;
+    return o;
+}
+
+static Onnx__TensorProto *tensor_proto(const Tensor *t, const char *name)
+{
+    Onnx__TensorProto *p = xalloc(sizeof *p);
+    onnx__tensor_proto__init(p);
+    p->name = (char *)name;
+    p->has_data_type = 1;
+    p->data_type = t->dtype;
+    p->n_dims = (size_t)(t->rank > 0 ? t->rank : 0);
+    p->dims = xalloc(sizeof(int64_t) * (p->n_dims + 1));
+    for (int d = 0; d < t->rank; d++) p->dims[d] = t->dims[d];
+    p->has_raw_data = 1;
+    p->raw_data.len = tensor_bytes(t);
+    p->raw_data.data = t->data;
+    return p;
+}
+
+static Onnx__TypeProto *type_proto(const Tensor *t)
+{
+    Onnx__TypeProto__Tensor *tt = xalloc(sizeof *tt);
+    onnx__type_proto__tensor__init(tt);
+    tt->has_elem_type = 1;
+    tt->elem_type = t->dtype;
+    if (t->rank >= 0) {
+        Onnx__TensorShapeProto *s = xalloc(sizeof *s);
+        onnx__tensor_shape_proto__init(s);
+        s->n_dim = (size_t)t->rank;
+        s->dim = xalloc(sizeof(void *) * (s->n_dim + 1));
+        for (int d = 0; d < t->rank; d++) {
+            Onnx__TensorShapeProto__Dimension *dm = xalloc(sizeof *dm);
+            onnx__tensor_shape_proto__dimension__init(dm);
+            if (t->dims[d] >= 0) {
+                dm->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+                dm->dim_value = t->dims[d];
+            } else if (t->sym[d]) {
+                dm->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+                dm->dim_param = t->sym[d];
+            }
+            s->dim[d] = dm;
+        }
+        tt->shape = s;
+    }
+    Onnx__TypeProto *tp = xalloc(sizeof *tp);
+    onnx__type_proto__init(tp);
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    tp->tensor_type = tt;
+    return tp;
+}
+
+static Onnx__ValueInfoProto *value_info(const Tensor *t)
+{
+    Onnx__ValueInfoProto *v = xalloc(sizeof *v);
+    onnx__value_info_proto__init(v);
+    v->name = t->name;
+    v->type = type_proto(t);
+    return v;
+}
+
+static Onnx__AttributeProto *attr_proto(const Attr *a, const char *where)
+{
+    Onnx__AttributeProto *p = xalloc(sizeof *p);
+    onnx__attribute_proto__init(p);
+    p->name = a->name;
+    p->has_type = 1;
+    p->type = (Onnx__AttributeProto__AttributeType)a->type;
+    switch (a->type) {
+    case AT_FLOAT: p->has_f = 1; p->f = (float)a->f; break;
+    case AT_INT: p->has_i = 1; p->i = a->i; break;
+    case AT_STRING:
+        p->has_s = 1;
+        p->s.data = (uint8_t *)a->s;
+        p->s.len = strlen(a->s);
+        break;
+    case AT_TENSOR: p->t = tensor_proto(a->t, a->t->name ? a->t->name : a->name); break;
+    case AT_FLOATS:
+        p->n_floats = (size_t)a->n;
+        p->floats = xalloc(sizeof(float) * (size_t)(a->n + 1));
+        for (int i = 0; i < a->n; i++) p->floats[i] = (float)a->floats[i];
+        break;
+    case AT_INTS:
+        p->n_ints = (size_t)a->n;
+        p->ints = a->ints;
+        break;
+    case AT_STRINGS:
+        p->n_strings = (size_t)a->n;
+        p->strings = xalloc(sizeof(ProtobufCBinaryData) * (size_t)(a->n + 1));
+        for (int i = 0; i < a->n; i++) {
+            p->strings[i].data = (uint8_t *)a->strings[i];
+            p->strings[i].len = strlen(a->strings[i]);
+        }
+        break;
+    default:
+        fail_plain("--emit-onnx: %s: attribute '%s' is a graph or another kind onnx2c does not keep; "
+                   "the optimized graph cannot be written as ONNX", where, a->name);
+    }
+    return p;
+}
+
+static Onnx__NodeProto *node_proto(const char *name, const char *op_type, const char *domain)
+{
+    Onnx__NodeProto *p = xalloc(sizeof *p);
+    onnx__node_proto__init(p);
+    p->name = (char *)name;
+    p->op_type = (char *)op_type;
+    p->domain = (char *)domain;
+    return p;
+}
+
+/* "covers 'a', 'b'" (+ what a pass fused). */
+static char *covers(const Node *n)
+{
+    size_t len = 64 + (n->fused ? strlen(n->fused) : 0);
+    for (int i = 0; i < n->norigins; i++) len += strlen(n->origins[i]) + 4;
+    char *s = xalloc(len), *d = s;
+    d += sprintf(d, "onnx2c: %s covers", n->fused ? n->fused : n->op_type);
+    for (int i = 0; i < n->norigins; i++) d += sprintf(d, "%s '%s'", i ? "," : "", n->origins[i]);
+    if (!n->norigins) strcpy(d, " nothing (made by a pass)");
+    return s;
+}
+
+/* The local function of fused node n (index k): its decomposition. */
+static Onnx__FunctionProto *function_proto(const Node *n, const char *fname, int opset_default)
+{
+    Decomp d;
+    decompose_node(n, &d);
+    Onnx__FunctionProto *f = xalloc(sizeof *f);
+    onnx__function_proto__init(f);
+    f->name = (char *)fname;
+    f->domain = "onnx2c";
+    f->doc_string = covers(n);
+    f->n_input = (size_t)n->nin;
+    f->input = xalloc(sizeof(char *) * (size_t)(n->nin + 1));
+    for (int j = 0; j < n->nin; j++) f->input[j] = xfmt("x%d", j);
+    f->n_output = (size_t)n->nout;
+    f->output = xalloc(sizeof(char *) * (size_t)(n->nout + 1));
+    for (int j = 0; j < n->nout; j++) {
+        f->output[j] = xfmt("y%d", j);
+        int made = 0;
+        for (int i = 0; i < d.n; i++)
+            for (int k = 0; k < d.nodes[i].nout; k++)
+                if (!strcmp(d.nodes[i].out[k], f->output[j])) made = 1;
+        if (!made)
+            fail_plain("internal: --emit-onnx: the decomposition of %s '%s' does not compute its output %d",
+                       n->op_type, n->name, j);
+    }
+    /* the call passes the node's attributes: declared (the body has them as values) */
+    f->n_attribute = (size_t)n->nattrs;
+    f->attribute = xalloc(sizeof(char *) * (size_t)(n->nattrs + 1));
+    for (int i = 0; i < n->nattrs; i++) f->attribute[i] = n->attrs[i].name;
+    f->n_node = (size_t)d.n;
+    f->node = xalloc(sizeof(void *) * (size_t)(d.n + 1));
+    for (int i = 0; i < d.n; i++) {
+        const DNode *dn = &d.nodes[i];
+        Onnx__NodeProto *p = node_proto(xfmt("%s/%d_%s", fname, i, dn->op_type), dn->op_type, "");
+        p->n_input = (size_t)dn->nin;
+        p->input = (char **)dn->in;
+        p->n_output = (size_t)dn->nout;
+        p->output = (char **)dn->out;
+        p->n_attribute = (size_t)dn->nattrs;
+        p->attribute = xalloc(sizeof(void *) * (size_t)(dn->nattrs + 1));
+        for (int a = 0; a < dn->nattrs; a++) p->attribute[a] = attr_proto(&dn->attrs[a], fname);
+        f->node[i] = p;
+    }
+    f->n_opset_import = 1;
+    f->opset_import = xalloc(sizeof(void *) * 2);
+    f->opset_import[0] = opset("", d.opset > opset_default ? d.opset : opset_default);
+    return f;
+}
+
+static Onnx__ModelProto *build_model(Graph *g)
+{
+    /* refuse first: internal ops with no standard form */
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (*n->domain && !(n->op && n->op->decompose))
+            fail_plain("--emit-onnx: node '%s' is the internal onnx2c op %s, which has no decomposition into "
+                       "standard ONNX ops; the optimized graph cannot be written as ONNX (try -O0 or "
+                       "--disable-pass for the pass that made it)", n->name, n->op_type);
+    }
+    Onnx__GraphProto *gp = xalloc(sizeof *gp);
+    onnx__graph_proto__init(gp);
+    gp->name = g->name;
+    gp->doc_string = "the graph as optimized by onnx2c";
+    int cap = g->nnodes + g->noutputs + 1;
+    gp->node = xalloc(sizeof(void *) * (size_t)cap);
+    Onnx__FunctionProto **funcs = xalloc(sizeof(void *) * (size_t)(g->nnodes + 1));
+    int nfuncs = 0;
+    /* initializers: every constant a node reads, and constant graph outputs */
+    for (int t = 0; t < g->ntensors; t++) g->tensors[t]->mark = 0;
+    int icap = 16, ni = 0;
+    Onnx__TensorProto **inits = xalloc(sizeof(void *) * (size_t)icap);
+#define ADD_INIT(T, NAME) do {                                                      \
+        if (ni == icap) {                                                           \
+            Onnx__TensorProto **n2 = xalloc(sizeof(void *) * (size_t)icap * 2);     \
+            memcpy(n2, inits, sizeof(void *) * (size_t)ni);                         \
+            inits = n2;                                                             \
+            icap *= 2;                                                              \
+        }                                                                           \
+        inits[ni++] = tensor_proto((T), (NAME));                                    \
+    } while (0)
+    int vcap = 1, nv = 0;
+    for (int i = 0; i < g->nnodes; i++) vcap += g->nodes[i]->nout;
+    Onnx__ValueInfoProto **vis = xalloc(sizeof(void *) * (size_t)vcap);
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        Onnx__NodeProto *p;
+        if (*n->domain) {
+            const char *fname = xfmt("%s_%d", n->op_type, i);
+            funcs[nfuncs++] = function_proto(n, fname, g->opset);
+            p = node_proto(n->name, fname, "onnx2c");
+        } else {
+            p = node_proto(n->name, n->op_type, "");
+        }
+        p->doc_string = covers(n);
+        p->n_input = (size_t)n->nin;
+        p->input = xalloc(sizeof(char *) * (size_t)(n->nin + 1));
+        for (int j = 0; j < n->nin; j++) {
+            Tensor *t = n->in[j];
+            p->input[j] = t ? t->name : "";
+            if (t && t->data && !t->is_input && !t->mark) {
+                t->mark = 1;
+                ADD_INIT(t, t->name);
+            }
+        }
+        p->n_output = (size_t)n->nout;
+        p->output = xalloc(sizeof(char *) * (size_t)(n->nout + 1));
+        for (int j = 0; j < n->nout; j++) {
+            Tensor *t = n->out[j];
+            p->output[j] = t ? t->name : "";
+            if (t && !t->is_output) vis[nv++] = value_info(t);
+        }
+        p->n_attribute = (size_t)n->nattrs;
+        p->attribute = xalloc(sizeof(void *) * (size_t)(n->nattrs + 1));
+        for (int a = 0; a < n->nattrs; a++) p->attribute[a] = attr_proto(&n->attrs[a], n->name);
+        gp->node[gp->n_node++] = p;
+    }
+    /* a graph output that is a constant: an initializer under another name, copied by Identity */
+    for (int k = 0; k < g->noutputs; k++) {
+        Tensor *t = g->outputs[k];
+        if (!t->data || t->is_input || t->producer) continue;
+        if (t->mark == 2) continue;
+        t->mark = 2;
+        const char *cname = xfmt("%s__onnx2c_const", t->name);
+        ADD_INIT(t, cname);
+        Onnx__NodeProto *p = node_proto(xfmt("%s__onnx2c_output", t->name), "Identity", "");
+        p->doc_string = "onnx2c: a graph output the compiler computed at compile time";
+        p->n_input = p->n_output = 1;
+        p->input = xalloc(sizeof(char *));
+        p->input[0] = (char *)cname;
+        p->output = xalloc(sizeof(char *));
+        p->output[0] = t->name;
+        gp->node[gp->n_node++] = p;
+    }
+#undef ADD_INIT
+    gp->n_initializer = (size_t)ni;
+    gp->initializer = inits;
+    gp->n_value_info = (size_t)nv;
+    gp->value_info = vis;
+    gp->n_input = (size_t)g->ninputs;
+    gp->input = xalloc(sizeof(void *) * (size_t)(g->ninputs + 1));
+    for (int k = 0; k < g->ninputs; k++) gp->input[k] = value_info(g->inputs[k]);
+    gp->n_output = (size_t)g->noutputs;
+    gp->output = xalloc(sizeof(void *) * (size_t)(g->noutputs + 1));
+    for (int k = 0; k < g->noutputs; k++) gp->output[k] = value_info(g->outputs[k]);
+
+    Onnx__ModelProto *m = xalloc(sizeof *m);
+    onnx__model_proto__init(m);
+    m->has_ir_version = 1;
+    m->ir_version = g->ir_version > 8 ? g->ir_version : 8;   /* 8: local functions */
+    m->producer_name = "onnx2c";
+    m->producer_version = "0.1.0";
+    m->doc_string = xfmt("optimized by onnx2c%s%s", *g->producer ? " from a model by " : "", g->producer);
+    m->graph = gp;
+    m->n_opset_import = nfuncs ? 2 : 1;
+    m->opset_import = xalloc(sizeof(void *) * 3);
+    m->opset_import[0] = opset("", g->opset);
+    if (nfuncs) m->opset_import[1] = opset("onnx2c", 1);
+    m->n_functions = (size_t)nfuncs;
+    m->functions = funcs;
+    return m;
+}
+
+uint8_t *emit_onnx_buffer(Graph *g, size_t *len)
+{
+    Onnx__ModelProto *m = build_model(g);
+    *len = onnx__model_proto__get_packed_size(m);
+    uint8_t *buf = xalloc(*len + 1);
+    onnx__model_proto__pack(m, buf);
+    return buf;
+}
+
+void emit_onnx(Graph *g, FILE *f)
+{
+    size_t len;
+    uint8_t *buf = emit_onnx_buffer(g, &len);
+    fwrite(buf, 1, len, f);
+}
