@@ -4,7 +4,10 @@
  * node (domain onnx2c) becomes a call of an ONNX local function
  * (FunctionProto, one per node, named OPNAME_INDEX, domain onnx2c) whose
  * body is the op's decomposition into standard ops, so onnxruntime can run
- * the file; the compiler reads such a call back as the fused op. Every
+ * the file; the compiler reads such a call back as the fused op. A
+ * standard op that a pass inserted and that is newer than the model's
+ * opset (LayerNormalization into an opset-13 model) is wrapped the same
+ * way, its function importing the opset it needs. Every
  * node's doc_string names the original ONNX nodes it covers. */
 #include <string.h>
 
@@ -141,11 +144,47 @@ static char *covers(const Node *n)
     return s;
 }
 
-/* The local function of fused node n (index k): its decomposition. */
+/* Standard ops newer than opset 9 that a pass may insert into an older model
+ * (the loaded nodes are valid at the model's opset): the opset they appeared in. */
+static const struct { const char *op; int since; } SINCE[] = {
+    {"Round", 11}, {"Range", 11}, {"CumSum", 11}, {"GatherElements", 11}, {"GatherND", 11},
+    {"ScatterElements", 11}, {"ScatterND", 11}, {"BitShift", 11}, {"Det", 11},
+    {"Celu", 12}, {"Einsum", 12}, {"HardSwish", 14}, {"Trilu", 14}, {"CastLike", 15},
+    {"LayerNormalization", 17}, {"Mish", 18}, {"BitwiseAnd", 18}, {"BitwiseOr", 18},
+    {"BitwiseXor", 18}, {"BitwiseNot", 18}, {"Gelu", 20}, {"RMSNormalization", 23}, {"TensorScatter", 24},
+};
+
+static int op_since(const char *op)
+{
+    for (size_t i = 0; i < sizeof SINCE / sizeof SINCE[0]; i++)
+        if (!strcmp(SINCE[i].op, op)) return SINCE[i].since;
+    return 1;
+}
+
+/* A standard node whose op is newer than the model's opset, as a body of
+ * one node: the function imports the opset the op needs. */
+static void single_node_body(const Node *n, Decomp *d)
+{
+    memset(d, 0, sizeof *d);
+    d->node = n;
+    d->opset = op_since(n->op_type);
+    const char **in = xalloc(sizeof(char *) * (size_t)(n->nin + 1));
+    for (int j = 0; j < n->nin; j++) in[j] = dc_in(d, j);
+    dc_op_n(d, n->op_type, in, n->nin, n->nout);
+    d->nodes[0].attrs = n->attrs;
+    d->nodes[0].nattrs = n->nattrs;
+    const char **outs = d->nodes[0].out;
+    for (int j = 0; j < n->nout; j++)
+        dc_output(d, j, outs[j]);
+}
+
+/* The local function of fused node n: its decomposition (or, for a standard
+ * op newer than the model, the node itself). */
 static Onnx__FunctionProto *function_proto(const Node *n, const char *fname, int opset_default)
 {
     Decomp d;
-    decompose_node(n, &d);
+    if (*n->domain) decompose_node(n, &d);
+    else single_node_body(n, &d);
     Onnx__FunctionProto *f = xalloc(sizeof *f);
     onnx__function_proto__init(f);
     f->name = (char *)fname;
@@ -227,7 +266,7 @@ static Onnx__ModelProto *build_model(Graph *g)
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         Onnx__NodeProto *p;
-        if (*n->domain) {
+        if (*n->domain || op_since(n->op_type) > g->opset) {
             const char *fname = xfmt("%s_%d", n->op_type, i);
             funcs[nfuncs++] = function_proto(n, fname, g->opset);
             p = node_proto(n->name, fname, "onnx2c");
