@@ -178,6 +178,211 @@ static void single_node_body(const Node *n, Decomp *d)
         dc_output(d, j, outs[j]);
 }
 
+/* ---- function bodies at the model's opset ------------------------------
+ * onnxruntime runs an inlined function body at the model's opset, whatever
+ * the function imports. A decomposition states the opset it needs at least;
+ * the ops whose inputs and attributes traded places between opsets are
+ * rewritten here to the model's opset (constant inputs made by the body's
+ * Constant nodes <-> attributes), and HardSwish below opset 14 becomes
+ * x * HardSigmoid(x). What is left needing a newer opset is written with
+ * that opset imported, and a warning says onnxruntime may refuse it. */
+
+static DNode *body_insert(Decomp *d, int at)
+{
+    DNode *nn = xalloc(sizeof(DNode) * (size_t)(d->n + 2));
+    if (at) memcpy(nn, d->nodes, sizeof(DNode) * (size_t)at);
+    if (d->n > at) memcpy(nn + at + 1, d->nodes + at, sizeof(DNode) * (size_t)(d->n - at));
+    memset(&nn[at], 0, sizeof(DNode));
+    d->nodes = nn;
+    d->n++;
+    d->cap = d->n + 1;
+    return &nn[at];
+}
+
+/* The value of a body tensor made by a Constant node, or NULL. */
+static const Tensor *body_const(const Decomp *d, const char *name)
+{
+    if (!name || !*name) return NULL;
+    for (int i = 0; i < d->n; i++)
+        if (!strcmp(d->nodes[i].op_type, "Constant") && d->nodes[i].nout && !strcmp(d->nodes[i].out[0], name))
+            for (int a = 0; a < d->nodes[i].nattrs; a++)
+                if (!strcmp(d->nodes[i].attrs[a].name, "value")) return d->nodes[i].attrs[a].t;
+    return NULL;
+}
+
+static Attr *body_attr(DNode *n, const char *name)
+{
+    for (int a = 0; a < n->nattrs; a++)
+        if (!strcmp(n->attrs[a].name, name)) return &n->attrs[a];
+    return NULL;
+}
+
+static Attr *body_add_attr(DNode *n, const char *name, int type)
+{
+    Attr *a = xalloc(sizeof(Attr) * (size_t)(n->nattrs + 2));
+    if (n->nattrs) memcpy(a, n->attrs, sizeof(Attr) * (size_t)n->nattrs);
+    n->attrs = a;
+    Attr *s = &a[n->nattrs++];
+    s->name = xstrdup(name);
+    s->type = type;
+    return s;
+}
+
+static void body_drop_attr(DNode *n, const char *name)
+{
+    for (int a = 0; a < n->nattrs; a++)
+        if (!strcmp(n->attrs[a].name, name)) {
+            memmove(n->attrs + a, n->attrs + a + 1, sizeof(Attr) * (size_t)(n->nattrs - a - 1));
+            n->nattrs--;
+            return;
+        }
+}
+
+/* Constant int64 inputs from..nin-1 of node i become int list attributes
+ * names[k] (NULL: must be all ones, dropped; "" : dropped when absent).
+ * 0 if an input is not a body constant. */
+static int inputs_to_attrs(Decomp *d, int i, int from, const char *const *names, int nnames)
+{
+    DNode *n = &d->nodes[i];
+    for (int j = from; j < n->nin && j < from + nnames; j++) {
+        if (!*n->in[j]) continue;
+        const Tensor *t = body_const(d, n->in[j]);
+        if (!t || !dtype_is_int(t->dtype)) return 0;
+        if (!names[j - from])
+            for (int64_t e = 0; e < tensor_numel(t); e++)
+                if (elem_i64(t->dtype, t->data, e) != 1) return 0;
+    }
+    if (n->nin > from + nnames) return 0;
+    for (int j = from; j < n->nin; j++) {
+        if (!*n->in[j] || !names[j - from]) continue;
+        const Tensor *t = body_const(d, n->in[j]);
+        Attr *a = body_add_attr(n, names[j - from], AT_INTS);
+        a->n = (int)tensor_numel(t);
+        a->ints = xalloc(sizeof(int64_t) * (size_t)(a->n + 1));
+        for (int e = 0; e < a->n; e++) a->ints[e] = elem_i64(t->dtype, t->data, e);
+    }
+    n->nin = from;
+    return 1;
+}
+
+/* Int list attributes names[] of node i become constant inputs from.. */
+static void attrs_to_inputs(Decomp *d, int i, int from, const char *const *names, int nnames)
+{
+    int last = -1;
+    for (int k = 0; k < nnames; k++)
+        if (body_attr(&d->nodes[i], names[k])) last = k;
+    if (last < 0) return;
+    const char **in = xalloc(sizeof(char *) * (size_t)(from + last + 2));
+    for (int j = 0; j < from && j < d->nodes[i].nin; j++) in[j] = d->nodes[i].in[j];
+    for (int k = 0; k <= last; k++) {
+        Attr *a = body_attr(&d->nodes[i], names[k]);
+        if (!a) { in[from + k] = ""; continue; }
+        Tensor *t = xalloc(sizeof *t);
+        int64_t dims[1] = {a->n};
+        t->name = xfmt("%s_c", names[k]);
+        t->dtype = DT_INT64;
+        t->input_index = t->output_index = -1;
+        tensor_set_shape(t, 1, dims);
+        tensor_alloc_data(t);
+        if (a->n) memcpy(t->data, a->ints, sizeof(int64_t) * (size_t)a->n);
+        DNode *c = body_insert(d, i);          /* before the node: i moves to i + 1 */
+        c->op_type = "Constant";
+        c->out = xalloc(sizeof(char *) * 2);
+        c->out[0] = xfmt("t%d", ++d->ntemp);
+        c->nout = 1;
+        body_add_attr(c, "value", AT_TENSOR)->t = t;
+        in[from + k] = c->out[0];
+        i++;
+        body_drop_attr(&d->nodes[i], names[k]);
+    }
+    d->nodes[i].in = in;
+    d->nodes[i].nin = from + last + 1;
+}
+
+/* The opset a body node needs in the form it has (1 if any). */
+static int body_node_since(const DNode *n)
+{
+    const char *op = n->op_type;
+    if (!strcmp(op, "Clip") && n->nin > 1) return 11;
+    if (!strcmp(op, "Slice") && n->nin > 1) return 10;
+    if (!strcmp(op, "Pad") && n->nin > 1) return 11;
+    if ((!strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze") || !strcmp(op, "ReduceSum") || !strcmp(op, "Split")) &&
+        n->nin > 1) return 13;
+    if (!strncmp(op, "Reduce", 6) && n->nin > 1) return 18;
+    return op_since(op);
+}
+
+/* Rewrites the body for default-domain opset `target`; returns the opset
+ * the body needs afterwards. */
+static int body_for_opset(Decomp *d, int target)
+{
+    static const char *const SLICE[] = {"starts", "ends", "axes", NULL};
+    static const char *const AXES[] = {"axes"};
+    static const char *const SPLIT[] = {"split"};
+    static const char *const PADS[] = {"pads"};
+    for (int i = 0; i < d->n; i++) {
+        DNode *n = &d->nodes[i];
+        const char *op = n->op_type;
+        int reduce13 = !strcmp(op, "ReduceSum") || !strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze");
+        int reduce18 = !strncmp(op, "Reduce", 6) && strcmp(op, "ReduceSum");
+        if (!strcmp(op, "Slice")) {
+            if (target < 10) inputs_to_attrs(d, i, 1, SLICE, 4);
+            else attrs_to_inputs(d, i, 1, SLICE, 3);
+        } else if (reduce13 || reduce18 || !strcmp(op, "Split")) {
+            int since = reduce18 ? 18 : 13;
+            const char *const *names = !strcmp(op, "Split") ? SPLIT : AXES;
+            if (target < since) inputs_to_attrs(d, i, 1, names, 1);
+            else attrs_to_inputs(d, i, 1, names, 1);
+        } else if (!strcmp(op, "Clip") && target < 11 && n->nin > 1) {
+            const Tensor *lo = n->nin > 1 && *n->in[1] ? body_const(d, n->in[1]) : NULL;
+            const Tensor *hi = n->nin > 2 && *n->in[2] ? body_const(d, n->in[2]) : NULL;
+            if ((n->nin > 1 && *n->in[1] && !lo) || (n->nin > 2 && *n->in[2] && !hi)) continue;
+            if (lo) body_add_attr(n, "min", AT_FLOAT)->f = elem_f64(lo->dtype, lo->data, 0);
+            if (hi) body_add_attr(n, "max", AT_FLOAT)->f = elem_f64(hi->dtype, hi->data, 0);
+            n->nin = 1;
+        } else if (!strcmp(op, "Pad") && target < 11 && n->nin > 1) {
+            const Tensor *v = n->nin > 2 && *n->in[2] ? body_const(d, n->in[2]) : NULL;
+            if ((n->nin > 2 && *n->in[2] && !v) || n->nin > 3) continue;    /* run-time value, or axes */
+            int nin = n->nin;
+            n->nin = 2;
+            if (!inputs_to_attrs(d, i, 1, PADS, 1)) {
+                n->nin = nin;
+                continue;
+            }
+            if (v) body_add_attr(n, "value", AT_FLOAT)->f = elem_f64(v->dtype, v->data, 0);
+        } else if (!strcmp(op, "Pad") && target >= 11 && body_attr(n, "pads")) {
+            const Attr *val = body_attr(n, "value");
+            if (val && val->f != 0) continue;    /* a typed constant would be needed */
+            body_drop_attr(n, "value");
+            attrs_to_inputs(d, i, 1, PADS, 1);
+        } else if (!strcmp(op, "HardSwish") && target < 14) {
+            /* x * HardSigmoid(x, 1/6, 1/2) */
+            const char *x = n->in[0], *y = n->out[0];
+            const char *hs = xfmt("t%d", ++d->ntemp);
+            n->op_type = "HardSigmoid";
+            n->out = xalloc(sizeof(char *) * 2);
+            n->out[0] = hs;
+            body_add_attr(n, "alpha", AT_FLOAT)->f = 1.0 / 6;
+            body_add_attr(n, "beta", AT_FLOAT)->f = 0.5;
+            DNode *m = body_insert(d, i + 1);
+            m->op_type = "Mul";
+            m->in = xalloc(sizeof(char *) * 3);
+            m->in[0] = x;
+            m->in[1] = hs;
+            m->nin = 2;
+            m->out = xalloc(sizeof(char *) * 2);
+            m->out[0] = y;
+            m->nout = 1;
+        }
+    }
+    int need = 1;
+    for (int i = 0; i < d->n; i++) {
+        int s = body_node_since(&d->nodes[i]);
+        if (s > need) need = s;
+    }
+    return need;
+}
+
 /* The local function of fused node n: its decomposition (or, for a standard
  * op newer than the model, the node itself). */
 static Onnx__FunctionProto *function_proto(const Node *n, const char *fname, int opset_default)
@@ -185,6 +390,7 @@ static Onnx__FunctionProto *function_proto(const Node *n, const char *fname, int
     Decomp d;
     if (*n->domain) decompose_node(n, &d);
     else single_node_body(n, &d);
+    int need = body_for_opset(&d, opset_default);
     Onnx__FunctionProto *f = xalloc(sizeof *f);
     onnx__function_proto__init(f);
     f->name = (char *)fname;
@@ -225,7 +431,10 @@ static Onnx__FunctionProto *function_proto(const Node *n, const char *fname, int
     }
     f->n_opset_import = 1;
     f->opset_import = xalloc(sizeof(void *) * 2);
-    f->opset_import[0] = opset("", d.opset > opset_default ? d.opset : opset_default);
+    f->opset_import[0] = opset("", need > opset_default ? need : opset_default);
+    if (need > opset_default)
+        fprintf(stderr, "onnx2c: warning: --emit-onnx: %s '%s' is written with ops of opset %d; the model imports "
+                "opset %d and onnxruntime may refuse the file\n", n->op_type, n->name, need, opset_default);
     return f;
 }
 
