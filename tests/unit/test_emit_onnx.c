@@ -210,6 +210,81 @@ static void test_fused_node_is_a_local_function(void **state)
     assert_string_equal(back->nodes[idx]->domain, "onnx2c");
 }
 
+/* A test-only fused op written for a newer opset: Slice with constant
+ * inputs (opset 10), Unsqueeze with an axes input (13), HardSwish (14). */
+static void decompose_new_forms(const Node *n, Decomp *d)
+{
+    (void)n;
+    static const int64_t st[] = {0}, en[] = {1}, ax[] = {0}, one[] = {1};
+    const char *s = dc_op(d, "Slice", 5, dc_in(d, 0), dc_const_ints(d, st, 1), dc_const_ints(d, en, 1),
+                          dc_const_ints(d, ax, 1), dc_const_ints(d, one, 1));
+    const char *u = dc_op(d, "Unsqueeze", 2, s, dc_const_ints(d, ax, 1));
+    const char *q = dc_op(d, "Squeeze", 2, u, dc_const_ints(d, ax, 1));
+    dc_output(d, 0, dc_op(d, "HardSwish", 1, q));
+    d->opset = 14;
+}
+
+static const Onnx__NodeProto *body_node(const Onnx__FunctionProto *f, const char *op)
+{
+    for (size_t i = 0; i < f->n_node; i++)
+        if (!strcmp(f->node[i]->op_type, op)) return f->node[i];
+    fail_msg("no %s in the body", op);
+    return NULL;
+}
+
+static int has_attr(const Onnx__NodeProto *p, const char *name)
+{
+    for (size_t a = 0; a < p->n_attribute; a++)
+        if (!strcmp(p->attribute[a]->name, name)) return 1;
+    return 0;
+}
+
+/* onnxruntime runs a function body at the model's opset: the body is
+ * rewritten to it (opset 9: attributes; opset 13: inputs, HardSigmoid). */
+static void test_body_rewritten_to_model_opset(void **state)
+{
+    (void)state;
+    for (int ver = 9; ver <= 13; ver += 4) {
+        Onnx__ModelProto *pm = pb_model(7, ver);
+        pb_input(pm, "x", DT_FLOAT, "3x2");
+        pb_output(pm, "y", DT_FLOAT, NULL);
+        pb_node(pm, "Sigmoid", "sig", "x", "y");
+        Graph *g = pt_graph(pm);
+        Node *sig = pt_find(g, "Sigmoid");
+        fused = *sig->op;
+        fused.name = "TestNewForms";
+        fused.domain = "onnx2c";
+        fused.decompose = decompose_new_forms;
+        sig->op = &fused;
+        sig->op_type = "TestNewForms";
+        sig->domain = "onnx2c";
+        size_t len = 0;
+        uint8_t *volatile buf = NULL;
+        EXPECT_OK(buf = emit_onnx_buffer(g, &len));
+        Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+        assert_non_null(m);
+        Onnx__FunctionProto *f = m->functions[0];
+        assert_int_equal(f->opset_import[0]->version, ver);       /* the model's, not 14 */
+        const Onnx__NodeProto *sl = body_node(f, "Slice"), *un = body_node(f, "Unsqueeze");
+        if (ver < 10) {
+            assert_int_equal(sl->n_input, 1);
+            assert_true(has_attr(sl, "starts") && has_attr(sl, "ends") && has_attr(sl, "axes"));
+            assert_int_equal(un->n_input, 1);
+            assert_true(has_attr(un, "axes"));
+        } else {
+            assert_int_equal(sl->n_input, 5);
+            assert_int_equal(un->n_input, 2);
+            assert_false(has_attr(un, "axes"));
+        }
+        /* HardSwish is opset 14: x * HardSigmoid(x) */
+        const Onnx__NodeProto *hs = body_node(f, "HardSigmoid"), *mul = body_node(f, "Mul");
+        assert_string_equal(mul->input[1], hs->output[0]);
+        assert_string_equal(mul->output[0], "y0");
+        onnx__model_proto__free_unpacked(m, NULL);
+        o2c_forget_name_index();
+    }
+}
+
 static void test_internal_op_without_decomposition_is_refused(void **state)
 {
     (void)state;
@@ -275,6 +350,7 @@ int main(void)
         T(test_round_trip),
         T(test_model_fields),
         T(test_fused_node_is_a_local_function),
+        T(test_body_rewritten_to_model_opset),
         T(test_internal_op_without_decomposition_is_refused),
         T(test_dot),
     };
