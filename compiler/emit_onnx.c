@@ -161,13 +161,55 @@ static int op_since(const char *op)
     return 1;
 }
 
-/* A standard node whose op is newer than the model's opset, as a body of
- * one node: the function imports the opset the op needs. */
+/* Gelu, Mish and LayerNormalization in older ops (their ONNX function
+ * definitions); 0 if n is none of them or has optional outputs. */
+static int expand_newer(const Node *n, Decomp *d)
+{
+    int dt = n->in[0]->dtype;
+    const char *x = dc_in(d, 0), *y;
+    if (!strcmp(n->op_type, "Mish")) {
+        y = dc_op(d, "Mul", 2, x, dc_op(d, "Tanh", 1, dc_op(d, "Softplus", 1, x)));
+    } else if (!strcmp(n->op_type, "Gelu")) {
+        const char *inner;
+        if (!strcmp(attr_s(n, "approximate"), "tanh")) {
+            const char *x3 = dc_op(d, "Mul", 2, x, dc_op(d, "Mul", 2, x, x));
+            const char *u = dc_op(d, "Add", 2, x, dc_op(d, "Mul", 2, x3, dc_const_f(d, dt, 0.044715)));
+            inner = dc_op(d, "Tanh", 1, dc_op(d, "Mul", 2, u, dc_const_f(d, dt, 0.7978845608028654)));
+        } else {
+            inner = dc_op(d, "Erf", 1, dc_op(d, "Mul", 2, x, dc_const_f(d, dt, 0.7071067811865476)));
+        }
+        const char *h = dc_op(d, "Mul", 2, x, dc_const_f(d, dt, 0.5));
+        y = dc_op(d, "Mul", 2, h, dc_op(d, "Add", 2, inner, dc_const_f(d, dt, 1.0)));
+    } else if (!strcmp(n->op_type, "LayerNormalization") && n->nout == 1) {
+        int rank = n->in[0]->rank;
+        int64_t axis = attr_i(n, "axis"), axes[MAX_RANK];
+        if (axis < 0) axis += rank;
+        int na = 0;
+        for (int64_t a = axis; a < rank; a++) axes[na++] = a;
+        const char *mean = dc_op(d, "ReduceMean", 1, x);
+        dc_attr_ints(d, "axes", axes, na);
+        const char *dev = dc_op(d, "Sub", 2, x, mean);
+        const char *var = dc_op(d, "ReduceMean", 1, dc_op(d, "Mul", 2, dev, dev));
+        dc_attr_ints(d, "axes", axes, na);
+        const char *sd = dc_op(d, "Sqrt", 1, dc_op(d, "Add", 2, var, dc_const_f(d, dt, attr_f(n, "epsilon"))));
+        y = dc_op(d, "Mul", 2, dc_op(d, "Div", 2, dev, sd), dc_in(d, 1));
+        if (*dc_in(d, 2)) y = dc_op(d, "Add", 2, y, dc_in(d, 2));
+    } else {
+        return 0;
+    }
+    dc_output(d, 0, y);
+    return 1;
+}
+
+/* A standard node whose op is newer than the model's opset: its expansion
+ * in older ops, or a body of the node itself (the function then imports
+ * the opset it needs). */
 static void single_node_body(const Node *n, Decomp *d)
 {
     memset(d, 0, sizeof *d);
     d->node = n;
     d->opset = op_since(n->op_type);
+    if (expand_newer(n, d)) return;
     const char **in = xalloc(sizeof(char *) * (size_t)(n->nin + 1));
     for (int j = 0; j < n->nin; j++) in[j] = dc_in(d, j);
     dc_op_n(d, n->op_type, in, n->nin, n->nout);

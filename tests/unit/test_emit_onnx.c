@@ -285,6 +285,53 @@ static void test_body_rewritten_to_model_opset(void **state)
     }
 }
 
+/* A standard op newer than the model's opset (a pass may insert one: here
+ * the graph's opset is lowered by hand) is written as a local function of
+ * older ops, and read back as the op. */
+static void test_newer_standard_ops_expanded(void **state)
+{
+    (void)state;
+    static const int64_t D4[] = {4};
+    static const float SC[] = {1.0f, 0.5f, 2.0f, -1.0f}, BI[] = {0.0f, 0.1f, 0.2f, 0.3f};
+    Onnx__ModelProto *pm = pb_model(8, 20);
+    pb_input(pm, "x", DT_FLOAT, "2x4");
+    pb_output(pm, "y", DT_FLOAT, NULL);
+    pb_init_raw(pm, "sc", DT_FLOAT, 1, D4, SC, sizeof SC);
+    pb_init_raw(pm, "bi", DT_FLOAT, 1, D4, BI, sizeof BI);
+    pb_node(pm, "LayerNormalization", "ln", "x,sc,bi", "l");
+    pb_node(pm, "Mish", "mish", "l", "m");
+    pb_attr_s(pb_node(pm, "Gelu", "gelu", "m", "g"), "approximate", "tanh");
+    pb_node(pm, "Gelu", "gelu2", "g", "y");
+    Graph *g = pt_graph(pm);
+    g->opset = 13;
+    size_t len = 0;
+    uint8_t *volatile buf = NULL;
+    EXPECT_OK(buf = emit_onnx_buffer(g, &len));
+    if (getenv("O2C_KEEP_EMITTED")) {
+        FILE *f = fopen(getenv("O2C_KEEP_EMITTED"), "wb");
+        if (f) { fwrite(buf, 1, len, f); fclose(f); }
+    }
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+    assert_non_null(m);
+    assert_int_equal(m->opset_import[0]->version, 13);
+    assert_int_equal(m->n_functions, 4);
+    for (size_t k = 0; k < m->n_functions; k++) {
+        Onnx__FunctionProto *f = m->functions[k];
+        assert_int_equal(f->opset_import[0]->version, 13);
+        for (size_t i = 0; i < f->n_node; i++) {
+            const char *op = f->node[i]->op_type;
+            assert_true(strcmp(op, "LayerNormalization") && strcmp(op, "Gelu") && strcmp(op, "Mish"));
+        }
+    }
+    assert_string_equal(m->functions[0]->name, "LayerNormalization_0");
+    onnx__model_proto__free_unpacked(m, NULL);
+    Graph *volatile back = NULL;
+    EXPECT_OK(back = load_model_buffer(buf, len, "emitted.onnx"));
+    assert_string_equal(back->nodes[0]->op_type, "LayerNormalization");
+    assert_string_equal(back->nodes[0]->domain, "");
+    assert_string_equal(back->nodes[3]->op_type, "Gelu");
+}
+
 static void test_internal_op_without_decomposition_is_refused(void **state)
 {
     (void)state;
@@ -351,6 +398,7 @@ int main(void)
         T(test_model_fields),
         T(test_fused_node_is_a_local_function),
         T(test_body_rewritten_to_model_opset),
+        T(test_newer_standard_ops_expanded),
         T(test_internal_op_without_decomposition_is_refused),
         T(test_dot),
     };
