@@ -70,7 +70,7 @@ static Graph *round_trip(Graph *g)
 static void test_round_trip(void **state)
 {
     (void)state;
-    for (int level = 0; level <= 2; level += 2) {
+    for (int volatile level = 0; level <= 2; level += 2) {
         Graph *g = optimized(level);
         Graph *back = round_trip(g);
         /* the same nodes, in execution order, with the same results */
@@ -244,7 +244,7 @@ static int has_attr(const Onnx__NodeProto *p, const char *name)
 static void test_body_rewritten_to_model_opset(void **state)
 {
     (void)state;
-    for (int ver = 9; ver <= 13; ver += 4) {
+    for (int volatile ver = 9; ver <= 13; ver += 4) {
         Onnx__ModelProto *pm = pb_model(7, ver);
         pb_input(pm, "x", DT_FLOAT, "3x2");
         pb_output(pm, "y", DT_FLOAT, NULL);

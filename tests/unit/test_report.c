@@ -138,7 +138,7 @@ static char *report_text(Graph *g, Lowering *L, int64_t arena, int level)
 static void test_rows_are_the_kernel_calls(void **state)
 {
     (void)state;
-    for (int level = 0; level <= 2; level += 2) {
+    for (int volatile level = 0; level <= 2; level += 2) {
         Graph *g = pt_graph(conv_model());
         static Options o;
         o.opt_level = level;
