@@ -15,7 +15,7 @@
 
 #include "../ir.h"
 
-#define MAX_CHAIN 4
+#define MAX_CHAIN 6
 
 typedef struct Epi {
     Node *chain[MAX_CHAIN + 1];      /* the absorbed nodes, in order */
@@ -177,7 +177,7 @@ static void scan(Graph *g, Node *n, Epi *e)
             }
         }
     }
-    for (int step = 0; step < 3 && e->nchain < MAX_CHAIN - 1; step++) {
+    for (int step = 0; step < 3 && e->nchain + 2 <= MAX_CHAIN; step++) {   /* residual, activation, residual */
         if (!e->act && silu(g, x, e)) {
             x = e->out;
             continue;
@@ -215,7 +215,9 @@ int pass_fuse_epilogue(Graph *g)
         Tensor *in[5] = {n->in[0], n->in[1], n->nin > 2 ? n->in[2] : NULL, e.res, e.slope};
         if (e.bias) in[2] = e.bias;
         const char *fop = xfmt("Fused%s", n->op_type);
-        Node *f = graph_insert_node(g, last, fop, "onnx2c", in, 5, &e.out, 1);
+        int nin = 5;
+        while (nin > 2 && !in[nin - 1]) nin--;         /* no trailing omitted inputs */
+        Node *f = graph_insert_node(g, last, fop, "onnx2c", in, nin, &e.out, 1);
         f->attrs = xalloc(sizeof(Attr) * (size_t)(n->nattrs + 1));   /* the standard op's attributes */
         if (n->nattrs) memcpy(f->attrs, n->attrs, sizeof(Attr) * (size_t)n->nattrs);
         f->nattrs = n->nattrs;

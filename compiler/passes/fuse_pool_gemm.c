@@ -121,7 +121,9 @@ int pass_fuse_pool_gemm(Graph *g)
             continue;
         }
         Tensor *in[5] = {x, w, b, r->nin > 3 ? r->in[3] : NULL, r->nin > 4 ? r->in[4] : NULL};
-        Node *f = graph_insert_node(g, r, "GlobalPoolGemm", "onnx2c", in, 5, &y, 1);
+        int nin = 5;
+        while (nin > 2 && !in[nin - 1]) nin--;         /* no trailing omitted inputs */
+        Node *f = graph_insert_node(g, r, "GlobalPoolGemm", "onnx2c", in, nin, &y, 1);
         if (gemm) {
             node_set_attr_f(f, "alpha", attr_f(r, "alpha"));
             node_set_attr_f(f, "beta", attr_f(r, "beta"));

@@ -255,6 +255,30 @@ static void test_residual_before_and_after(void **state)
     }
 }
 
+/* The longest chain: N-D MatMul, bias Add, x * Sigmoid(x), residual Add. */
+static void test_longest_chain(void **state)
+{
+    (void)state;
+    static const int64_t DW[] = {5, 4}, DB[] = {4};
+    Onnx__ModelProto *m = pb_model(8, 13);
+    pb_input(m, "a", DT_FLOAT, "2x3x5");
+    pb_input(m, "r", DT_FLOAT, "2x3x4");
+    pb_output(m, "out", DT_FLOAT, NULL);
+    init_f(m, "Wm", 2, DW, 71, -1, 1);
+    init_f(m, "bias", 1, DB, 72, -1, 1);
+    pb_node(m, "MatMul", "mm", "a,Wm", "y");
+    pb_node(m, "Add", "add", "y,bias", "y1");
+    pb_node(m, "Sigmoid", "sig", "y1", "s");
+    pb_node(m, "Mul", "mul", "y1,s", "y2");
+    pb_node(m, "Add", "res", "r,y2", "out");
+    Graph *g = pt_optimize_checked(m, 2, NULL);
+    assert_int_equal(g->nnodes, 1);
+    Node *f = pt_find(g, "FusedMatMul");
+    assert_string_equal(attr_s(f, "activation"), "SiLU");
+    assert_string_equal(attr_s(f, "residual"), "after");
+    assert_int_equal(f->norigins, 5);
+}
+
 /* Multi-reader intermediate, non-constant BN params, a Mul along the wrong
  * axis, a Mul by a non-constant, shared weights: left alone. */
 static void test_negative_cases(void **state)
@@ -424,6 +448,7 @@ int main(void)
         T(test_matmul_bias),
         T(test_every_activation),
         T(test_residual_before_and_after),
+        T(test_longest_chain),
         T(test_negative_cases),
         T(test_pool_gemm),
         T(test_decomposition),
