@@ -158,6 +158,7 @@ static int fold_into(Graph *g, Node *n, int kind, Node *r, const double *s, cons
     } else if (kind == K_GEMM) {
         Tensor *c = in_t(n, 2);
         double beta = attr_f(n, "beta");
+        if (beta == 0) c = NULL;                       /* the lowering ignores C then */
         if (c || shift) {
             int full = c && c->rank == 2 && c->dims[0] > 1 && tensor_numel(c) > 1 && c->dims[0] == y->dims[0] &&
                        tensor_numel(c) == y->dims[0] * nch;
