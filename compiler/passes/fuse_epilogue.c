@@ -151,7 +151,9 @@ static int linear_kind(const Node *n)
     if (n->domain[0] || n->nout != 1 || n->promoted) return 0;
     if (n->out[0]->dtype != DT_FLOAT && n->out[0]->dtype != DT_DOUBLE) return 0;
     if (!strcmp(n->op_type, "Conv") || !strcmp(n->op_type, "ConvTranspose")) return 1;
-    if (!strcmp(n->op_type, "Gemm") || !strcmp(n->op_type, "MatMul")) return 2;
+    if (!strcmp(n->op_type, "Gemm")) return 2;
+    /* the kernel's channel is B's column: a 1-D B has none */
+    if (!strcmp(n->op_type, "MatMul") && n->in[1]->rank >= 2) return 2;
     return 0;
 }
 

@@ -334,6 +334,19 @@ static void test_negative_cases(void **state)
     g = pt_optimize_checked(m, 2, AFFINE);
     assert_int_equal(pt_count(g, "Mul"), 1);
 
+    /* MatMul by a 1-D B (output M, no columns) + bias: left alone */
+    static const int64_t D5[] = {5}, D3[] = {3};
+    m = pb_model(8, 13);
+    pb_input(m, "a", DT_FLOAT, "3x5");
+    init_f(m, "v", 1, D5, 43, -1, 1);
+    init_f(m, "bias", 1, D3, 44, -1, 1);
+    pb_output(m, "out", DT_FLOAT, NULL);
+    pb_node(m, "MatMul", "mv", "a,v", "y");
+    pb_node(m, "Add", "add", "y,bias", "out");
+    g = pt_optimize_checked(m, 2, NULL);
+    assert_int_equal(pt_count(g, "MatMul"), 1);
+    assert_int_equal(pt_count(g, "Add"), 1);
+
     /* Clip without a max, and a residual of another shape: no fusion */
     static const int64_t D0[] = {0};
     m = conv_model(13);
