@@ -83,6 +83,7 @@ int pass_fuse_pool_gemm(Graph *g)
         Node *p = g->nodes[i];
         if (!global_average(p)) continue;
         Tensor *x = p->in[0];
+        if (tensor_numel(x) < 1) continue;               /* empty: nothing to gain */
         int64_t N = x->dims[0], C = x->dims[1], S = tensor_numel(x) / (N * C);
         Node *chain[16];
         int nchain = 0;
