@@ -4,8 +4,8 @@
  *   GlobalAveragePool (or an AveragePool whose window is the whole input)
  *   -> views (Flatten, Reshape, Squeeze, Unsqueeze, Identity, a Transpose
  *      that only moves axes of size 1)
- *   -> Gemm (transA 0, bias absent, one value or one per column), or a 1x1
- *      Conv (group 1, no pads) on the pooled N x C x 1 x 1 tensor,
+ *   -> Gemm (transA 0, bias absent, one value or one per column), a MatMul
+ *      by a 2-D B, or a 1x1 Conv (group 1, no pads) on the pooled N x C x 1 x 1 tensor,
  *      or their Fused forms with an epilogue (fuse_epilogue runs first).
  * Every intermediate must have that single reader. The fused kernel pools
  * once per output element, so it is used only while that extra work stays
@@ -96,12 +96,14 @@ int pass_fuse_pool_gemm(Graph *g)
         if (!r) continue;
         int conv = is_op(r, "Conv", "") || is_op(r, "FusedConv", "onnx2c");
         int gemm = is_op(r, "Gemm", "") || is_op(r, "FusedGemm", "onnx2c");
-        if ((!conv && !gemm) || r->in[0] != cur || r->in[1] == cur) continue;
+        int matmul = is_op(r, "MatMul", "") || is_op(r, "FusedMatMul", "onnx2c");
+        if ((!conv && !gemm && !matmul) || r->in[0] != cur || r->in[1] == cur) continue;
         if (r->nin > 2 && r->in[2] == cur) continue;
         Tensor *w = r->in[1], *b = r->nin > 2 ? r->in[2] : NULL, *y = r->out[0];
         int64_t M;
-        if (gemm) {
-            if (attr_i(r, "transA") || cur->rank != 2 || cur->dims[0] != N || cur->dims[1] != C) continue;
+        if (gemm || matmul) {
+            if ((gemm && attr_i(r, "transA")) || cur->rank != 2 || cur->dims[0] != N || cur->dims[1] != C) continue;
+            if (matmul && w->rank != 2) continue;
             M = y->dims[1];
             if (b && tensor_numel(b) != 1 && (tensor_numel(b) != M || b->dims[b->rank - 1] != M)) continue;
         } else {
@@ -125,7 +127,9 @@ int pass_fuse_pool_gemm(Graph *g)
         int nin = 5;
         while (nin > 2 && !in[nin - 1]) nin--;         /* no trailing omitted inputs */
         Node *f = graph_insert_node(g, r, "GlobalPoolGemm", "onnx2c", in, nin, &y, 1);
-        if (gemm) {
+        if (matmul) {
+            node_set_attr_i(f, "transB", 0);
+        } else if (gemm) {
             node_set_attr_f(f, "alpha", attr_f(r, "alpha"));
             node_set_attr_f(f, "beta", attr_f(r, "beta"));
             node_set_attr_i(f, "transB", attr_i(r, "transB"));

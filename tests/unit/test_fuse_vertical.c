@@ -381,6 +381,13 @@ static void pool_gemm_case(int variant)
         init_f(m, "W", 4, DC, 63, -1, 1);
         pb_node(m, "GlobalAveragePool", "gap", "x", "p");
         pb_node(m, "Conv", "conv", "p,W,B", "out");
+    } else if (variant == 4) {                /* GAP -> Flatten -> MatMul -> Softmax */
+        static const int64_t DW2[] = {6, 5};
+        init_f(m, "W", 2, DW2, 66, -1, 1);
+        pb_node(m, "GlobalAveragePool", "gap", "x", "p");
+        pb_node(m, "Flatten", "flat", "p", "f");
+        pb_node(m, "MatMul", "mm", "f,W", "y");
+        pb_node(m, "Softmax", "sm", "y", "out");
     } else {                                  /* whole-window AveragePool -> Transpose -> Reshape -> Gemm */
         static const int64_t DW2[] = {6, 5}, DS[] = {2};
         init_f(m, "W", 2, DW2, 64, -1, 1);
@@ -402,6 +409,11 @@ static void pool_gemm_case(int variant)
         assert_int_equal(pt_count(g, "AveragePool"), 1);
         return;
     }
+    if (variant == 4) {
+        assert_int_equal(g->nnodes, 2);
+        assert_int_equal(pt_count(g, "GlobalPoolGemm"), 1);
+        return;
+    }
     if (g->nnodes != 1) fail_msg("variant %d: %d nodes", variant, g->nnodes);
     Node *f = pt_find(g, "GlobalPoolGemm");
     assert_string_equal(attr_s(f, "activation"), variant == 0 ? "Relu" : "none");
@@ -411,7 +423,7 @@ static void pool_gemm_case(int variant)
 static void test_pool_gemm(void **state)
 {
     (void)state;
-    for (int variant = 0; variant < 4; variant++) pool_gemm_case(variant);
+    for (int variant = 0; variant < 5; variant++) pool_gemm_case(variant);
     /* N = 2 and a Transpose that swaps N and C: not a view, left alone */
     static const int64_t DW2[] = {2, 5}, DS[] = {2};
     Onnx__ModelProto *m = pb_model(8, 13);
