@@ -52,6 +52,7 @@ int pass_fuse_clip(Graph *g)
             node_set_attr_f(c, "min", lo);
             node_set_attr_f(c, "max", hi);
         }
+        node_reinfer(c);
         note("fuse_clip: %s -> Clip [%g, %g] '%s'", c->fused, lo, hi, y->name);
         changes++;
         i = -1;    /* the node list changed: rescan */

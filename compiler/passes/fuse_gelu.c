@@ -151,6 +151,7 @@ int pass_fuse_gelu(Graph *g)
         if (have != 3 || !pat_same_shape(cur, x) || cur->dtype != x->dtype) continue;
         Node *n = pat_replace(g, &m, last, "Gelu", "", &x, 1, cur);
         if (tanh_form) node_set_attr_s(n, "approximate", "tanh");
+        node_reinfer(n);
         note("fuse_gelu: %s -> Gelu%s '%s'", n->fused, tanh_form ? "(tanh)" : "", cur->name);
         changes++;
         i = -1;

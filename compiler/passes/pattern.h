@@ -168,8 +168,9 @@ static inline Tensor *pat_const_scalar(Graph *g, const char *hint, int dtype, do
 
 /* Inserts `op` (domain dom) reading in[0..nin) before `last` and taking
  * over `out` (the output of the match's last node, so graph outputs keep
- * their names), gives it the match's origins, records what it fused,
- * removes the matched nodes and re-infers the new node. */
+ * their names), gives it the match's origins, records what it fused and
+ * removes the matched nodes. The caller sets the node's attributes, then
+ * calls node_reinfer. */
 static inline Node *pat_replace(Graph *g, const PatMatch *m, Node *last, const char *op, const char *dom,
                                 Tensor *const *in, int nin, Tensor *out)
 {
@@ -188,7 +189,6 @@ static inline Node *pat_replace(Graph *g, const PatMatch *m, Node *last, const c
     n->fused = xstrdup(what);
     for (int i = 0; i < m->n; i++) graph_remove_node(g, m->nodes[i]);
     node_set_output(n, 0, out);
-    node_reinfer(n);
     return n;
 }
 
