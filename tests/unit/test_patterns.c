@@ -626,6 +626,85 @@ static void test_attention_negative(void **state)
     assert_string_equal(pt_find(g, "Attention")->in[1]->name, "kT");
 }
 
+/* ---- HardSwish, HardSigmoid ---------------------------------------------- */
+
+enum { HS_PADDLE, HS_TIMES_HSIG, HS_MUL_SIXTH, HS_SIGMOID_ONLY, HS_RELU6 };
+
+/* x [2,6] -> y: x * Clip(x + 3, 0, 6) / 6 and friends */
+static Onnx__ModelProto *hswish_model(int form, int opset, float three)
+{
+    Onnx__ModelProto *m = pb_model(8, opset);
+    pb_input(m, "x", DT_FLOAT, "2x6");
+    pb_output(m, "y", DT_FLOAT, NULL);
+    scalar(m, "three", three);
+    scalar(m, "zero", 0);
+    scalar(m, "six", 6);
+    scalar(m, "sixth", 1.0f / 6);
+    pb_node(m, "Add", "add3", "three,x", "a");
+    if (form == HS_RELU6) {                  /* Relu + Min: fuse_clip first */
+        pb_node(m, "Relu", "relu", "a", "r");
+        pb_node(m, "Min", "min6", "r,six", "c");
+    } else if (opset < 11) {
+        Onnx__NodeProto *c = pb_node(m, "Clip", "clip", "a", "c");
+        pb_attr_f(c, "min", 0);
+        pb_attr_f(c, "max", 6);
+    } else {
+        pb_node(m, "Clip", "clip", "a,zero,six", "c");
+    }
+    switch (form) {
+    case HS_PADDLE:
+    case HS_RELU6:
+        pb_node(m, "Mul", "mx", "x,c", "t");
+        pb_node(m, "Div", "d6", "t,six", "y");
+        break;
+    case HS_TIMES_HSIG:
+        pb_node(m, "Div", "d6", "c,six", "h");
+        pb_node(m, "Mul", "mx", "h,x", "y");
+        break;
+    case HS_MUL_SIXTH:
+        pb_node(m, "Mul", "mx", "c,x", "t");
+        pb_node(m, "Mul", "d6", "sixth,t", "y");
+        break;
+    default:
+        pb_node(m, "Div", "d6", "c,six", "y");
+        break;
+    }
+    return m;
+}
+
+static void test_hardswish(void **state)
+{
+    (void)state;
+    static const char *const ONLY_HS[] = {"fuse_hardswish", NULL};
+    static const struct { int form, opset; const char *op; } F[] = {
+        {HS_PADDLE, 9, "HardSwish"}, {HS_PADDLE, 13, "HardSwish"}, {HS_TIMES_HSIG, 13, "HardSwish"},
+        {HS_MUL_SIXTH, 11, "HardSwish"}, {HS_SIGMOID_ONLY, 13, "HardSigmoid"},
+    };
+    for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
+        Graph *g = pt_optimize_checked(hswish_model(F[i].form, F[i].opset, 3), 0, ONLY_HS);
+        if (pt_count(g, NULL) != 1) fail_msg("form %zu: %d nodes left", i, pt_count(g, NULL));
+        Node *n = pt_find(g, F[i].op);
+        assert_string_equal(n->in[0]->name, "x");
+        assert_string_equal(n->out[0]->name, "y");
+    }
+    /* Relu + Min as the clip: fuse_clip, then fuse_hardswish */
+    Graph *g = pt_optimize_checked(hswish_model(HS_RELU6, 13, 3), 2, NULL);
+    assert_int_equal(pt_count(g, NULL), 1);
+    assert_int_equal(pt_count(g, "HardSwish"), 1);
+    /* negative: 2.5 instead of 3; the clipped value read elsewhere; x * c of another x */
+    g = pt_optimize_checked(hswish_model(HS_PADDLE, 13, 2.5f), 0, ONLY_HS);
+    assert_int_equal(pt_count(g, "HardSwish") + pt_count(g, "HardSigmoid"), 0);
+    Onnx__ModelProto *m = hswish_model(HS_PADDLE, 13, 3);
+    pb_output(m, "c", DT_FLOAT, NULL);
+    g = pt_optimize_checked(m, 0, ONLY_HS);
+    assert_int_equal(pt_count(g, "HardSwish") + pt_count(g, "HardSigmoid"), 0);
+    m = hswish_model(HS_PADDLE, 13, 3);
+    pb_input(m, "x2", DT_FLOAT, "2x6");
+    m->graph->node[2]->input[0] = S("x2");
+    g = pt_optimize_checked(m, 0, ONLY_HS);
+    assert_int_equal(pt_count(g, "HardSwish") + pt_count(g, "HardSigmoid"), 0);
+}
+
 /* the passes run only at -O2 */
 static void test_levels(void **state)
 {
@@ -645,7 +724,7 @@ int main(void)
         T(test_gelu_erf_forms),    T(test_gelu_tanh_forms),    T(test_gelu_negative),
         T(test_clip),              T(test_clip_negative),      T(test_softmax),
         T(test_softmax_negative),  T(test_attention),          T(test_attention_negative),
-        T(test_levels),
+        T(test_hardswish),         T(test_levels),
     };
     return cmocka_run_group_tests_name("patterns", tests, NULL, NULL);
 }
