@@ -5,7 +5,8 @@
  *              becomes Gelu with approximate="tanh".
  * The outer product may be written in any order exporters use: Mul(x, p)
  * then Mul(., 0.5), Mul(Mul(x, 0.5), p), Mul(Mul(p, x), 0.5), 0.5 as
- * Div(., 2), ... (p = 1 + Erf/Tanh). Constants match within GELU_RTOL. */
+ * Div(., 2), ... (p = 1 + Erf/Tanh, an Add or a two-input Sum as ONNX's
+ * function body writes it). Constants match within GELU_RTOL. */
 #include "pattern.h"
 
 #define GELU_RTOL 1e-3
@@ -131,7 +132,9 @@ int pass_fuse_gelu(Graph *g)
         /* p = 1 + f */
         Node *one = pat_single_reader(g, f->out[0]);
         double c;
-        if (!one || !pat_is(one, "Add") || !pat_scalar(pat_other(one, f->out[0]), &c) || c != 1) continue;
+        if (!one || !(pat_is(one, "Add") || (pat_is(one, "Sum") && one->nin == 2)) ||
+            !pat_scalar(pat_other(one, f->out[0]), &c) || c != 1)
+            continue;
         pat_add(&m, one);
         /* the outer product: up to two Muls from p, collecting x and 0.5 */
         Tensor *cur = one->out[0];

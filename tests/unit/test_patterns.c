@@ -220,10 +220,10 @@ static Onnx__ModelProto *gelu_model(int form, float c)
         pb_node(m, "Mul", "xh", "x,half", "h");
         pb_node(m, "Mul", "mx", "h,p", "y");
         break;
-    case GE_HALF_FIRST:   /* (1+erf) * 0.5, then * x */
+    case GE_HALF_FIRST:   /* Sum(1, erf) * 0.5, then * x */
         pb_node(m, "Div", "div", "x,c", "a");
         pb_node(m, "Erf", "erf", "a", "e");
-        pb_node(m, "Add", "add1", "e,one", "p");
+        pb_node(m, "Sum", "add1", "one,e", "p");
         pb_node(m, "Mul", "mh", "half,p", "ph");
         pb_node(m, "Mul", "mx", "ph,x", "y");
         break;
