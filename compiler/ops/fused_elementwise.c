@@ -195,7 +195,7 @@ static void ew_kernel_run(const GenKernel *kern, int64_t i0, int64_t i1, const o
                         q /= dims[d];
                     }
                 }
-                memcpy(buf + ((size_t)j * EW_BLOCK + (size_t)t) * 8, x + (size_t)off * es, es);
+                memcpy(buf + (size_t)j * EW_BLOCK * 8 + (size_t)t * es, x + (size_t)off * es, es);
             }
         }
         for (int s = 0; s < P->nsteps; s++) {

@@ -66,7 +66,7 @@ static inline Graph *pt_optimize_checked(Onnx__ModelProto *m, int level, const c
     EXPECT_OK(graph_evaluate(ref));
     Graph *g = pt_graph(m);
     if (only) {
-        for (const char *const *p = only; *p; p++) EXPECT_OK(run_pass(g, *p));
+        for (const char *const *volatile p = only; *p; p++) EXPECT_OK(run_pass(g, *p));
     } else {
         static Options o;
         o.opt_level = level;
