@@ -25,7 +25,9 @@ void fold_node(Node *n)
         for (int j = 0; j < O2C_MAX_Y; j++) p.y[j] = k->y[j] ? k->y[j]->data : NULL;
         memcpy(p.k, k->k, sizeof p.k);
         memcpy(p.f, k->f, sizeof p.f);
-        if (k->count > 0) k->kernel->fn(0, k->count, &p);
+        if (k->count <= 0) continue;
+        if (k->kernel->fn) k->kernel->fn(0, k->count, &p);
+        else ((const GenKernel *)k->kernel)->interp((const GenKernel *)k->kernel, 0, k->count, &p);   /* generated */
     }
     note("folded %s '%s'", n->op_type, n->name);
 }
