@@ -307,6 +307,10 @@ Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims);
 void lower_copy(Lowering *L, Tensor *x, Tensor *y);
 /* The lowering of views: nothing, or a copy when the output is a graph output. */
 void lower_view(Node *n, Lowering *L);
+/* SliceView (ops/slice_view.c): a view of its input at a byte offset. */
+void lower_slice_view(Node *n, Lowering *L);
+int64_t slice_view_offset(const Node *n);                /* bytes into the input */
+int node_is_view(const Node *n);                         /* lower_view or SliceView */
 
 /* ---- shared helpers for op files (ops/common.c) ---------------------- */
 
