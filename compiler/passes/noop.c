@@ -105,30 +105,6 @@ static int noop_input(Graph *g, Node *n)
     return binary_passthrough(n);
 }
 
-/* Node n passes input j through: its readers read that input instead. */
-static int bypass(Graph *g, Node *n, int j)
-{
-    Tensor *x = n->in[j], *y = n->out[0];
-    if (y->is_output) {
-        /* the producer of x writes y instead (y keeps its name) */
-        Node *p = x->producer;
-        if (!p || x->is_output || x->is_input || x->data || graph_node_index(g, p) < 0) return 0;
-        int k = -1;
-        for (int o = 0; o < p->nout; o++)
-            if (p->out[o] == x) k = o;
-        if (k < 0) return 0;
-        graph_replace_uses(g, x, y);
-        node_set_output(p, k, y);
-        note("noop: remove %s '%s' (its input's producer '%s' writes graph output '%s')", n->op_type, n->name,
-             p->name, y->name);
-    } else {
-        graph_replace_uses(g, y, x);
-        note("noop: remove %s '%s'", n->op_type, n->name);
-    }
-    graph_remove_node(g, n);
-    return 1;
-}
-
 /* ---- contiguous slices -> SliceView ------------------------------------ */
 
 static int contiguous_axis(const Tensor *x, int64_t axis)
@@ -187,7 +163,7 @@ static int slice_to_view(Graph *g, Node *n)
         axis = a;
         b = bb;
     }
-    if (axis < 0) return same_shape(x, y) ? bypass(g, n, 0) : 0;    /* nothing sliced */
+    if (axis < 0) return same_shape(x, y) ? graph_bypass_node(g, n, 0) : 0;    /* nothing sliced */
     if (y->dims[axis] == x->dims[axis] || !contiguous_axis(x, axis)) return 0;
     for (int d = 0; d < x->rank; d++)
         if (d != axis && y->dims[d] != x->dims[d]) return 0;
@@ -235,7 +211,7 @@ int pass_noop(Graph *g)
         if (n->domain[0]) continue;
         diag_node = n;
         int j = noop_input(g, n);
-        if (j >= 0 && bypass(g, n, j)) {
+        if (j >= 0 && graph_bypass_node(g, n, j)) {
             changes++;
             i--;
             continue;
