@@ -297,6 +297,8 @@ static void remove_sibs(Graph *g, Sib *sib, int ns, Node *fused)
 /* fused output y (and hoisted activation): every sibling's output a SliceView */
 static void finish(Graph *g, Sib *sib, int ns, Node *fused, Tensor *y, int axis, Node *concat, const char *what)
 {
+    if (sib[0].act)
+        for (int i = 0; i < ns; i++) graph_remove_node(g, sib[i].act);
     int at = graph_node_index(g, fused);
     Node *anchor = at + 1 < g->nnodes ? g->nodes[at + 1] : NULL;
     if (sib[0].act) {                               /* one activation on the fused output */
@@ -309,10 +311,7 @@ static void finish(Graph *g, Sib *sib, int ns, Node *fused, Tensor *y, int axis,
         a->attrs = sib[0].act->attrs;
         a->nattrs = sib[0].act->nattrs;
         a->opset = sib[0].act->opset;
-        for (int i = 0; i < ns; i++) {
-            node_add_origins(a, sib[i].act);
-            graph_remove_node(g, sib[i].act);
-        }
+        for (int i = 0; i < ns; i++) node_add_origins(a, sib[i].act);
         node_reinfer(a);
         y = z;
     }
@@ -330,15 +329,16 @@ static void finish(Graph *g, Sib *sib, int ns, Node *fused, Tensor *y, int axis,
     }
     if (concat) {
         Tensor *cy = concat->out[0];
-        graph_remove_node(g, concat);
         if (cat_end == pos) {
+            graph_remove_node(g, concat);
             /* the fused node (or the hoisted activation) writes the Concat's output */
             Node *p = y->producer;
             graph_replace_uses(g, y, cy);
             node_set_output(p, 0, cy);
             node_add_origins(p, concat);
         } else {
-            Node *v = graph_insert_node(g, anchor, "SliceView", "onnx2c", &y, 1, &cy, 1);
+            Node *v = graph_insert_node(g, concat, "SliceView", "onnx2c", &y, 1, &cy, 1);
+            graph_remove_node(g, concat);
             node_set_attr_i(v, "axis", axis);
             node_set_attr_i(v, "start", 0);
             node_set_attr_i(v, "end", cat_end);
