@@ -85,7 +85,7 @@ static int to_reshape(Graph *g, Node *n)
     Tensor *x = n->in[0], *y = n->out[0];
     int64_t p[MAX_RANK], last = -1;
     get_perm(n, p);
-    if (is_identity(p, x->rank)) return 0;       /* the noop pass's */
+    if (is_identity(p, x->rank) || tensor_numel(y) == 0) return 0;   /* the noop pass's; empty */
     for (int i = 0; i < x->rank; i++) {
         if (x->dims[p[i]] == 1) continue;
         if (p[i] < last) return 0;
