@@ -383,7 +383,25 @@ static int fuse_convs(Graph *g, Tensor *x, Sib *all, int nall)
         orig += tensor_numel(all[i].node->in[1]);
         fused_w += all[i].n * C * kvol;
     }
-    if (ns < 2 || fused_w > CONV_GROWTH * orig) return 0;
+    if (ns < 2 || fused_w > CONV_GROWTH * orig) {
+        /* too much padding: the largest set of members shaped alike */
+        Sib same[MAX_SIB], best[MAX_SIB];
+        int nbest = 0;
+        for (int r = 0; r < nall; r++) {
+            int nsame = 0;
+            for (int i = 0; i < nall; i++) {
+                int eq = 1;
+                for (int d = 0; d < nsp; d++)
+                    if (all[i].kdims[d] != all[r].kdims[d] || all[i].pb[d] != all[r].pb[d]) eq = 0;
+                if (eq) same[nsame++] = all[i];
+            }
+            if (nsame > nbest) {
+                nbest = nsame;
+                memcpy(best, same, sizeof(Sib) * (size_t)nsame);
+            }
+        }
+        return nbest >= 2 && nbest < nall ? fuse_convs(g, x, best, nbest) : 0;
+    }
     find_acts(g, sib, ns);
     Node *concat = find_concat(g, sib, ns, 1);
     int64_t M = 0;

@@ -304,6 +304,24 @@ static void test_transpose_pushed_through_elementwise(void **state)
     assert_int_equal(pt_count(g, "Relu") + pt_count(g, "Add") + pt_count(g, "Mul"), 3);
 }
 
+/* both operands transposed alike: one transpose after the op, then cancelled */
+static void test_transpose_pushed_two_operands(void **state)
+{
+    (void)state;
+    Onnx__ModelProto *m = pb_model(8, 13);
+    pb_input(m, "x", DT_FLOAT, "2x3x4");
+    pb_input(m, "w", DT_FLOAT, "2x3x4");
+    pb_output(m, "y", DT_FLOAT, NULL);
+    pb_attr_ints(pb_node(m, "Transpose", "ta", "x", "a"), "perm", 3, (int64_t[]){2, 0, 1});
+    pb_attr_ints(pb_node(m, "Transpose", "tb", "w", "b"), "perm", 3, (int64_t[]){2, 0, 1});
+    pb_node(m, "Sub", "sub", "a,b", "s");
+    pb_node(m, "Abs", "abs", "s", "t");
+    pb_attr_ints(pb_node(m, "Transpose", "back", "t", "y"), "perm", 3, (int64_t[]){1, 2, 0});
+    Graph *g = pt_optimize_checked(m, 0, TRANSPOSE);
+    assert_int_equal(pt_count(g, "Transpose"), 0);
+    assert_string_equal(graph_find(g, "y")->producer->op_type, "Abs");
+}
+
 /* a transpose whose elementwise reader has other readers is not moved */
 static void test_transpose_not_pushed(void **state)
 {
@@ -357,6 +375,7 @@ int main(void)
         T(test_transpose_size1_is_reshape),
         T(test_transpose_into_gemm),
         T(test_transpose_pushed_through_elementwise),
+        T(test_transpose_pushed_two_operands),
         T(test_transpose_not_pushed),
         T(test_levels),
     };

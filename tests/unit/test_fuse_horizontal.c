@@ -197,6 +197,27 @@ static void test_not_fused(void **state)
     assert_int_equal(pt_count(g2, "Conv"), 2);
 }
 
+/* a 7x7 conv beside two 1x1 convs: padding the 1x1 kernels to 7x7 costs
+ * too much, so only the two 1x1 convs fuse */
+static void test_growth_limit(void **state)
+{
+    (void)state;
+    Onnx__ModelProto *m = pb_model(8, 13);
+    pb_input(m, "x", DT_FLOAT, "1x2x8x8");
+    pb_output(m, "a", DT_FLOAT, NULL);
+    pb_output(m, "b", DT_FLOAT, NULL);
+    pb_output(m, "c", DT_FLOAT, NULL);
+    wf(m, "W7", 4, (int64_t[]){2, 2, 7, 7}, 1);
+    wf(m, "Wa", 4, (int64_t[]){3, 2, 1, 1}, 2);
+    wf(m, "Wb", 4, (int64_t[]){4, 2, 1, 1}, 3);
+    conv(m, "c7", "x,W7", "c", 7, 3);
+    conv(m, "ca", "x,Wa", "a", 1, 0);
+    conv(m, "cb", "x,Wb", "b", 1, 0);
+    Graph *g = pt_optimize_checked(m, 0, FH);
+    assert_int_equal(pt_count(g, "Conv"), 2);
+    assert_int_equal(pt_count(g, "SliceView"), 2);
+}
+
 /* the full -O2 pipeline: fused, outputs right, the views planned */
 static void test_o2(void **state)
 {
@@ -226,6 +247,7 @@ int main(void)
         T(test_sibling_convs_concat),
         T(test_activation_hoisted),
         T(test_not_fused),
+        T(test_growth_limit),
         T(test_o2),
     };
     return cmocka_run_group_tests_name("fuse_horizontal", tests, NULL, NULL);
