@@ -419,6 +419,15 @@ void lower_node(Node *n, Lowering *L);
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr);    /* emit_c.c */
 void emit_cuda(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr); /* emit_cuda.c */
 
+/* --report, --emit-onnx, --dot (report.c, emit_onnx.c, emit_dot.c): run after
+ * lowering and planning, on the optimized graph; the report's rows are the
+ * emitted kernel calls. */
+int64_t node_flops(const Node *n);                   /* FLOPs of one node (-1: unknown) */
+void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *o);
+uint8_t *emit_onnx_buffer(Graph *g, size_t *len);    /* the ONNX model (fails on internal ops) */
+void emit_onnx(Graph *g, FILE *f);
+void emit_dot(Graph *g, FILE *f);
+
 /* ---- passes (passes.c runs compiler/passes/NAME.c from passes.def) ---- */
 #define PASS(name, level, what) int pass_##name(Graph *g);
 #include "passes/passes.def"

@@ -264,6 +264,16 @@ static void load_graph(Onnx__GraphProto *gp)
         n->domain = xstrdup(np->domain ? np->domain : "");
         if (!strcmp(n->domain, "ai.onnx")) n->domain = "";
         if (!*n->op_type) fail_plain("node %zu ('%s') has no op_type", i, n->name);
+        /* --emit-onnx writes a fused node (and a standard op newer than the model's opset)
+         * as a call of local function OP_INDEX (domain onnx2c) */
+        if (!strcmp(n->domain, "onnx2c") && !op_find("onnx2c", n->op_type)) {
+            char *us = strrchr(n->op_type, '_');
+            if (us && us[1] && strspn(us + 1, "0123456789") == strlen(us + 1)) {
+                *us = 0;
+                if (op_find("", n->op_type) && !op_find("onnx2c", n->op_type)) n->domain = "";  /* a newer standard op */
+                else if (!op_find("onnx2c", n->op_type)) *us = '_';
+            }
+        }
         n->origins = xalloc(sizeof(char *));
         n->origins[0] = n->name;
         n->norigins = 1;

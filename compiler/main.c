@@ -3,6 +3,7 @@
  *
  *   onnx2c MODEL.onnx -o OUT.c  [--name NAME] [--shape INPUT:D0xD1x...] [--dim SYMBOL=N] [-v]
  *   onnx2c MODEL.onnx -o OUT.cu ...
+ *   onnx2c MODEL.onnx [-o OUT.c] [--report[=FILE]] [--emit-onnx FILE] [--dot FILE]
  *
  * Any failure: one message on stderr, exit status 1, no output file. */
 #include <errno.h>
@@ -17,8 +18,14 @@
 static void usage(FILE *f)
 {
     fputs("usage: onnx2c MODEL.onnx -o OUT.c|OUT.cu [options]\n"
+          "       onnx2c MODEL.onnx [-o OUT.c|OUT.cu] [--report[=FILE]] [--emit-onnx FILE] [--dot FILE]\n"
           "  -o OUT.c        write portable C99 (OUT.c and OUT.h)\n"
           "  -o OUT.cu       write CUDA (OUT.cu and OUT.h)\n"
+          "  --report[=FILE] per kernel call: kernel, ONNX nodes covered, output, FLOPs, weights,\n"
+          "                  arena placement; then totals (stdout, or FILE)\n"
+          "  --emit-onnx FILE  write the optimized graph as an ONNX model (fused nodes as local\n"
+          "                  functions in standard ops: runs in onnxruntime, opens in Netron)\n"
+          "  --dot FILE      write the optimized graph for Graphviz (dot -Tsvg FILE)\n"
           "  --name NAME     prefix of every exported symbol (default: OUT's file name)\n"
           "  --shape IN:D0xD1x...  fix the shape of input IN\n"
           "  --dim SYMBOL=N  bind a symbolic dimension\n"
@@ -58,6 +65,26 @@ static void parse_args(int argc, char **argv, Options *o)
             exit(0);
         }
         if (!strcmp(a, "-v")) { verbose = 1; continue; }
+        if (!strcmp(a, "--report")) { o->report = "-"; continue; }
+        if (!strncmp(a, "--report=", 9)) {
+            if (!a[9]) fail_plain("--report=FILE: the file name is empty");
+            o->report = a + 9;
+            continue;
+        }
+        if (!strncmp(a, "--emit-onnx=", 12) || !strncmp(a, "--dot=", 6)) {
+            const char *v = strchr(a, '=') + 1;
+            if (!*v) fail_plain("%.*s: the file name is empty", (int)(strchr(a, '=') - a), a);
+            if (a[2] == 'e') o->emit_onnx = v;
+            else o->dot = v;
+            continue;
+        }
+        if (!strcmp(a, "--emit-onnx") || !strcmp(a, "--dot")) {
+            if (!val || !*val) fail_plain("%s needs a file name (see --help)", a);
+            if (a[2] == 'e') o->emit_onnx = val;
+            else o->dot = val;
+            i++;
+            continue;
+        }
         if (!strcmp(a, "-O0") || !strcmp(a, "-O1") || !strcmp(a, "-O2")) { o->opt_level = a[2] - '0'; continue; }
         if (!strcmp(a, "--disable-pass")) {
             if (!val) fail_plain("%s needs a value (see --help)", a);
@@ -106,7 +133,13 @@ static void parse_args(int argc, char **argv, Options *o)
         o->input = a;
     }
     if (!o->input) { usage(stderr); fail_plain("no model given"); }
-    if (!o->output) fail_plain("no output given: use -o OUT.c (C) or -o OUT.cu (CUDA)");
+    if (!o->output) {
+        if (!o->report && !o->emit_onnx && !o->dot)
+            fail_plain("no output given: use -o OUT.c (C) or -o OUT.cu (CUDA), or --report, --emit-onnx, --dot");
+        if (o->name && strcmp(c_ident(o->name), o->name))
+            fail_plain("--name %s: not a valid C identifier", o->name);
+        return;
+    }
     if (strpbrk(o->output, "\"\\\n\r"))
         fail_plain("-o %s: the output file name may not contain quotes, backslashes or line breaks "
                    "(the source includes the header by that name)", o->output);
@@ -126,11 +159,14 @@ static void parse_args(int argc, char **argv, Options *o)
 }
 
 static char *tmp_src, *tmp_hdr;
+static char *tmp_extra[3];    /* --report=FILE, --emit-onnx, --dot */
 
 static void cleanup_tmp(void)
 {
     if (tmp_src) unlink(tmp_src);
     if (tmp_hdr) unlink(tmp_hdr);
+    for (int i = 0; i < 3; i++)
+        if (tmp_extra[i]) unlink(tmp_extra[i]);
 }
 
 static FILE *open_tmp(const char *final, char **tmp)
@@ -147,9 +183,46 @@ static void close_tmp(FILE *f, const char *final)
     if (fclose(f) != 0 || bad) fail_plain("cannot write '%s': %s", final, strerror(errno));
 }
 
+/* Renames a finished temporary over its final name. */
+static void commit_tmp(char **tmp, const char *final)
+{
+    if (rename(*tmp, final) != 0) fail_plain("cannot write '%s': %s", final, strerror(errno));
+    *tmp = NULL;
+}
+
 static void compile(Options *o)
 {
     diag_file = o->input;
+    /* every output file is opened (as a temporary) before any work: a bad
+     * path fails at once and leaves nothing behind */
+    const char *extra[3] = {o->report && strcmp(o->report, "-") ? o->report : NULL, o->emit_onnx, o->dot};
+    FILE *fx[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < i; j++)
+            if (extra[i] && extra[j] && !strcmp(extra[i], extra[j]))
+                fail_plain("'%s' is given for two outputs", extra[i]);
+    for (int i = 0; i < 3; i++)
+        if (extra[i]) fx[i] = open_tmp(extra[i], &tmp_extra[i]);
+    char *src = NULL, *hdr = NULL;
+    FILE *fs = NULL, *fh = NULL;
+    if (o->output) {
+        src = xstrdup(o->output);
+        hdr = xstrdup(o->output);
+        strcpy(strrchr(hdr, '.'), ".h");
+        o->header = strrchr(hdr, '/') ? strrchr(hdr, '/') + 1 : hdr;
+        for (int i = 0; i < 3; i++)
+            if (extra[i] && (!strcmp(extra[i], src) || !strcmp(extra[i], hdr)))
+                fail_plain("'%s' is given for two outputs", extra[i]);
+        fs = open_tmp(src, &tmp_src);
+        fh = open_tmp(hdr, &tmp_hdr);
+    } else if (!o->name) {
+        const char *base = strrchr(o->input, '/');
+        base = base ? base + 1 : o->input;
+        char *stem = xstrdup(base);
+        if (strrchr(stem, '.')) *strrchr(stem, '.') = 0;
+        o->name = c_ident(stem);
+    }
+
     Graph *g = load_model(o->input);
     infer_graph(g, o);
     run_passes(g, o);
@@ -157,17 +230,23 @@ static void compile(Options *o)
     lower_graph(g, &L);
     int64_t arena = plan_graph(g, &L);
 
-    char *src = xstrdup(o->output);
-    char *hdr = xstrdup(o->output);
-    strcpy(strrchr(hdr, '.'), ".h");
-    o->header = strrchr(hdr, '/') ? strrchr(hdr, '/') + 1 : hdr;
-    FILE *fs = open_tmp(src, &tmp_src), *fh = open_tmp(hdr, &tmp_hdr);
-    if (o->cuda) emit_cuda(g, &L, o, arena, fs, fh);
-    else emit_c(g, &L, o, arena, fs, fh);
-    close_tmp(fs, src);
-    close_tmp(fh, hdr);
-    if (rename(tmp_hdr, hdr) != 0) fail_plain("cannot write '%s': %s", hdr, strerror(errno));
-    tmp_hdr = NULL;
+    if (o->output) {
+        if (o->cuda) emit_cuda(g, &L, o, arena, fs, fh);
+        else emit_c(g, &L, o, arena, fs, fh);
+        close_tmp(fs, src);
+        close_tmp(fh, hdr);
+    }
+    if (o->report) write_report(fx[0] ? fx[0] : stdout, g, &L, arena, o);
+    if (o->emit_onnx) emit_onnx(g, fx[1]);
+    if (o->dot) emit_dot(g, fx[2]);
+    for (int i = 0; i < 3; i++)
+        if (fx[i]) close_tmp(fx[i], extra[i]);
+    if (o->report && !fx[0] && (fflush(stdout) != 0 || ferror(stdout)))
+        fail_plain("cannot write the report to standard output: %s", strerror(errno));
+    for (int i = 0; i < 3; i++)
+        if (tmp_extra[i]) commit_tmp(&tmp_extra[i], extra[i]);
+    if (!o->output) return;
+    commit_tmp(&tmp_hdr, hdr);
     if (rename(tmp_src, src) != 0) {
         int e = errno;
         unlink(hdr);

@@ -5,7 +5,7 @@ prints one closing 'N passed, N failed, N skipped' line over all of them.
 
 Suites: cmocka unit tests (under ASan/UBSan), bad-input tests, example and
 real models against onnxruntime (C under ASan/UBSan, CUDA emulated on the
-CPU, nvcc compile check), and the ONNX backend node tests."""
+CPU, nvcc compile check), --report/--emit-onnx/--dot (test_visibility.py), and the ONNX backend node tests."""
 import os, re, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -18,6 +18,7 @@ SUITES = [
     ("bad-input", [PY, "tests/bad/run_bad.py", "--compiler", ASAN_CC]),
     ("cli", [PY, "tests/test_cli.py", "--compiler", ASAN_CC]),
     ("models", [PY, "tests/run_models.py", "--compiler", ASAN_CC]),
+    ("visibility", [PY, "tests/test_visibility.py", "--compiler", ASAN_CC]),
     ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--compiler", ASAN_CC]),
 ]
 
