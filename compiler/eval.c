@@ -8,9 +8,13 @@
 void fold_node(Node *n)
 {
     for (int j = 0; j < n->nout; j++)
-        if (n->out[j] && !n->out[j]->data && n->op->lower != lower_view) tensor_alloc_data(n->out[j]);
+        if (n->out[j] && !n->out[j]->data && !node_is_view(n)) tensor_alloc_data(n->out[j]);
     if (n->op->lower == lower_view) {            /* a view: same bytes, new shape */
         if (n->out[0] && !n->out[0]->data) n->out[0]->data = n->in[0]->data;
+        return;
+    }
+    if (n->op->lower == lower_slice_view) {      /* a view at a byte offset */
+        if (n->out[0] && !n->out[0]->data) n->out[0]->data = (char *)n->in[0]->data + slice_view_offset(n);
         return;
     }
     Lowering L = {0};

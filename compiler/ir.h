@@ -210,6 +210,9 @@ void node_set_input(Graph *g, Node *n, int j, Tensor *t);  /* j may be n->nin (a
  * changed: a pass must not remove the producer of a graph output). */
 int graph_replace_uses(Graph *g, Tensor *old_t, Tensor *new_t);
 void graph_remove_node(Graph *g, Node *n);
+/* n's output 0 equals its input j: readers read the input, n is removed;
+ * a graph output is taken over by the input's producer. 0: n had to stay. */
+int graph_bypass_node(Graph *g, Node *n, int j);
 /* A new node (op from the table) placed before `before` (NULL: at the end);
  * its inputs and outputs are copied; origins empty; not yet inferred. */
 Node *graph_insert_node(Graph *g, Node *before, const char *op_type, const char *domain,
@@ -318,6 +321,10 @@ Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims);
 void lower_copy(Lowering *L, Tensor *x, Tensor *y);
 /* The lowering of views: nothing, or a copy when the output is a graph output. */
 void lower_view(Node *n, Lowering *L);
+/* SliceView (ops/slice_view.c): a view of its input at a byte offset. */
+void lower_slice_view(Node *n, Lowering *L);
+int64_t slice_view_offset(const Node *n);                /* bytes into the input */
+int node_is_view(const Node *n);                         /* lower_view or SliceView */
 
 /* ---- shared helpers for op files (ops/common.c) ---------------------- */
 
