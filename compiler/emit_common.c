@@ -68,7 +68,7 @@ typedef struct Chunk { const char *file, *name, *text; size_t len; char deps[256
 static Chunk chunks[512];
 static int nchunks;
 static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h", "pool.h", "norm.h",
-                              "reduce.h", "movement.h", "resize.h", "rnn.h", "index.h", "misc.h", NULL};
+                              "reduce.h", "movement.h", "resize.h", "rnn.h", "index.h", "misc.h", "attention.h", NULL};
 
 static void parse_chunks(void)
 {
@@ -261,6 +261,9 @@ void emit_const_array(FILE *f, Tensor *t, const char *qual)
  * arena are named by the back end's formats, I/O are the caller's arrays. */
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt)
 {
+    if (t->storage == ST_ALIAS && t->alias_offset)   /* a slice view: bytes from an offset (read only) */
+        return xfmt("((const unsigned char *)%s + %lld)", storage_ptr(t->alias_of, const_fmt, arena_fmt),
+                    (long long)t->alias_offset);
     if (t->storage == ST_ALIAS) t = t->alias_of;
     switch (t->storage) {
     case ST_CONST: return xfmt(const_fmt, t->const_id);

@@ -8,9 +8,13 @@
 void fold_node(Node *n)
 {
     for (int j = 0; j < n->nout; j++)
-        if (n->out[j] && !n->out[j]->data && n->op->lower != lower_view) tensor_alloc_data(n->out[j]);
+        if (n->out[j] && !n->out[j]->data && !node_is_view(n)) tensor_alloc_data(n->out[j]);
     if (n->op->lower == lower_view) {            /* a view: same bytes, new shape */
         if (n->out[0] && !n->out[0]->data) n->out[0]->data = n->in[0]->data;
+        return;
+    }
+    if (n->op->lower == lower_slice_view) {      /* a view at a byte offset */
+        if (n->out[0] && !n->out[0]->data) n->out[0]->data = (char *)n->in[0]->data + slice_view_offset(n);
         return;
     }
     Lowering L = {0};
@@ -25,7 +29,9 @@ void fold_node(Node *n)
         for (int j = 0; j < O2C_MAX_Y; j++) p.y[j] = k->y[j] ? k->y[j]->data : NULL;
         memcpy(p.k, k->k, sizeof p.k);
         memcpy(p.f, k->f, sizeof p.f);
-        if (k->count > 0) k->kernel->fn(0, k->count, &p);
+        if (k->count <= 0) continue;
+        if (k->kernel->fn) k->kernel->fn(0, k->count, &p);
+        else ((const GenKernel *)k->kernel)->interp((const GenKernel *)k->kernel, 0, k->count, &p);   /* generated */
     }
     note("folded %s '%s'", n->op_type, n->name);
 }

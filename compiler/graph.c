@@ -256,3 +256,32 @@ int tensor_const_splat(const Tensor *t, double *v)
     *v = first;
     return 1;
 }
+
+/* ---- removing a node that passes its input through ------------------ */
+
+/* Node n's output 0 equals its input j: its readers read that input
+ * instead, and n leaves the graph. When the output is a graph output the
+ * input's producer writes it instead (the output keeps its name); when that
+ * cannot be (the input is a graph input, output or constant) n stays: 0. */
+int graph_bypass_node(Graph *g, Node *n, int j)
+{
+    Tensor *x = n->in[j], *y = n->out[0];
+    if (y->is_output) {
+        /* the producer of x writes y instead (y keeps its name) */
+        Node *p = x->producer;
+        if (!p || x->is_output || x->is_input || x->data || graph_node_index(g, p) < 0) return 0;
+        int k = -1;
+        for (int o = 0; o < p->nout; o++)
+            if (p->out[o] == x) k = o;
+        if (k < 0) return 0;
+        graph_replace_uses(g, x, y);
+        node_set_output(p, k, y);
+        note("remove %s '%s' (its input's producer '%s' writes graph output '%s')", n->op_type, n->name,
+             p->name, y->name);
+    } else {
+        graph_replace_uses(g, y, x);
+        note("remove %s '%s'", n->op_type, n->name);
+    }
+    graph_remove_node(g, n);
+    return 1;
+}

@@ -10,6 +10,18 @@ KCall *lower_call(Lowering *L, const char *kernel, int64_t count)
 {
     const Kernel *k = kernel_find(kernel);
     if (!k) fail("internal: no kernel named '%s'", kernel);
+    return lower_call_kernel(L, k, count);
+}
+
+KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count)
+{
+    for (int i = 0; i < L->n && !k->fn; i++)   /* a generated kernel: one Kernel per name */
+        if (L->calls[i].kernel != k && !strcmp(L->calls[i].kernel->name, k->name)) {
+            if (!L->calls[i].kernel->instance || !k->instance || strcmp(L->calls[i].kernel->instance, k->instance))
+                fail("internal: two different kernels named '%s'", k->name);
+            k = L->calls[i].kernel;
+            break;
+        }
     if (L->n == L->cap) {
         int cap = L->cap ? 2 * L->cap : 64;
         KCall *c = xalloc(sizeof(KCall) * (size_t)cap);

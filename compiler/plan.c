@@ -15,11 +15,14 @@ static void assign(Tensor *t)
     if (t->data) t->storage = ST_CONST;
     else if (t->is_input) t->storage = ST_INPUT;
     else if (t->is_output && t->output_index >= 0) t->storage = ST_OUTPUT;
-    else if (t->producer && t->producer->op->lower == lower_view) {
+    else if (t->producer && node_is_view(t->producer)) {
         Tensor *src = t->producer->in[0];
         assign(src);
         t->storage = ST_ALIAS;
         t->alias_of = src->storage == ST_ALIAS ? src->alias_of : src;
+        /* a SliceView starts at a byte offset; offsets add up along alias chains */
+        t->alias_offset = (src->storage == ST_ALIAS ? src->alias_offset : 0) +
+                          (t->producer->op->lower == lower_slice_view ? slice_view_offset(t->producer) : 0);
     } else t->storage = ST_ARENA;
 }
 

@@ -194,6 +194,30 @@ def asinh():
     return m, [r.uniform(-20, 20, (2, 5)).astype(np.float32)], "a single Asinh on values in [-20, 20]", {}
 
 
+def elementwise_chain():
+    r = rng(14)
+    nodes = [
+        helper.make_node("Sigmoid", ["x"], ["sg"]),
+        helper.make_node("Mul", ["x", "sg"], ["sw"]),
+        helper.make_node("Mul", ["y", "half"], ["hy"]),
+        helper.make_node("Add", ["sw", "hy"], ["s"]),
+        helper.make_node("Add", ["s", "bias"], ["sb"]),
+        helper.make_node("Clip", ["sb", "lo", "hi"], ["cl"]),
+        helper.make_node("Greater", ["cl", "zero"], ["pos"]),
+        helper.make_node("Cast", ["pos"], ["posf"], to=F),
+        helper.make_node("Mul", ["cl", "posf"], ["z"]),
+        helper.make_node("Cast", ["z"], ["zi"], to=TensorProto.INT32),
+    ]
+    m = model("elementwise_chain", nodes, [vi("x", [2, 4, 3, 5]), vi("y", [2, 4, 3, 5])],
+              [vi("z", [2, 4, 3, 5]), vi("zi", [2, 4, 3, 5], TensorProto.INT32)],
+              [init("half", np.array(0.5, dtype=np.float32)), init("bias", w(r, 4, 1, 1, scale=1.0)),
+               init("lo", np.array(-1.5, dtype=np.float32)), init("hi", np.array(2.5, dtype=np.float32)),
+               init("zero", np.array(0.25, dtype=np.float32))])
+    return (m, [w(r, 2, 4, 3, 5, scale=2.0), w(r, 2, 4, 3, 5, scale=2.0)],
+            "x·sigmoid(x) + 0.5·y + a per-channel bias, Clip, Greater → Cast → Mul, Cast to int32: one elementwise tree "
+            "with broadcast and scalar operands and a graph output in the middle", {})
+
+
 def srcnn_cubic():
     r = rng(11)
     nodes = [
@@ -273,7 +297,7 @@ def custom_domain_op():
 
 EXAMPLES = [linear, two_heads, dynamic_batch, conv_bn_relu, small_convnet, flatten_shape_ops, clamp_min_max,
             layernorm_decomposed, gemm_chain, asinh, srcnn_cubic, self_attention, sibling_convs_concat,
-            custom_domain_op]
+            custom_domain_op, elementwise_chain]
 
 
 # ---------------------------------------------------------------- writing

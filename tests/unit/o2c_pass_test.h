@@ -64,7 +64,7 @@ static inline Graph *pt_optimize_checked(Onnx__ModelProto *m, int level, const c
     Graph *ref = pt_graph(m);
     pt_fill_inputs(ref, 7);
     EXPECT_OK(graph_evaluate(ref));
-    Graph *g = pt_graph(m);
+    Graph *volatile g = pt_graph(m);
     if (only) {
         for (const char *const *volatile p = only; *p; p++) EXPECT_OK(run_pass(g, *p));
     } else {

@@ -50,12 +50,14 @@ static Graph *optimized(int level)
     Graph *g = pt_graph(model());
     static Options o;
     o.opt_level = level;
+    o.disabled[0] = "fuse_elementwise";   /* the tests make their own fused nodes from Relu and Sigmoid */
+    o.ndisabled = 1;
     EXPECT_OK(run_passes(g, &o));
     return g;
 }
 
-/* -O2 without the vertical fusions (Conv and Relu stay apart; at -O2 they
- * become one FusedConv, which test_round_trip covers). */
+/* -O2 without the vertical and elementwise fusions (Conv and Relu stay
+ * apart; at -O2 they become one FusedConv, which test_round_trip covers). */
 static Graph *optimized_unfused(void)
 {
     Graph *g = pt_graph(model());
@@ -64,7 +66,8 @@ static Graph *optimized_unfused(void)
     o.disabled[0] = "fuse_affine";
     o.disabled[1] = "fuse_epilogue";
     o.disabled[2] = "fuse_pool_gemm";
-    o.ndisabled = 3;
+    o.disabled[3] = "fuse_elementwise";
+    o.ndisabled = 4;
     EXPECT_OK(run_passes(g, &o));
     return g;
 }
