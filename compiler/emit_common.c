@@ -330,9 +330,13 @@ static const char *const KEYWORDS[] = {"auto", "break", "case", "char", "const",
     "unsigned", "void", "volatile", "while", "inputs", "outputs", "arena", "class", "new", "delete",
     "this", "template", "private", "public", "bool", "true", "false", NULL};
 
-/* Parameter names for the typed entry: C identifiers, unique. */
-static char **param_names(Graph *g)
+/* Parameter names for the typed entry: C identifiers, unique, never a C
+ * or C++ keyword, and never a name the entry itself uses: the locals are
+ * o2c_*, the functions NAME_* (a parameter named NAME_run would hide the
+ * function it calls). */
+static char **param_names(Graph *g, const char *model)
 {
+    size_t mlen = strlen(model);
     int n = g->ninputs + g->noutputs;
     char **names = xalloc(sizeof(char *) * (size_t)(n + 1));
     for (int i = 0; i < n; i++) {
@@ -340,6 +344,7 @@ static char **param_names(Graph *g)
         char *id = c_ident(t->name);
         for (int k = 0; KEYWORDS[k]; k++)
             if (!strcmp(id, KEYWORDS[k])) id = xfmt("%s_", id);
+        if (!strncmp(id, "o2c_", 4) || (!strncmp(id, model, mlen) && id[mlen] == '_')) id = xfmt("p_%s", id);
         for (int again = 1; again;) {
             again = 0;
             for (int j = 0; j < i; j++)
@@ -364,7 +369,7 @@ static void typed_param(FILE *f, Tensor *t, const char *name, int is_in)
 
 static void typed_signature(FILE *f, Graph *g, const char *name)
 {
-    char **pn = param_names(g);
+    char **pn = param_names(g, name);
     fprintf(f, "int %s_predict(", name);
     for (int i = 0; i < g->ninputs + g->noutputs; i++) {
         if (i) fputs(", ", f);
@@ -468,13 +473,13 @@ void emit_header(FILE *f, const EmitCtx *c)
 
 void emit_typed_entry(FILE *f, Graph *g, const char *N)
 {
-    char **pn = param_names(g);
+    char **pn = param_names(g, N);
     typed_signature(f, g, N);
     fputs("\n{\n", f);
-    fprintf(f, "    const void *in[%d];\n    void *out[%d];\n", g->ninputs ? g->ninputs : 1, g->noutputs ? g->noutputs : 1);
-    for (int i = 0; i < g->ninputs; i++) fprintf(f, "    in[%d] = %s;\n", i, pn[i]);
-    for (int i = 0; i < g->noutputs; i++) fprintf(f, "    out[%d] = %s;\n", i, pn[g->ninputs + i]);
-    if (!g->ninputs) fputs("    in[0] = 0;\n", f);
-    if (!g->noutputs) fputs("    out[0] = 0;\n", f);
-    fprintf(f, "    return %s_run(in, out);\n}\n", N);
+    fprintf(f, "    const void *o2c_in[%d];\n    void *o2c_out[%d];\n", g->ninputs ? g->ninputs : 1, g->noutputs ? g->noutputs : 1);
+    for (int i = 0; i < g->ninputs; i++) fprintf(f, "    o2c_in[%d] = %s;\n", i, pn[i]);
+    for (int i = 0; i < g->noutputs; i++) fprintf(f, "    o2c_out[%d] = %s;\n", i, pn[g->ninputs + i]);
+    if (!g->ninputs) fputs("    o2c_in[0] = 0;\n", f);
+    if (!g->noutputs) fputs("    o2c_out[0] = 0;\n", f);
+    fprintf(f, "    return %s_run(o2c_in, o2c_out);\n}\n", N);
 }

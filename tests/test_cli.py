@@ -208,6 +208,39 @@ int main(void)
     assert parts[2].decode().split() == ["-0", "-2", "-0"], parts[2]
 
 
+def t_io_names_like_the_entrys_own(c):
+    """Inputs and outputs named like the typed entry's own identifiers (in,
+    out, o2c_in, m_run, a keyword): the typed entry still compiles and
+    computes."""
+    ins, outs = ["in", "o2c_in", "m_run"], ["out", "int"]
+    nodes = [h.make_node("Add", ["in", "o2c_in"], ["out"]), h.make_node("Mul", ["out", "m_run"], ["int"])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info(n, TP.FLOAT, [2]) for n in ins],
+                     [h.make_tensor_value_info(n, TP.FLOAT, [2]) for n in outs])
+    mo = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    mo.ir_version = 8
+    path = os.path.join(c.tmp, "m.onnx")
+    onnx.save(mo, path)
+    r = c.onnx2c(path, "-o", os.path.join(c.tmp, "m.c"))
+    assert r.returncode == 0, r.stderr
+    main_c = os.path.join(c.tmp, "m_main.c")
+    open(main_c, "w").write("""#include <stdio.h>
+#include "m.h"
+int main(void)
+{
+    const float a[2] = {1, 2}, b[2] = {3, 4}, k[2] = {10, 100};
+    float s[2], p[2];
+    if (m_predict(a, b, k, s, p)) return 2;
+    printf("%g %g %g %g", s[0], s[1], p[0], p[1]);
+    return 0;
+}
+""")
+    exe = os.path.join(c.tmp, "m_io")
+    r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main_c, os.path.join(c.tmp, "m.c"), "-lm"])
+    assert r.returncode == 0, r.stderr[:2000]
+    r = run([exe])
+    assert r.returncode == 0 and r.stdout.split() == ["4", "6", "40", "600"], (r.stdout, r.stderr)
+
+
 def t_optimization_flags(c):
     """-O0/-O1/-O2, --disable-pass, --list-passes; -v names what each pass changed."""
     r = c.onnx2c("--list-passes")
@@ -325,7 +358,7 @@ int main(void)
 
 
 TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_info_flags,
-         t_name_default_and_ident, t_hostile_names, t_optimization_flags, t_views_of_constants]
+         t_name_default_and_ident, t_hostile_names, t_io_names_like_the_entrys_own, t_optimization_flags, t_views_of_constants]
 
 
 def main():
