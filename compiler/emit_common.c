@@ -166,7 +166,7 @@ void emit_kernel_sources(FILE *f, Lowering *L)
         if (seen) continue;
         if (first) fputs("\n/* ---- kernels made from the op table's expressions ---- */\n", f);
         first = 0;
-        fprintf(f, "%s\n", k->instance);
+        fprintf(f, "%s\n", kernel_instance(k));
     }
 }
 
@@ -247,7 +247,7 @@ int emit_collect_constants(Lowering *L, Tensor ***out)
 void emit_const_array(FILE *f, Tensor *t, const char *qual)
 {
     int64_t ne = tensor_numel(t);
-    fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld] = {", c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual,
+    fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld] O2C_ALIGN64 = {", c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual,
             dtype_ctype(t->dtype), t->const_id, (long long)(ne ? ne : 1));
     if (!ne) fputs("0", f);
     for (int64_t i = 0; i < ne; i++) {
@@ -301,6 +301,12 @@ void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *
     for (int j = 0; j < nf; j++) {
         if (j) fputs(", ", f);
         put_double(f, c->f[j]);
+    }
+    if (!nf) fputs("0", f);
+    fputs("}, {", f);   /* the same reals as float (float kernels read these) */
+    for (int j = 0; j < nf; j++) {
+        if (j) fputs(", ", f);
+        put_float(f, (float)c->f[j]);
     }
     if (!nf) fputs("0", f);
     fputs("}}", f);
@@ -454,7 +460,7 @@ static void header_key(FILE *f, const char *key, void *ctx)
     } else if (!strcmp(key, "TARGET_INCLUDES")) {
         if (c->cuda) fputs("#ifdef O2C_CUDA_EMULATE\n#include \"o2c_cuda_emulate.h\"\n#else\n#include <cuda_runtime_api.h>\n#endif\n", f);
     } else if (!strcmp(key, "ARENA_NOTE")) {
-        fputs(c->cuda ? "device memory, allocated by the first run" : "16-byte aligned", f);
+        fputs(c->cuda ? "device memory, allocated by the first run" : "a multiple of 64; the arena must be 64-byte aligned", f);
     } else if (!strcmp(key, "IO_MACROS")) {
         io_macros(f, c->g, N);
     } else if (!strcmp(key, "TARGET_API")) {

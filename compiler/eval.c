@@ -29,6 +29,7 @@ void fold_node(Node *n)
         for (int j = 0; j < O2C_MAX_Y; j++) p.y[j] = k->y[j] ? k->y[j]->data : NULL;
         memcpy(p.k, k->k, sizeof p.k);
         memcpy(p.f, k->f, sizeof p.f);
+        for (int j = 0; j < O2C_NF; j++) p.ff[j] = (float)k->f[j];
         if (k->count <= 0) continue;
         if (k->kernel->fn) k->kernel->fn(0, k->count, &p);
         else ((const GenKernel *)k->kernel)->interp((const GenKernel *)k->kernel, 0, k->count, &p);   /* generated */

@@ -306,6 +306,8 @@ typedef struct GenKernel {
 } GenKernel;
 
 const Kernel *kernel_find(const char *name);
+const char *kernel_instance(const Kernel *k);           /* its text in generated code */
+const char *expr_for_type(const char *expr, int dtype); /* float: expf, not exp */
 
 /* Building kernel calls (lower.c). */
 KCall *lower_call(Lowering *L, const char *kernel, int64_t count);

@@ -2,9 +2,14 @@
  * description: each UNARY/BINARY/COMPARE line becomes an op, a kernel per
  * element type for constant folding, and the text that instantiates that
  * kernel in generated code. */
+#include <ctype.h>
 #include <string.h>
 
 #include "ir.h"
+/* The folding kernels made from the op table's expressions call exp(x) on a
+ * float x: type-generic here (expf), as in the generated code, where
+ * expr_for_type writes expf (the generated code itself never uses it). */
+#include <tgmath.h>
 
 /* runtime kernels, compiled in for constant folding */
 #include "../runtime/c/elementwise.h"
@@ -159,6 +164,49 @@ const Kernel *kernel_find(const char *name)
     for (size_t i = 0; i < sizeof KERNELS / sizeof KERNELS[0]; i++)
         if (!strcmp(KERNELS[i].name, name)) return &KERNELS[i];
     return NULL;
+}
+
+/* float32 stays float32: the op table's expression text as the generated
+ * code of element type dt uses it. For float, the math functions are the
+ * float ones (exp( -> expf(); other types keep the text. */
+const char *expr_for_type(const char *expr, int dt)
+{
+    static const char *const MATH[] = {"exp", "log", "log1p", "tanh", "erf", "sqrt", "fabs", "floor", "ceil",
+                                       "nearbyint", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+                                       "asinh", "acosh", "atanh", "pow", "fmod", NULL};
+    if (dt != DT_FLOAT) return expr;
+    size_t n = strlen(expr), o = 0;
+    char *out = xalloc(2 * n + 1);
+    for (size_t i = 0; i < n;) {
+        if (isalpha((unsigned char)expr[i]) || expr[i] == '_') {
+            size_t j = i;
+            while (j < n && (isalnum((unsigned char)expr[j]) || expr[j] == '_')) j++;
+            memcpy(out + o, expr + i, j - i);
+            o += j - i;
+            size_t k = j;
+            while (k < n && expr[k] == ' ') k++;
+            int fn = 0;
+            for (int m = 0; MATH[m] && k < n && expr[k] == '('; m++)
+                if (strlen(MATH[m]) == j - i && !memcmp(MATH[m], expr + i, j - i)) fn = 1;
+            if (fn && (i == 0 || (expr[i - 1] != '.' && expr[i - 1] != '>'))) out[o++] = 'f';
+            i = j;
+        } else {
+            out[o++] = expr[i++];
+        }
+    }
+    out[o] = 0;
+    return out;
+}
+
+/* A registry kernel's instantiation line as generated code writes it: a
+ * float kernel's expression calls the float math functions. */
+const char *kernel_instance(const Kernel *k)
+{
+    const Kernel *end = KERNELS + sizeof KERNELS / sizeof KERNELS[0];
+    size_t n = strlen(k->name);
+    if (k >= KERNELS && k < end && k->instance && n > 4 && !strcmp(k->name + n - 4, "_f32"))
+        return expr_for_type(k->instance, DT_FLOAT);
+    return k->instance;
 }
 
 /* 3. the ops: declarations of their functions, then the table */

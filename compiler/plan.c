@@ -7,7 +7,7 @@
 
 #include "ir.h"
 
-#define ARENA_ALIGN 16
+#define ARENA_ALIGN 64   /* the widest vector: see O2C_ALIGN64 in runtime/c/o2c_rt.h */
 
 static void assign(Tensor *t)
 {

@@ -9,6 +9,9 @@ command -v cc >/dev/null || need+=(gcc)
 command -v make >/dev/null || need+=(make)
 command -v python3 >/dev/null || need+=(python3)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+# tests only: the Cortex-M4 build of the generated C (tests/test_cortexm.py)
+command -v arm-none-eabi-gcc >/dev/null || need+=(gcc-arm-none-eabi)
+[ -f /usr/lib/arm-none-eabi/newlib/libc.a ] || [ -f /usr/lib/arm-none-eabi/lib/libc.a ] || need+=(libnewlib-arm-none-eabi)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}"
 SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo

@@ -206,6 +206,7 @@ static void ew_kernel_run(const GenKernel *kern, int64_t i0, int64_t i1, const o
             if (st->b >= 0) q.x[1] = buf + (size_t)st->b * EW_BLOCK * 8;
             q.y[0] = buf + (size_t)(P->nin + s) * EW_BLOCK * 8;
             memcpy(q.f, st->f, sizeof st->f);
+            for (int j = 0; j < 3; j++) q.ff[j] = (float)st->f[j];
             st->fn(0, cnt, &q);
         }
         for (int k = 0; k < P->nout; k++) {
@@ -311,10 +312,10 @@ static const char *ew_text(const EwProg *P, const char **name)
             put(&b, "            const T x = v%d;\n", st->a);
             put(&b, "            const T A = (T)%s, B = (T)%s, C = (T)%s;\n", lit(st->f[0]), lit(st->f[1]), lit(st->f[2]));
             put(&b, "            (void)A; (void)B; (void)C;\n");
-            put(&b, "            v%d = (T)(%s);\n", v, st->e->expr);
+            put(&b, "            v%d = (T)(%s);\n", v, expr_for_type(st->e->expr, P->vtype[st->a]));
         } else {
             put(&b, "            const T a = v%d, b = v%d;\n", st->a, st->b);
-            put(&b, "            v%d = (%s)(%s);\n", v, TO, st->e->expr);
+            put(&b, "            v%d = (%s)(%s);\n", v, TO, expr_for_type(st->e->expr, P->vtype[st->a]));
         }
         put(&b, "        }\n");
     }

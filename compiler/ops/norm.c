@@ -149,7 +149,7 @@ void lower_batchnorm(Node *n, Lowering *L)
         }
         return;
     }
-    Tensor *pr = lower_temp(L, DT_DOUBLE, 1, &C);
+    Tensor *pr = lower_temp(L, x->dtype, 1, &C);
     KCall *c = lower_call(L, xfmt("o2c_batchnorm_prep_%s", sfx), C);
     c->x[0] = n->in[1]; c->x[1] = n->in[4];
     c->y[0] = pr;
@@ -254,7 +254,10 @@ void lower_layernorm(Node *n, Lowering *L)
     Tensor *istd = n->nout > 2 && used(n->out[2]) ? n->out[2] : NULL;
     for (int mode = 0; mode < 2; mode++) {
         if (mode == 1 && !istd) break;
-        KCall *c = lower_call(L, xfmt("o2c_layernorm_%s", dtype_suffix(x->dtype)), rows);
+        Tensor *stat = mode ? istd : mean;   /* statistics of another type: o2c_layernorm_T_U */
+        KCall *c = lower_call(L, stat && stat->dtype != x->dtype
+                                     ? xfmt("o2c_layernorm_%s_%s", dtype_suffix(x->dtype), dtype_suffix(stat->dtype))
+                                     : xfmt("o2c_layernorm_%s", dtype_suffix(x->dtype)), rows);
         c->x[0] = x; c->x[1] = s; c->x[2] = b;
         if (mode == 0) {
             c->y[0] = n->out[0];
@@ -265,8 +268,6 @@ void lower_layernorm(Node *n, Lowering *L)
         c->nk = 28;
         c->k[0] = N;
         c->k[1] = mode;
-        Tensor *stat = mode ? istd : mean;
-        c->k[2] = stat && stat->dtype == DT_DOUBLE;
         int direct = tensor_numel(s) == N && (!b || tensor_numel(b) == N);
         if (!direct) {
             int nr = x->rank - axis;

@@ -384,11 +384,14 @@ void lower_resize(Node *n, Lowering *L)
         total += P.out[d] * T[d];
     }
     Tensor *toff = lower_temp(L, DT_INT64, 1, &total);
-    Tensor *tw = lower_temp(L, DT_DOUBLE, 1, &total);
+    /* the weights in the element type: float32 stays float32 */
+    const int wdbl = x->dtype == DT_DOUBLE;
+    Tensor *tw = lower_temp(L, wdbl ? DT_DOUBLE : DT_FLOAT, 1, &total);
     int64_t *OFF = xalloc(sizeof(int64_t) * (size_t)total);
     double *W = xalloc(sizeof(double) * (size_t)total);
+    float *WF = wdbl ? NULL : xalloc(sizeof(float) * (size_t)total);
     toff->data = OFF;
-    tw->data = W;
+    tw->data = wdbl ? (void *)W : (void *)WF;
     for (int d = 0; d < r; d++)
         for (int64_t o = 0; o < P.out[d]; o++) {
             int k = taps_1d(&P, d, o, idx, w);
@@ -400,6 +403,7 @@ void lower_resize(Node *n, Lowering *L)
             for (int t = 0; t < k; t++) {
                 OFF[e + t] = idx[t] * stride[d];
                 W[e + t] = w[t];
+                if (WF) WF[e + t] = (float)w[t];
             }
         }
     if (P.mode == M_NEAREST) {

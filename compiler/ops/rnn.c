@@ -29,11 +29,19 @@ static const int ACT_BETA[] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0};
 static const double ACT_DEF_ALPHA[] = {0, 0, 0, 0.2, 0.01, -1, -1, -1, 1.0, 0, 0};
 static const double ACT_DEF_BETA[] = {0, 0, 0, 0.5, 0, 0, -1, -1, 0, 0, 0};
 
-static int64_t dbits(double v)
+/* a real as the bits the kernel of the element type reads: double, or
+ * float in the low 32 bits (float32 stays float32) */
+static int64_t rbits(double v, int dt)
 {
-    int64_t b;
-    memcpy(&b, &v, sizeof b);
-    return b;
+    if (dt == DT_DOUBLE) {
+        int64_t b;
+        memcpy(&b, &v, sizeof b);
+        return b;
+    }
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (int64_t)u;
 }
 
 static int same_name(const char *a, const char *b)
@@ -87,8 +95,8 @@ static void rnn_activations(Node *n, RnnInfo *r)
             else beta = ACT_DEF_BETA[c];
         }
         r->act[i / per][i % per][0] = c;
-        r->act[i / per][i % per][1] = dbits(alpha);
-        r->act[i / per][i % per][2] = dbits(beta);
+        r->act[i / per][i % per][1] = rbits(alpha, n->in[0]->dtype);
+        r->act[i / per][i % per][2] = rbits(beta, n->in[0]->dtype);
     }
 }
 

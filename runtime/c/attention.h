@@ -55,7 +55,7 @@ enum { O2C_ATT_ROW = O2C_ATT_MAXB, O2C_ATT_COL = O2C_ATT_MAXB + 1 };
         const int64_t D = k[O2C_ATT_D], Dv = k[O2C_ATT_DV];                              \
         const int64_t *qs = k + O2C_ATT_QS, *ks = k + O2C_ATT_KS, *vs = k + O2C_ATT_VS;  \
         const int64_t *ms = k + O2C_ATT_MS, *ys = k + O2C_ATT_YS;                        \
-        const T scale = (T)p->f[O2C_ATT_FSCALE];                                         \
+        const T scale = O2C_PF(TY, p, O2C_ATT_FSCALE);                                  \
         O2C_FOR(i) {                                                                     \
             const int64_t r = i % Sq;                                                    \
             int64_t b = i / Sq, qo = r * qs[O2C_ATT_ROW], ko = 0, vo = 0;                \
@@ -72,7 +72,7 @@ enum { O2C_ATT_ROW = O2C_ATT_MAXB, O2C_ATT_COL = O2C_ATT_MAXB + 1 };
             const int64_t vc = vs[O2C_ATT_COL], yc = ys[O2C_ATT_COL];                    \
             for (c = 0; c < Dv; c++) y[c * yc] = 0;                                      \
             T mx = -INFINITY, sc[O2C_ATT_TILE];                                          \
-            double l = 0;                                                                \
+            T l = 0;                                                                     \
             for (j0 = 0; j0 < Skv; j0 += O2C_ATT_TILE) {                                 \
                 const int64_t nt = Skv - j0 < O2C_ATT_TILE ? Skv - j0 : O2C_ATT_TILE;    \
                 T tm = -INFINITY;                                                        \
@@ -87,20 +87,20 @@ enum { O2C_ATT_ROW = O2C_ATT_MAXB, O2C_ATT_COL = O2C_ATT_MAXB + 1 };
                 }                                                                        \
                 if (tm > mx) { /* a new maximum: rescale what was summed so far */       \
                     if (l > 0) {                                                         \
-                        const T f = exp(mx - tm);                                        \
-                        l *= (double)f;                                                  \
+                        const T f = O2C_M(TY, exp)(mx - tm);                                 \
+                        l *= f;                                                          \
                         for (c = 0; c < Dv; c++) y[c * yc] *= f;                         \
                     }                                                                    \
                     mx = tm;                                                             \
                 }                                                                        \
                 for (t = 0; t < nt; t++) {                                               \
-                    const T e = exp(sc[t] - mx);                                         \
+                    const T e = O2C_M(TY, exp)(sc[t] - mx);                                 \
                     const T *vr = V + vo + (j0 + t) * vs[O2C_ATT_ROW];                   \
-                    l += (double)e;                                                      \
+                    l += e;                                                              \
                     for (c = 0; c < Dv; c++) y[c * yc] += e * vr[c * vc];                \
                 }                                                                        \
             }                                                                            \
-            const T inv = (T)(1.0 / l);                                                  \
+            const T inv = 1 / l;                                                         \
             for (c = 0; c < Dv; c++) y[c * yc] *= inv;                                   \
         }                                                                                \
     }

@@ -8,7 +8,10 @@
  *   k[9..16]   strides of input 0 (0 on broadcast axes)
  *   k[17..24]  strides of input 1
  *   k[25..32]  strides of input 2
- * Unary kernels read A, B, C from f[0..2] (the op's real attributes). */
+ * Unary kernels read A, B, C from f[0..2] (the op's real attributes).
+ * The expressions call the math functions by their double names (exp);
+ * the compiler writes a float kernel's instance with the float ones (expf,
+ * expr_for_type in compiler/ops.c). */
 
 #define O2C_EW_DIMS(p) ((p)->k + 1)
 #define O2C_EW_STR(p, j) ((p)->k + 9 + 8 * (j))
@@ -20,7 +23,7 @@
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         T *Y = (T *)p->y[0];                                                \
-        const T A = (T)p->f[0], B = (T)p->f[1], C = (T)p->f[2];             \
+        const T A = O2C_PF(TY, p, 0), B = O2C_PF(TY, p, 1), C = O2C_PF(TY, p, 2); \
         (void)A; (void)B; (void)C;                                          \
         O2C_FOR(i) { const T x = X[i]; Y[i] = (T)(EXPR); }                  \
     }
@@ -33,7 +36,7 @@
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         uint8_t *Y = (uint8_t *)p->y[0];                                    \
-        const T A = (T)p->f[0], B = (T)p->f[1], C = (T)p->f[2];             \
+        const T A = O2C_PF(TY, p, 0), B = O2C_PF(TY, p, 1), C = O2C_PF(TY, p, 2); \
         (void)A; (void)B; (void)C;                                          \
         O2C_FOR(i) { const T x = X[i]; Y[i] = (uint8_t)((EXPR) ? 1 : 0); }  \
     }

@@ -175,37 +175,37 @@
         const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                    \
         T *Y = (T *)p->y[0];                                                         \
         const int64_t mode = p->k[0], ro = p->k[1], ri = p->k[2], N = p->k[3];       \
-        const double eps = p->f[0];                                                  \
+        const T eps = O2C_PF(TY, p, 0);                                                  \
         O2C_FOR(i) {                                                                 \
             const int64_t base = o2c_offset(i, ro, p->k + 4, p->k + 12);             \
-            double s1 = 0, s2 = 0;                                                   \
+            T s1 = 0, s2 = 0;                                                   \
             int64_t j;                                                               \
             for (j = 0; j < N; j++) {                                                \
-                const double x = (double)X[base + o2c_offset(j, ri, p->k + 20, p->k + 28)]; \
-                s1 += mode == 1 ? fabs(x) : x;                                       \
+                const T x = (T)X[base + o2c_offset(j, ri, p->k + 20, p->k + 28)]; \
+                s1 += mode == 1 ? O2C_M(TY, fabs)(x) : x;                                       \
                 s2 += x * x;                                                         \
             }                                                                        \
-            double sub = 0, mul = 1;                                                 \
+            T sub = 0, mul = 1;                                                 \
             if (mode == 0) {                                                         \
-                const double mean = s1 / (double)N;                                  \
-                double var = 0;                                                      \
+                const T mean = s1 / (T)N;                                  \
+                T var = 0;                                                      \
                 for (j = 0; j < N; j++) {                                            \
-                    const double d = (double)X[base + o2c_offset(j, ri, p->k + 20, p->k + 28)] - mean; \
+                    const T d = (T)X[base + o2c_offset(j, ri, p->k + 20, p->k + 28)] - mean; \
                     var += d * d;                                                    \
                 }                                                                    \
                 sub = mean;                                                          \
-                mul = 1 / (sqrt(var / (double)N) + eps);                             \
+                mul = 1 / (O2C_M(TY, sqrt)(var / (T)N) + eps);                             \
             } else if (mode == 1) {                                                  \
                 mul = 1 / s1;                                                        \
             } else if (mode == 2) {                                                  \
-                mul = 1 / sqrt(s2);                                                  \
+                mul = 1 / O2C_M(TY, sqrt)(s2);                                                  \
             } else {                                                                 \
-                mul = 1 / sqrt(s2 / (double)N + eps);                                \
+                mul = 1 / O2C_M(TY, sqrt)(s2 / (T)N + eps);                                \
             }                                                                        \
             for (j = 0; j < N; j++) {                                                \
                 const int64_t o = base + o2c_offset(j, ri, p->k + 20, p->k + 28);    \
-                double y = ((double)X[o] - sub) * mul;                               \
-                if (mode == 3) y *= (double)W[o2c_offset(j, ri, p->k + 20, p->k + 36)]; \
+                T y = ((T)X[o] - sub) * mul;                               \
+                if (mode == 3) y *= (T)W[o2c_offset(j, ri, p->k + 20, p->k + 36)]; \
                 Y[o] = (T)y;                                                         \
             }                                                                        \
         }                                                                            \
@@ -226,12 +226,12 @@
         O2C_FOR(i) {                                                                 \
             const int64_t c = (i / inner) % C, base = i - c * inner;                 \
             const int64_t c0 = c - lo < 0 ? 0 : c - lo, c1 = c + hi > C - 1 ? C - 1 : c + hi; \
-            double s = 0;                                                            \
+            T s = 0;                                                            \
             for (int64_t cc = c0; cc <= c1; cc++) {                                  \
-                const double x = (double)X[base + cc * inner];                       \
+                const T x = (T)X[base + cc * inner];                       \
                 s += x * x;                                                          \
             }                                                                        \
-            Y[i] = (T)((double)X[i] / pow(p->f[2] + p->f[0] / (double)size * s, p->f[1])); \
+            Y[i] = (T)((T)X[i] / O2C_M(TY, pow)(O2C_PF(TY, p, 2) + O2C_PF(TY, p, 0) / (T)size * s, O2C_PF(TY, p, 1))); \
         }                                                                            \
     }
 
@@ -486,7 +486,7 @@ O2C_LRN(o2c_lrn_f32, float)
 /*@ o2c_lrn_f64 */
 O2C_LRN(o2c_lrn_f64, double)
 /*@ o2c_einsum_f32 */
-O2C_EINSUM(o2c_einsum_f32, float, double)
+O2C_EINSUM(o2c_einsum_f32, float, float)
 /*@ o2c_einsum_f64 */
 O2C_EINSUM(o2c_einsum_f64, double, double)
 /*@ o2c_einsum_i32 */

@@ -20,7 +20,7 @@
         const int64_t M = p->k[0], N = p->k[1], K = p->k[2];                        \
         const int64_t sam = p->k[3], sak = p->k[4], sbk = p->k[5], sbn = p->k[6];   \
         const int64_t r = p->k[7];                                                  \
-        const T alpha = (T)p->f[0], beta = (T)p->f[1];                              \
+        const T alpha = O2C_PF(T, p, 0), beta = O2C_PF(T, p, 1);                            \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         O2C_FOR(i) {                                                                \
             const int64_t n = i % N, m = (i / N) % M, b = i / (M * N);              \
@@ -51,7 +51,7 @@
         T *Y = (T *)p->y[0];                                                        \
         const int64_t M = p->k[0], C = p->k[1], S = p->k[2];                        \
         const int64_t swm = p->k[3], swc = p->k[4];                                 \
-        const T alpha = (T)p->f[0], beta = (T)p->f[1];                              \
+        const T alpha = O2C_PF(T, p, 0), beta = O2C_PF(T, p, 1);                            \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         O2C_FOR(i) {                                                                \
             const int64_t m = i % M, n = i / M;                                     \

@@ -1,5 +1,6 @@
 /* norm kernels. See o2c_rt.h for the calling convention.
- * Statistics (means, variances, softmax sums) accumulate in double.
+ * Statistics (means, variances, softmax sums) accumulate in the element
+ * type (float32 stays float32).
  *
  * o2c_softmax_T: Softmax / LogSoftmax. Index space: the rows (outer x inner
  * positions); each loops over its axis.
@@ -10,16 +11,16 @@
  *   x[0] X, x[1] Scale, x[2] B (optional)
  *   k[0] N, k[1] mode: 0 writes Y to y[0] and, if y[1], Mean to y[1];
  *                      1 writes InvStdDev to y[0] (no Y)
- *   k[2] statistics type: 0 float, 1 double (Mean, InvStdDev)
+ *   (o2c_layernorm_T_U: Mean and InvStdDev of type U, when it is not T)
  *   k[3] nr: 0 when Scale and B have N elements (direct index); else the
  *        rank of the normalized shape, k[4..11] its dims,
  *        k[12..19] Scale strides, k[20..27] B strides (0: broadcast)
  *   f[0] epsilon
  *
  * o2c_batchnorm_prep_T: inference BatchNormalization, per channel.
- *   Index space: channels. x[0] scale, x[1] var; y[0] (double) scale / sqrt(var + eps).
+ *   Index space: channels. x[0] scale, x[1] var; y[0] (T) scale / sqrt(var + eps).
  *   f[0] epsilon
- * o2c_batchnorm_T: Index space: X elements. x[0] X, x[1] prep (double),
+ * o2c_batchnorm_T: Index space: X elements. x[0] X, x[1] prep (T),
  *   x[2] B, x[3] mean; y = (x - mean[c]) * prep[c] + B[c], c = (i / k[1]) % k[0].
  *   k[0] C, k[1] inner (product of the dims after the channel)
  * o2c_batchnorm_train_T: training-mode BatchNormalization. Index space:
@@ -49,51 +50,48 @@
             int64_t j;                                                                \
             for (j = 1; j < A; j++)                                                   \
                 if (x[j * inner] > m || x[j * inner] != x[j * inner]) m = x[j * inner]; \
-            double s = 0;                                                             \
+            T s = 0;                                                                  \
             if (lg) {                                                                 \
-                for (j = 0; j < A; j++) s += (double)exp(x[j * inner] - m);           \
-                const T ls = (T)log(s);                                               \
+                for (j = 0; j < A; j++) s += O2C_M(TY, exp)(x[j * inner] - m);        \
+                const T ls = O2C_M(TY, log)(s);                                       \
                 for (j = 0; j < A; j++) y[j * inner] = x[j * inner] - m - ls;         \
             } else {                                                                  \
                 for (j = 0; j < A; j++) {                                             \
-                    const T e = exp(x[j * inner] - m);                                \
+                    const T e = O2C_M(TY, exp)(x[j * inner] - m);                     \
                     y[j * inner] = e;                                                 \
-                    s += (double)e;                                                   \
+                    s += e;                                                           \
                 }                                                                     \
-                const double r = 1.0 / s;                                             \
-                for (j = 0; j < A; j++) y[j * inner] = (T)((double)y[j * inner] * r); \
+                const T r = 1 / s;                                                    \
+                for (j = 0; j < A; j++) y[j * inner] *= r;                            \
             }                                                                         \
         }                                                                             \
     }
 
-#define O2C_LAYERNORM(NAME, TY)                                                       \
+/* UT: the type of the Mean and InvStdDev outputs */
+#define O2C_LAYERNORM(NAME, TY, UT)                                                   \
     O2C_KERNEL(NAME)                                                                  \
     {                                                                                 \
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0], *S = (const T *)p->x[1], *B = (const T *)p->x[2]; \
-        const int64_t N = p->k[0], mode = p->k[1], sd = p->k[2], nr = p->k[3];        \
-        const double eps = p->f[0];                                                   \
+        const int64_t N = p->k[0], mode = p->k[1], nr = p->k[3];                      \
+        const T eps = O2C_PF(TY, p, 0);                                               \
         O2C_FOR(i) {                                                                  \
             const T *x = X + i * N;                                                   \
             int64_t j;                                                                \
-            double mean = 0, var = 0;                                                 \
-            for (j = 0; j < N; j++) mean += (double)x[j];                             \
-            mean /= (double)N;                                                        \
+            T mean = 0, var = 0;                                                      \
+            for (j = 0; j < N; j++) mean += x[j];                                     \
+            mean /= (T)N;                                                             \
             for (j = 0; j < N; j++) {                                                 \
-                const double d = (double)x[j] - mean;                                 \
+                const T d = x[j] - mean;                                              \
                 var += d * d;                                                         \
             }                                                                         \
-            var /= (double)N;                                                         \
-            const double inv = 1.0 / sqrt(var + eps);                                 \
+            var /= (T)N;                                                              \
+            const T inv = 1 / O2C_M(TY, sqrt)(var + eps);                             \
             if (mode == 1) {                                                          \
-                if (sd) ((double *)p->y[0])[i] = inv;                                 \
-                else ((float *)p->y[0])[i] = (float)inv;                              \
+                ((UT *)p->y[0])[i] = (UT)inv;                                         \
                 continue;                                                             \
             }                                                                         \
-            if (p->y[1]) {                                                            \
-                if (sd) ((double *)p->y[1])[i] = mean;                                \
-                else ((float *)p->y[1])[i] = (float)mean;                             \
-            }                                                                         \
+            if (p->y[1]) ((UT *)p->y[1])[i] = (UT)mean;                               \
             T *y = (T *)p->y[0] + i * N;                                              \
             for (j = 0; j < N; j++) {                                                 \
                 int64_t js = j, jb = j;                                               \
@@ -101,9 +99,9 @@
                     js = o2c_offset(j, nr, p->k + 4, p->k + 12);                      \
                     jb = o2c_offset(j, nr, p->k + 4, p->k + 20);                      \
                 }                                                                     \
-                double v = ((double)x[j] - mean) * inv * (double)S[js];               \
-                if (B) v += (double)B[jb];                                            \
-                y[j] = (T)v;                                                          \
+                T v = (x[j] - mean) * inv * S[js];                                    \
+                if (B) v += B[jb];                                                    \
+                y[j] = v;                                                             \
             }                                                                         \
         }                                                                             \
     }
@@ -113,8 +111,8 @@
     {                                                                                 \
         typedef TY T;                                                                 \
         const T *S = (const T *)p->x[0], *V = (const T *)p->x[1];                     \
-        double *P = (double *)p->y[0];                                                \
-        O2C_FOR(c) P[c] = (double)S[c] / sqrt((double)V[c] + p->f[0]);                \
+        T *P = (T *)p->y[0];                                                          \
+        O2C_FOR(c) P[c] = S[c] / O2C_M(TY, sqrt)(V[c] + O2C_PF(TY, p, 0));            \
     }
 
 #define O2C_BATCHNORM(NAME, TY)                                                       \
@@ -122,12 +120,12 @@
     {                                                                                 \
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0], *B = (const T *)p->x[2], *M = (const T *)p->x[3]; \
-        const double *P = (const double *)p->x[1];                                    \
+        const T *P = (const T *)p->x[1];                                              \
         T *Y = (T *)p->y[0];                                                          \
         const int64_t C = p->k[0], inner = p->k[1];                                   \
         O2C_FOR(i) {                                                                  \
             const int64_t c = (i / inner) % C;                                        \
-            Y[i] = (T)(((double)X[i] - (double)M[c]) * P[c] + (double)B[c]);          \
+            Y[i] = (X[i] - M[c]) * P[c] + B[c];                                       \
         }                                                                             \
     }
 
@@ -189,16 +187,16 @@
             T *y = Y + i * N;                                                         \
             const int64_t c = i % C;                                                  \
             int64_t j;                                                                \
-            double mean = 0, var = 0;                                                 \
-            for (j = 0; j < N; j++) mean += (double)x[j];                             \
-            mean /= (double)N;                                                        \
+            T mean = 0, var = 0;                                                      \
+            for (j = 0; j < N; j++) mean += x[j];                                     \
+            mean /= (T)N;                                                             \
             for (j = 0; j < N; j++) {                                                 \
-                const double d = (double)x[j] - mean;                                 \
+                const T d = x[j] - mean;                                              \
                 var += d * d;                                                         \
             }                                                                         \
-            var /= (double)N;                                                         \
-            const double a = (double)S[c] / sqrt(var + p->f[0]), b = (double)B[c];    \
-            for (j = 0; j < N; j++) y[j] = (T)(((double)x[j] - mean) * a + b);        \
+            var /= (T)N;                                                              \
+            const T a = S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, 0)), b = B[c];     \
+            for (j = 0; j < N; j++) y[j] = (x[j] - mean) * a + b;                     \
         }                                                                             \
     }
 
@@ -207,9 +205,13 @@ O2C_SOFTMAX(o2c_softmax_f32, float)
 /*@ o2c_softmax_f64 */
 O2C_SOFTMAX(o2c_softmax_f64, double)
 /*@ o2c_layernorm_f32 needs o2c_offset */
-O2C_LAYERNORM(o2c_layernorm_f32, float)
+O2C_LAYERNORM(o2c_layernorm_f32, float, float)
 /*@ o2c_layernorm_f64 needs o2c_offset */
-O2C_LAYERNORM(o2c_layernorm_f64, double)
+O2C_LAYERNORM(o2c_layernorm_f64, double, double)
+/*@ o2c_layernorm_f32_f64 needs o2c_offset */
+O2C_LAYERNORM(o2c_layernorm_f32_f64, float, double)
+/*@ o2c_layernorm_f64_f32 needs o2c_offset */
+O2C_LAYERNORM(o2c_layernorm_f64_f32, double, float)
 /*@ o2c_batchnorm_prep_f32 */
 O2C_BATCHNORM_PREP(o2c_batchnorm_prep_f32, float)
 /*@ o2c_batchnorm_prep_f64 */
@@ -234,6 +236,7 @@ O2C_INSTNORM(o2c_instnorm_f64, double)
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_NORM(K) \
     K(o2c_softmax_f32) K(o2c_softmax_f64) K(o2c_layernorm_f32) K(o2c_layernorm_f64) \
+    K(o2c_layernorm_f32_f64) K(o2c_layernorm_f64_f32) \
     K(o2c_instnorm_f32) K(o2c_instnorm_f64) K(o2c_batchnorm_prep_f32) K(o2c_batchnorm_prep_f64) \
     K(o2c_batchnorm_f32) K(o2c_batchnorm_f64) K(o2c_batchnorm_train_f32) K(o2c_batchnorm_train_f64) \
     K(o2c_batchnorm_running_f32) K(o2c_batchnorm_running_f64)

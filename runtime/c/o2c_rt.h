@@ -11,17 +11,26 @@
 
 #include <stdint.h>
 #include <string.h>
-#if defined(__cplusplus)
 #include <math.h>
-#else
-#include <tgmath.h>
-#endif /* O2C_RT_H */
 
 #if defined(__CUDACC__) || defined(O2C_CUDA_EMULATE)
 #define O2C_HD __host__ __device__
 #else
 #define O2C_HD
 #endif /* O2C_RT_H */
+
+/* The arena and the constant arrays are aligned to 64 bytes, the widest
+ * vector (AVX-512, a cache line). C99 has no alignment specifier: GNU C
+ * compilers (gcc, clang, arm-none-eabi-gcc, nvcc's host side) get the
+ * attribute; elsewhere define O2C_ALIGN64 to your compiler's spelling
+ * before the generated file, or the arrays get their natural alignment. */
+#ifndef O2C_ALIGN64
+#if defined(__GNUC__) || defined(__clang__)
+#define O2C_ALIGN64 __attribute__((aligned(64)))
+#else
+#define O2C_ALIGN64
+#endif
+#endif
 
 #define O2C_MAX_RANK 8
 #define O2C_MAX_X 8
@@ -34,7 +43,30 @@ typedef struct o2c_p {
     void *y[O2C_MAX_Y];         /* outputs */
     int64_t k[O2C_NK];          /* integer parameters (shapes, strides) */
     double f[O2C_NF];           /* real parameters (alpha, epsilon, ...) */
+    float ff[O2C_NF];           /* the same, rounded to float (float kernels read these) */
 } o2c_p;
+
+/* float32 stays float32. A kernel made for element type T (float or
+ * double; the instantiation's type token) calls O2C_M(T, exp)(x): expf for
+ * float, exp for double; reads real parameter j as O2C_PF(T, p, j): ff[j]
+ * for float, f[j] for double (integer types: f[j] converted); and writes
+ * literals as (T)0.5. No float computation is promoted to double: on a
+ * single-precision FPU (Cortex-M4F) that would be software emulation, and
+ * no <tgmath.h>, whose complex long double functions newlib lacks. */
+#define O2C_M(T, fn) O2C_M_##T(fn)
+#define O2C_M_float(fn) fn##f
+#define O2C_M_double(fn) fn
+#define O2C_PF(T, p, j) O2C_PF_##T(p, j)
+#define O2C_PF_float(p, j) ((p)->ff[j])
+#define O2C_PF_double(p, j) ((p)->f[j])
+#define O2C_PF_int8_t(p, j) ((int8_t)(p)->f[j])
+#define O2C_PF_int16_t(p, j) ((int16_t)(p)->f[j])
+#define O2C_PF_int32_t(p, j) ((int32_t)(p)->f[j])
+#define O2C_PF_int64_t(p, j) ((int64_t)(p)->f[j])
+#define O2C_PF_uint8_t(p, j) ((uint8_t)(p)->f[j])
+#define O2C_PF_uint16_t(p, j) ((uint16_t)(p)->f[j])
+#define O2C_PF_uint32_t(p, j) ((uint32_t)(p)->f[j])
+#define O2C_PF_uint64_t(p, j) ((uint64_t)(p)->f[j])
 
 typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
 
@@ -81,7 +113,7 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
     O2C_HD static inline T NAME(T v, int64_t i, int64_t ch, const o2c_p *p)        \
     {                                                                               \
         const int64_t res = p->k[O2C_EPI_RES];                                      \
-        const T A = (T)p->f[O2C_EPI_FA], B = (T)p->f[O2C_EPI_FB];                   \
+        const T A = O2C_PF(T, p, O2C_EPI_FA), B = O2C_PF(T, p, O2C_EPI_FB);         \
         if (res == O2C_RES_BEFORE) v += ((const T *)p->x[O2C_EPI_XRES])[i];         \
         switch (p->k[O2C_EPI_ACT]) {                                                \
         case O2C_ACT_RELU: v = v > 0 ? v : 0; break;                                \
@@ -93,20 +125,20 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
             v = v >= 0 ? v : v * sl;                                                \
             break;                                                                  \
         }                                                                           \
-        case O2C_ACT_SIGMOID: v = 1 / (1 + exp(-v)); break;                         \
-        case O2C_ACT_TANH: v = tanh(v); break;                                      \
+        case O2C_ACT_SIGMOID: v = 1 / (1 + O2C_M(T, exp)(-v)); break;                         \
+        case O2C_ACT_TANH: v = O2C_M(T, tanh)(v); break;                                      \
         case O2C_ACT_HARDSIGMOID:                                                   \
             v = A * v + B <= 0 ? 0 : (A * v + B >= 1 ? 1 : A * v + B);              \
             break;                                                                  \
         case O2C_ACT_HARDSWISH:                                                     \
             v = v / 6 + (T)0.5 <= 0 ? 0 : (v / 6 + (T)0.5 >= 1 ? v : v * (v / 6 + (T)0.5)); \
             break;                                                                  \
-        case O2C_ACT_SILU: v = v * (1 / (1 + exp(-v))); break;                      \
-        case O2C_ACT_GELU_ERF: v = v * (erf(v * (T)0.70710678118654752440) + 1) / 2; break; \
+        case O2C_ACT_SILU: v = v * (1 / (1 + O2C_M(T, exp)(-v))); break;                      \
+        case O2C_ACT_GELU_ERF: v = v * (O2C_M(T, erf)(v * (T)0.70710678118654752440) + 1) / 2; break; \
         case O2C_ACT_GELU_TANH:                                                     \
-            v = v * (tanh((T)0.79788456080286535588 * (v + (T)0.044715 * v * v * v)) + 1) / 2; \
+            v = v * (O2C_M(T, tanh)((T)0.79788456080286535588 * (v + (T)0.044715 * v * v * v)) + 1) / 2; \
             break;                                                                  \
-        case O2C_ACT_MISH: v = v * tanh(v > 30 ? v : log1p(exp(v))); break;         \
+        case O2C_ACT_MISH: v = v * O2C_M(T, tanh)(v > 30 ? v : O2C_M(T, log1p)(O2C_M(T, exp)(v))); break;         \
         default: break;                                                             \
         }                                                                           \
         if (res == O2C_RES_AFTER) v += ((const T *)p->x[O2C_EPI_XRES])[i];          \

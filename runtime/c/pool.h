@@ -51,7 +51,7 @@
         O2C_FOR(i) {                                                                \
             O2C_POOL_INDEX;                                                         \
             const T *xp = X + plane * ID * IH * IW;                                 \
-            T best = (T)p->f[0];                                                    \
+            T best = O2C_PF(T, p, 0);                                              \
             int64_t bd = 0, bh = 0, bw = 0;                                         \
             int found = 0;                                                          \
             for (int64_t kd = 0; kd < KD; kd++) {                                   \
@@ -85,7 +85,7 @@
         O2C_POOL_PARAMS;                                                            \
         const int64_t ED = p->k[18], EH = p->k[19], EW = p->k[20];                  \
         const int64_t mode = p->k[21];                                              \
-        const T pw = (T)p->f[0];                                                    \
+        const T pw = O2C_PF(T, p, 0);                                                  \
         O2C_FOR(i) {                                                                \
             O2C_POOL_INDEX;                                                         \
             const T *xp = X + plane * ID * IH * IW;                                 \
@@ -101,13 +101,13 @@
                         const int64_t iw = w0 + kw * DW;                            \
                         if (iw < 0 || iw >= IW) continue;                           \
                         const T v = xp[(id * IH + ih) * IW + iw];                   \
-                        acc += mode == 2 ? (T)pow(fabs(v), pw) : v;                 \
+                        acc += mode == 2 ? O2C_M(T, pow)(O2C_M(T, fabs)(v), pw) : v;                 \
                         cnt++;                                                      \
                     }                                                               \
                 }                                                                   \
             }                                                                       \
             if (mode == 2) {                                                        \
-                Y[i] = (T)pow(acc, 1 / pw);                                         \
+                Y[i] = O2C_M(T, pow)(acc, 1 / pw);                                         \
                 continue;                                                           \
             }                                                                       \
             if (mode == 1) { /* taps inside the padded extent, per axis */         \

@@ -13,8 +13,9 @@
  *   k[36]      integer types: lowest value of T (ReduceMax start)
  *   k[37]      integer types: highest value of T (ReduceMin start)
  *   f[0]       float types: ReduceMean of an empty set (NaN)
- * Float sums and products accumulate in double; integer ones in uint64
- * (wrapping), compared and divided as int64/uint64.
+ * Float sums and products accumulate in the element type; integer ones in
+ * uint64 (wrapping), compared and divided as int64/uint64; the logs, exps
+ * and roots are taken in M (float for float, else double).
  *
  * o2c_argext_T: ArgMax / ArgMin, int64 output. Index space: output elements.
  *   k[0] A (length of the axis), k[1] inner (product of the dims after it),
@@ -43,8 +44,9 @@
 /* element j of the reduced set of the current output (inside O2C_REDUCE) */
 #define O2C_RX(j) x[rr == 1 ? (j) * rs : o2c_offset((j), rr, p->k + 20, p->k + 28)]
 
-/* T element type, A compare/divide type, U wrapping accumulator, F 1 for floats */
-#define O2C_REDUCE(NAME, TY, AT, UT, F)                                               \
+/* T element type, A compare/divide type, U wrapping accumulator, F 1 for
+ * floats, MT the type of the math (float or double) */
+#define O2C_REDUCE(NAME, TY, AT, UT, F, MT)                                             \
     O2C_KERNEL(NAME)                                                                  \
     {                                                                                 \
         typedef TY T;                                                                 \
@@ -70,12 +72,12 @@
                     if (mx ? v > m : v < m) m = v;                                    \
                 }                                                                     \
                 if (op != O2C_RED_LOGSUMEXP) { Y[i] = (T)m; break; }                  \
-                const double md = (double)m;                                          \
+                const MT md = (MT)m;                                                  \
                 if (isn || R == 0 || md - md != 0) { Y[i] = (T)md; break; }           \
-                double s = 0;                                                         \
+                MT s = 0;                                                             \
                 for (j = 0; j < R; j++)                                               \
-                    s += exp((double)O2C_RX(j) - md);                             \
-                Y[i] = (T)(md + log(s));                                              \
+                    s += O2C_M(MT, exp)((MT)O2C_RX(j) - md);                          \
+                Y[i] = (T)(md + O2C_M(MT, log)(s));                                            \
                 break;                                                                \
             }                                                                         \
             default: {                                                                \
@@ -105,10 +107,10 @@
                 switch (op) {                                                         \
                 case O2C_RED_MEAN:                                                    \
                     if (R) Y[i] = (T)(a / (A)R);                                      \
-                    else Y[i] = (T)(A)p->f[0];                                        \
+                    else Y[i] = (T)(A)O2C_PF(MT, p, 0);                               \
                     break;                                                            \
-                case O2C_RED_L2: Y[i] = (T)sqrt((double)a); break;                    \
-                case O2C_RED_LOGSUM: Y[i] = (T)log((double)a); break;                 \
+                case O2C_RED_L2: Y[i] = (T)O2C_M(MT, sqrt)((MT)a); break;                 \
+                case O2C_RED_LOGSUM: Y[i] = (T)O2C_M(MT, log)((MT)a); break;                 \
                 default: Y[i] = (T)a; break;                                          \
                 }                                                                     \
                 break;                                                                \
@@ -147,27 +149,27 @@
     }
 
 /*@ o2c_reduce_f32 needs o2c_offset */
-O2C_REDUCE(o2c_reduce_f32, float, double, double, 1)
+O2C_REDUCE(o2c_reduce_f32, float, float, float, 1, float)
 /*@ o2c_reduce_f64 needs o2c_offset */
-O2C_REDUCE(o2c_reduce_f64, double, double, double, 1)
+O2C_REDUCE(o2c_reduce_f64, double, double, double, 1, double)
 /*@ o2c_reduce_i8 needs o2c_offset */
-O2C_REDUCE(o2c_reduce_i8, int8_t, int64_t, uint64_t, 0)
+O2C_REDUCE(o2c_reduce_i8, int8_t, int64_t, uint64_t, 0, double)
 /*@ o2c_reduce_i16 needs o2c_offset */
-O2C_REDUCE(o2c_reduce_i16, int16_t, int64_t, uint64_t, 0)
+O2C_REDUCE(o2c_reduce_i16, int16_t, int64_t, uint64_t, 0, double)
 /*@ o2c_reduce_i32 needs o2c_offset */
-O2C_REDUCE(o2c_reduce_i32, int32_t, int64_t, uint64_t, 0)
+O2C_REDUCE(o2c_reduce_i32, int32_t, int64_t, uint64_t, 0, double)
 /*@ o2c_reduce_i64 needs o2c_offset */
-O2C_REDUCE(o2c_reduce_i64, int64_t, int64_t, uint64_t, 0)
+O2C_REDUCE(o2c_reduce_i64, int64_t, int64_t, uint64_t, 0, double)
 /*@ o2c_reduce_u8 needs o2c_offset */
-O2C_REDUCE(o2c_reduce_u8, uint8_t, int64_t, uint64_t, 0)
+O2C_REDUCE(o2c_reduce_u8, uint8_t, int64_t, uint64_t, 0, double)
 /*@ o2c_reduce_u16 needs o2c_offset */
-O2C_REDUCE(o2c_reduce_u16, uint16_t, int64_t, uint64_t, 0)
+O2C_REDUCE(o2c_reduce_u16, uint16_t, int64_t, uint64_t, 0, double)
 /*@ o2c_reduce_u32 needs o2c_offset */
-O2C_REDUCE(o2c_reduce_u32, uint32_t, int64_t, uint64_t, 0)
+O2C_REDUCE(o2c_reduce_u32, uint32_t, int64_t, uint64_t, 0, double)
 /*@ o2c_reduce_u64 needs o2c_offset */
-O2C_REDUCE(o2c_reduce_u64, uint64_t, uint64_t, uint64_t, 0)
+O2C_REDUCE(o2c_reduce_u64, uint64_t, uint64_t, uint64_t, 0, double)
 /*@ o2c_reduce_b needs o2c_offset */
-O2C_REDUCE(o2c_reduce_b, uint8_t, int64_t, uint64_t, 0)
+O2C_REDUCE(o2c_reduce_b, uint8_t, int64_t, uint64_t, 0, double)
 
 /*@ o2c_argext_f32 */
 O2C_ARGEXT(o2c_argext_f32, float, 1)

@@ -15,7 +15,7 @@
  *   extrapolation value (one element of X's type)
  *   k[0] element size   k[1] rank   k[2..9] y dims   k[10..17] B_d
  * o2c_resize_interp_f32 / o2c_resize_interp_f64 (linear, cubic)
- *   x[0] X   x[1] offsets (int64)   x[2] weights (double)
+ *   x[0] X   x[1] offsets (int64)   x[2] weights (the element type)
  *   k[0] rank   k[1..8] y dims   k[9..16] T_d   k[17..24] B_d
  *   f[0] extrapolation value
  * Index space: output elements. */
@@ -25,7 +25,7 @@
     {                                                                       \
         const TY *X = (const TY *)p->x[0];                                  \
         const int64_t *OFF = (const int64_t *)p->x[1];                      \
-        const double *W = (const double *)p->x[2];                          \
+        const TY *W = (const TY *)p->x[2];                                  \
         TY *Y = (TY *)p->y[0];                                              \
         const int64_t r = p->k[0];                                          \
         const int64_t *yd = p->k + 1, *T = p->k + 9, *B = p->k + 17;        \
@@ -40,22 +40,22 @@
                 tot *= T[d];                                                \
             }                                                               \
             if (outside) {                                                  \
-                Y[i] = (TY)p->f[0];                                         \
+                Y[i] = O2C_PF(TY, p, 0);                                    \
                 continue;                                                   \
             }                                                               \
-            double acc = 0;                                                 \
+            TY acc = 0;                                                     \
             for (int64_t t = 0; t < tot; t++) {                             \
                 int64_t u = t, off = 0;                                     \
-                double w = 1;                                               \
+                TY w = 1;                                                   \
                 for (int64_t d = r - 1; d >= 0; d--) {                      \
                     const int64_t nu = u / T[d], ke = e[d] + (u - nu * T[d]); \
                     off += OFF[ke];                                         \
                     w *= W[ke];                                             \
                     u = nu;                                                 \
                 }                                                           \
-                acc += w * (double)X[off];                                  \
+                acc += w * X[off];                                          \
             }                                                               \
-            Y[i] = (TY)acc;                                                 \
+            Y[i] = acc;                                                     \
         }                                                                   \
     }
 

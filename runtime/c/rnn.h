@@ -22,14 +22,15 @@
  *   k[6] clip present (0/1) with f[0] the clip threshold,
  *   k[7] LSTM input_forget / GRU linear_before_reset,
  *   k[8 + 9 d + 3 a + {0, 1, 2}]: activation a of direction d: its code
- *   (see o2c_rnn_act_*) and the bit patterns of its alpha and beta (double).
+ *   (see o2c_rnn_act_*) and the bit patterns of its alpha and beta (double,
+ *   or float in the low 32 bits for float kernels).
  * Gate pre-activations are clipped to [-clip, clip] before their
  * activation (not the cell state). */
 
-#define O2C_RNN_STEP_PARAMS                                                         \
+#define O2C_RNN_STEP_PARAMS(T)                                                      \
     const int64_t D = p->k[0], B = p->k[1], H = p->k[2], TT = p->k[3];             \
     const int64_t s = p->k[4], rev0 = p->k[5], has_clip = p->k[6];                 \
-    const double clip = p->f[0];                                                   \
+    const T clip = O2C_PF(T, p, 0);                                                \
     (void)D
 
 /* element (d, b, h) of the index space, its time step t and whether the
@@ -42,19 +43,24 @@
 
 #define O2C_RNN_CLIP(v) (has_clip ? ((v) > clip ? clip : ((v) < -clip ? -clip : (v))) : (v))
 
-/* the activations; a[0] code, a[1] / a[2] alpha / beta as double bits:
+/* the activations; a[0] code, a[1] / a[2] alpha / beta as bits (see above):
  * 0 Sigmoid, 1 Tanh, 2 Relu, 3 HardSigmoid, 4 LeakyRelu, 5 ThresholdedRelu,
  * 6 ScaledTanh, 7 Affine, 8 Elu, 9 Softsign, 10 Softplus */
 #define O2C_RNN_ACT(NAME, T)                                                        \
     O2C_HD static inline T NAME(T x, const int64_t *a)                              \
     {                                                                               \
-        double al, be;                                                              \
-        memcpy(&al, &a[1], sizeof al);                                              \
-        memcpy(&be, &a[2], sizeof be);                                              \
-        const T A = (T)al, Bt = (T)be;                                              \
+        T A, Bt;                                                                    \
+        if (sizeof(T) == 4) {                                                       \
+            const uint32_t ua = (uint32_t)a[1], ub = (uint32_t)a[2];                \
+            memcpy(&A, &ua, sizeof A);                                              \
+            memcpy(&Bt, &ub, sizeof Bt);                                            \
+        } else {                                                                    \
+            memcpy(&A, &a[1], sizeof A);                                            \
+            memcpy(&Bt, &a[2], sizeof Bt);                                          \
+        }                                                                           \
         switch (a[0]) {                                                             \
-        case 0: return 1 / (1 + exp(-x));                                           \
-        case 1: return tanh(x);                                                     \
+        case 0: return 1 / (1 + O2C_M(T, exp)(-x));                                       \
+        case 1: return O2C_M(T, tanh)(x);                                                  \
         case 2: return x > 0 ? x : (T)0;                                            \
         case 3: {                                                                   \
             const T v = A * x + Bt;                                                 \
@@ -62,11 +68,11 @@
         }                                                                           \
         case 4: return x >= 0 ? x : A * x;                                          \
         case 5: return x >= A ? x : (T)0;                                           \
-        case 6: return A * tanh(Bt * x);                                            \
+        case 6: return A * O2C_M(T, tanh)(Bt * x);                                            \
         case 7: return A * x + Bt;                                                  \
-        case 8: return x >= 0 ? x : A * (exp(x) - 1);                               \
-        case 9: return x / (1 + fabs(x));                                           \
-        default: return x > 30 ? x : log1p(exp(x));                                 \
+        case 8: return x >= 0 ? x : A * (O2C_M(T, exp)(x) - 1);                               \
+        case 9: return x / (1 + O2C_M(T, fabs)(x));                                           \
+        default: return x > 30 ? x : O2C_M(T, log1p)(O2C_M(T, exp)(x));                                 \
         }                                                                           \
     }
 
@@ -125,7 +131,7 @@
         const T *P = (const T *)p->x[0], *R = (const T *)p->x[1];                  \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *S = (T *)p->y[0];                                                        \
-        O2C_RNN_STEP_PARAMS;                                                        \
+        O2C_RNN_STEP_PARAMS(T);                                                      \
         O2C_FOR(i) {                                                                \
             O2C_RNN_STEP_INDEX(i);                                                  \
             const T *hp = S + ((s * D + d) * B + b) * H;                            \
@@ -148,7 +154,7 @@
         const T *S = (const T *)p->x[2];                                            \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *RH = (T *)p->y[0];                                                       \
-        O2C_RNN_STEP_PARAMS;                                                        \
+        O2C_RNN_STEP_PARAMS(T);                                                      \
         O2C_FOR(i) {                                                                \
             O2C_RNN_STEP_INDEX(i);                                                  \
             const T *hp = S + ((s * D + d) * B + b) * H;                            \
@@ -173,7 +179,7 @@
         const T *X2 = (const T *)p->x[2];                                           \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *S = (T *)p->y[0];                                                        \
-        O2C_RNN_STEP_PARAMS;                                                        \
+        O2C_RNN_STEP_PARAMS(T);                                                      \
         const int64_t lbr = p->k[7];                                                \
         O2C_FOR(i) {                                                                \
             O2C_RNN_STEP_INDEX(i);                                                  \
@@ -218,7 +224,7 @@
         const T *Pp = (const T *)p->x[2];                                           \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *S = (T *)p->y[0], *C = (T *)p->y[1];                                     \
-        O2C_RNN_STEP_PARAMS;                                                        \
+        O2C_RNN_STEP_PARAMS(T);                                                      \
         const int64_t input_forget = p->k[7];                                       \
         O2C_FOR(i) {                                                                \
             O2C_RNN_STEP_INDEX(i);                                                  \

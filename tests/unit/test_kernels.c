@@ -46,6 +46,7 @@ static void test_matmul(void **state)
     p.k[3] = 3; p.k[4] = 1;                 /* A row-major */
     p.k[5] = 2; p.k[6] = 1;                 /* B row-major */
     p.f[0] = 1.0;
+    p.ff[0] = (float)p.f[0];   /* float kernels read the float copies */
     K("o2c_matmul_f32")(0, 4, &p);
     const float want[4] = {58, 64, 139, 154};
     assert_memory_equal(Y, want, sizeof want);
@@ -58,6 +59,7 @@ static void test_matmul(void **state)
     p.k[5] = 1; p.k[6] = 3;                 /* B[k][n] = Bt[n*3 + k] */
     p.k[32] = 1; p.k[33] = 0; p.k[34] = 1;  /* C broadcast over rows */
     p.f[0] = 2.0; p.f[1] = 0.5;
+    p.ff[0] = (float)p.f[0]; p.ff[1] = (float)p.f[1];   /* float kernels read the float copies */
     K("o2c_matmul_f32")(0, 4, &p);
     const float want2[4] = {2 * 58 + 50, 2 * 64 + 100, 2 * 139 + 50, 2 * 154 + 100};
     assert_memory_equal(Y, want2, sizeof want2);
@@ -87,6 +89,7 @@ static void test_matmul_batched(void **state)
     p.k[16] = 2;          /* A batch stride: M*K */
     p.k[24] = 0;          /* B broadcast */
     p.f[0] = 1.0;
+    p.ff[0] = (float)p.f[0];   /* float kernels read the float copies */
     K("o2c_matmul_f64")(0, 2, &p);
     assert_true(Y[0] == 210 && Y[1] == 430);
 }
@@ -195,11 +198,13 @@ static void test_unary_instances(void **state)
     /* an attribute through f[0]: LeakyRelu alpha */
     p.x[0] = x; p.y[0] = y;
     p.f[0] = 0.25;
+    p.ff[0] = (float)p.f[0];   /* float kernels read the float copies */
     K("o2c_LeakyRelu_f32")(0, 4, &p);
     assert_true(y[0] == -0.5f && y[2] == 0.5f && y[3] == 3);
 
     /* Clip bounds through f[0], f[1] */
     p.f[0] = -1; p.f[1] = 1;
+    p.ff[0] = (float)p.f[0]; p.ff[1] = (float)p.f[1];   /* float kernels read the float copies */
     K("o2c_Clip_f32")(0, 4, &p);
     assert_true(y[0] == -1 && y[2] == 0.5f && y[3] == 1);
 
@@ -207,6 +212,7 @@ static void test_unary_instances(void **state)
     float z[2] = {2, 4};
     p.x[0] = z; p.y[0] = z;
     p.f[0] = 0.5;
+    p.ff[0] = (float)p.f[0];   /* float kernels read the float copies */
     K("o2c_Scale_f32")(0, 2, &p);
     assert_true(z[0] == 1 && z[1] == 2);
 }

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Builds every example's (and every ../shared/models model's, if that folder
+exists) generated C for a Cortex-M4 with a single-precision FPU, the way a
+firmware user would with Debian's gcc-arm-none-eabi and newlib:
+
+    arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard
+        -mfpu=fpv4-sp-d16 -Os -std=c99 -pedantic -Wall -Wextra -Werror -c
+
+and checks, per model:
+  (a) it compiles without a warning;
+  (b) the object calls no software double-precision routine (no undefined
+      __aeabi_d*, __aeabi_f2d, __aeabi_i2d, ... in arm-none-eabi-nm) and no
+      double libm function (exp, sqrt, tanh, ...): float32 stays float32.
+      Models with float64 tensors are exempt (said in the output);
+  (c) it links against newlib (-specs=nosys.specs, a tiny main calling the
+      model), so a libm function newlib lacks is caught.
+
+    python tests/test_cortexm.py [--compiler build/onnx2c] [-j 2] [TEST_DIR...]
+
+Skipped (one skip, with a note) when arm-none-eabi-gcc is not installed
+(tools/install-deps.sh installs it). The last line is
+'N passed, N failed, N skipped'; the exit status is 1 if anything failed."""
+import argparse, os, re, shutil, subprocess, sys, tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_models as rm  # noqa: E402
+
+ROOT = rm.ROOT
+CC = "arm-none-eabi-gcc"
+NM = "arm-none-eabi-nm"
+CFLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-Os",
+          "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror"]
+# the run-time ABI's double-precision helpers: arithmetic, comparison and
+# every conversion to or from double (AEABI section 4.1.2); none is acceptable
+DOUBLE_HELPER = re.compile(r"^__aeabi_(d\w+|[a-z0-9]+2d)$|^__(add|sub|mul|div|neg|cmp|eq|ne|lt|le|gt|ge|unord)df\d$"
+                           r"|^__(extendsfdf|truncdfsf|float\w*df|fix\w*df\w*)\d?$")
+# double libm functions whose float version the kernels must call instead
+DOUBLE_LIBM = set("""exp expm1 exp2 log log1p log2 log10 pow sqrt cbrt fabs floor ceil round nearbyint
+rint trunc fmod remainder sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh erf erfc
+tgamma lgamma fmax fmin hypot ldexp frexp modf copysign""".split())
+MAIN_C = """#include "m.h"
+static unsigned char in_buf[4], out_buf[4];
+int main(void)
+{
+    const void *in[1] = {in_buf};
+    void *out[1] = {out_buf};
+    return m_run(in, out);
+}
+"""
+
+
+def has_double(model_path):
+    m = onnx.load(model_path, load_external_data=False)
+    g = m.graph
+    d = onnx.TensorProto.DOUBLE
+    vis = list(g.input) + list(g.output) + list(g.value_info)
+    return any(vi.type.tensor_type.elem_type == d for vi in vis) or \
+        any(t.data_type == d for t in g.initializer) or \
+        any(a.t.data_type == d for n in g.node for a in n.attribute if a.HasField("t"))
+
+
+def check(compiler, test, tmp):
+    """(status, message): status 'ok' or 'FAIL'."""
+    name = os.path.relpath(test, os.path.dirname(ROOT)) if not rm.is_in(test, ROOT) else os.path.relpath(test, ROOT)
+    d = tempfile.mkdtemp(dir=tmp)
+    ins = []
+    for p in sorted(f for f in os.listdir(os.path.join(test, "test_data_set_0")) if f.startswith("input_")) \
+            if os.path.isdir(os.path.join(test, "test_data_set_0")) else []:
+        ins.append(rm.load_pb(os.path.join(test, "test_data_set_0", p)))
+    model = os.path.join(test, "model.onnx")
+    gin = [vi for vi in onnx.load(model, load_external_data=False).graph.input]
+    inits = {t.name for t in onnx.load(model, load_external_data=False).graph.initializer}
+    gin = [vi for vi in gin if vi.name not in inits]
+    flags = rm.shape_flags(gin, ins) if len(ins) == len(gin) else []
+    rc, out = rm.sh([compiler, model, "-o", os.path.join(d, "m.c"), "--name", "m"] + flags, 600)
+    if rc != 0:
+        return name, "FAIL", "onnx2c: " + rm.first_error(out)
+    rc, out = rm.sh([CC] + CFLAGS + ["-c", "m.c", "-o", "m.o"], 600, cwd=d)
+    if rc != 0 or out.strip():
+        return name, "FAIL", "(a) compile: " + rm.first_error(out)
+    rc, out = rm.sh([NM, "-u", "m.o"], 60, cwd=d)
+    undef = [l.split()[-1] for l in out.splitlines() if l.strip()]
+    dbl = sorted(s for s in undef if DOUBLE_HELPER.match(s) or s in DOUBLE_LIBM)
+    note = ""
+    if dbl:
+        if has_double(model):
+            note = " (float64 model, exempt from the no-double check: %s)" % " ".join(dbl)
+        else:
+            return name, "FAIL", "(b) double precision in a float32 model: " + " ".join(dbl)
+    with open(os.path.join(d, "main.c"), "w") as f:
+        f.write(MAIN_C)
+    rc, out = rm.sh([CC] + CFLAGS + ["-specs=nosys.specs", "main.c", "m.o", "-lm", "-o", "m.elf"], 600, cwd=d)
+    if rc != 0:
+        return name, "FAIL", "(c) link with newlib: " + rm.first_error(out)
+    return name, "ok", "compiles, links, float32 only" + note if not note else "compiles, links" + note
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
+    ap.add_argument("-j", type=int, default=2)
+    ap.add_argument("tests", nargs="*")
+    a = ap.parse_args()
+    if not shutil.which(CC) or not shutil.which(NM):
+        print("skipped: %s not installed (tools/install-deps.sh installs gcc-arm-none-eabi)" % CC)
+        print("0 passed, 0 failed, 1 skipped")
+        return
+    paths = a.tests or [rm.EXAMPLES] + ([rm.SHARED_MODELS] if os.path.isdir(rm.SHARED_MODELS) else [])
+    # a folder with expect_error.txt holds a model the compiler must refuse
+    tests = [t for t in rm.find_tests(paths) if not os.path.exists(os.path.join(t, "expect_error.txt"))]
+    tmp = tempfile.mkdtemp(prefix="o2c_cortexm_")
+    npass = nfail = 0
+    try:
+        with ThreadPoolExecutor(max_workers=a.j) as ex:
+            for name, st, msg in ex.map(lambda t: check(a.compiler, t, tmp), tests):
+                print("%-4s %s: %s" % (st, name, msg), flush=True)
+                if st == "ok":
+                    npass += 1
+                else:
+                    nfail += 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed, 0 skipped" % (npass, nfail))
+    sys.exit(1 if nfail else 0)
+
+
+if __name__ == "__main__":
+    main()
