@@ -299,7 +299,7 @@ void lower_det(Node *n, Lowering *L)
     Tensor *x = n->in[0], *y = n->out[0];
     int64_t m = x->dims[x->rank - 1];
     int64_t sz = tensor_numel(x);
-    Tensor *scratch = lower_temp(L, DT_DOUBLE, 1, &sz);
+    Tensor *scratch = lower_temp(L, x->dtype, 1, &sz);   /* in the element type */
     KCall *c = lower_call(L, xfmt("o2c_det_%s", dtype_suffix(x->dtype)), tensor_numel(y));
     c->x[0] = x;
     c->y[0] = y;

@@ -128,7 +128,7 @@ void lower_batchnorm(Node *n, Lowering *L)
     const char *sfx = dtype_suffix(x->dtype);
     if (bn_training(n)) {
         int64_t d2 = 2 * C;
-        Tensor *st = lower_temp(L, DT_DOUBLE, 1, &d2);
+        Tensor *st = lower_temp(L, x->dtype, 1, &d2);
         KCall *c = lower_call(L, xfmt("o2c_batchnorm_train_%s", sfx), C);
         c->x[0] = x; c->x[1] = n->in[1]; c->x[2] = n->in[2];
         c->y[0] = y; c->y[1] = st;

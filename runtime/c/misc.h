@@ -70,9 +70,9 @@
     }
 
 /* Det of square matrices by Gaussian elimination with partial pivoting,
- * in double. Index space: the matrices.
+ * in the element type. Index space: the matrices.
  *   x[0] the matrices (count, m, m); y[0] the determinants; y[1] scratch
- *   of count*m*m doubles (index i uses only its own m*m block)
+ *   of count*m*m elements (index i uses only its own m*m block)
  *   k[0] m */
 #define O2C_DET_DEF(NAME, TY)                                               \
     O2C_KERNEL(NAME)                                                        \
@@ -80,20 +80,20 @@
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         T *Y = (T *)p->y[0];                                                \
-        double *S = (double *)p->y[1];                                      \
+        T *S = (T *)p->y[1];                                                \
         const int64_t m = p->k[0];                                          \
         O2C_FOR(i) {                                                        \
-            double *A = S + i * m * m;                                      \
-            double det = 1;                                                 \
-            for (int64_t e = 0; e < m * m; e++) A[e] = (double)X[i * m * m + e]; \
+            T *A = S + i * m * m;                                      \
+            T det = 1;                                                 \
+            for (int64_t e = 0; e < m * m; e++) A[e] = X[i * m * m + e]; \
             for (int64_t c = 0; c < m; c++) {                               \
                 int64_t piv = c;                                            \
                 for (int64_t r = c + 1; r < m; r++)                         \
-                    if (fabs(A[r * m + c]) > fabs(A[piv * m + c])) piv = r; \
+                    if (O2C_M(TY, fabs)(A[r * m + c]) > O2C_M(TY, fabs)(A[piv * m + c])) piv = r; \
                 if (A[piv * m + c] == 0) { det = 0; break; }                \
                 if (piv != c) {                                             \
                     for (int64_t e = 0; e < m; e++) {                       \
-                        double t = A[c * m + e];                            \
+                        T t = A[c * m + e];                            \
                         A[c * m + e] = A[piv * m + e];                      \
                         A[piv * m + e] = t;                                 \
                     }                                                       \
@@ -101,11 +101,11 @@
                 }                                                           \
                 det *= A[c * m + c];                                        \
                 for (int64_t r = c + 1; r < m; r++) {                       \
-                    const double f = A[r * m + c] / A[c * m + c];           \
+                    const T f = A[r * m + c] / A[c * m + c];           \
                     for (int64_t e = c + 1; e < m; e++) A[r * m + e] -= f * A[c * m + e]; \
                 }                                                           \
             }                                                               \
-            Y[i] = (T)det;                                                  \
+            Y[i] = det;                                                      \
         }                                                                   \
     }
 

@@ -24,11 +24,11 @@
  *   x[2] B, x[3] mean; y = (x - mean[c]) * prep[c] + B[c], c = (i / k[1]) % k[0].
  *   k[0] C, k[1] inner (product of the dims after the channel)
  * o2c_batchnorm_train_T: training-mode BatchNormalization. Index space:
- *   channels. x[0] X, x[1] scale, x[2] B; y[0] Y, y[1] (double, 2 x C) the
+ *   channels. x[0] X, x[1] scale, x[2] B; y[0] Y, y[1] (T, 2 x C) the
  *   batch mean (row 0) and biased variance (row 1).
  *   k[0] N, k[1] C, k[2] inner; f[0] epsilon
  * o2c_batchnorm_running_T: Index space: channels. x[0] input mean,
- *   x[1] input var, x[2] the stats from _train (double, 2 x C);
+ *   x[1] input var, x[2] the stats from _train (T, 2 x C);
  *   y[0] running mean, y[1] running var (each optional).
  *   k[0] C; f[0] momentum
  *
@@ -135,25 +135,25 @@
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0], *S = (const T *)p->x[1], *B = (const T *)p->x[2]; \
         T *Y = (T *)p->y[0];                                                          \
-        double *ST = (double *)p->y[1];                                               \
+        T *ST = (T *)p->y[1];                                               \
         const int64_t N = p->k[0], C = p->k[1], inner = p->k[2];                      \
         O2C_FOR(c) {                                                                  \
             int64_t b, j;                                                             \
-            double mean = 0, var = 0;                                                 \
+            T mean = 0, var = 0;                                                 \
             for (b = 0; b < N; b++)                                                   \
-                for (j = 0; j < inner; j++) mean += (double)X[(b * C + c) * inner + j]; \
-            mean /= (double)(N * inner);                                              \
+                for (j = 0; j < inner; j++) mean += (T)X[(b * C + c) * inner + j]; \
+            mean /= (T)(N * inner);                                              \
             for (b = 0; b < N; b++)                                                   \
                 for (j = 0; j < inner; j++) {                                         \
-                    const double d = (double)X[(b * C + c) * inner + j] - mean;       \
+                    const T d = (T)X[(b * C + c) * inner + j] - mean;       \
                     var += d * d;                                                     \
                 }                                                                     \
-            var /= (double)(N * inner);                                               \
-            const double a = (double)S[c] / sqrt(var + p->f[0]);                      \
+            var /= (T)(N * inner);                                               \
+            const T a = (T)S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, 0));                      \
             for (b = 0; b < N; b++)                                                   \
                 for (j = 0; j < inner; j++) {                                         \
                     const int64_t o = (b * C + c) * inner + j;                        \
-                    Y[o] = (T)(((double)X[o] - mean) * a + (double)B[c]);             \
+                    Y[o] = (T)(((T)X[o] - mean) * a + (T)B[c]);             \
                 }                                                                     \
             ST[c] = mean;                                                             \
             ST[C + c] = var;                                                          \
@@ -165,13 +165,13 @@
     {                                                                                 \
         typedef TY T;                                                                 \
         const T *M = (const T *)p->x[0], *V = (const T *)p->x[1];                     \
-        const double *ST = (const double *)p->x[2];                                   \
+        const T *ST = (const T *)p->x[2];                                   \
         T *RM = (T *)p->y[0], *RV = (T *)p->y[1];                                     \
         const int64_t C = p->k[0];                                                    \
-        const double mo = p->f[0];                                                    \
+        const T mo = O2C_PF(TY, p, 0);                                                       \
         O2C_FOR(c) {                                                                  \
-            if (RM) RM[c] = (T)((double)M[c] * mo + ST[c] * (1 - mo));                \
-            if (RV) RV[c] = (T)((double)V[c] * mo + ST[C + c] * (1 - mo));            \
+            if (RM) RM[c] = (T)((T)M[c] * mo + ST[c] * (1 - mo));                \
+            if (RV) RV[c] = (T)((T)V[c] * mo + ST[C + c] * (1 - mo));            \
         }                                                                             \
     }
 
