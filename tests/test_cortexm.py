@@ -62,9 +62,9 @@ def has_double(model_path):
         any(a.t.data_type == d for n in g.node for a in n.attribute if a.HasField("t"))
 
 
-def check(compiler, test, tmp):
-    """(status, message): status 'ok' or 'FAIL'."""
-    name = os.path.relpath(test, os.path.dirname(ROOT)) if not rm.is_in(test, ROOT) else os.path.relpath(test, ROOT)
+def check(compiler, test, tmp, opt):
+    """(name, status, message): status 'ok' or 'FAIL'. opt: -O2 or -O0 (onnx2c)."""
+    name = (os.path.relpath(test, os.path.dirname(ROOT)) if not rm.is_in(test, ROOT) else os.path.relpath(test, ROOT)) + " " + opt
     d = tempfile.mkdtemp(dir=tmp)
     ins = []
     for p in sorted(f for f in os.listdir(os.path.join(test, "test_data_set_0")) if f.startswith("input_")) \
@@ -75,7 +75,7 @@ def check(compiler, test, tmp):
     inits = {t.name for t in onnx.load(model, load_external_data=False).graph.initializer}
     gin = [vi for vi in gin if vi.name not in inits]
     flags = rm.shape_flags(gin, ins) if len(ins) == len(gin) else []
-    rc, out = rm.sh([compiler, model, "-o", os.path.join(d, "m.c"), "--name", "m"] + flags, 600)
+    rc, out = rm.sh([compiler, opt, model, "-o", os.path.join(d, "m.c"), "--name", "m"] + flags, 600)
     if rc != 0:
         return name, "FAIL", "onnx2c: " + rm.first_error(out)
     rc, out = rm.sh([CC] + CFLAGS + ["-c", "m.c", "-o", "m.o"], 600, cwd=d)
@@ -115,7 +115,10 @@ def main():
     npass = nfail = 0
     try:
         with ThreadPoolExecutor(max_workers=a.j) as ex:
-            for name, st, msg in ex.map(lambda t: check(a.compiler, t, tmp), tests):
+            # -O2 (every pass) and -O0 (no pass: the unfused kernels) for the
+            # examples; the real models at -O2
+            jobs = [(t, "-O2") for t in tests] + [(t, "-O0") for t in tests if rm.is_in(t, rm.EXAMPLES)]
+            for name, st, msg in ex.map(lambda j: check(a.compiler, j[0], tmp, j[1]), jobs):
                 print("%-4s %s: %s" % (st, name, msg), flush=True)
                 if st == "ok":
                     npass += 1
