@@ -9,8 +9,9 @@
  * shows up (NaN / -1). The model runs twice, and both runs must give the
  * same bytes (--once-above S: no second run when the first one took more
  * than S seconds of CPU time, for models that take long under the sanitizers):
- *   C    (default):          NAME_run_with_arena on a malloc'd, poisoned arena of
- *                            exactly NAME_ARENA_SIZE bytes (so the sanitizer sees an
+ *   C    (default):          NAME_run_with_arena on a poisoned, 64-byte aligned
+ *                            (as the header asks) heap arena of exactly
+ *                            NAME_ARENA_SIZE bytes (so the sanitizer sees an
  *                            overrun), then NAME_run (its static arena);
  *   CUDA (-DO2C_HARNESS_CUDA): NAME_run (host pointers), then NAME_run_device on
  *                            device buffers and a stream; NAME_cuda_release at the end.
@@ -19,6 +20,9 @@
  *
  * Compile with -DO2C_NAME=m (the generated --name; default m) and
  * -DO2C_HEADER='"m.h"' (default "m.h"). Valid C99 and C++. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200112L   /* posix_memalign */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +133,8 @@ int main(int argc, char **argv)
 #ifndef O2C_HARNESS_CUDA
     {
         size_t asz = MODEL(_ARENA_SIZE) ? (size_t)MODEL(_ARENA_SIZE) : 1;
-        unsigned char *arena = (unsigned char *)malloc(asz);
+        void *arena = NULL;
+        if (posix_memalign(&arena, 64, asz)) { fprintf(stderr, "out of memory\n"); return 3; }
         memset(arena, 0xFF, asz);
         t0 = clock();
         rc = MODEL(_run_with_arena)((const void *const *)ins, (void *const *)outs, arena);
