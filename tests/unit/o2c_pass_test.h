@@ -37,6 +37,35 @@ static inline Node *pt_find(Graph *g, const char *op)
     return NULL;
 }
 
+/* cmocka setup of the pass tests: nothing to prepare (o2c_teardown frees) */
+static inline int pt_setup(void **state)
+{
+    (void)state;
+    return 0;
+}
+
+/* A float initializer with a fixed pattern of values in [-1.25, 1.25]
+ * (seed shifts it). */
+static inline void pt_init_pattern(Onnx__ModelProto *m, const char *name, int rank, const int64_t *dims,
+                                   unsigned seed)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= dims[i];
+    float *d = xalloc(sizeof(float) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) d[i] = (float)((i * 7 + seed * 13) % 11) / 4.0f - 1.25f;
+    pb_init_raw(m, name, DT_FLOAT, rank, dims, d, sizeof(float) * (size_t)n);
+}
+
+/* A float initializer with every element v. */
+static inline void pt_init_fill(Onnx__ModelProto *m, const char *name, int rank, const int64_t *dims, float v)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= dims[i];
+    float *d = xalloc(sizeof(float) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) d[i] = v;
+    pb_init_raw(m, name, DT_FLOAT, rank, dims, d, sizeof(float) * (size_t)n);
+}
+
 /* Fills every graph input with values from a fixed pseudo-random sequence
  * (floats in [-2, 2), integers in [-3, 3], bools 0/1). */
 static inline void pt_fill_inputs(Graph *g, unsigned seed)

@@ -6,31 +6,6 @@
 static const char *const NOOP[] = {"noop", "dce", NULL};
 static const char *const TRANSPOSE[] = {"transpose", "dce", NULL};
 
-static int setup(void **state)
-{
-    (void)state;
-    return 0;
-}
-
-/* a float initializer with a fixed pseudo-random pattern */
-static void wf(Onnx__ModelProto *m, const char *name, int rank, const int64_t *dims, unsigned seed)
-{
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= dims[i];
-    float *d = xalloc(sizeof(float) * (size_t)(n + 1));
-    for (int64_t i = 0; i < n; i++) d[i] = (float)((i * 7 + seed * 13) % 11) / 4.0f - 1.25f;
-    pb_init_raw(m, name, DT_FLOAT, rank, dims, d, sizeof(float) * (size_t)n);
-}
-
-static void wconst(Onnx__ModelProto *m, const char *name, int rank, const int64_t *dims, float v)
-{
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= dims[i];
-    float *d = xalloc(sizeof(float) * (size_t)(n + 1));
-    for (int64_t i = 0; i < n; i++) d[i] = v;
-    pb_init_raw(m, name, DT_FLOAT, rank, dims, d, sizeof(float) * (size_t)n);
-}
-
 static void wi64(Onnx__ModelProto *m, const char *name, int len, const int64_t *v)
 {
     int64_t d[1] = {len};
@@ -46,8 +21,8 @@ static void test_noop_every_kind(void **state)
     Onnx__ModelProto *m = pb_model(8, 13);
     pb_input(m, "x", DT_FLOAT, "2x3");
     pb_output(m, "y", DT_FLOAT, NULL);
-    wconst(m, "one", 0, NULL, 1.0f);
-    wconst(m, "zero", 1, (int64_t[]){3}, 0.0f);
+    pt_init_fill(m, "one", 0, NULL, 1.0f);
+    pt_init_fill(m, "zero", 1, (int64_t[]){3}, 0.0f);
     wi64(m, "shape", 2, (int64_t[]){2, 3});
     wi64(m, "pads", 4, (int64_t[]){0, 0, 0, 0});
     wi64(m, "reps", 2, (int64_t[]){1, 1});
@@ -85,9 +60,9 @@ static void test_noop_kept(void **state)
     pb_output(m, "y", DT_FLOAT, NULL);
     pb_output(m, "z", DT_FLOAT, NULL);
     pb_output(m, "w", DT_FLOAT, NULL);
-    wconst(m, "ones", 2, (int64_t[]){2, 3}, 1.0f);
-    wconst(m, "zero", 0, NULL, 0.0f);
-    wconst(m, "two", 0, NULL, 2.0f);
+    pt_init_fill(m, "ones", 2, (int64_t[]){2, 3}, 1.0f);
+    pt_init_fill(m, "zero", 0, NULL, 0.0f);
+    pt_init_fill(m, "two", 0, NULL, 2.0f);
     pb_node(m, "Mul", "bcast", "x,ones", "y");          /* broadcasts to 2x3 */
     pb_node(m, "Sub", "neg", "zero,x", "s");            /* 0 - x is not x */
     pb_node(m, "Mul", "twice", "s,two", "z");           /* not a unit */
@@ -268,7 +243,7 @@ static void test_transpose_into_gemm(void **state)
     pb_input(m, "w", DT_FLOAT, "5x4");
     pb_output(m, "y", DT_FLOAT, NULL);
     pb_output(m, "z", DT_FLOAT, NULL);
-    wf(m, "B", 2, (int64_t[]){4, 5}, 1);
+    pt_init_pattern(m, "B", 2, (int64_t[]){4, 5}, 1);
     pb_node(m, "Transpose", "ta", "a", "at");          /* 3x4 */
     pb_node(m, "Gemm", "gemm", "at,B", "y");           /* 3x5 */
     pb_node(m, "Transpose", "tw", "w", "wt");          /* 4x5 */
@@ -289,9 +264,9 @@ static void test_transpose_pushed_through_elementwise(void **state)
     Onnx__ModelProto *m = pb_model(8, 13);
     pb_input(m, "x", DT_FLOAT, "1x3x4x5");
     pb_output(m, "y", DT_FLOAT, NULL);
-    wf(m, "W", 4, (int64_t[]){3, 3, 1, 1}, 2);
-    wf(m, "bias", 1, (int64_t[]){3}, 3);
-    wf(m, "scale", 4, (int64_t[]){1, 4, 5, 3}, 4);
+    pt_init_pattern(m, "W", 4, (int64_t[]){3, 3, 1, 1}, 2);
+    pt_init_pattern(m, "bias", 1, (int64_t[]){3}, 3);
+    pt_init_pattern(m, "scale", 4, (int64_t[]){1, 4, 5, 3}, 4);
     pb_node(m, "Conv", "conv", "x,W", "c");
     pb_attr_ints(pb_node(m, "Transpose", "to_nhwc", "c", "h"), "perm", 4, (int64_t[]){0, 2, 3, 1});
     pb_node(m, "Relu", "relu", "h", "r");
@@ -363,7 +338,7 @@ static void test_levels(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, o2c_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, pt_setup, o2c_teardown)
     const struct CMUnitTest tests[] = {
         T(test_noop_every_kind),
         T(test_noop_kept),

@@ -8,12 +8,6 @@
 
 #include "o2c_pass_test.h"
 
-static int setup(void **state)
-{
-    (void)state;
-    return 0;
-}
-
 static const int64_t DW[] = {4, 3, 3, 3};
 static float W[4 * 3 * 3 * 3];
 static const int64_t DS[] = {2};
@@ -410,7 +404,7 @@ static void test_dot(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, o2c_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, pt_setup, o2c_teardown)
     const struct CMUnitTest tests[] = {
         T(test_round_trip),
         T(test_model_fields),

@@ -13,12 +13,6 @@
 static const char *const ONLY[] = {"fuse_elementwise", NULL};
 static const int64_t D1[] = {1};
 
-static int setup(void **state)
-{
-    (void)state;
-    return 0;
-}
-
 static Node *fused(Graph *g) { return pt_find(g, "FusedElementwise"); }
 
 /* x * sigmoid(x) + bias[3x1] -> Relu: four nodes, one loop with a broadcast input */
@@ -366,7 +360,7 @@ static void test_decomposition(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, o2c_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, pt_setup, o2c_teardown)
     const struct CMUnitTest tests[] = {
         T(test_chain_with_broadcast),
         T(test_cast_compare_constants),

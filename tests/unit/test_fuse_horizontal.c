@@ -5,21 +5,6 @@
 
 static const char *const FH[] = {"fuse_horizontal", "dce", NULL};
 
-static int setup(void **state)
-{
-    (void)state;
-    return 0;
-}
-
-static void wf(Onnx__ModelProto *m, const char *name, int rank, const int64_t *dims, unsigned seed)
-{
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= dims[i];
-    float *d = xalloc(sizeof(float) * (size_t)(n + 1));
-    for (int64_t i = 0; i < n; i++) d[i] = (float)((i * 7 + seed * 13) % 11) / 4.0f - 1.25f;
-    pb_init_raw(m, name, DT_FLOAT, rank, dims, d, sizeof(float) * (size_t)n);
-}
-
 static Onnx__NodeProto *conv(Onnx__ModelProto *m, const char *name, const char *ins, const char *out, int k, int pad)
 {
     Onnx__NodeProto *n = pb_node(m, "Conv", name, ins, out);
@@ -36,10 +21,10 @@ static void test_two_gemm_heads(void **state)
     pb_input(m, "x", DT_FLOAT, "1x8");
     pb_output(m, "y1", DT_FLOAT, NULL);
     pb_output(m, "y2", DT_FLOAT, NULL);
-    wf(m, "W1", 2, (int64_t[]){4, 8}, 1);
-    wf(m, "b1", 1, (int64_t[]){4}, 2);
-    wf(m, "W2", 2, (int64_t[]){8, 3}, 3);
-    wf(m, "b2", 2, (int64_t[]){1, 3}, 4);
+    pt_init_pattern(m, "W1", 2, (int64_t[]){4, 8}, 1);
+    pt_init_pattern(m, "b1", 1, (int64_t[]){4}, 2);
+    pt_init_pattern(m, "W2", 2, (int64_t[]){8, 3}, 3);
+    pt_init_pattern(m, "b2", 2, (int64_t[]){1, 3}, 4);
     pb_node(m, "Relu", "relu", "x", "r");
     pb_attr_i(pb_node(m, "Gemm", "head1", "r,W1,b1", "a"), "transB", 1);
     Onnx__NodeProto *h2 = pb_node(m, "Gemm", "head2", "r,W2,b2", "b");
@@ -65,10 +50,10 @@ static void test_qkv_matmul(void **state)
     pb_output(m, "q", DT_FLOAT, NULL);
     pb_output(m, "k", DT_FLOAT, NULL);
     pb_output(m, "v", DT_FLOAT, NULL);
-    wf(m, "Wq", 2, (int64_t[]){6, 4}, 1);
-    wf(m, "Wk", 2, (int64_t[]){6, 4}, 2);
-    wf(m, "Wv", 2, (int64_t[]){6, 5}, 3);
-    wf(m, "bk", 1, (int64_t[]){4}, 4);
+    pt_init_pattern(m, "Wq", 2, (int64_t[]){6, 4}, 1);
+    pt_init_pattern(m, "Wk", 2, (int64_t[]){6, 4}, 2);
+    pt_init_pattern(m, "Wv", 2, (int64_t[]){6, 5}, 3);
+    pt_init_pattern(m, "bk", 1, (int64_t[]){4}, 4);
     pb_node(m, "MatMul", "mq", "x,Wq", "q");
     pb_node(m, "MatMul", "mk", "x,Wk", "k0");
     pb_node(m, "Add", "ak", "bk,k0", "k");
@@ -83,8 +68,8 @@ static void test_qkv_matmul(void **state)
     pb_input(m2, "x", DT_FLOAT, "1x6");
     pb_output(m2, "q", DT_FLOAT, NULL);
     pb_output(m2, "k", DT_FLOAT, NULL);
-    wf(m2, "Wq", 2, (int64_t[]){6, 4}, 1);
-    wf(m2, "Wk", 2, (int64_t[]){6, 4}, 2);
+    pt_init_pattern(m2, "Wq", 2, (int64_t[]){6, 4}, 1);
+    pt_init_pattern(m2, "Wk", 2, (int64_t[]){6, 4}, 2);
     pb_node(m2, "MatMul", "mq", "x,Wq", "q");
     pb_node(m2, "MatMul", "mk", "x,Wk", "k");
     Graph *g2 = pt_optimize_checked(m2, 0, FH);
@@ -99,9 +84,9 @@ static void test_sibling_convs_concat(void **state)
     Onnx__ModelProto *m = pb_model(8, 13);
     pb_input(m, "x", DT_FLOAT, "1x2x5x5");
     pb_output(m, "y", DT_FLOAT, NULL);
-    wf(m, "Wa", 4, (int64_t[]){3, 2, 3, 3}, 1);
-    wf(m, "Ba", 1, (int64_t[]){3}, 2);
-    wf(m, "Wb", 4, (int64_t[]){2, 2, 1, 1}, 3);
+    pt_init_pattern(m, "Wa", 4, (int64_t[]){3, 2, 3, 3}, 1);
+    pt_init_pattern(m, "Ba", 1, (int64_t[]){3}, 2);
+    pt_init_pattern(m, "Wb", 4, (int64_t[]){2, 2, 1, 1}, 3);
     conv(m, "ca", "x,Wa,Ba", "a", 3, 1);
     conv(m, "cb", "x,Wb", "b", 1, 0);                          /* no bias */
     pb_attr_i(pb_node(m, "Concat", "cat", "b,a", "y"), "axis", 1);   /* b first */
@@ -120,9 +105,9 @@ static void test_activation_hoisted(void **state)
     pb_input(m, "x", DT_FLOAT, "1x2x4x4");
     pb_output(m, "y", DT_FLOAT, NULL);
     pb_output(m, "z", DT_FLOAT, NULL);
-    wf(m, "Wa", 4, (int64_t[]){3, 2, 3, 3}, 1);
-    wf(m, "Wb", 4, (int64_t[]){2, 2, 3, 3}, 2);
-    wf(m, "Wc", 4, (int64_t[]){1, 2, 3, 3}, 3);
+    pt_init_pattern(m, "Wa", 4, (int64_t[]){3, 2, 3, 3}, 1);
+    pt_init_pattern(m, "Wb", 4, (int64_t[]){2, 2, 3, 3}, 2);
+    pt_init_pattern(m, "Wc", 4, (int64_t[]){1, 2, 3, 3}, 3);
     conv(m, "ca", "x,Wa", "a", 3, 1);
     conv(m, "cb", "x,Wb", "b", 3, 1);
     conv(m, "cc", "x,Wc", "c", 3, 1);
@@ -141,8 +126,8 @@ static void test_activation_hoisted(void **state)
     pb_input(m2, "x", DT_FLOAT, "1x2x4x4");
     pb_output(m2, "y", DT_FLOAT, NULL);
     pb_output(m2, "z", DT_FLOAT, NULL);
-    wf(m2, "Wa", 4, (int64_t[]){3, 2, 3, 3}, 1);
-    wf(m2, "Wb", 4, (int64_t[]){2, 2, 3, 3}, 2);
+    pt_init_pattern(m2, "Wa", 4, (int64_t[]){3, 2, 3, 3}, 1);
+    pt_init_pattern(m2, "Wb", 4, (int64_t[]){2, 2, 3, 3}, 2);
     conv(m2, "ca", "x,Wa", "a", 3, 1);
     conv(m2, "cb", "x,Wb", "b", 3, 1);
     pb_node(m2, "Relu", "ra", "a", "y");
@@ -169,9 +154,9 @@ static void test_not_fused(void **state)
     pb_output(m, "f", DT_FLOAT, NULL);
     pb_output(m, "p", DT_FLOAT, NULL);
     pb_output(m, "q", DT_FLOAT, NULL);
-    wf(m, "W", 4, (int64_t[]){2, 2, 3, 3}, 1);
-    wf(m, "W1", 4, (int64_t[]){2, 2, 1, 1}, 2);
-    wf(m, "G", 2, (int64_t[]){8, 3}, 3);
+    pt_init_pattern(m, "W", 4, (int64_t[]){2, 2, 3, 3}, 1);
+    pt_init_pattern(m, "W1", 4, (int64_t[]){2, 2, 1, 1}, 2);
+    pt_init_pattern(m, "G", 2, (int64_t[]){8, 3}, 3);
     conv(m, "s1", "x,W", "a", 3, 1);
     pb_attr_ints(conv(m, "s2", "x,W", "b", 3, 1), "strides", 2, (int64_t[]){2, 2});
     conv(m, "o1", "x2,W", "c", 3, 0);                      /* 4x4 out */
@@ -190,7 +175,7 @@ static void test_not_fused(void **state)
     pb_input(m2, "x2", DT_FLOAT, "1x2x6x6");
     pb_output(m2, "a", DT_FLOAT, NULL);
     pb_output(m2, "b", DT_FLOAT, NULL);
-    wf(m2, "W", 4, (int64_t[]){2, 2, 3, 3}, 1);
+    pt_init_pattern(m2, "W", 4, (int64_t[]){2, 2, 3, 3}, 1);
     conv(m2, "c1", "x,W", "a", 3, 1);
     conv(m2, "c2", "x2,W", "b", 3, 1);
     Graph *g2 = pt_optimize_checked(m2, 0, FH);
@@ -207,9 +192,9 @@ static void test_growth_limit(void **state)
     pb_output(m, "a", DT_FLOAT, NULL);
     pb_output(m, "b", DT_FLOAT, NULL);
     pb_output(m, "c", DT_FLOAT, NULL);
-    wf(m, "W7", 4, (int64_t[]){2, 2, 7, 7}, 1);
-    wf(m, "Wa", 4, (int64_t[]){3, 2, 1, 1}, 2);
-    wf(m, "Wb", 4, (int64_t[]){4, 2, 1, 1}, 3);
+    pt_init_pattern(m, "W7", 4, (int64_t[]){2, 2, 7, 7}, 1);
+    pt_init_pattern(m, "Wa", 4, (int64_t[]){3, 2, 1, 1}, 2);
+    pt_init_pattern(m, "Wb", 4, (int64_t[]){4, 2, 1, 1}, 3);
     conv(m, "c7", "x,W7", "c", 7, 3);
     conv(m, "ca", "x,Wa", "a", 1, 0);
     conv(m, "cb", "x,Wb", "b", 1, 0);
@@ -226,9 +211,9 @@ static void test_o2(void **state)
     pb_input(m, "x", DT_FLOAT, "1x3x4x4");
     pb_output(m, "y", DT_FLOAT, NULL);
     pb_output(m, "b", DT_FLOAT, NULL);
-    wf(m, "Wa", 4, (int64_t[]){2, 3, 3, 3}, 1);
-    wf(m, "Wb", 4, (int64_t[]){3, 3, 1, 1}, 2);
-    wf(m, "Bb", 1, (int64_t[]){3}, 3);
+    pt_init_pattern(m, "Wa", 4, (int64_t[]){2, 3, 3, 3}, 1);
+    pt_init_pattern(m, "Wb", 4, (int64_t[]){3, 3, 1, 1}, 2);
+    pt_init_pattern(m, "Bb", 1, (int64_t[]){3}, 3);
     conv(m, "ca", "x,Wa", "a", 3, 1);
     conv(m, "cb", "x,Wb,Bb", "b", 1, 0);
     pb_attr_i(pb_node(m, "Concat", "cat", "a,b", "y"), "axis", 1);
@@ -240,7 +225,7 @@ static void test_o2(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, o2c_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, pt_setup, o2c_teardown)
     const struct CMUnitTest tests[] = {
         T(test_two_gemm_heads),
         T(test_qkv_matmul),

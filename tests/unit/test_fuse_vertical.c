@@ -10,12 +10,6 @@ static const char *const BOTH[] = {"fuse_affine", "fuse_epilogue", NULL};
 /* the passes of this file alone (the negative cases: other fusions would change the counts) */
 static const char *const MINE[] = {"fuse_affine", "fuse_epilogue", "fuse_pool_gemm", NULL};
 
-static int setup(void **state)
-{
-    (void)state;
-    return 0;
-}
-
 /* A float initializer with values in [lo, hi) from a fixed sequence. */
 static void init_f(Onnx__ModelProto *m, const char *name, int rank, const int64_t *dims, unsigned seed, double lo,
                    double hi)
@@ -466,7 +460,7 @@ static void test_decomposition(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, o2c_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, pt_setup, o2c_teardown)
     const struct CMUnitTest tests[] = {
         T(test_bn_into_conv),
         T(test_bn_into_conv_transpose_grouped),

@@ -4,12 +4,6 @@
 
 static const int64_t D1[] = {1};
 
-static int setup(void **state)
-{
-    (void)state;
-    return 0;
-}
-
 /* x -> Relu -> r -> Neg -> y ; r -> Abs -> dead */
 static Onnx__ModelProto *chain_model(void)
 {
@@ -145,7 +139,7 @@ static void test_unknown_pass_is_refused(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, o2c_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, pt_setup, o2c_teardown)
     const struct CMUnitTest tests[] = {
         T(test_readers_and_replace),
         T(test_insert_remove_and_reinfer),

@@ -5,12 +5,6 @@
  * cases check that the pass leaves the graph alone. */
 #include "o2c_pass_test.h"
 
-static int setup(void **state)
-{
-    (void)state;
-    return 0;
-}
-
 static void scalar(Onnx__ModelProto *m, const char *name, float v)
 {
     pb_init_raw(m, name, DT_FLOAT, 0, NULL, &v, sizeof v);
@@ -718,7 +712,7 @@ static void test_levels(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, o2c_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, pt_setup, o2c_teardown)
     const struct CMUnitTest tests[] = {
         T(test_layernorm_basic),   T(test_layernorm_variants), T(test_layernorm_negative),
         T(test_gelu_erf_forms),    T(test_gelu_tanh_forms),    T(test_gelu_negative),

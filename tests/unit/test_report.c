@@ -5,12 +5,6 @@
 
 #include "o2c_pass_test.h"
 
-static int setup(void **state)
-{
-    (void)state;
-    return 0;
-}
-
 static const int64_t DW[] = {4, 3, 3, 3};
 static float W[4 * 3 * 3 * 3];
 static const int64_t DB[] = {4};
@@ -184,7 +178,7 @@ static void test_rows_show_origins(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, o2c_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, pt_setup, o2c_teardown)
     const struct CMUnitTest tests[] = {
         T(test_flop_rules),
         T(test_fused_flops_from_decomposition),

@@ -7,7 +7,7 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(patsubst tests/unit/test_%.c,$(BUILD)/tests/unit_%,$(UNIT_SRCS))
 UNIT_OBJS = $(filter-out $(BUILD)/compiler/main.o,$(OBJS))
 
-$(BUILD)/tests/unit_%: tests/unit/test_%.c tests/unit/o2c_test.h $(UNIT_OBJS) $(HDRS)
+$(BUILD)/tests/unit_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(UNIT_OBJS) $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(O2C_CFLAGS) -o $@ $< $(UNIT_OBJS) -lcmocka $(LDLIBS)
 
