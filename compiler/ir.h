@@ -265,6 +265,9 @@ typedef struct Lowering {
     KCall *calls;
     int n, cap;
     const struct Node *node;  /* the node being lowered (recorded in calls) */
+    int tiled;                /* 1: the C target, which may use the register-tiled
+                                 kernel variants; 0: the reference kernels (the
+                                 compiler's own evaluation, the CUDA target) */
 } Lowering;
 
 typedef void (*InferFn)(Node *n);
