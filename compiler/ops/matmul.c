@@ -126,6 +126,17 @@ KCall *lower_gemm_call(Node *n, Lowering *L)
     c->f[0] = attr_f(n, "alpha");
     c->f[1] = beta;
     c->nf = 2;
+    if (L->tiled && tb && b->data && a->dtype == DT_FLOAT) {
+        /* constant weights given as N x K: stored K x N for the tiled kernel */
+        int64_t kn[2] = {K, N};
+        Tensor *bt = lower_const(L, "KxN", DT_FLOAT, 2, kn);
+        const float *src = b->data;
+        float *dst = bt->data;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
+        c->x[1] = bt;
+        c->k[5] = N; c->k[6] = 1;
+    }
     matmul_tiled(L, c, a, 1);
     return c;
 }
