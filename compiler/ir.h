@@ -265,6 +265,9 @@ typedef struct Lowering {
     KCall *calls;
     int n, cap;
     const struct Node *node;  /* the node being lowered (recorded in calls) */
+    int tiled;                /* 1: the C target, which may use the register-tiled
+                                 kernel variants; 0: the reference kernels (the
+                                 compiler's own evaluation, the CUDA target) */
 } Lowering;
 
 typedef void (*InferFn)(Node *n);
@@ -319,6 +322,9 @@ void kc_ints(KCall *c, const int64_t *v, int n);
 void kc_float(KCall *c, double v);
 /* A scratch tensor living for the node's calls only. */
 Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims);
+/* A new constant (zeroed data for the caller to fill): weights in the
+ * layout a kernel variant reads, made at lowering time. */
+Tensor *lower_const(Lowering *L, const char *what, int dtype, int rank, const int64_t *dims);
 /* Copy of a whole tensor (any type): y = x. */
 void lower_copy(Lowering *L, Tensor *x, Tensor *y);
 /* The lowering of views: nothing, or a copy when the output is a graph output. */

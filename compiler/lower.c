@@ -66,6 +66,15 @@ Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims)
     return t;
 }
 
+Tensor *lower_const(Lowering *L, const char *what, int dtype, int rank, const int64_t *dims)
+{
+    Tensor *t = lower_temp(L, dtype, rank, dims);
+    t->name = xfmt("%s_%s", L->node ? L->node->name : "const", what);
+    t->temp = 0;
+    tensor_alloc_data(t);
+    return t;
+}
+
 void lower_copy(Lowering *L, Tensor *x, Tensor *y)
 {
     KCall *c = lower_call(L, "o2c_copy", (int64_t)tensor_bytes(y));

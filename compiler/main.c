@@ -227,6 +227,7 @@ static void compile(Options *o)
     infer_graph(g, o);
     run_passes(g, o);
     Lowering L = {0};
+    L.tiled = !o->cuda;
     lower_graph(g, &L);
     int64_t arena = plan_graph(g, &L);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/conv.h"
 
 static int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
@@ -169,6 +170,24 @@ void infer_conv(Node *n)
 }
 
 /* k[] layout: see runtime/c/conv.h */
+/* The C target computes float convolutions in register tiles
+ * (o2c_conv_tile_f32: same parameters, the tiles as index space). A
+ * pointwise conv (kernel 1, stride 1, no pads) is given as one row of
+ * ID*IH*IW columns, so its tiles run along the whole image. */
+static void conv_tiled(KCall *c, int64_t N)
+{
+    int64_t *k = c->k;
+    int pointwise = 1;
+    for (int i = 0; i < 3; i++) pointwise &= k[9 + i] == 1 && k[12 + i] == 1 && k[18 + i] == 0 && k[6 + i] == k[3 + i];
+    if (pointwise) {
+        k[5] *= k[3] * k[4]; k[3] = k[4] = 1;
+        k[8] *= k[6] * k[7]; k[6] = k[7] = 1;
+    }
+    int64_t MG = k[1] / k[2];
+    c->kernel = kernel_find("o2c_conv_tile_f32");
+    c->count = N * k[2] * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * k[6] * k[7] * ((k[8] + O2C_CV_NR - 1) / O2C_CV_NR);
+}
+
 static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64_t M, int64_t group, const ConvGeom *g)
 {
     Tensor *y = n->out[0];
@@ -191,6 +210,7 @@ static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64
         c->k[18 + i] = k[15 + i];    /* pads begin */
     }
     c->nk = 21;
+    if (L->tiled && !strcmp(kind, "conv") && n->in[0]->dtype == DT_FLOAT) conv_tiled(c, y->dims[0]);
     return c;
 }
 

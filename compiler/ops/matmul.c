@@ -2,6 +2,18 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/matmul.h"
+
+/* The C target computes float products with B contiguous along n in
+ * register tiles (o2c_matmul_tile_f32: same parameters, the tiles as index
+ * space). */
+static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
+{
+    if (!L->tiled || a->dtype != DT_FLOAT || c->k[6] != 1) return;
+    int64_t M = c->k[0], N = c->k[1];
+    c->kernel = kernel_find("o2c_matmul_tile_f32");
+    c->count = batch * ((M + O2C_MM_MR - 1) / O2C_MM_MR) * ((N + O2C_MM_NR - 1) / O2C_MM_NR);
+}
 
 void infer_matmul(Node *n)
 {
@@ -58,6 +70,7 @@ KCall *lower_matmul_call(Node *n, Lowering *L)
     for (int i = 0; i < r; i++) { c->k[16 + i] *= M * K; c->k[24 + i] *= K * N; }
     c->f[0] = 1.0;
     c->nf = 2;
+    matmul_tiled(L, c, a, M * N != 0 ? tensor_numel(y) / (M * N) : 0);
     return c;
 }
 
@@ -113,5 +126,17 @@ KCall *lower_gemm_call(Node *n, Lowering *L)
     c->f[0] = attr_f(n, "alpha");
     c->f[1] = beta;
     c->nf = 2;
+    if (L->tiled && tb && b->data && a->dtype == DT_FLOAT) {
+        /* constant weights given as N x K: stored K x N for the tiled kernel */
+        int64_t kn[2] = {K, N};
+        Tensor *bt = lower_const(L, "KxN", DT_FLOAT, 2, kn);
+        const float *src = b->data;
+        float *dst = bt->data;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
+        c->x[1] = bt;
+        c->k[5] = N; c->k[6] = 1;
+    }
+    matmul_tiled(L, c, a, 1);
     return c;
 }

@@ -115,14 +115,96 @@
         }                                                                           \
     }
 
+/* o2c_conv_tile_f32: the convolution of o2c_conv_* (same parameters),
+ * computed in register tiles of O2C_CV_MR output channels (of one group) x
+ * O2C_CV_NR consecutive output columns: each tap loads NR inputs of a row
+ * (contiguous when the stride is 1 and the run lies inside the row) and
+ * broadcasts MR weights, a fixed-length multiply-add the C compiler
+ * vectorizes. Index space: the tiles, N x group x ceil(M/group/MR) x OD x OH
+ * x ceil(OW/NR). Each output sums bias and taps in the reference's order
+ * (padding taps add 0). The lowering picks it for the C target. */
+#define O2C_CV_MR 8
+#define O2C_CV_NR 16
+#define O2C_CONV_TILE(NAME, T, EPI)                                                 \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
+        const T *Bs = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0];                                                        \
+        O2C_CONV_PARAMS;                                                            \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        const int64_t KK = KD * KH * KW, WM = CG * KK;                              \
+        const int64_t TM = (MG + O2C_CV_MR - 1) / O2C_CV_MR;                        \
+        const int64_t TW = (OW + O2C_CV_NR - 1) / O2C_CV_NR;                        \
+        O2C_FOR(t) {                                                                \
+            int64_t r = t;                                                          \
+            const int64_t tw = r % TW; r /= TW;                                     \
+            const int64_t oh = r % OH; r /= OH;                                     \
+            const int64_t od = r % OD; r /= OD;                                     \
+            const int64_t tm = r % TM; r /= TM;                                     \
+            const int64_t g = r % G, n = r / G;                                     \
+            const int64_t m0 = g * MG + tm * O2C_CV_MR, ow0 = tw * O2C_CV_NR;       \
+            const int64_t mr = MG - tm * O2C_CV_MR < O2C_CV_MR ? MG - tm * O2C_CV_MR : O2C_CV_MR; \
+            const int64_t nr = OW - ow0 < O2C_CV_NR ? OW - ow0 : O2C_CV_NR;         \
+            T acc[O2C_CV_MR][O2C_CV_NR];                                            \
+            for (int i = 0; i < O2C_CV_MR; i++)                                     \
+                for (int j = 0; j < O2C_CV_NR; j++) acc[i][j] = i < mr && Bs ? Bs[m0 + i] : (T)0; \
+            for (int64_t c = 0; c < CG; c++) {                                      \
+                const T *xp = X + (n * C + g * CG + c) * ID * IH * IW;              \
+                const T *wp = Wt + (m0 * CG + c) * KK;                              \
+                for (int64_t kd = 0; kd < KD; kd++) {                               \
+                    const int64_t id = od * SD - PD + kd * DD;                      \
+                    if (id < 0 || id >= ID) continue;                               \
+                    for (int64_t kh = 0; kh < KH; kh++) {                           \
+                        const int64_t ih = oh * SH - PH + kh * DH;                  \
+                        if (ih < 0 || ih >= IH) continue;                           \
+                        const T *xr = xp + (id * IH + ih) * IW;                     \
+                        for (int64_t kw = 0; kw < KW; kw++) {                       \
+                            const int64_t kx = (kd * KH + kh) * KW + kw;            \
+                            const int64_t iw0 = ow0 * SW - PW + kw * DW;            \
+                            T xv[O2C_CV_NR];                                        \
+                            if (SW == 1 && iw0 >= 0 && iw0 + O2C_CV_NR <= IW) {     \
+                                for (int j = 0; j < O2C_CV_NR; j++) xv[j] = xr[iw0 + j]; \
+                            } else {                                                \
+                                for (int j = 0; j < O2C_CV_NR; j++) {               \
+                                    const int64_t iw = iw0 + j * SW;                \
+                                    xv[j] = j < nr && iw >= 0 && iw < IW ? xr[iw] : (T)0; \
+                                }                                                   \
+                            }                                                       \
+                            if (mr == O2C_CV_MR) {                                  \
+                                for (int i = 0; i < O2C_CV_MR; i++) {               \
+                                    const T w = wp[i * WM + kx];                    \
+                                    for (int j = 0; j < O2C_CV_NR; j++) acc[i][j] += w * xv[j]; \
+                                }                                                   \
+                            } else {                                                \
+                                for (int i = 0; i < mr; i++) {                      \
+                                    const T w = wp[i * WM + kx];                    \
+                                    for (int j = 0; j < O2C_CV_NR; j++) acc[i][j] += w * xv[j]; \
+                                }                                                   \
+                            }                                                       \
+                        }                                                           \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+            for (int i = 0; i < mr; i++)                                            \
+                for (int j = 0; j < nr; j++) {                                      \
+                    const int64_t m = m0 + i;                                       \
+                    const int64_t y = (((n * M + m) * OD + od) * OH + oh) * OW + ow0 + j; \
+                    Y[y] = epi ? EPI(acc[i][j], y, m, p) : acc[i][j];               \
+                }                                                                   \
+        }                                                                           \
+    }
+
 /*@ o2c_conv_f32 needs o2c_epi_f32 */
 O2C_CONV(o2c_conv_f32, float, o2c_epi_f32)
 /*@ o2c_conv_f64 needs o2c_epi_f64 */
 O2C_CONV(o2c_conv_f64, double, o2c_epi_f64)
+/*@ o2c_conv_tile_f32 needs o2c_epi_f32 */
+O2C_CONV_TILE(o2c_conv_tile_f32, float, o2c_epi_f32)
 /*@ o2c_convt_f32 needs o2c_epi_f32 */
 O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 /*@ o2c_convt_f64 needs o2c_epi_f64 */
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_convt_f32) K(o2c_convt_f64)
+#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_conv_tile_f32) K(o2c_convt_f32) K(o2c_convt_f64)

@@ -68,10 +68,74 @@
         }                                                                           \
     }
 
+/* o2c_matmul_tile_f32: the product of o2c_matmul_* (same parameters),
+ * computed in register tiles of O2C_MM_MR x O2C_MM_NR outputs: each step of
+ * k loads one row of B's tile and broadcasts MR values of A, so the inner
+ * loop is a fixed-length, contiguous multiply-add the C compiler vectorizes.
+ * Index space: the tiles, batch x ceil(M/MR) x ceil(N/NR). Needs B
+ * contiguous along n (k[6] == 1). Every output sums over k in the order the
+ * reference does. The lowering picks it for the C target. */
+#define O2C_MM_MR 4
+#define O2C_MM_NR 16
+#define O2C_MATMUL_TILE(NAME, T, EPI)                                               \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *A = (const T *)p->x[0], *B = (const T *)p->x[1];                  \
+        const T *Cm = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0];                                                        \
+        const int64_t M = p->k[0], N = p->k[1], K = p->k[2];                        \
+        const int64_t sam = p->k[3], sak = p->k[4], sbk = p->k[5];                  \
+        const int64_t r = p->k[7];                                                  \
+        const T alpha = (T)p->f[0], beta = (T)p->f[1];                              \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        const int64_t TM = (M + O2C_MM_MR - 1) / O2C_MM_MR;                         \
+        const int64_t TN = (N + O2C_MM_NR - 1) / O2C_MM_NR;                         \
+        O2C_FOR(t) {                                                                \
+            const int64_t tn = t % TN, tm = (t / TN) % TM, b = t / (TM * TN);       \
+            const int64_t m0 = tm * O2C_MM_MR, n0 = tn * O2C_MM_NR;                 \
+            const int64_t mr = M - m0 < O2C_MM_MR ? M - m0 : O2C_MM_MR;             \
+            const int64_t nr = N - n0 < O2C_MM_NR ? N - n0 : O2C_MM_NR;             \
+            const T *a = A + m0 * sam, *bb = B + n0;                                \
+            if (r) {                                                                \
+                a += o2c_offset(b, r, p->k + 8, p->k + 16);                         \
+                bb += o2c_offset(b, r, p->k + 8, p->k + 24);                        \
+            }                                                                       \
+            T acc[O2C_MM_MR][O2C_MM_NR];                                            \
+            for (int i = 0; i < O2C_MM_MR; i++)                                     \
+                for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] = 0;                  \
+            if (mr == O2C_MM_MR && nr == O2C_MM_NR) {                               \
+                for (int64_t kk = 0; kk < K; kk++) {                                \
+                    const T *brow = bb + kk * sbk;                                  \
+                    for (int i = 0; i < O2C_MM_MR; i++) {                           \
+                        const T av = a[i * sam + kk * sak];                         \
+                        for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] += av * brow[j]; \
+                    }                                                               \
+                }                                                                   \
+            } else {                                                                \
+                for (int64_t kk = 0; kk < K; kk++) {                                \
+                    const T *brow = bb + kk * sbk;                                  \
+                    for (int i = 0; i < mr; i++) {                                  \
+                        const T av = a[i * sam + kk * sak];                         \
+                        for (int j = 0; j < nr; j++) acc[i][j] += av * brow[j];     \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+            for (int i = 0; i < mr; i++)                                            \
+                for (int j = 0; j < nr; j++) {                                      \
+                    const int64_t m = m0 + i, n = n0 + j, y = (b * M + m) * N + n;  \
+                    T v = acc[i][j] * alpha;                                        \
+                    if (p->k[32]) v += beta * Cm[m * p->k[33] + n * p->k[34]];      \
+                    Y[y] = epi ? EPI(v, y, n, p) : v;                               \
+                }                                                                   \
+        }                                                                           \
+    }
+
 /*@ o2c_matmul_f32 needs o2c_offset o2c_epi_f32 */
 O2C_MATMUL(o2c_matmul_f32, float, o2c_epi_f32)
 /*@ o2c_matmul_f64 needs o2c_offset o2c_epi_f64 */
 O2C_MATMUL(o2c_matmul_f64, double, o2c_epi_f64)
+/*@ o2c_matmul_tile_f32 needs o2c_offset o2c_epi_f32 */
+O2C_MATMUL_TILE(o2c_matmul_tile_f32, float, o2c_epi_f32)
 
 /*@ o2c_poolgemm_f32 needs o2c_epi_f32 */
 O2C_POOLGEMM(o2c_poolgemm_f32, float, o2c_epi_f32)
@@ -79,4 +143,4 @@ O2C_POOLGEMM(o2c_poolgemm_f32, float, o2c_epi_f32)
 O2C_POOLGEMM(o2c_poolgemm_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_MATMUL(K) K(o2c_matmul_f32) K(o2c_matmul_f64) K(o2c_poolgemm_f32) K(o2c_poolgemm_f64)
+#define O2C_KERNELS_MATMUL(K) K(o2c_matmul_f32) K(o2c_matmul_f64) K(o2c_matmul_tile_f32) K(o2c_poolgemm_f32) K(o2c_poolgemm_f64)
