@@ -86,7 +86,7 @@
         const int64_t M = p->k[0], N = p->k[1], K = p->k[2];                        \
         const int64_t sam = p->k[3], sak = p->k[4], sbk = p->k[5];                  \
         const int64_t r = p->k[7];                                                  \
-        const T alpha = (T)p->f[0], beta = (T)p->f[1];                              \
+        const T alpha = O2C_PF(T, p, 0), beta = O2C_PF(T, p, 1);                  \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         const int64_t TM = (M + O2C_MM_MR - 1) / O2C_MM_MR;                         \
         const int64_t TN = (N + O2C_MM_NR - 1) / O2C_MM_NR;                         \

@@ -57,8 +57,8 @@ static void check_matmul(MM t)
         p.k[7] = 1; p.k[8] = t.batch;
         p.k[16] = t.M * t.K; p.k[24] = t.bcast_b ? 0 : t.K * t.N;
     }
-    p.f[0] = 1.5;
-    if (t.bias) { p.x[2] = Cb; p.k[32] = 1; p.k[33] = 0; p.k[34] = 1; p.f[1] = 0.5; }
+    p.f[0] = 1.5; p.ff[0] = 1.5f;   /* float kernels read the float copies */
+    if (t.bias) { p.x[2] = Cb; p.k[32] = 1; p.k[33] = 0; p.k[34] = 1; p.f[1] = 0.5; p.ff[1] = 0.5f; }
     if (t.epi) {
         p.k[O2C_EPI_ACT] = O2C_ACT_RELU;
         p.k[O2C_EPI_RES] = O2C_RES_AFTER;
