@@ -231,7 +231,8 @@ static void put(Buf *b, const char *fmt, ...)
     {
         va_list aq;
         va_copy(aq, ap);
-        int len = vsnprintf(NULL, 0, fmt, aq);
+        char probe[1];   /* a real buffer: gcc warns of vsnprintf(NULL, 0, ...) under sanitizers */
+        int len = vsnprintf(probe, sizeof probe, fmt, aq);
         va_end(aq);
         t = xalloc((size_t)len + 1);
         vsnprintf(t, (size_t)len + 1, fmt, ap);

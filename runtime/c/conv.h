@@ -122,9 +122,9 @@
  * broadcasts MR weights, a fixed-length multiply-add the C compiler
  * vectorizes. Index space: the tiles, N x group x ceil(M/group/MR) x OD x OH
  * x ceil(OW/NR). Each output sums bias and taps in the reference's order
- * (padding taps add 0). The lowering picks it for the C target. */
+ * (padding taps add 0; multiply-adds fused where the target has FMA). The lowering picks it for the C target. */
 #define O2C_CV_MR 8
-#define O2C_CV_NR 16
+#define O2C_CV_NR 32
 #define O2C_CONV_TILE(NAME, T, EPI)                                                 \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
@@ -143,55 +143,103 @@
             const int64_t od = r % OD; r /= OD;                                     \
             const int64_t tm = r % TM; r /= TM;                                     \
             const int64_t g = r % G, n = r / G;                                     \
-            const int64_t m0 = g * MG + tm * O2C_CV_MR, ow0 = tw * O2C_CV_NR;       \
+            /* the last column tile of a row moves left to stay full (its first \
+             * columns are computed twice, to the same values) */                 \
+            const int64_t ow0 = tw * O2C_CV_NR + O2C_CV_NR > OW && OW >= O2C_CV_NR ? OW - O2C_CV_NR : tw * O2C_CV_NR; \
+            const int64_t m0 = g * MG + tm * O2C_CV_MR;                             \
             const int64_t mr = MG - tm * O2C_CV_MR < O2C_CV_MR ? MG - tm * O2C_CV_MR : O2C_CV_MR; \
             const int64_t nr = OW - ow0 < O2C_CV_NR ? OW - ow0 : O2C_CV_NR;         \
+            const T *xn = X + (n * C + g * CG) * ID * IH * IW;                      \
+            const T *wm = Wt + m0 * WM;                                             \
+            T *yt = Y + (((n * M + m0) * OD + od) * OH + oh) * OW + ow0;            \
+            const int64_t ys = OD * OH * OW, y0 = yt - Y;                           \
+            const int inner = nr == O2C_CV_NR && SW == 1 && ow0 - PW >= 0 &&        \
+                              ow0 + O2C_CV_NR - 1 - PW + (KW - 1) * DW < IW;        \
+            if (inner && MG == 1) {                                                 \
+                /* one output channel per group (depthwise): one row of NR */      \
+                T acc[O2C_CV_NR];                                                   \
+                for (int j = 0; j < O2C_CV_NR; j++) acc[j] = Bs ? Bs[m0] : (T)0;    \
+                for (int64_t c = 0; c < CG; c++)                                    \
+                    for (int64_t kd = 0; kd < KD; kd++) {                           \
+                        const int64_t id = od * SD - PD + kd * DD;                  \
+                        if (id < 0 || id >= ID) continue;                           \
+                        for (int64_t kh = 0; kh < KH; kh++) {                       \
+                            const int64_t ih = oh * SH - PH + kh * DH;              \
+                            if (ih < 0 || ih >= IH) continue;                       \
+                            const T *xr = xn + ((c * ID + id) * IH + ih) * IW + ow0 - PW; \
+                            const T *wr = wm + c * KK + (kd * KH + kh) * KW;        \
+                            for (int64_t kw = 0; kw < KW; kw++) {                   \
+                                const T *xs = xr + kw * DW;                         \
+                                const T w = wr[kw];                                 \
+                                for (int j = 0; j < O2C_CV_NR; j++) acc[j] = O2C_FMA_f32(acc[j], w, xs[j]); \
+                            }                                                       \
+                        }                                                           \
+                    }                                                               \
+                for (int j = 0; j < O2C_CV_NR; j++)                                 \
+                    yt[j] = epi ? EPI(acc[j], y0 + j, m0, p) : acc[j];              \
+                continue;                                                           \
+            }                                                                       \
+            if (inner && mr == O2C_CV_MR) {                                         \
+                /* a full tile whose taps all lie inside the rows: constant   \
+                 * bounds everywhere, so the accumulators stay in registers */ \
+                T acc[O2C_CV_MR][O2C_CV_NR];                                        \
+                for (int i = 0; i < O2C_CV_MR; i++)                                 \
+                    for (int j = 0; j < O2C_CV_NR; j++) acc[i][j] = Bs ? Bs[m0 + i] : (T)0; \
+                for (int64_t c = 0; c < CG; c++)                                    \
+                    for (int64_t kd = 0; kd < KD; kd++) {                           \
+                        const int64_t id = od * SD - PD + kd * DD;                  \
+                        if (id < 0 || id >= ID) continue;                           \
+                        for (int64_t kh = 0; kh < KH; kh++) {                       \
+                            const int64_t ih = oh * SH - PH + kh * DH;              \
+                            if (ih < 0 || ih >= IH) continue;                       \
+                            const T *xr = xn + ((c * ID + id) * IH + ih) * IW + ow0 - PW; \
+                            const T *wr = wm + c * KK + (kd * KH + kh) * KW;        \
+                            for (int64_t kw = 0; kw < KW; kw++) {                   \
+                                const T *xs = xr + kw * DW;                         \
+                                for (int i = 0; i < O2C_CV_MR; i++) {               \
+                                    const T w = wr[i * WM + kw];                    \
+                                    for (int j = 0; j < O2C_CV_NR; j++)             \
+                                        acc[i][j] = O2C_FMA_f32(acc[i][j], w, xs[j]); \
+                                }                                                   \
+                            }                                                       \
+                        }                                                           \
+                    }                                                               \
+                for (int i = 0; i < O2C_CV_MR; i++)                                 \
+                    for (int j = 0; j < O2C_CV_NR; j++)                             \
+                        yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j]; \
+                continue;                                                           \
+            }                                                                       \
+            /* a tile at an edge (or with stride): inputs gathered with bounds */  \
             T acc[O2C_CV_MR][O2C_CV_NR];                                            \
             for (int i = 0; i < O2C_CV_MR; i++)                                     \
                 for (int j = 0; j < O2C_CV_NR; j++) acc[i][j] = i < mr && Bs ? Bs[m0 + i] : (T)0; \
-            for (int64_t c = 0; c < CG; c++) {                                      \
-                const T *xp = X + (n * C + g * CG + c) * ID * IH * IW;              \
-                const T *wp = Wt + (m0 * CG + c) * KK;                              \
+            for (int64_t c = 0; c < CG; c++)                                        \
                 for (int64_t kd = 0; kd < KD; kd++) {                               \
                     const int64_t id = od * SD - PD + kd * DD;                      \
                     if (id < 0 || id >= ID) continue;                               \
                     for (int64_t kh = 0; kh < KH; kh++) {                           \
                         const int64_t ih = oh * SH - PH + kh * DH;                  \
                         if (ih < 0 || ih >= IH) continue;                           \
-                        const T *xr = xp + (id * IH + ih) * IW;                     \
+                        const T *xr = xn + ((c * ID + id) * IH + ih) * IW;          \
+                        const T *wr = wm + c * KK + (kd * KH + kh) * KW;            \
                         for (int64_t kw = 0; kw < KW; kw++) {                       \
-                            const int64_t kx = (kd * KH + kh) * KW + kw;            \
                             const int64_t iw0 = ow0 * SW - PW + kw * DW;            \
                             T xv[O2C_CV_NR];                                        \
-                            if (SW == 1 && iw0 >= 0 && iw0 + O2C_CV_NR <= IW) {     \
-                                for (int j = 0; j < O2C_CV_NR; j++) xv[j] = xr[iw0 + j]; \
-                            } else {                                                \
-                                for (int j = 0; j < O2C_CV_NR; j++) {               \
-                                    const int64_t iw = iw0 + j * SW;                \
-                                    xv[j] = j < nr && iw >= 0 && iw < IW ? xr[iw] : (T)0; \
-                                }                                                   \
+                            for (int j = 0; j < O2C_CV_NR; j++) {                   \
+                                const int64_t iw = iw0 + j * SW;                    \
+                                xv[j] = j < nr && iw >= 0 && iw < IW ? xr[iw] : (T)0; \
                             }                                                       \
-                            if (mr == O2C_CV_MR) {                                  \
-                                for (int i = 0; i < O2C_CV_MR; i++) {               \
-                                    const T w = wp[i * WM + kx];                    \
-                                    for (int j = 0; j < O2C_CV_NR; j++) acc[i][j] += w * xv[j]; \
-                                }                                                   \
-                            } else {                                                \
-                                for (int i = 0; i < mr; i++) {                      \
-                                    const T w = wp[i * WM + kx];                    \
-                                    for (int j = 0; j < O2C_CV_NR; j++) acc[i][j] += w * xv[j]; \
-                                }                                                   \
+                            for (int i = 0; i < mr; i++) {                          \
+                                const T w = wr[i * WM + kw];                        \
+                                for (int j = 0; j < O2C_CV_NR; j++)                 \
+                                    acc[i][j] = O2C_FMA_f32(acc[i][j], w, xv[j]);   \
                             }                                                       \
                         }                                                           \
                     }                                                               \
                 }                                                                   \
-            }                                                                       \
             for (int i = 0; i < mr; i++)                                            \
-                for (int j = 0; j < nr; j++) {                                      \
-                    const int64_t m = m0 + i;                                       \
-                    const int64_t y = (((n * M + m) * OD + od) * OH + oh) * OW + ow0 + j; \
-                    Y[y] = epi ? EPI(acc[i][j], y, m, p) : acc[i][j];               \
-                }                                                                   \
+                for (int j = 0; j < nr; j++)                                        \
+                    yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j]; \
         }                                                                           \
     }
 

@@ -73,6 +73,17 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
 #define O2C_KERNEL(name) O2C_HD static inline void name(int64_t i0, int64_t i1, const o2c_p *p)
 #define O2C_FOR(i) for (int64_t i = i0; i < i1; i++)
 
+/* a + b * c in one rounding where the target has a fused multiply-add
+ * instruction (the predefined macros say so: x86 FMA, Arm VFPv4/NEON),
+ * else as written: the tiled kernels' inner loops, which the C compiler
+ * vectorizes either way. (ISO C modes such as -std=c99 do not contract
+ * a * b + c on their own.) */
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA) || defined(__CUDA_ARCH__)
+#define O2C_FMA_f32(a, b, c) fmaf(b, c, a)
+#else
+#define O2C_FMA_f32(a, b, c) ((a) + (b) * (c))
+#endif
+
 /* Epilogue of the linear kernels (conv, convt, matmul): fused ops apply an
  * activation and a residual Add to each output element before it is
  * stored (o2c_epi_*). All slots zero: no epilogue. */

@@ -159,6 +159,9 @@ static void test_conv_tiles(void **state)
     check_conv((CV){2, 16, 24, 1, 1, 7, 7, 1, 1, 1, 1, 1, 0, 1, 1});  /* 1x1, the pointwise layout */
     check_conv((CV){1, 2, 3, 1, 4, 5, 18, 3, 3, 3, 1, 1, 1, 0, 0});   /* 3-D */
     check_conv((CV){1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0});    /* one element */
+    check_conv((CV){1, 5, 5, 5, 1, 6, 70, 1, 5, 5, 1, 1, 2, 0, 1});   /* depthwise, full-width rows */
+    check_conv((CV){2, 4, 8, 2, 1, 5, 75, 1, 3, 3, 1, 1, 1, 0, 0});   /* 4 channels a group, last tile moved left */
+    check_conv((CV){1, 8, 16, 1, 1, 3, 80, 1, 1, 1, 1, 1, 0, 1, 1});  /* pointwise rows of 240 */
 }
 
 int main(void)
