@@ -225,14 +225,14 @@ __attribute__((format(printf, 2, 3)))
 #endif
 static void put(Buf *b, const char *fmt, ...)
 {
+    if (!fmt) return;   /* never: said so for gcc's -Wformat-truncation under sanitizers */
     va_list ap;
     va_start(ap, fmt);
     char *t = NULL;
     {
         va_list aq;
         va_copy(aq, ap);
-        char probe[1];   /* a real buffer: gcc warns of vsnprintf(NULL, 0, ...) under sanitizers */
-        int len = vsnprintf(probe, sizeof probe, fmt, aq);
+        int len = vsnprintf(NULL, 0, fmt, aq);
         va_end(aq);
         t = xalloc((size_t)len + 1);
         vsnprintf(t, (size_t)len + 1, fmt, ap);
