@@ -69,14 +69,15 @@
     }
 
 /* o2c_matmul_tile_f32: the product of o2c_matmul_* (same parameters),
- * computed in register tiles of O2C_MM_MR x O2C_MM_NR outputs: each step of
+ * computed in register tiles of O2C_MM_MR x O2C_MM_NR outputs (multiply-adds
+ * fused where the target has FMA): each step of
  * k loads one row of B's tile and broadcasts MR values of A, so the inner
  * loop is a fixed-length, contiguous multiply-add the C compiler vectorizes.
  * Index space: the tiles, batch x ceil(M/MR) x ceil(N/NR). Needs B
  * contiguous along n (k[6] == 1). Every output sums over k in the order the
  * reference does. The lowering picks it for the C target. */
-#define O2C_MM_MR 4
-#define O2C_MM_NR 16
+#define O2C_MM_MR 8
+#define O2C_MM_NR 32
 #define O2C_MATMUL_TILE(NAME, T, EPI)                                               \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
@@ -92,7 +93,10 @@
         const int64_t TN = (N + O2C_MM_NR - 1) / O2C_MM_NR;                         \
         O2C_FOR(t) {                                                                \
             const int64_t tn = t % TN, tm = (t / TN) % TM, b = t / (TM * TN);       \
-            const int64_t m0 = tm * O2C_MM_MR, n0 = tn * O2C_MM_NR;                 \
+            /* the last column tile moves left to stay full (its first columns \
+             * are computed twice, to the same values) */                         \
+            const int64_t n0 = tn * O2C_MM_NR + O2C_MM_NR > N && N >= O2C_MM_NR ? N - O2C_MM_NR : tn * O2C_MM_NR; \
+            const int64_t m0 = tm * O2C_MM_MR;                                      \
             const int64_t mr = M - m0 < O2C_MM_MR ? M - m0 : O2C_MM_MR;             \
             const int64_t nr = N - n0 < O2C_MM_NR ? N - n0 : O2C_MM_NR;             \
             const T *a = A + m0 * sam, *bb = B + n0;                                \
@@ -100,32 +104,44 @@
                 a += o2c_offset(b, r, p->k + 8, p->k + 16);                         \
                 bb += o2c_offset(b, r, p->k + 8, p->k + 24);                        \
             }                                                                       \
+            const int64_t y0 = (b * M + m0) * N + n0;                               \
+            if (mr == O2C_MM_MR && nr == O2C_MM_NR) {                               \
+                /* a full tile: constant bounds, the accumulators stay in registers */ \
+                T acc[O2C_MM_MR][O2C_MM_NR];                                        \
+                for (int i = 0; i < O2C_MM_MR; i++)                                 \
+                    for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] = 0;              \
+                for (int64_t kk = 0; kk < K; kk++) {                                \
+                    const T *brow = bb + kk * sbk, *acol = a + kk * sak;            \
+                    for (int i = 0; i < O2C_MM_MR; i++) {                           \
+                        const T av = acol[i * sam];                                 \
+                        for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], av, brow[j]); \
+                    }                                                               \
+                }                                                                   \
+                for (int i = 0; i < O2C_MM_MR; i++)                                 \
+                    for (int j = 0; j < O2C_MM_NR; j++) {                           \
+                        const int64_t y = y0 + i * N + j;                           \
+                        T v = acc[i][j] * alpha;                                    \
+                        if (p->k[32]) v += beta * Cm[(m0 + i) * p->k[33] + (n0 + j) * p->k[34]]; \
+                        Y[y] = epi ? EPI(v, y, n0 + j, p) : v;                      \
+                    }                                                               \
+                continue;                                                           \
+            }                                                                       \
             T acc[O2C_MM_MR][O2C_MM_NR];                                            \
             for (int i = 0; i < O2C_MM_MR; i++)                                     \
                 for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] = 0;                  \
-            if (mr == O2C_MM_MR && nr == O2C_MM_NR) {                               \
-                for (int64_t kk = 0; kk < K; kk++) {                                \
-                    const T *brow = bb + kk * sbk;                                  \
-                    for (int i = 0; i < O2C_MM_MR; i++) {                           \
-                        const T av = a[i * sam + kk * sak];                         \
-                        for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] += av * brow[j]; \
-                    }                                                               \
-                }                                                                   \
-            } else {                                                                \
-                for (int64_t kk = 0; kk < K; kk++) {                                \
-                    const T *brow = bb + kk * sbk;                                  \
-                    for (int i = 0; i < mr; i++) {                                  \
-                        const T av = a[i * sam + kk * sak];                         \
-                        for (int j = 0; j < nr; j++) acc[i][j] += av * brow[j];     \
-                    }                                                               \
+            for (int64_t kk = 0; kk < K; kk++) {                                    \
+                const T *brow = bb + kk * sbk;                                      \
+                for (int i = 0; i < mr; i++) {                                      \
+                    const T av = a[i * sam + kk * sak];                             \
+                    for (int j = 0; j < nr; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], av, brow[j]); \
                 }                                                                   \
             }                                                                       \
             for (int i = 0; i < mr; i++)                                            \
                 for (int j = 0; j < nr; j++) {                                      \
-                    const int64_t m = m0 + i, n = n0 + j, y = (b * M + m) * N + n;  \
+                    const int64_t y = y0 + i * N + j;                               \
                     T v = acc[i][j] * alpha;                                        \
-                    if (p->k[32]) v += beta * Cm[m * p->k[33] + n * p->k[34]];      \
-                    Y[y] = epi ? EPI(v, y, n, p) : v;                               \
+                    if (p->k[32]) v += beta * Cm[(m0 + i) * p->k[33] + (n0 + j) * p->k[34]]; \
+                    Y[y] = epi ? EPI(v, y, n0 + j, p) : v;                          \
                 }                                                                   \
         }                                                                           \
     }
