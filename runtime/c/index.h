@@ -281,7 +281,7 @@
 
 /*@ o2c_ix_get */
 /* Element j of an int32 (ies 4) or int64 (ies 8) index tensor. */
-O2C_HD static inline int64_t o2c_ix_get(const unsigned char *ip, int64_t j, int64_t ies)
+O2C_HD static inline O2C_INLINE int64_t o2c_ix_get(const unsigned char *ip, int64_t j, int64_t ies)
 {
     if (ies == 8) {
         int64_t v;

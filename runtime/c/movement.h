@@ -24,7 +24,7 @@ O2C_KERNEL(o2c_fill)
 /*@ o2c_mv_elem */
 /* Copies one element of es bytes (constant sizes for the common cases so
  * that the compiler turns them into plain loads and stores). */
-O2C_HD static inline void o2c_mv_elem(unsigned char *d, const unsigned char *s, int64_t es)
+O2C_HD static inline O2C_INLINE void o2c_mv_elem(unsigned char *d, const unsigned char *s, int64_t es)
 {
     switch (es) {
     case 1: *d = *s; break;

@@ -70,7 +70,18 @@ typedef struct o2c_p {
 
 typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
 
-#define O2C_KERNEL(name) O2C_HD static inline void name(int64_t i0, int64_t i1, const o2c_p *p)
+/* Kernels are inlined at every call of the schedule, so that the C compiler
+ * sees each call's constant parameters (shapes, strides, epilogue) and
+ * specializes the loops for them; left to itself, gcc keeps a kernel called
+ * from several places out of line and builds its o2c_p in memory at each
+ * call (docs/BENCHMARKS.md: "Call-site specialization"). A GNU attribute,
+ * hence the guard; nvcc inlines device functions by itself. */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define O2C_INLINE __attribute__((always_inline))
+#else
+#define O2C_INLINE
+#endif
+#define O2C_KERNEL(name) O2C_HD static inline O2C_INLINE void name(int64_t i0, int64_t i1, const o2c_p *p)
 #define O2C_FOR(i) for (int64_t i = i0; i < i1; i++)
 
 /* a + b * c in one rounding where the target has a fused multiply-add
@@ -121,7 +132,7 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
  * channel ch): residual and activation as the O2C_EPI_* slots say. The
  * activations are those of the element-wise kernels, in the element type. */
 #define O2C_EPI(NAME, T)                                                            \
-    O2C_HD static inline T NAME(T v, int64_t i, int64_t ch, const o2c_p *p)        \
+    O2C_HD static inline O2C_INLINE T NAME(T v, int64_t i, int64_t ch, const o2c_p *p) \
     {                                                                               \
         const int64_t res = p->k[O2C_EPI_RES];                                      \
         const T A = O2C_PF(T, p, O2C_EPI_FA), B = O2C_PF(T, p, O2C_EPI_FB);         \
@@ -159,7 +170,7 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
 /*@ o2c_offset */
 /* Row-major flat index i of a tensor with dims[0..rank) -> offset with the
  * given strides (0 stride: broadcast axis). */
-O2C_HD static inline int64_t o2c_offset(int64_t i, int64_t rank, const int64_t *dims,
+O2C_HD static inline O2C_INLINE int64_t o2c_offset(int64_t i, int64_t rank, const int64_t *dims,
                                        const int64_t *strides)
 {
     int64_t off = 0;

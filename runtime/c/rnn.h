@@ -47,7 +47,7 @@
  * 0 Sigmoid, 1 Tanh, 2 Relu, 3 HardSigmoid, 4 LeakyRelu, 5 ThresholdedRelu,
  * 6 ScaledTanh, 7 Affine, 8 Elu, 9 Softsign, 10 Softplus */
 #define O2C_RNN_ACT(NAME, T)                                                        \
-    O2C_HD static inline T NAME(T x, const int64_t *a)                              \
+    O2C_HD static inline O2C_INLINE T NAME(T x, const int64_t *a)                   \
     {                                                                               \
         T A, Bt;                                                                    \
         if (sizeof(T) == 4) {                                                       \
