@@ -125,6 +125,18 @@
  * (padding taps add 0; multiply-adds fused where the target has FMA). The lowering picks it for the C target. */
 #define O2C_CV_MR 8
 #define O2C_CV_NR 32
+/* xs: the NR inputs of tap kw for columns ow0.. of row xr: the row itself
+ * where they lie in it contiguously, else gathered (stride, padding) */
+#define O2C_CV_ROW(T, xs)                                                           \
+    const int64_t iw0 = ow0 * SW - PW + kw * DW;                                    \
+    T xv[O2C_CV_NR];                                                                \
+    const T *xs = xv;                                                               \
+    if (SW == 1 && iw0 >= 0 && iw0 + O2C_CV_NR <= IW) xs = xr + iw0;                \
+    else                                                                            \
+        for (int j = 0; j < O2C_CV_NR; j++) {                                       \
+            const int64_t iw = iw0 + j * SW;                                        \
+            xv[j] = iw >= 0 && iw < IW ? xr[iw] : (T)0;                             \
+        }
 #define O2C_CONV_TILE(NAME, T, EPI)                                                 \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
@@ -153,9 +165,7 @@
             const T *wm = Wt + m0 * WM;                                             \
             T *yt = Y + (((n * M + m0) * OD + od) * OH + oh) * OW + ow0;            \
             const int64_t ys = OD * OH * OW, y0 = yt - Y;                           \
-            const int inner = nr == O2C_CV_NR && SW == 1 && ow0 - PW >= 0 &&        \
-                              ow0 + O2C_CV_NR - 1 - PW + (KW - 1) * DW < IW;        \
-            if (inner && MG == 1) {                                                 \
+            if (nr == O2C_CV_NR && MG == 1) {                                       \
                 /* one output channel per group (depthwise): one row of NR */      \
                 T acc[O2C_CV_NR];                                                   \
                 for (int j = 0; j < O2C_CV_NR; j++) acc[j] = Bs ? Bs[m0] : (T)0;    \
@@ -166,10 +176,10 @@
                         for (int64_t kh = 0; kh < KH; kh++) {                       \
                             const int64_t ih = oh * SH - PH + kh * DH;              \
                             if (ih < 0 || ih >= IH) continue;                       \
-                            const T *xr = xn + ((c * ID + id) * IH + ih) * IW + ow0 - PW; \
+                            const T *xr = xn + ((c * ID + id) * IH + ih) * IW; \
                             const T *wr = wm + c * KK + (kd * KH + kh) * KW;        \
                             for (int64_t kw = 0; kw < KW; kw++) {                   \
-                                const T *xs = xr + kw * DW;                         \
+                                O2C_CV_ROW(T, xs);                                  \
                                 const T w = wr[kw];                                 \
                                 for (int j = 0; j < O2C_CV_NR; j++) acc[j] = O2C_FMA_f32(acc[j], w, xs[j]); \
                             }                                                       \
@@ -179,9 +189,9 @@
                     yt[j] = epi ? EPI(acc[j], y0 + j, m0, p) : acc[j];              \
                 continue;                                                           \
             }                                                                       \
-            if (inner && mr == O2C_CV_MR) {                                         \
-                /* a full tile whose taps all lie inside the rows: constant   \
-                 * bounds everywhere, so the accumulators stay in registers */ \
+            if (nr == O2C_CV_NR && mr == O2C_CV_MR) {                               \
+                /* a full tile: constant bounds everywhere, so the            \
+                 * accumulators stay in registers */                          \
                 T acc[O2C_CV_MR][O2C_CV_NR];                                        \
                 for (int i = 0; i < O2C_CV_MR; i++)                                 \
                     for (int j = 0; j < O2C_CV_NR; j++) acc[i][j] = Bs ? Bs[m0 + i] : (T)0; \
@@ -192,10 +202,10 @@
                         for (int64_t kh = 0; kh < KH; kh++) {                       \
                             const int64_t ih = oh * SH - PH + kh * DH;              \
                             if (ih < 0 || ih >= IH) continue;                       \
-                            const T *xr = xn + ((c * ID + id) * IH + ih) * IW + ow0 - PW; \
+                            const T *xr = xn + ((c * ID + id) * IH + ih) * IW; \
                             const T *wr = wm + c * KK + (kd * KH + kh) * KW;        \
                             for (int64_t kw = 0; kw < KW; kw++) {                   \
-                                const T *xs = xr + kw * DW;                         \
+                                O2C_CV_ROW(T, xs);                                  \
                                 for (int i = 0; i < O2C_CV_MR; i++) {               \
                                     const T w = wr[i * WM + kw];                    \
                                     for (int j = 0; j < O2C_CV_NR; j++)             \
@@ -209,7 +219,7 @@
                         yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j]; \
                 continue;                                                           \
             }                                                                       \
-            /* a tile at an edge (or with stride): inputs gathered with bounds */  \
+            /* a partial tile (fewer channels or columns): bounds everywhere */  \
             T acc[O2C_CV_MR][O2C_CV_NR];                                            \
             for (int i = 0; i < O2C_CV_MR; i++)                                     \
                 for (int j = 0; j < O2C_CV_NR; j++) acc[i][j] = i < mr && Bs ? Bs[m0 + i] : (T)0; \
