@@ -174,6 +174,11 @@ void infer_conv(Node *n)
  * (o2c_conv_tile_f32: same parameters, the tiles as index space). A
  * pointwise conv (kernel 1, stride 1, no pads) is given as one row of
  * ID*IH*IW columns, so its tiles run along the whole image. */
+/* Rows of at most this many outputs use o2c_conv_tile8_f32: measured with
+ * `make bench` (vww 0.52 -> 0.41 ms; at 16, mnist's 14-wide rows got slower
+ * than the 32-wide kernel's partial tiles). A tuning file will decide this. */
+#define CONV_NARROW_ROW 12
+
 static void conv_tiled(KCall *c, int64_t N)
 {
     int64_t *k = c->k;
@@ -184,8 +189,10 @@ static void conv_tiled(KCall *c, int64_t N)
         k[8] *= k[6] * k[7]; k[6] = k[7] = 1;
     }
     int64_t MG = k[1] / k[2];
-    c->kernel = kernel_find("o2c_conv_tile_f32");
-    c->count = N * k[2] * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * k[6] * k[7] * ((k[8] + O2C_CV_NR - 1) / O2C_CV_NR);
+    /* narrow rows: the 8-wide variant keeps its tiles full */
+    int64_t nr = k[8] <= CONV_NARROW_ROW ? O2C_CV_NR_NARROW : O2C_CV_NR;
+    c->kernel = kernel_find(nr == O2C_CV_NR ? "o2c_conv_tile_f32" : "o2c_conv_tile8_f32");
+    c->count = N * k[2] * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * k[6] * k[7] * ((k[8] + nr - 1) / nr);
 }
 
 static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64_t M, int64_t group, const ConvGeom *g)

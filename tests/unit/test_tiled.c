@@ -134,14 +134,20 @@ static void check_conv(CV t)
     K("o2c_conv_f32")(0, ny, &p);
     p.y[0] = got;
     int64_t MG = t.M / t.G;
-    int64_t tiles = t.N * t.G * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * p.k[6] * p.k[7] * ((p.k[8] + O2C_CV_NR - 1) / O2C_CV_NR);
-    K("o2c_conv_tile_f32")(0, tiles, &p);
-    char what[160];
-    snprintf(what, sizeof what, "conv N%lld C%lld M%lld G%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",
-             (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.G, (long long)t.ID, (long long)t.IH,
-             (long long)t.IW, (long long)KD, (long long)t.KH, (long long)t.KW, (long long)t.S, (long long)t.D,
-             (long long)t.P);
-    expect_close(got, ref, ny, what);
+    static const struct { const char *kernel; int64_t nr; } variants[] = {
+        {"o2c_conv_tile_f32", O2C_CV_NR}, {"o2c_conv_tile8_f32", O2C_CV_NR_NARROW}};
+    for (int v = 0; v < 2; v++) {
+        for (int64_t i = 0; i < ny; i++) got[i] = NAN;
+        int64_t nr = variants[v].nr;
+        int64_t tiles = t.N * t.G * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * p.k[6] * p.k[7] * ((p.k[8] + nr - 1) / nr);
+        K(variants[v].kernel)(0, tiles, &p);
+        char what[200];
+        snprintf(what, sizeof what, "%s N%lld C%lld M%lld G%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",
+                 variants[v].kernel, (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.G, (long long)t.ID,
+                 (long long)t.IH, (long long)t.IW, (long long)KD, (long long)t.KH, (long long)t.KW, (long long)t.S,
+                 (long long)t.D, (long long)t.P);
+        expect_close(got, ref, ny, what);
+    }
 }
 
 static void test_conv_tiles(void **state)
