@@ -128,17 +128,47 @@
 #define O2C_CV_NR_NARROW 8   /* o2c_conv_tile8_f32: for rows of at most 12 outputs */
 /* xs: the NR inputs of tap kw for columns ow0.. of row xr: the row itself
  * where they lie in it contiguously, else gathered (stride, padding) */
-#define O2C_CV_ROW(T, xs, NR)                                                           \
+#define O2C_CV_ROW(T, xs, NR)                                                       \
     const int64_t iw0 = ow0 * SW - PW + kw * DW;                                    \
-    T xv[NR];                                                                \
+    T xv[NR];                                                                       \
     const T *xs = xv;                                                               \
-    if (SW == 1 && iw0 >= 0 && iw0 + NR <= IW) xs = xr + iw0;                \
+    if (SW == 1 && iw0 >= 0 && iw0 + NR <= IW) xs = xr + iw0;                       \
     else                                                                            \
-        for (int j = 0; j < NR; j++) {                                       \
+        for (int j = 0; j < NR; j++) {                                              \
             const int64_t iw = iw0 + j * SW;                                        \
             xv[j] = iw >= 0 && iw < IW ? xr[iw] : (T)0;                             \
         }
-#define O2C_CONV_TILE(NAME, T, EPI, NR)                                                 \
+/* One tile: ROWS output channels from m0 (1, O2C_CV_MR or mr) by NR
+ * columns from ow0, COLS of them stored. With constant ROWS and COLS the
+ * accumulators stay in registers. */
+#define O2C_CV_TILE_RUN(T, EPI, NR, ROWS, COLS)                                     \
+    {                                                                               \
+        T acc[O2C_CV_MR][NR];                                                       \
+        for (int i = 0; i < (ROWS); i++)                                            \
+            for (int j = 0; j < NR; j++) acc[i][j] = Bs ? Bs[m0 + i] : (T)0;        \
+        for (int64_t c = 0; c < CG; c++)                                            \
+            for (int64_t kd = 0; kd < KD; kd++) {                                   \
+                const int64_t id = od * SD - PD + kd * DD;                          \
+                if (id < 0 || id >= ID) continue;                                   \
+                for (int64_t kh = 0; kh < KH; kh++) {                               \
+                    const int64_t ih = oh * SH - PH + kh * DH;                      \
+                    if (ih < 0 || ih >= IH) continue;                               \
+                    const T *xr = xn + ((c * ID + id) * IH + ih) * IW;              \
+                    const T *wr = wm + c * KK + (kd * KH + kh) * KW;                \
+                    for (int64_t kw = 0; kw < KW; kw++) {                           \
+                        O2C_CV_ROW(T, xs, NR);                                      \
+                        for (int i = 0; i < (ROWS); i++) {                          \
+                            const T w = wr[i * WM + kw];                            \
+                            for (int j = 0; j < NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], w, xs[j]);\
+                        }                                                           \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+        for (int i = 0; i < (ROWS); i++)                                            \
+            for (int j = 0; j < (COLS); j++)                                        \
+                yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j];\
+    }
+#define O2C_CONV_TILE(NAME, T, EPI, NR)                                             \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
@@ -148,7 +178,7 @@
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         const int64_t KK = KD * KH * KW, WM = CG * KK;                              \
         const int64_t TM = (MG + O2C_CV_MR - 1) / O2C_CV_MR;                        \
-        const int64_t TW = (OW + NR - 1) / NR;                        \
+        const int64_t TW = (OW + NR - 1) / NR;                                      \
         O2C_FOR(t) {                                                                \
             int64_t r = t;                                                          \
             const int64_t tw = r % TW; r /= TW;                                     \
@@ -156,101 +186,19 @@
             const int64_t od = r % OD; r /= OD;                                     \
             const int64_t tm = r % TM; r /= TM;                                     \
             const int64_t g = r % G, n = r / G;                                     \
-            /* the last column tile of a row moves left to stay full (its first \
-             * columns are computed twice, to the same values) */                 \
-            const int64_t ow0 = tw * NR + NR > OW && OW >= NR ? OW - NR : tw * NR; \
+            /* the last column tile of a row moves left to stay full (its           \
+             * first columns are computed twice, to the same values) */             \
+            const int64_t ow0 = tw * NR + NR > OW && OW >= NR ? OW - NR : tw * NR;  \
             const int64_t m0 = g * MG + tm * O2C_CV_MR;                             \
-            const int64_t mr = MG - tm * O2C_CV_MR < O2C_CV_MR ? MG - tm * O2C_CV_MR : O2C_CV_MR; \
-            const int64_t nr = OW - ow0 < NR ? OW - ow0 : NR;         \
+            const int64_t mr = MG - tm * O2C_CV_MR < O2C_CV_MR ? MG - tm * O2C_CV_MR : O2C_CV_MR;\
+            const int64_t nr = OW - ow0 < NR ? OW - ow0 : NR;                       \
             const T *xn = X + (n * C + g * CG) * ID * IH * IW;                      \
             const T *wm = Wt + m0 * WM;                                             \
             T *yt = Y + (((n * M + m0) * OD + od) * OH + oh) * OW + ow0;            \
             const int64_t ys = OD * OH * OW, y0 = yt - Y;                           \
-            if (nr == NR && MG == 1) {                                       \
-                /* one output channel per group (depthwise): one row of NR */      \
-                T acc[NR];                                                   \
-                for (int j = 0; j < NR; j++) acc[j] = Bs ? Bs[m0] : (T)0;    \
-                for (int64_t c = 0; c < CG; c++)                                    \
-                    for (int64_t kd = 0; kd < KD; kd++) {                           \
-                        const int64_t id = od * SD - PD + kd * DD;                  \
-                        if (id < 0 || id >= ID) continue;                           \
-                        for (int64_t kh = 0; kh < KH; kh++) {                       \
-                            const int64_t ih = oh * SH - PH + kh * DH;              \
-                            if (ih < 0 || ih >= IH) continue;                       \
-                            const T *xr = xn + ((c * ID + id) * IH + ih) * IW; \
-                            const T *wr = wm + c * KK + (kd * KH + kh) * KW;        \
-                            for (int64_t kw = 0; kw < KW; kw++) {                   \
-                                O2C_CV_ROW(T, xs, NR);                                  \
-                                const T w = wr[kw];                                 \
-                                for (int j = 0; j < NR; j++) acc[j] = O2C_FMA_f32(acc[j], w, xs[j]); \
-                            }                                                       \
-                        }                                                           \
-                    }                                                               \
-                for (int j = 0; j < NR; j++)                                 \
-                    yt[j] = epi ? EPI(acc[j], y0 + j, m0, p) : acc[j];              \
-                continue;                                                           \
-            }                                                                       \
-            if (nr == NR && mr == O2C_CV_MR) {                               \
-                /* a full tile: constant bounds everywhere, so the            \
-                 * accumulators stay in registers */                          \
-                T acc[O2C_CV_MR][NR];                                        \
-                for (int i = 0; i < O2C_CV_MR; i++)                                 \
-                    for (int j = 0; j < NR; j++) acc[i][j] = Bs ? Bs[m0 + i] : (T)0; \
-                for (int64_t c = 0; c < CG; c++)                                    \
-                    for (int64_t kd = 0; kd < KD; kd++) {                           \
-                        const int64_t id = od * SD - PD + kd * DD;                  \
-                        if (id < 0 || id >= ID) continue;                           \
-                        for (int64_t kh = 0; kh < KH; kh++) {                       \
-                            const int64_t ih = oh * SH - PH + kh * DH;              \
-                            if (ih < 0 || ih >= IH) continue;                       \
-                            const T *xr = xn + ((c * ID + id) * IH + ih) * IW; \
-                            const T *wr = wm + c * KK + (kd * KH + kh) * KW;        \
-                            for (int64_t kw = 0; kw < KW; kw++) {                   \
-                                O2C_CV_ROW(T, xs, NR);                                  \
-                                for (int i = 0; i < O2C_CV_MR; i++) {               \
-                                    const T w = wr[i * WM + kw];                    \
-                                    for (int j = 0; j < NR; j++)             \
-                                        acc[i][j] = O2C_FMA_f32(acc[i][j], w, xs[j]); \
-                                }                                                   \
-                            }                                                       \
-                        }                                                           \
-                    }                                                               \
-                for (int i = 0; i < O2C_CV_MR; i++)                                 \
-                    for (int j = 0; j < NR; j++)                             \
-                        yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j]; \
-                continue;                                                           \
-            }                                                                       \
-            /* a partial tile (fewer channels or columns): bounds everywhere */  \
-            T acc[O2C_CV_MR][NR];                                            \
-            for (int i = 0; i < O2C_CV_MR; i++)                                     \
-                for (int j = 0; j < NR; j++) acc[i][j] = i < mr && Bs ? Bs[m0 + i] : (T)0; \
-            for (int64_t c = 0; c < CG; c++)                                        \
-                for (int64_t kd = 0; kd < KD; kd++) {                               \
-                    const int64_t id = od * SD - PD + kd * DD;                      \
-                    if (id < 0 || id >= ID) continue;                               \
-                    for (int64_t kh = 0; kh < KH; kh++) {                           \
-                        const int64_t ih = oh * SH - PH + kh * DH;                  \
-                        if (ih < 0 || ih >= IH) continue;                           \
-                        const T *xr = xn + ((c * ID + id) * IH + ih) * IW;          \
-                        const T *wr = wm + c * KK + (kd * KH + kh) * KW;            \
-                        for (int64_t kw = 0; kw < KW; kw++) {                       \
-                            const int64_t iw0 = ow0 * SW - PW + kw * DW;            \
-                            T xv[NR];                                        \
-                            for (int j = 0; j < NR; j++) {                   \
-                                const int64_t iw = iw0 + j * SW;                    \
-                                xv[j] = j < nr && iw >= 0 && iw < IW ? xr[iw] : (T)0; \
-                            }                                                       \
-                            for (int i = 0; i < mr; i++) {                          \
-                                const T w = wr[i * WM + kw];                        \
-                                for (int j = 0; j < NR; j++)                 \
-                                    acc[i][j] = O2C_FMA_f32(acc[i][j], w, xv[j]);   \
-                            }                                                       \
-                        }                                                           \
-                    }                                                               \
-                }                                                                   \
-            for (int i = 0; i < mr; i++)                                            \
-                for (int j = 0; j < nr; j++)                                        \
-                    yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j]; \
+            if (nr == NR && MG == 1) O2C_CV_TILE_RUN(T, EPI, NR, 1, NR)  /* depthwise */\
+            else if (nr == NR && mr == O2C_CV_MR) O2C_CV_TILE_RUN(T, EPI, NR, O2C_CV_MR, NR)\
+            else O2C_CV_TILE_RUN(T, EPI, NR, mr, nr)  /* fewer channels or columns */\
         }                                                                           \
     }
 

@@ -78,6 +78,28 @@
  * reference does. The lowering picks it for the C target. */
 #define O2C_MM_MR 8
 #define O2C_MM_NR 32
+/* One tile: ROWS x COLS outputs from (m0, n0). With constant ROWS and COLS
+ * (a full tile) the accumulators stay in registers. */
+#define O2C_MM_TILE_RUN(T, EPI, ROWS, COLS)                                         \
+    {                                                                               \
+        T acc[O2C_MM_MR][O2C_MM_NR];                                                \
+        for (int i = 0; i < (ROWS); i++)                                            \
+            for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] = 0;                      \
+        for (int64_t kk = 0; kk < K; kk++) {                                        \
+            const T *brow = bb + kk * sbk, *acol = a + kk * sak;                    \
+            for (int i = 0; i < (ROWS); i++) {                                      \
+                const T av = acol[i * sam];                                         \
+                for (int j = 0; j < (COLS); j++) acc[i][j] = O2C_FMA_f32(acc[i][j], av, brow[j]);\
+            }                                                                       \
+        }                                                                           \
+        for (int i = 0; i < (ROWS); i++)                                            \
+            for (int j = 0; j < (COLS); j++) {                                      \
+                const int64_t y = y0 + i * N + j;                                   \
+                T v = acc[i][j] * alpha;                                            \
+                if (p->k[32]) v += beta * Cm[(m0 + i) * p->k[33] + (n0 + j) * p->k[34]];\
+                Y[y] = epi ? EPI(v, y, n0 + j, p) : v;                              \
+            }                                                                       \
+    }
 #define O2C_MATMUL_TILE(NAME, T, EPI)                                               \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
@@ -105,44 +127,8 @@
                 bb += o2c_offset(b, r, p->k + 8, p->k + 24);                        \
             }                                                                       \
             const int64_t y0 = (b * M + m0) * N + n0;                               \
-            if (mr == O2C_MM_MR && nr == O2C_MM_NR) {                               \
-                /* a full tile: constant bounds, the accumulators stay in registers */ \
-                T acc[O2C_MM_MR][O2C_MM_NR];                                        \
-                for (int i = 0; i < O2C_MM_MR; i++)                                 \
-                    for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] = 0;              \
-                for (int64_t kk = 0; kk < K; kk++) {                                \
-                    const T *brow = bb + kk * sbk, *acol = a + kk * sak;            \
-                    for (int i = 0; i < O2C_MM_MR; i++) {                           \
-                        const T av = acol[i * sam];                                 \
-                        for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], av, brow[j]); \
-                    }                                                               \
-                }                                                                   \
-                for (int i = 0; i < O2C_MM_MR; i++)                                 \
-                    for (int j = 0; j < O2C_MM_NR; j++) {                           \
-                        const int64_t y = y0 + i * N + j;                           \
-                        T v = acc[i][j] * alpha;                                    \
-                        if (p->k[32]) v += beta * Cm[(m0 + i) * p->k[33] + (n0 + j) * p->k[34]]; \
-                        Y[y] = epi ? EPI(v, y, n0 + j, p) : v;                      \
-                    }                                                               \
-                continue;                                                           \
-            }                                                                       \
-            T acc[O2C_MM_MR][O2C_MM_NR];                                            \
-            for (int i = 0; i < O2C_MM_MR; i++)                                     \
-                for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] = 0;                  \
-            for (int64_t kk = 0; kk < K; kk++) {                                    \
-                const T *brow = bb + kk * sbk;                                      \
-                for (int i = 0; i < mr; i++) {                                      \
-                    const T av = a[i * sam + kk * sak];                             \
-                    for (int j = 0; j < nr; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], av, brow[j]); \
-                }                                                                   \
-            }                                                                       \
-            for (int i = 0; i < mr; i++)                                            \
-                for (int j = 0; j < nr; j++) {                                      \
-                    const int64_t y = y0 + i * N + j;                               \
-                    T v = acc[i][j] * alpha;                                        \
-                    if (p->k[32]) v += beta * Cm[(m0 + i) * p->k[33] + (n0 + j) * p->k[34]]; \
-                    Y[y] = epi ? EPI(v, y, n0 + j, p) : v;                          \
-                }                                                                   \
+            if (mr == O2C_MM_MR && nr == O2C_MM_NR) O2C_MM_TILE_RUN(T, EPI, O2C_MM_MR, O2C_MM_NR) \
+            else O2C_MM_TILE_RUN(T, EPI, mr, nr)                                    \
         }                                                                           \
     }
 
