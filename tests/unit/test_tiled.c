@@ -3,7 +3,7 @@
  * parameter block, every edge of the tiling (partial tiles in every
  * dimension, batches with broadcasting, groups, depthwise, strides,
  * dilations, padding, the pointwise layout the lowering uses) and the fused
- * epilogue; and the C target's LSTM (one tiled projection, one call for the
+ * epilogue; the depthwise rows of o2c_dwconv_f32; and the C target's LSTM (one tiled projection, one call for the
  * whole recurrence) against the reference lowering of the same node. */
 #include <math.h>
 
@@ -149,6 +149,15 @@ static void check_conv(CV t)
                  (long long)t.D, (long long)t.P);
         expect_close(got, ref, ny, what);
     }
+    if (CG == 1 && !t.pointwise_layout) {   /* depthwise: o2c_dwconv_f32, one output row an index */
+        for (int64_t i = 0; i < ny; i++) got[i] = NAN;
+        K("o2c_dwconv_f32")(0, t.N * t.M * OD * OH, &p);
+        char what[200];
+        snprintf(what, sizeof what, "o2c_dwconv_f32 N%lld C%lld M%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",
+                 (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.ID, (long long)t.IH, (long long)t.IW,
+                 (long long)KD, (long long)t.KH, (long long)t.KW, (long long)t.S, (long long)t.D, (long long)t.P);
+        expect_close(got, ref, ny, what);
+    }
 }
 
 static void test_conv_tiles(void **state)
@@ -169,6 +178,13 @@ static void test_conv_tiles(void **state)
     check_conv((CV){1, 5, 5, 5, 1, 6, 70, 1, 5, 5, 1, 1, 2, 0, 1});   /* depthwise, full-width rows */
     check_conv((CV){2, 4, 8, 2, 1, 5, 75, 1, 3, 3, 1, 1, 1, 0, 0});   /* 4 channels a group, last tile moved left */
     check_conv((CV){1, 8, 16, 1, 1, 3, 80, 1, 1, 1, 1, 1, 0, 1, 1});  /* pointwise rows of 240 */
+    /* depthwise rows of every width class of o2c_dwconv_f32 (32-blocks, 8-blocks, shorter) */
+    check_conv((CV){1, 3, 3, 3, 1, 5, 75, 1, 3, 3, 1, 1, 1, 0, 1});   /* 75 wide: 32-blocks, last moved left */
+    check_conv((CV){2, 4, 4, 4, 1, 9, 70, 1, 3, 3, 2, 1, 1, 0, 0});   /* stride 2, 35 wide */
+    check_conv((CV){1, 2, 6, 2, 1, 6, 40, 1, 5, 5, 1, 2, 4, 0, 1});   /* multiplier 3, 5x5, dilation 2 */
+    check_conv((CV){1, 3, 3, 3, 1, 7, 13, 1, 3, 3, 1, 1, 1, 0, 0});   /* 13 wide: 8-blocks */
+    check_conv((CV){1, 3, 3, 3, 1, 4, 5, 1, 3, 3, 1, 1, 2, 0, 1});    /* 7 wide (pads 2): the row */
+    check_conv((CV){1, 2, 2, 2, 1, 3, 34, 1, 3, 7, 1, 1, 3, 0, 0});   /* 3x7 with pads wider than the taps */
 }
 
 /* ---- LSTM: the whole node, lowered for the C target and for the reference ---- */
