@@ -180,27 +180,43 @@ void infer_conv(Node *n)
 #define CONV_NARROW_ROW 12
 #define DW_MIN_ROW 32
 
-static void conv_tiled(KCall *c, int64_t N)
+/* The C target's choice for a float convolution (a tunable choice, see
+ * lower_choose): the 32-wide or 8-wide register tiles, the depthwise rows,
+ * or the direct reference loop. The heuristic: depthwise rows for
+ * depthwise convs with rows of at least DW_MIN_ROW outputs, else the tiles,
+ * 8-wide for rows of at most CONV_NARROW_ROW outputs. */
+enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW };
+static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw"};
+
+static void conv_tiled(Lowering *L, KCall *c, int64_t N)
 {
     int64_t *k = c->k;
+    char *key = xfmt("conv_f32 c N%lld C%lld M%lld G%lld in%lldx%lldx%lld out%lldx%lldx%lld k%lldx%lldx%lld "
+                     "s%lldx%lldx%lld d%lldx%lldx%lld p%lldx%lldx%lld", (long long)N, (long long)k[0], (long long)k[1],
+                     (long long)k[2], (long long)k[3], (long long)k[4], (long long)k[5], (long long)k[6],
+                     (long long)k[7], (long long)k[8], (long long)k[9], (long long)k[10], (long long)k[11],
+                     (long long)k[12], (long long)k[13], (long long)k[14], (long long)k[15], (long long)k[16],
+                     (long long)k[17], (long long)k[18], (long long)k[19], (long long)k[20]);
     int pointwise = 1;
     for (int i = 0; i < 3; i++) pointwise &= k[9 + i] == 1 && k[12 + i] == 1 && k[18 + i] == 0 && k[6 + i] == k[3 + i];
-    if (pointwise) {
-        k[5] *= k[3] * k[4]; k[3] = k[4] = 1;
-        k[8] *= k[6] * k[7]; k[6] = k[7] = 1;
-    }
-    int64_t MG = k[1] / k[2];
-    /* depthwise with rows of at least DW_MIN_ROW outputs: blocks of 32 in
-     * registers (narrower rows measured slower than the general tiles) */
-    if (!pointwise && k[0] == k[2] && k[8] >= DW_MIN_ROW && 31 * k[14] + (k[11] - 1) * k[17] + 1 <= O2C_DW_SPAN &&
-        k[9] * k[10] <= O2C_DW_ROWS) {
+    int dw_ok = !pointwise && k[0] == k[2] && 31 * k[14] + (k[11] - 1) * k[17] + 1 <= O2C_DW_SPAN &&
+                k[9] * k[10] <= O2C_DW_ROWS;
+    int64_t ow = pointwise ? k[6] * k[7] * k[8] : k[8];
+    int heuristic = dw_ok && ow >= DW_MIN_ROW ? CONV_DW : ow <= CONV_NARROW_ROW ? CONV_TILE8 : CONV_TILE32;
+    int v = lower_choose(L, c, key, CONV_VARIANTS, dw_ok ? 4 : 3, heuristic);
+    if (v == CONV_DIRECT) return;
+    if (v == CONV_DW) {
         c->kernel = kernel_find("o2c_dwconv_f32");
         c->count = N * k[1] * k[6] * k[7];
         return;
     }
-    /* narrow rows: the 8-wide variant keeps its tiles full */
-    int64_t nr = k[8] <= CONV_NARROW_ROW ? O2C_CV_NR_NARROW : O2C_CV_NR;
-    c->kernel = kernel_find(nr == O2C_CV_NR ? "o2c_conv_tile_f32" : "o2c_conv_tile8_f32");
+    if (pointwise) {   /* one row of ID*IH*IW columns: the tiles run along the whole image */
+        k[5] *= k[3] * k[4]; k[3] = k[4] = 1;
+        k[8] *= k[6] * k[7]; k[6] = k[7] = 1;
+    }
+    int64_t MG = k[1] / k[2];
+    int64_t nr = v == CONV_TILE8 ? O2C_CV_NR_NARROW : O2C_CV_NR;
+    c->kernel = kernel_find(v == CONV_TILE32 ? "o2c_conv_tile_f32" : "o2c_conv_tile8_f32");
     c->count = N * k[2] * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * k[6] * k[7] * ((k[8] + nr - 1) / nr);
 }
 
@@ -226,7 +242,7 @@ static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64
         c->k[18 + i] = k[15 + i];    /* pads begin */
     }
     c->nk = 21;
-    if (L->tiled && !strcmp(kind, "conv") && n->in[0]->dtype == DT_FLOAT) conv_tiled(c, y->dims[0]);
+    if (L->tiled && !strcmp(kind, "conv") && n->in[0]->dtype == DT_FLOAT) conv_tiled(L, c, y->dims[0]);
     return c;
 }
 
