@@ -144,7 +144,7 @@ static const char PROFILE_FUNCS[] =
     "#ifndef O2C_PROFILE_NO_STDIO\n"
     "void @NAME@_profile_print(FILE *f)\n"
     "{\n"
-    "    static int order[@NAME@_PROFILE_ROWS];\n"
+    "    static int order[@NAME@_PROFILE_ROWS + 1];\n"
     "    const double ms = 1e3 / (double)(O2C_PROFILE_UNITS_PER_SEC);\n"
     "    const double runs = o2c_prof_runs ? (double)o2c_prof_runs : 1.0;\n"
     "    double sum = 0.0, flops = 0.0;\n"
@@ -195,12 +195,12 @@ static const char PROFILE_DECL[] =
     "} @NAME@_profile_row;\n"
     "#define @NAME@_PROFILE_ROWS @PROFILE_NROWS@\n"
     "void @NAME@_profile_reset(void);\n"
-    "const @NAME@_profile_row *@NAME@_profile_rows(void);   /* @NAME@_PROFILE_ROWS rows */\n"
+    "/* @NAME@_PROFILE_ROWS rows, then one whose kernel is NULL */\n"
+    "const @NAME@_profile_row *@NAME@_profile_rows(void);\n"
     "uint64_t @NAME@_profile_runs(void);                     /* runs since the reset */\n"
     "uint64_t @NAME@_profile_run_time(void);                 /* their time, kernels and between */\n"
     "double @NAME@_profile_units_per_sec(void);\n"
     "#ifndef O2C_PROFILE_NO_STDIO   /* define it to build without <stdio.h> */\n"
-    "#include <stdio.h>\n"
     "/* The rows as a table sorted by time: #, kernel, op (node), calls, total ms,\n"
     " * ms/run, % of the kernels' time, GFLOP/s. */\n"
     "void @NAME@_profile_print(FILE *f);\n"
@@ -224,7 +224,7 @@ static const char *profile_covers(const Node *n)
 
 static void profile_rows(FILE *f, const EmitCtx *c)
 {
-    fprintf(f, "static %s_profile_row o2c_prof[%s_PROFILE_ROWS] = {\n", c->o->name, c->o->name);
+    fprintf(f, "static %s_profile_row o2c_prof[%s_PROFILE_ROWS + 1] = {\n", c->o->name, c->o->name);
     const Node *last = NULL;
     int rows = 0;
     for (int i = 0; i < c->L->n; i++) {
@@ -238,8 +238,7 @@ static void profile_rows(FILE *f, const EmitCtx *c)
                 c_string(profile_covers(n)), (long long)fl);
         rows++;
     }
-    if (!rows) fputs("    {\"-\", \"-\", \"-\", \"-\", 0, 0, 0}\n", f);   /* no empty arrays in C */
-    fputs("};\n", f);
+    fputs("    {0, 0, 0, 0, 0, 0, 0}   /* the end (and no empty array in C) */\n};\n", f);
 }
 
 static int profile_nrows(const Lowering *L)
@@ -277,6 +276,7 @@ void emit_profile_key(FILE *f, const char *key, const EmitCtx *c)
 {
     if (!c->o->profile) return;   /* the ordinary build: nothing */
     if (!strcmp(key, "PROFILE_PRE")) profile_text(f, PROFILE_PRE, c);
+    else if (!strcmp(key, "PROFILE_INCLUDES")) fputs("#ifndef O2C_PROFILE_NO_STDIO\n#include <stdio.h>\n#endif\n", f);
     else if (!strcmp(key, "PROFILE_DECL")) profile_text(f, PROFILE_DECL, c);
     else if (!strcmp(key, "PROFILE_DEFS")) {
         profile_text(f, PROFILE_DEFS, c);

@@ -86,6 +86,7 @@ int main(int argc, char **argv)   /* prog IN... OUT... */
     for (i = 0; i < m_PROFILE_ROWS; i++)
         printf("ROW %%d %%s %%lu %%lu %%lld [%%s] [%%s] [%%s]\n", i, r[i].kernel, (unsigned long)r[i].calls,
                (unsigned long)r[i].time, (long long)r[i].flops, r[i].op, r[i].node, r[i].covers);
+    printf("END %%d\n", r[m_PROFILE_ROWS].kernel == 0);
     m_profile_reset();
     if (m_run(ins, outs)) return 4;
     printf("AFTER %%lu", (unsigned long)m_profile_runs());
@@ -115,8 +116,9 @@ def strip_profile(c, h):
     c, n3 = re.subn(r"^\s+O2C_PROFILE_(START|STOP|RUN)\(.*\);\n", "", c, flags=re.M)
     c, n4 = re.subn(r"\n/\* ---- profiling \(onnx2c --profile\) ---- \*/\n.*\Z", "", c, count=1, flags=re.S)
     h, n5 = re.subn(r"/\* ---- profiling \(onnx2c --profile\) ----\n.*?\n#endif\n\n", "", h, count=1, flags=re.S)
-    if (n1, n2, n4, n5) != (1, 1, 1, 1) or n3 < 2:
-        raise AssertionError("profile blocks not found where expected (%d %d %d %d %d)" % (n1, n2, n3, n4, n5))
+    h, n6 = re.subn(r"#ifndef O2C_PROFILE_NO_STDIO\n#include <stdio.h>\n#endif\n", "", h, count=1)
+    if (n1, n2, n4, n5, n6) != (1, 1, 1, 1, 1) or n3 < 2:
+        raise AssertionError("profile blocks not found where expected (%d %d %d %d %d %d)" % (n1, n2, n3, n4, n5, n6))
     return c, h
 
 
@@ -226,6 +228,8 @@ def check_model(args, test):
             raise AssertionError("profile_runs %s, units a second %s" % (runs[1], runs[3]))
         if len(api) != calls or any(int(a[3]) != RUNS for a in api) or sum(int(a[4]) for a in api) > int(runs[2]):
             raise AssertionError("profile_rows: counts or times do not add up")
+        if "END 1" not in out.splitlines():
+            raise AssertionError("profile_rows: no closing row with a NULL kernel")
         after = [l.split() for l in out.splitlines() if l.startswith("AFTER ")][0]
         if after[1:] != ["1"] * (calls + 1):
             raise AssertionError("after profile_reset and one run: %s" % " ".join(after))
