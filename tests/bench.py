@@ -447,6 +447,24 @@ def svg_chart(results, real):
     return "\n".join(o) + "\n"
 
 
+def command_line(args):
+    """The flags as given, the model folders shortened: a folder whose every
+    model is listed as PARENT/*, paths inside the project relative to it."""
+    flags = [a for a in sys.argv[1:] if a.startswith("-") or a.isdigit()]
+    if not args.dirs:
+        return " ".join(flags)
+    shown, by_parent = [], {}
+    for d in args.dirs:
+        by_parent.setdefault(os.path.dirname(os.path.normpath(os.path.abspath(d))), []).append(d)
+    for parent, ds in by_parent.items():
+        every = sorted(os.path.dirname(m) for m in glob.glob(os.path.join(parent, "*", "model.onnx")))
+        given = sorted(set(os.path.normpath(os.path.abspath(d)) for d in ds))
+        names = [os.path.join(parent, "*")] if set(every) <= set(given) else given
+        for n in names:
+            shown.append(os.path.relpath(n, ROOT) if os.path.commonpath([n, ROOT]) == ROOT else n)
+    return " ".join(flags + shown)
+
+
 def main():
     ort.set_default_logger_severity(3)
     ap = argparse.ArgumentParser()
@@ -489,7 +507,7 @@ def main():
             if r[kind]:
                 print("  %-26s largest %-4s %-36s %-30s %.1f GFLOP/s" % (n, kind, r[kind][0][:36], r[kind][1][:30], r[kind][2]))
     if args.write_docs and results:
-        write_docs(os.path.join(ROOT, "docs", "BENCHMARKS.md"), docs_section(results, peak, " ".join(sys.argv[1:]), real))
+        write_docs(os.path.join(ROOT, "docs", "BENCHMARKS.md"), docs_section(results, peak, command_line(args), real))
         open(os.path.join(ROOT, "docs", "bench.svg"), "w").write(svg_chart(results, real))
         print("wrote docs/BENCHMARKS.md (the bench:begin/end section) and docs/bench.svg")
 
