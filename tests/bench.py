@@ -375,6 +375,15 @@ def docs_section(results, peak, command, real):
         cells[6] = cells[6].replace(">", " → ")
         cells[7] = cells[7].replace(">", " → ")
         md.append("| " + " | ".join(cells) + " |")
+    lay = [(name, kind, r[kind]) for name, r in results for kind in ("gemm", "conv") if r[kind]]
+    if lay:
+        md += ["", "The layers of the last two columns (the profiling build's rows merged by node):", "",
+               "| model | layer | op | node | GFLOP/s | % sgemm peak | % FMA peak |", "|---|---|---|---|---:|---:|---:|"]
+        for name, kind, (op, node, gf) in lay:
+            short = node if len(node) <= 40 else node[:37] + "..."
+            md.append("| %s | %s | %s | `%s` | %.1f | %.0f%% | %s |" % (
+                name, "GEMM" if kind == "gemm" else "conv", op, short.replace("|", "\\|"), gf, 100.0 * gf / peak[0],
+                "%.0f%%" % (100.0 * gf / peak[1]) if peak[1] else "-"))
     ratios = [r["o2"] / r["ort"] for name, r in results if name in real]
     if ratios:
         md += ["", "Ours/onnxruntime latency over the %d real models, geometric mean: **%.2f** (below 1: faster; "
