@@ -450,6 +450,7 @@ typedef struct Options {
     const char *name;          /* symbol prefix */
     const char *header;        /* file name of the header, as the source includes it */
     int cuda;
+    int profile;               /* --profile: time every kernel call (C target) */
     struct { char *name; int rank; int64_t dims[MAX_RANK]; } shapes[64];
     int nshapes;
     struct { char *name; int64_t value; } dimv[64];
@@ -521,6 +522,7 @@ typedef struct EmitCtx {
     int nconsts;
 } EmitCtx;
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
+void emit_profile_key(FILE *f, const char *key, const EmitCtx *c); /* emit_c.c: @PROFILE_*@ (nothing without --profile) */
 void emit_header(FILE *f, const EmitCtx *c);
 
 #endif

@@ -26,6 +26,8 @@ static void usage(FILE *f)
           "  --emit-onnx FILE  write the optimized graph as an ONNX model (fused nodes as local\n"
           "                  functions in standard ops: runs in onnxruntime, opens in Netron)\n"
           "  --dot FILE      write the optimized graph for Graphviz (dot -Tsvg FILE)\n"
+          "  --profile       a profiling build: the C times every kernel call and offers\n"
+          "                  NAME_profile_print() and NAME_profile_rows() (C target only)\n"
           "  --name NAME     prefix of every exported symbol (default: OUT's file name)\n"
           "  --shape IN:D0xD1x...  fix the shape of input IN\n"
           "  --dim SYMBOL=N  bind a symbolic dimension\n"
@@ -79,6 +81,7 @@ static void parse_args(int argc, char **argv, Options *o)
             continue;
         }
         if (!strcmp(a, "--report")) { o->report = "-"; continue; }
+        if (!strcmp(a, "--profile")) { o->profile = 1; continue; }
         if (!strncmp(a, "--report=", 9)) {
             if (!a[9]) fail_plain("--report=FILE: the file name is empty");
             o->report = a + 9;
@@ -148,6 +151,7 @@ static void parse_args(int argc, char **argv, Options *o)
     if (!o->input) { usage(stderr); fail_plain("no model given"); }
     if (o->tune && !o->tune_file) fail_plain("--tune needs --tune-file FILE, where it writes the choices");
     if (o->tune_runner && !o->tune) fail_plain("--tune-runner is only used with --tune");
+    if (o->profile && !o->output) fail_plain("--profile needs -o OUT.c (it makes a profiling build of the generated C)");
     if (!o->output) {
         if (!o->report && !o->emit_onnx && !o->dot)
             fail_plain("no output given: use -o OUT.c (C) or -o OUT.cu (CUDA), or --report, --emit-onnx, --dot");
@@ -164,6 +168,9 @@ static void parse_args(int argc, char **argv, Options *o)
         fail_plain("-o %s: the output must end in .c (C) or .cu (CUDA)", o->output);
     if (o->cuda && o->tune_file)
         fail_plain("--tune and --tune-file choose among the C target's kernel variants; the CUDA target has none yet");
+    if (o->profile && o->cuda)
+        fail_plain("--profile: the CUDA target is not supported; profile the C build (-o OUT.c), or time the .cu with "
+                   "Nsight Systems (nsys profile), which shows every kernel launch");
     if (!o->name) {
         const char *base = strrchr(o->output, '/');
         base = base ? base + 1 : o->output;

@@ -6,8 +6,9 @@ prints one closing 'N passed, N failed, N skipped' line over all of them.
 Suites: cmocka unit tests (under ASan/UBSan), bad-input tests, example and
 real models against onnxruntime (C under ASan/UBSan, CUDA emulated on the
 CPU, nvcc compile check), --report/--emit-onnx/--dot (test_visibility.py), the
-autotuner (test_tune.py: --tune, --tune-file replayed byte for byte, every
-candidate variant checked against onnxruntime), the ONNX backend node tests,
+--profile build (test_profile.py), the autotuner (test_tune.py: --tune,
+--tune-file replayed byte for byte, every candidate variant checked against
+onnxruntime), the ONNX backend node tests,
 and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
 newlib, no double precision in float32 models)."""
 import os, re, subprocess, sys, time
@@ -24,6 +25,7 @@ SUITES = [
     ("models", [PY, "tests/run_models.py", "--compiler", ASAN_CC]),
     ("visibility", [PY, "tests/test_visibility.py", "--compiler", ASAN_CC]),
     ("tune", [PY, "tests/test_tune.py", "--compiler", ASAN_CC]),
+    ("profile", [PY, "tests/test_profile.py", "--compiler", ASAN_CC]),
     ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
 ]
