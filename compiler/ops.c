@@ -11,12 +11,15 @@
  * expr_for_type writes expf (the generated code itself never uses it). */
 #include <tgmath.h>
 
-/* runtime kernels, compiled in for constant folding */
+/* runtime kernels, compiled in for constant folding, each after its
+ * parameter slots (runtime/c/params/) */
+#include "../runtime/c/params/elementwise.h"
 #include "../runtime/c/elementwise.h"
 #include "../runtime/c/matmul.h"
 #include "../runtime/c/conv.h"
 #include "../runtime/c/pool.h"
 #include "../runtime/c/norm.h"
+#include "../runtime/c/params/reduce.h"
 #include "../runtime/c/reduce.h"
 #include "../runtime/c/movement.h"
 #include "../runtime/c/resize.h"

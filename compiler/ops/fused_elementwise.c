@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/elementwise.h"
 
 void lower_unary(Node *n, Lowering *L);
 void lower_binary(Node *n, Lowering *L);
@@ -450,6 +451,6 @@ int ew_node_step(Node *n, const char **op, Tensor **x, int *nx, double *f)
     if (k > 2) return 0;
     for (int j = 0; j < k; j++) x[j] = c->x[j];
     *nx = k;
-    for (int j = 0; j < 3; j++) f[j] = j < c->nf ? c->f[j] : 0;
+    for (int j = 0; j < O2C_EW_NF; j++) f[j] = c->f[O2C_EW_FA + j];   /* the unary kernel's A, B, C */
     return 1;
 }
