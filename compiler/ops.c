@@ -18,6 +18,7 @@
 #include "../runtime/c/matmul.h"
 #include "../runtime/c/conv.h"
 #include "../runtime/c/pool.h"
+#include "../runtime/c/params/norm.h"
 #include "../runtime/c/norm.h"
 #include "../runtime/c/params/reduce.h"
 #include "../runtime/c/reduce.h"
