@@ -43,7 +43,7 @@
         typedef TY T;                                                       \
         const T *XA = (const T *)p->x[0], *XB = (const T *)p->x[1];         \
         TO *Y = (TO *)p->y[0];                                              \
-        const int64_t r = p->k[O2C_EW_RANK];                                        \
+        const int64_t r = p->k[O2C_EW_RANK];                                \
         if (r == 0) {                                                       \
             O2C_FOR(i) { const T a = XA[i], b = XB[i]; Y[i] = (TO)(EXPR); } \
         } else {                                                            \

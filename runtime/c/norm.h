@@ -36,7 +36,7 @@
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0];                                              \
         T *Y = (T *)p->y[0];                                                          \
-        const int64_t A = p->k[O2C_SOFTMAX_A], inner = p->k[O2C_SOFTMAX_INNER];        \
+        const int64_t A = p->k[O2C_SOFTMAX_A], inner = p->k[O2C_SOFTMAX_INNER];       \
         const int64_t lg = p->k[O2C_SOFTMAX_LOG];                                     \
         O2C_FOR(i) {                                                                  \
             const int64_t base = (i / inner) * A * inner + i % inner;                 \
@@ -69,9 +69,9 @@
     {                                                                                 \
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0], *S = (const T *)p->x[1], *B = (const T *)p->x[2]; \
-        const int64_t N = p->k[O2C_LAYERNORM_N], mode = p->k[O2C_LAYERNORM_MODE];      \
+        const int64_t N = p->k[O2C_LAYERNORM_N], mode = p->k[O2C_LAYERNORM_MODE];     \
         const int64_t nr = p->k[O2C_LAYERNORM_NR];                                    \
-        const T eps = O2C_PF(TY, p, O2C_NORM_F_EPS);                                               \
+        const T eps = O2C_PF(TY, p, O2C_NORM_F_EPS);                                  \
         O2C_FOR(i) {                                                                  \
             const T *x = X + i * N;                                                   \
             int64_t j;                                                                \
@@ -93,8 +93,8 @@
             for (j = 0; j < N; j++) {                                                 \
                 int64_t js = j, jb = j;                                               \
                 if (nr) {                                                             \
-                    js = o2c_offset(j, nr, p->k + O2C_LAYERNORM_DIMS, p->k + O2C_LAYERNORM_SSTR);                      \
-                    jb = o2c_offset(j, nr, p->k + O2C_LAYERNORM_DIMS, p->k + O2C_LAYERNORM_BSTR);                      \
+                    js = o2c_offset(j, nr, p->k + O2C_LAYERNORM_DIMS, p->k + O2C_LAYERNORM_SSTR); \
+                    jb = o2c_offset(j, nr, p->k + O2C_LAYERNORM_DIMS, p->k + O2C_LAYERNORM_BSTR); \
                 }                                                                     \
                 T v = (x[j] - mean) * inv * S[js];                                    \
                 if (B) v += B[jb];                                                    \
@@ -109,7 +109,7 @@
         typedef TY T;                                                                 \
         const T *S = (const T *)p->x[0], *V = (const T *)p->x[1];                     \
         T *P = (T *)p->y[0];                                                          \
-        O2C_FOR(c) P[c] = S[c] / O2C_M(TY, sqrt)(V[c] + O2C_PF(TY, p, O2C_NORM_F_EPS));            \
+        O2C_FOR(c) P[c] = S[c] / O2C_M(TY, sqrt)(V[c] + O2C_PF(TY, p, O2C_NORM_F_EPS)); \
     }
 
 #define O2C_BATCHNORM(NAME, TY)                                                       \
@@ -147,7 +147,7 @@
                     var += d * d;                                                     \
                 }                                                                     \
             var /= (T)(N * inner);                                               \
-            const T a = (T)S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, O2C_NORM_F_EPS));                      \
+            const T a = (T)S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, O2C_NORM_F_EPS)); \
             for (b = 0; b < N; b++)                                                   \
                 for (j = 0; j < inner; j++) {                                         \
                     const int64_t o = (b * C + c) * inner + j;                        \
@@ -166,7 +166,7 @@
         const T *ST = (const T *)p->x[2];                                   \
         T *RM = (T *)p->y[0], *RV = (T *)p->y[1];                                     \
         const int64_t C = p->k[O2C_BNRUN_C];                                          \
-        const T mo = O2C_PF(TY, p, O2C_NORM_F_MOMENTUM);                                                       \
+        const T mo = O2C_PF(TY, p, O2C_NORM_F_MOMENTUM);                              \
         O2C_FOR(c) {                                                                  \
             if (RM) RM[c] = (T)((T)M[c] * mo + ST[c] * (1 - mo));                \
             if (RV) RV[c] = (T)((T)V[c] * mo + ST[C + c] * (1 - mo));            \
@@ -193,7 +193,7 @@
                 var += d * d;                                                         \
             }                                                                         \
             var /= (T)N;                                                              \
-            const T a = S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, O2C_NORM_F_EPS)), b = B[c];     \
+            const T a = S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, O2C_NORM_F_EPS)), b = B[c]; \
             for (j = 0; j < N; j++) y[j] = (x[j] - mean) * a + b;                     \
         }                                                                             \
     }

@@ -34,11 +34,11 @@
         typedef UT U;                                                                 \
         const T *X = (const T *)p->x[0];                                              \
         T *Y = (T *)p->y[0];                                                          \
-        const int64_t op = p->k[O2C_REDUCE_OP], R = p->k[O2C_REDUCE_R];                \
+        const int64_t op = p->k[O2C_REDUCE_OP], R = p->k[O2C_REDUCE_R];               \
         const int64_t rk = p->k[O2C_REDUCE_NKEPT], rr = p->k[O2C_REDUCE_NRED];        \
         const int64_t rs = p->k[O2C_REDUCE_RED_STR];                                  \
         O2C_FOR(i) {                                                                  \
-            const T *x = X + (rk ? o2c_offset(i, rk, p->k + O2C_REDUCE_KEPT_DIMS, p->k + O2C_REDUCE_KEPT_STR) : 0);       \
+            const T *x = X + (rk ? o2c_offset(i, rk, p->k + O2C_REDUCE_KEPT_DIMS, p->k + O2C_REDUCE_KEPT_STR) : 0); \
             int64_t j;                                                                \
             switch (op) {                                                             \
             case O2C_RED_MAX:                                                         \
@@ -88,7 +88,7 @@
                 switch (op) {                                                         \
                 case O2C_RED_MEAN:                                                    \
                     if (R) Y[i] = (T)(a / (A)R);                                      \
-                    else Y[i] = (T)(A)O2C_PF(MT, p, O2C_REDUCE_F_EMPTY_MEAN);                               \
+                    else Y[i] = (T)(A)O2C_PF(MT, p, O2C_REDUCE_F_EMPTY_MEAN);         \
                     break;                                                            \
                 case O2C_RED_L2: Y[i] = (T)O2C_M(MT, sqrt)((MT)a); break;                 \
                 case O2C_RED_LOGSUM: Y[i] = (T)O2C_M(MT, log)((MT)a); break;                 \
@@ -106,7 +106,7 @@
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0];                                              \
         int64_t *Y = (int64_t *)p->y[0];                                              \
-        const int64_t A = p->k[O2C_ARGEXT_A], inner = p->k[O2C_ARGEXT_INNER];           \
+        const int64_t A = p->k[O2C_ARGEXT_A], inner = p->k[O2C_ARGEXT_INNER];         \
         const int64_t last = p->k[O2C_ARGEXT_LAST], mx = p->k[O2C_ARGEXT_MAX];        \
         O2C_FOR(i) {                                                                  \
             const T *x = X + (i / inner) * A * inner + i % inner;                     \
