@@ -23,6 +23,7 @@
 #include "../runtime/c/norm.h"
 #include "../runtime/c/params/reduce.h"
 #include "../runtime/c/reduce.h"
+#include "../runtime/c/params/movement.h"
 #include "../runtime/c/movement.h"
 #include "../runtime/c/resize.h"
 #include "../runtime/c/rnn.h"
