@@ -27,6 +27,7 @@
 #include "../runtime/c/movement.h"
 #include "../runtime/c/resize.h"
 #include "../runtime/c/rnn.h"
+#include "../runtime/c/params/index.h"
 #include "../runtime/c/index.h"
 #include "../runtime/c/misc.h"
 #include "../runtime/c/attention.h"
