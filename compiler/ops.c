@@ -29,6 +29,7 @@
 #include "../runtime/c/rnn.h"
 #include "../runtime/c/params/index.h"
 #include "../runtime/c/index.h"
+#include "../runtime/c/params/misc.h"
 #include "../runtime/c/misc.h"
 #include "../runtime/c/attention.h"
 
