@@ -25,6 +25,7 @@
 #include "../runtime/c/reduce.h"
 #include "../runtime/c/params/movement.h"
 #include "../runtime/c/movement.h"
+#include "../runtime/c/params/resize.h"
 #include "../runtime/c/resize.h"
 #include "../runtime/c/rnn.h"
 #include "../runtime/c/params/index.h"
