@@ -32,6 +32,7 @@
 #include "../runtime/c/index.h"
 #include "../runtime/c/params/misc.h"
 #include "../runtime/c/misc.h"
+#include "../runtime/c/params/attention.h"
 #include "../runtime/c/attention.h"
 
 /* element type sets: M(suffix, C type, ...) */
