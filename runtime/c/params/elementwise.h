@@ -18,3 +18,11 @@ enum {
  * named A, B, C in the op table's expressions (Clip: min, max). */
 enum { O2C_EW_FA, O2C_EW_FB, O2C_EW_FC, O2C_EW_NF };
 O2C_PARAMS_FIT(elementwise, O2C_EW_NK, O2C_EW_NF)
+
+/* Fused element-wise kernels (their text is written by
+ * compiler/ops/fused_elementwise.c): the output's rank R and its R dims,
+ * then R strides for each broadcast input b (the b-th with a shape of its
+ * own), from O2C_FEW_STR_AT(R, b). */
+enum { O2C_FEW_RANK, O2C_FEW_DIMS };
+#define O2C_FEW_STR_AT(r, b) (O2C_FEW_DIMS + (r) + (r) * (b))
+#define O2C_FEW_NK(r, nb) O2C_FEW_STR_AT(r, nb)
