@@ -15,6 +15,7 @@
  * parameter slots (runtime/c/params/) */
 #include "../runtime/c/params/elementwise.h"
 #include "../runtime/c/elementwise.h"
+#include "../runtime/c/params/matmul.h"
 #include "../runtime/c/matmul.h"
 #include "../runtime/c/conv.h"
 #include "../runtime/c/params/pool.h"

@@ -8,6 +8,7 @@
 
 #include "o2c_test.h"
 #include "../../runtime/c/conv.h"
+#include "../../runtime/c/params/matmul.h"
 #include "../../runtime/c/matmul.h"
 
 static o2c_kernel_fn K(const char *name)
@@ -51,14 +52,15 @@ static void check_matmul(MM t)
     o2c_p p;
     memset(&p, 0, sizeof p);
     p.x[0] = A; p.x[1] = B;
-    p.k[0] = t.M; p.k[1] = t.N; p.k[2] = t.K;
-    p.k[3] = t.K; p.k[4] = 1; p.k[5] = t.N; p.k[6] = 1;
+    p.k[O2C_MATMUL_M] = t.M; p.k[O2C_MATMUL_N] = t.N; p.k[O2C_MATMUL_K] = t.K;
+    p.k[O2C_MATMUL_SAM] = t.K; p.k[O2C_MATMUL_SAK] = 1; p.k[O2C_MATMUL_SBK] = t.N; p.k[O2C_MATMUL_SBN] = 1;
     if (t.batch > 1) {
-        p.k[7] = 1; p.k[8] = t.batch;
-        p.k[16] = t.M * t.K; p.k[24] = t.bcast_b ? 0 : t.K * t.N;
+        p.k[O2C_MATMUL_R] = 1; p.k[O2C_MATMUL_BDIMS] = t.batch;
+        p.k[O2C_MATMUL_ASTR] = t.M * t.K; p.k[O2C_MATMUL_BSTR] = t.bcast_b ? 0 : t.K * t.N;
     }
-    p.f[0] = 1.5; p.ff[0] = 1.5f;   /* float kernels read the float copies */
-    if (t.bias) { p.x[2] = Cb; p.k[32] = 1; p.k[33] = 0; p.k[34] = 1; p.f[1] = 0.5; p.ff[1] = 0.5f; }
+    p.f[O2C_MATMUL_F_ALPHA] = 1.5; p.ff[O2C_MATMUL_F_ALPHA] = 1.5f;   /* float kernels read the float copies */
+    if (t.bias) { p.x[2] = Cb; p.k[O2C_MATMUL_HASC] = 1; p.k[O2C_MATMUL_SCM] = 0; p.k[O2C_MATMUL_SCN] = 1;
+                  p.f[O2C_MATMUL_F_BETA] = 0.5; p.ff[O2C_MATMUL_F_BETA] = 0.5f; }
     if (t.epi) {
         p.k[O2C_EPI_ACT] = O2C_ACT_RELU;
         p.k[O2C_EPI_RES] = O2C_RES_AFTER;
