@@ -7,6 +7,13 @@
 
 void fold_node(Node *n)
 {
+    fold_node_lowered(n, 0);
+}
+
+/* tiled: lower as for the C target (the register-tiled kernel variants),
+ * which tests compare against the reference kernels */
+void fold_node_lowered(Node *n, int tiled)
+{
     for (int j = 0; j < n->nout; j++)
         if (n->out[j] && !n->out[j]->data && !node_is_view(n)) tensor_alloc_data(n->out[j]);
     if (n->op->lower == lower_view) {            /* a view: same bytes, new shape */
@@ -18,6 +25,7 @@ void fold_node(Node *n)
         return;
     }
     Lowering L = {0};
+    L.tiled = tiled;
     lower_node(n, &L);
     for (int c = 0; c < L.n; c++) {
         KCall *k = &L.calls[c];
@@ -42,6 +50,11 @@ void fold_node(Node *n)
  * with the runtime kernels, so afterwards every tensor holds its value. */
 void graph_evaluate(Graph *g)
 {
+    graph_evaluate_lowered(g, 0);
+}
+
+void graph_evaluate_lowered(Graph *g, int tiled)
+{
     for (int i = 0; i < g->ninputs; i++)
         if (!g->inputs[i]->data) fail_plain("internal: graph_evaluate needs a value for input '%s'", g->inputs[i]->name);
     for (int i = 0; i < g->nnodes; i++) {
@@ -49,7 +62,7 @@ void graph_evaluate(Graph *g)
         diag_node = n;
         for (int j = 0; j < n->nout; j++)
             if (n->out[j]) n->out[j]->data = NULL;
-        fold_node(n);
+        fold_node_lowered(n, tiled);
     }
     diag_node = NULL;
 }

@@ -441,6 +441,7 @@ void infer_graph(Graph *g, const Options *o);        /* infer.c */
 void infer_node(Node *n);                            /* one node's shape rule (checks arity and types) */
 void topo_sort(Graph *g);                            /* infer.c: re-runnable, stable */
 void fold_node(Node *n);                             /* eval.c: run a node's kernels on its constant inputs */
+void fold_node_lowered(Node *n, int tiled);          /* the same, lowered as for the C target when tiled is 1 */
 int node_foldable(const Node *n);                    /* every input is constant */
 void run_passes(Graph *g, const Options *o);         /* passes.c: the pass table */
 void lower_graph(Graph *g, Lowering *L);             /* lower.c */
@@ -469,6 +470,7 @@ int pass_level(int i);
 int pass_exists(const char *name);
 int run_pass(Graph *g, const char *name);            /* one pass by name (tests, A/B): its change count */
 void graph_evaluate(Graph *g);                       /* eval.c: run every node in the compiler */
+void graph_evaluate_lowered(Graph *g, int tiled);    /* the same with fold_node_lowered (tests of the variants) */
 
 /* emit_common.c: shared between the C and CUDA emitters */
 const char *runtime_text(const char *file);          /* embedded runtime/c file */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/matmul.h"
 
 typedef struct RnnInfo {
     int kind;                 /* 0 RNN, 1 GRU, 2 LSTM */
@@ -230,10 +231,102 @@ static void step_params(KCall *c, const RnnInfo *r, Node *n, int64_t s, int64_t 
     kc_float(c, attr_has(n, "clip") ? attr_f(n, "clip") : 0.0);
 }
 
+/* the outputs Y, Y_h, Y_c from the state history S and the cell state C */
+static void lower_rnn_outputs(Node *n, Lowering *L, const RnnInfo *r, Tensor *S, Tensor *C, Tensor *sl)
+{
+    const char *sfx = dtype_suffix(n->in[0]->dtype);
+    int64_t D = r->D, B = r->B, H = r->H, T = r->T;
+    KCall *c;
+    Tensor *y = n->nout > 0 ? n->out[0] : NULL;
+    if (y) {
+        c = lower_call(L, xfmt("o2c_rnn_y_%s", sfx), tensor_numel(y));
+        c->x[0] = S; c->x[3] = sl; c->y[0] = y;
+        kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, T); kc_int(c, r->layout); kc_int(c, r->rev0);
+    }
+    for (int o = 1; o <= 2; o++) {
+        Tensor *t = n->nout > o ? n->out[o] : NULL;
+        if (!t) continue;
+        c = lower_call(L, xfmt("o2c_rnn_last_%s", sfx), D * B * H);
+        c->x[0] = o == 1 ? S : C; c->x[3] = sl; c->y[0] = t;
+        kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, r->layout); kc_int(c, o == 1 ? T * D * B * H : 0);
+    }
+}
+
+/* The C target's float LSTM with the default activations and constant
+ * weights: the input projection as one register-tiled matrix product
+ * (o2c_matmul_tile_f32, the weights stored I x D4H and both biases summed at
+ * lowering), then the whole recurrence in one o2c_lstm_seq_f32 call over
+ * directions x batch, with R stored transposed so that each step's products
+ * read contiguous rows. Returns 0 (nothing lowered) when it does not apply. */
+static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
+{
+    Tensor *x = n->in[0], *w = n->in[1], *rw = n->in[2], *b = in_t(n, 3), *sl = seq_lens(n, r);
+    Tensor *h0 = in_t(n, 5), *c0 = in_t(n, 6), *pp = in_t(n, 7);
+    if (!L->tiled || r->kind != 2 || x->dtype != DT_FLOAT || !w->data || !rw->data || (b && !b->data)) return 0;
+    static const int DEFAULT_ACTS[3] = {0, 1, 1};   /* Sigmoid, Tanh, Tanh */
+    for (int d = 0; d < r->D; d++)
+        for (int a = 0; a < 3; a++)
+            if (r->act[d][a][0] != DEFAULT_ACTS[a]) return 0;
+    int64_t D = r->D, B = r->B, H = r->H, T = r->T, NI = r->NI, G4 = 4 * H, N = D * G4;
+
+    /* 1. P = X Wt + (Wb + Rb): rows (t, b) (layout 1: (b, t)), columns (d, gate) */
+    int64_t wd[2] = {NI, N}, pd[2] = {T * B, N}, nd[1] = {N}, rd[3] = {D, H, G4};
+    Tensor *wt = lower_const(L, "W_IxD4H", DT_FLOAT, 2, wd);
+    const float *ws = w->data;
+    float *wdst = wt->data;
+    for (int64_t i = 0; i < NI; i++)
+        for (int64_t j = 0; j < N; j++) wdst[i * N + j] = ws[j * NI + i];
+    Tensor *bias = NULL;
+    if (b) {
+        bias = lower_const(L, "bias_D4H", DT_FLOAT, 1, nd);
+        const float *bs = b->data;
+        float *bdst = bias->data;
+        for (int64_t d = 0; d < D; d++)
+            for (int64_t j = 0; j < G4; j++) bdst[d * G4 + j] = bs[d * 2 * G4 + j] + bs[d * 2 * G4 + G4 + j];
+    }
+    Tensor *P = lower_temp(L, DT_FLOAT, 2, pd);
+    int64_t M = T * B;
+    KCall *c = lower_call(L, "o2c_matmul_tile_f32",
+                          ((M + O2C_MM_MR - 1) / O2C_MM_MR) * ((N + O2C_MM_NR - 1) / O2C_MM_NR));
+    c->x[0] = x; c->x[1] = wt; c->x[2] = bias; c->y[0] = P;
+    c->nk = 35;
+    c->k[0] = M; c->k[1] = N; c->k[2] = NI;
+    c->k[3] = NI; c->k[4] = 1;       /* X rows: T B (or B T) x I, row-major */
+    c->k[5] = N; c->k[6] = 1;        /* Wt: I x D4H, row-major */
+    if (bias) { c->k[32] = 1; c->k[33] = 0; c->k[34] = 1; }
+    c->f[0] = 1.0; c->f[1] = 1.0; c->nf = 2;
+
+    /* 2. the first state */
+    int64_t sd[4] = {T + 1, D, B, H};
+    Tensor *S = lower_temp(L, DT_FLOAT, 4, sd);
+    Tensor *C = lower_temp(L, DT_FLOAT, 3, sd + 1);
+    c = lower_call(L, "o2c_rnn_init_f32", D * B * H);
+    c->x[0] = h0; c->x[1] = c0; c->y[0] = S; c->y[1] = C;
+    kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, r->layout);
+
+    /* 3. the recurrence */
+    Tensor *rt = lower_const(L, "R_DxHx4H", DT_FLOAT, 3, rd);
+    const float *rs = rw->data;
+    float *rdst = rt->data;
+    for (int64_t d = 0; d < D; d++)
+        for (int64_t k = 0; k < H; k++)
+            for (int64_t j = 0; j < G4; j++) rdst[(d * H + k) * G4 + j] = rs[(d * G4 + j) * H + k];
+    c = lower_call(L, "o2c_lstm_seq_f32", D * B);
+    c->x[0] = P; c->x[1] = rt; c->x[2] = pp; c->x[3] = sl; c->y[0] = S; c->y[1] = C;
+    kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, T); kc_int(c, r->rev0);
+    kc_int(c, attr_has(n, "clip")); kc_int(c, attr_i(n, "input_forget") != 0); kc_int(c, r->layout);
+    kc_float(c, attr_has(n, "clip") ? attr_f(n, "clip") : 0.0);
+
+    /* 4. outputs, as the reference path */
+    lower_rnn_outputs(n, L, r, S, C, sl);
+    return 1;
+}
+
 void lower_rnn(Node *n, Lowering *L)
 {
     RnnInfo r;
     rnn_info(n, &r);
+    if (lower_lstm_tiled(n, L, &r)) return;
     Tensor *x = n->in[0], *w = n->in[1], *rw = n->in[2], *b = in_t(n, 3), *sl = seq_lens(n, &r);
     Tensor *h0 = in_t(n, 5), *c0 = r.kind == 2 ? in_t(n, 6) : NULL, *pp = r.kind == 2 ? in_t(n, 7) : NULL;
     const char *sfx = dtype_suffix(x->dtype);
@@ -275,17 +368,5 @@ void lower_rnn(Node *n, Lowering *L)
     }
 
     /* 4. outputs */
-    Tensor *y = n->nout > 0 ? n->out[0] : NULL;
-    if (y) {
-        c = lower_call(L, xfmt("o2c_rnn_y_%s", sfx), tensor_numel(y));
-        c->x[0] = S; c->x[3] = sl; c->y[0] = y;
-        kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, T); kc_int(c, r.layout); kc_int(c, r.rev0);
-    }
-    for (int o = 1; o <= 2; o++) {
-        Tensor *t = n->nout > o ? n->out[o] : NULL;
-        if (!t) continue;
-        c = lower_call(L, xfmt("o2c_rnn_last_%s", sfx), D * B * H);
-        c->x[0] = o == 1 ? S : C; c->x[3] = sl; c->y[0] = t;
-        kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, r.layout); kc_int(c, o == 1 ? T * D * B * H : 0);
-    }
+    lower_rnn_outputs(n, L, &r, S, C, sl);
 }

@@ -202,12 +202,94 @@
         }                                                                           \
     }
 
+/* o2c_dwconv_f32: the convolution of o2c_conv_* (same parameters) when
+ * every output channel reads one input channel (depthwise: C == group, any
+ * channel multiplier M / group). Index space: the output rows, N x M x OD x
+ * OH. A row is computed in blocks of CW columns with the CW accumulators
+ * in registers: for each tap, CW multiply-adds on inputs CW apart by the
+ * stride (contiguous for stride 1), which the C compiler vectorizes. Where
+ * a block's taps leave the image, their input rows are first copied into
+ * zero-padded buffers, so every block runs the same code. The last block
+ * of a row moves left to stay full (columns computed twice, to the same
+ * values); CW is 32, 8 for rows of 8 to 31 columns, and the row itself
+ * below 8 (the lowering uses the kernel for rows of 32 or more). */
+#define O2C_DW_SPAN 80    /* a block's input row span, (CW - 1) * stride + (KW - 1) * dilation + 1, at most */
+#define O2C_DW_ROWS 8     /* taps' rows (KD x KH) at most */
+#define O2C_DW_BLOCK(T, EPI, CW, CWMAX)                                             \
+    for (int64_t ow0 = 0; ow0 < OW; ow0 += (CW)) {                                  \
+        if (ow0 + (CW) > OW) ow0 = OW - (CW);                                       \
+        const int64_t iw0 = ow0 * SW - PW, span = ((CW) - 1) * SW + (KW - 1) * DW + 1; \
+        const int inside = iw0 >= 0 && iw0 + span <= IW;                            \
+        /* the input rows of the taps (padded copies at the edges) */               \
+        const T *rows[O2C_DW_ROWS], *wrow[O2C_DW_ROWS];                             \
+        int nrows = 0;                                                              \
+        for (int64_t kd = 0; kd < KD; kd++) {                                       \
+            const int64_t id = od * SD - PD + kd * DD;                              \
+            if (id < 0 || id >= ID) continue;                                       \
+            for (int64_t kh = 0; kh < KH; kh++) {                                   \
+                const int64_t ih = oh * SH - PH + kh * DH;                          \
+                if (ih < 0 || ih >= IH) continue;                                   \
+                const T *xr = xp + (id * IH + ih) * IW;                             \
+                if (inside) rows[nrows] = xr + iw0;                                 \
+                else {                                                              \
+                    T *b = xb + nrows * O2C_DW_SPAN;                                \
+                    const int64_t lo = iw0 < 0 ? (-iw0 < span ? -iw0 : span) : 0;   \
+                    const int64_t hi = IW - iw0 < span ? IW - iw0 : span;           \
+                    int64_t t = 0;                                                  \
+                    for (; t < lo; t++) b[t] = (T)0;                                \
+                    for (; t < hi; t++) b[t] = xr[iw0 + t];                         \
+                    for (; t < span; t++) b[t] = (T)0;                              \
+                    rows[nrows] = b;                                                \
+                }                                                                   \
+                wrow[nrows++] = wp + (kd * KH + kh) * KW;                           \
+            }                                                                       \
+        }                                                                           \
+        T acc[CWMAX];                                                               \
+        for (int j = 0; j < (CW); j++) acc[j] = bias;                               \
+        for (int rr = 0; rr < nrows; rr++)                                          \
+            for (int64_t kw = 0; kw < KW; kw++) {                                   \
+                const T w = wrow[rr][kw];                                           \
+                const T *xk = rows[rr] + kw * DW;                                   \
+                for (int j = 0; j < (CW); j++) acc[j] = O2C_FMA_f32(acc[j], w, xk[j * SW]); \
+            }                                                                       \
+        for (int j = 0; j < (CW); j++) {                                            \
+            const int64_t y = i * OW + ow0 + j;                                     \
+            Y[y] = epi ? EPI(acc[j], y, m, p) : acc[j];                             \
+        }                                                                           \
+        if (ow0 + (CW) >= OW) break;                                                \
+    }
+#define O2C_DWCONV(NAME, T, EPI)                                                    \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
+        const T *Bs = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0];                                                        \
+        O2C_CONV_PARAMS;                                                            \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        T xb[O2C_DW_ROWS * O2C_DW_SPAN];                                            \
+        (void)CG;                                                                   \
+        O2C_FOR(i) {                                                                \
+            int64_t r = i;                                                          \
+            const int64_t oh = r % OH; r /= OH;                                     \
+            const int64_t od = r % OD; r /= OD;                                     \
+            const int64_t m = r % M, n = r / M, g = m / MG;                         \
+            const T *xp = X + (n * C + g) * ID * IH * IW;                           \
+            const T *wp = Wt + m * KD * KH * KW;                                    \
+            const T bias = Bs ? Bs[m] : (T)0;                                       \
+            if (OW >= 32) { O2C_DW_BLOCK(T, EPI, 32, 32) }                          \
+            else if (OW >= 8) { O2C_DW_BLOCK(T, EPI, 8, 8) }                        \
+            else { O2C_DW_BLOCK(T, EPI, OW, 8) }                                    \
+        }                                                                           \
+    }
+
 /*@ o2c_conv_f32 needs o2c_epi_f32 */
 O2C_CONV(o2c_conv_f32, float, o2c_epi_f32)
 /*@ o2c_conv_f64 needs o2c_epi_f64 */
 O2C_CONV(o2c_conv_f64, double, o2c_epi_f64)
 /*@ o2c_conv_tile_f32 needs o2c_epi_f32 */
 O2C_CONV_TILE(o2c_conv_tile_f32, float, o2c_epi_f32, O2C_CV_NR)
+/*@ o2c_dwconv_f32 needs o2c_epi_f32 */
+O2C_DWCONV(o2c_dwconv_f32, float, o2c_epi_f32)
 /*@ o2c_conv_tile8_f32 needs o2c_epi_f32 */
 O2C_CONV_TILE(o2c_conv_tile8_f32, float, o2c_epi_f32, O2C_CV_NR_NARROW)
 /*@ o2c_convt_f32 needs o2c_epi_f32 */
@@ -216,4 +298,4 @@ O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_conv_tile_f32) K(o2c_conv_tile8_f32) K(o2c_convt_f32) K(o2c_convt_f64)
+#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_conv_tile_f32) K(o2c_conv_tile8_f32) K(o2c_dwconv_f32) K(o2c_convt_f32) K(o2c_convt_f64)

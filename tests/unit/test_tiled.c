@@ -3,10 +3,11 @@
  * parameter block, every edge of the tiling (partial tiles in every
  * dimension, batches with broadcasting, groups, depthwise, strides,
  * dilations, padding, the pointwise layout the lowering uses) and the fused
- * epilogue. */
+ * epilogue; the depthwise rows of o2c_dwconv_f32; and the C target's LSTM (one tiled projection, one call for the
+ * whole recurrence) against the reference lowering of the same node. */
 #include <math.h>
 
-#include "o2c_test.h"
+#include "o2c_pass_test.h"
 #include "../../runtime/c/conv.h"
 #include "../../runtime/c/params/matmul.h"
 #include "../../runtime/c/matmul.h"
@@ -150,6 +151,15 @@ static void check_conv(CV t)
                  (long long)t.D, (long long)t.P);
         expect_close(got, ref, ny, what);
     }
+    if (CG == 1 && !t.pointwise_layout) {   /* depthwise: o2c_dwconv_f32, one output row an index */
+        for (int64_t i = 0; i < ny; i++) got[i] = NAN;
+        K("o2c_dwconv_f32")(0, t.N * t.M * OD * OH, &p);
+        char what[200];
+        snprintf(what, sizeof what, "o2c_dwconv_f32 N%lld C%lld M%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",
+                 (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.ID, (long long)t.IH, (long long)t.IW,
+                 (long long)KD, (long long)t.KH, (long long)t.KW, (long long)t.S, (long long)t.D, (long long)t.P);
+        expect_close(got, ref, ny, what);
+    }
 }
 
 static void test_conv_tiles(void **state)
@@ -170,6 +180,93 @@ static void test_conv_tiles(void **state)
     check_conv((CV){1, 5, 5, 5, 1, 6, 70, 1, 5, 5, 1, 1, 2, 0, 1});   /* depthwise, full-width rows */
     check_conv((CV){2, 4, 8, 2, 1, 5, 75, 1, 3, 3, 1, 1, 1, 0, 0});   /* 4 channels a group, last tile moved left */
     check_conv((CV){1, 8, 16, 1, 1, 3, 80, 1, 1, 1, 1, 1, 0, 1, 1});  /* pointwise rows of 240 */
+    /* depthwise rows of every width class of o2c_dwconv_f32 (32-blocks, 8-blocks, shorter) */
+    check_conv((CV){1, 3, 3, 3, 1, 5, 75, 1, 3, 3, 1, 1, 1, 0, 1});   /* 75 wide: 32-blocks, last moved left */
+    check_conv((CV){2, 4, 4, 4, 1, 9, 70, 1, 3, 3, 2, 1, 1, 0, 0});   /* stride 2, 35 wide */
+    check_conv((CV){1, 2, 6, 2, 1, 6, 40, 1, 5, 5, 1, 2, 4, 0, 1});   /* multiplier 3, 5x5, dilation 2 */
+    check_conv((CV){1, 3, 3, 3, 1, 7, 13, 1, 3, 3, 1, 1, 1, 0, 0});   /* 13 wide: 8-blocks */
+    check_conv((CV){1, 3, 3, 3, 1, 4, 5, 1, 3, 3, 1, 1, 2, 0, 1});    /* 7 wide (pads 2): the row */
+    check_conv((CV){1, 2, 2, 2, 1, 3, 34, 1, 3, 7, 1, 1, 3, 0, 0});   /* 3x7 with pads wider than the taps */
+}
+
+/* ---- LSTM: the whole node, lowered for the C target and for the reference ---- */
+
+typedef struct {
+    int64_t T, B, I, H;
+    const char *direction;
+    int layout, bias, peep, clip, input_forget, seqlens, init, outs;  /* outs: 1 Y, 2 Y + Y_h, 3 all */
+    const char *acts;   /* NULL: the defaults (the tiled path); else a list (the reference path) */
+} LS;
+
+static void check_lstm(LS t)
+{
+    int64_t D = !strcmp(t.direction, "bidirectional") ? 2 : 1;
+    Onnx__ModelProto *m = pb_model(8, 14);
+    char xs[64], ys[64], ss[64];
+    if (t.layout) snprintf(xs, sizeof xs, "%lldx%lldx%lld", (long long)t.B, (long long)t.T, (long long)t.I);
+    else snprintf(xs, sizeof xs, "%lldx%lldx%lld", (long long)t.T, (long long)t.B, (long long)t.I);
+    pb_input(m, "X", DT_FLOAT, xs);
+    int64_t wd[3] = {D, 4 * t.H, t.I}, rd[3] = {D, 4 * t.H, t.H}, bd[2] = {D, 8 * t.H}, pd[2] = {D, 3 * t.H};
+    pt_init_pattern(m, "W", 3, wd, 1);
+    pt_init_pattern(m, "R", 3, rd, 2);
+    if (t.bias) pt_init_pattern(m, "Bs", 2, bd, 3);
+    if (t.peep) pt_init_pattern(m, "Pp", 2, pd, 4);
+    if (t.seqlens) {
+        int32_t *l = xalloc(sizeof(int32_t) * (size_t)t.B);
+        for (int64_t b = 0; b < t.B; b++) l[b] = (int32_t)((t.T - b) > 0 ? t.T - b : 0);
+        int64_t ld[1] = {t.B};
+        pb_init_raw(m, "L", DT_INT32, 1, ld, l, sizeof(int32_t) * (size_t)t.B);
+    }
+    if (t.layout) snprintf(ss, sizeof ss, "%lldx%lldx%lld", (long long)t.B, (long long)D, (long long)t.H);
+    else snprintf(ss, sizeof ss, "%lldx%lldx%lld", (long long)D, (long long)t.B, (long long)t.H);
+    if (t.init) { pb_input(m, "H0", DT_FLOAT, ss); pb_input(m, "C0", DT_FLOAT, ss); }
+    char ins[128];
+    snprintf(ins, sizeof ins, "X,W,R,%s,%s,%s,%s,%s", t.bias ? "Bs" : "", t.seqlens ? "L" : "", t.init ? "H0" : "",
+             t.init ? "C0" : "", t.peep ? "Pp" : "");
+    Onnx__NodeProto *n = pb_node(m, "LSTM", "lstm", ins, t.outs == 1 ? "Y" : t.outs == 2 ? "Y,Yh" : "Y,Yh,Yc");
+    pb_attr_s(n, "direction", t.direction);
+    pb_attr_i(n, "hidden_size", t.H);
+    if (t.layout) pb_attr_i(n, "layout", 1);
+    if (t.clip) pb_attr_f(n, "clip", 0.75f);
+    if (t.input_forget) pb_attr_i(n, "input_forget", 1);
+    if (t.acts) {
+        char **names = NULL;
+        size_t nn = 0;
+        pb_names(t.acts, &names, &nn);
+        Onnx__AttributeProto *a = pb_attr(n, "activations", AT_STRINGS);
+        a->strings = xalloc(sizeof(ProtobufCBinaryData) * (nn + 1));
+        for (size_t i = 0; i < nn; i++) a->strings[i] = (ProtobufCBinaryData){strlen(names[i]), (uint8_t *)names[i]};
+        a->n_strings = nn;
+    }
+    if (t.layout) snprintf(ys, sizeof ys, "%lldx%lldx%lldx%lld", (long long)t.B, (long long)t.T, (long long)D, (long long)t.H);
+    else snprintf(ys, sizeof ys, "%lldx%lldx%lldx%lld", (long long)t.T, (long long)D, (long long)t.B, (long long)t.H);
+    pb_output(m, "Y", DT_FLOAT, ys);
+    if (t.outs >= 2) pb_output(m, "Yh", DT_FLOAT, ss);
+    if (t.outs >= 3) pb_output(m, "Yc", DT_FLOAT, ss);
+
+    Graph *ref = pt_graph(m), *got = pt_graph(m);
+    pt_fill_inputs(ref, 5);
+    pt_fill_inputs(got, 5);
+    EXPECT_OK(graph_evaluate(ref));
+    EXPECT_OK(graph_evaluate_lowered(got, 1));
+    for (int k = 0; k < ref->noutputs; k++) {
+        char what[160];
+        snprintf(what, sizeof what, "LSTM T %lld B %lld I %lld H %lld %s layout %d, output %d", (long long)t.T,
+                 (long long)t.B, (long long)t.I, (long long)t.H, t.direction, t.layout, k);
+        expect_close(got->outputs[k]->data, ref->outputs[k]->data, tensor_numel(ref->outputs[k]), what);
+    }
+}
+
+static void test_lstm_tiled(void **state)
+{
+    (void)state;
+    /*          T  B  I   H   direction        lay bias peep clip if sl init outs acts */
+    check_lstm((LS){5, 1, 3, 8, "forward", 0, 1, 0, 0, 0, 0, 0, 3, NULL});
+    check_lstm((LS){7, 3, 5, 37, "bidirectional", 0, 1, 0, 0, 0, 0, 1, 3, NULL});  /* partial blocks */
+    check_lstm((LS){4, 2, 6, 70, "reverse", 1, 0, 1, 0, 0, 0, 1, 2, NULL});         /* layout 1, peepholes */
+    check_lstm((LS){6, 3, 4, 33, "bidirectional", 0, 1, 1, 1, 1, 1, 0, 3, NULL});   /* clip, input_forget, lens */
+    check_lstm((LS){3, 2, 130, 64, "forward", 1, 1, 0, 0, 0, 1, 1, 1, NULL});       /* lens with layout 1 */
+    check_lstm((LS){4, 2, 3, 9, "forward", 0, 1, 0, 0, 0, 0, 0, 3, "Tanh,Sigmoid,Tanh"}); /* other activations: reference */
 }
 
 int main(void)
@@ -179,6 +276,7 @@ int main(void)
         T(test_matmul_tiles),
         T(test_matmul_tiles_batched),
         T(test_conv_tiles),
+        T(test_lstm_tiled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
