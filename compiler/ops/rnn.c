@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/matmul.h"
 #include "../../runtime/c/matmul.h"
 
 typedef struct RnnInfo {
@@ -289,12 +290,12 @@ static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
     KCall *c = lower_call(L, "o2c_matmul_tile_f32",
                           ((M + O2C_MM_MR - 1) / O2C_MM_MR) * ((N + O2C_MM_NR - 1) / O2C_MM_NR));
     c->x[0] = x; c->x[1] = wt; c->x[2] = bias; c->y[0] = P;
-    c->nk = 35;
-    c->k[0] = M; c->k[1] = N; c->k[2] = NI;
-    c->k[3] = NI; c->k[4] = 1;       /* X rows: T B (or B T) x I, row-major */
-    c->k[5] = N; c->k[6] = 1;        /* Wt: I x D4H, row-major */
-    if (bias) { c->k[32] = 1; c->k[33] = 0; c->k[34] = 1; }
-    c->f[0] = 1.0; c->f[1] = 1.0; c->nf = 2;
+    c->nk = O2C_MATMUL_NK;
+    c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = NI;
+    c->k[O2C_MATMUL_SAM] = NI; c->k[O2C_MATMUL_SAK] = 1;   /* X rows: T B (or B T) x I, row-major */
+    c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;    /* Wt: I x D4H, row-major */
+    if (bias) { c->k[O2C_MATMUL_HASC] = 1; c->k[O2C_MATMUL_SCM] = 0; c->k[O2C_MATMUL_SCN] = 1; }
+    c->f[O2C_MATMUL_F_ALPHA] = 1.0; c->f[O2C_MATMUL_F_BETA] = 1.0; c->nf = O2C_MATMUL_NF;
 
     /* 2. the first state */
     int64_t sd[4] = {T + 1, D, B, H};
