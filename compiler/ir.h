@@ -363,7 +363,6 @@ typedef struct ConvGeom {
 /* ops/conv.c, used by ops/pool.c too */
 void conv_geom_init(Node *n, const Tensor *x, const int64_t *kernel, int nk, ConvGeom *g);
 void conv_geom_forward(Node *n, ConvGeom *g, int ceil_mode);
-void conv_geom_params(const ConvGeom *g, int64_t *k);
 /* The kernel call of a Conv (transpose 0) or ConvTranspose (1) node, and of
  * a MatMul or Gemm node, reading inputs 0..2 (ops/conv.c, ops/matmul.c);
  * ops/fused_linear.c adds the epilogue to it. */

@@ -17,6 +17,7 @@
 #include "../runtime/c/elementwise.h"
 #include "../runtime/c/params/matmul.h"
 #include "../runtime/c/matmul.h"
+#include "../runtime/c/params/conv.h"
 #include "../runtime/c/conv.h"
 #include "../runtime/c/params/pool.h"
 #include "../runtime/c/pool.h"
