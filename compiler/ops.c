@@ -29,6 +29,7 @@
 #include "../runtime/c/movement.h"
 #include "../runtime/c/params/resize.h"
 #include "../runtime/c/resize.h"
+#include "../runtime/c/params/rnn.h"
 #include "../runtime/c/rnn.h"
 #include "../runtime/c/params/index.h"
 #include "../runtime/c/index.h"
