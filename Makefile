@@ -12,7 +12,8 @@ VENV = .venv
 VPY = $(VENV)/bin/python
 
 SRCS = $(wildcard compiler/*.c compiler/ops/*.c compiler/passes/*.c)
-RUNTIME = runtime/c/o2c_rt.h $(filter-out runtime/c/o2c_rt.h,$(sort $(wildcard runtime/c/*.h)))
+RUNTIME = runtime/c/o2c_rt.h $(filter-out runtime/c/o2c_rt.h,$(sort $(wildcard runtime/c/*.h))) \
+          $(sort $(wildcard runtime/c/params/*.h))
 TEMPLATES = $(sort $(wildcard templates/*.in))
 HDRS = compiler/ir.h compiler/ops.def compiler/passes/passes.def compiler/passes/pattern.h $(RUNTIME)
 OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o

@@ -152,6 +152,10 @@ void emit_kernel_sources(FILE *f, Lowering *L)
             if (chunks[i].need && !strcmp(chunks[i].file, FILES[fi])) used = 1;
         if (!used) continue;
         if (fi) fprintf(f, "\n/* ---- runtime/c/%s ---- */\n", FILES[fi]);
+        /* the family's parameter slots (runtime/c/params/FILE), before its kernels */
+        for (int i = 0; o2c_runtime_files[i][0]; i++)
+            if (!strncmp(o2c_runtime_files[i][0], "params/", 7) && !strcmp(o2c_runtime_files[i][0] + 7, FILES[fi]))
+                fputs(o2c_runtime_files[i][1], f);
         for (int i = 0; i < nchunks; i++)
             if (!strcmp(chunks[i].file, FILES[fi]) && (!*chunks[i].name || chunks[i].need))
                 fwrite(chunks[i].text, 1, chunks[i].len, f);

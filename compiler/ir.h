@@ -254,8 +254,8 @@ typedef struct KCall {
     int64_t count;           /* size of the parallel index space */
     Tensor *x[O2C_MAX_X];
     Tensor *y[O2C_MAX_Y];
-    int64_t k[O2C_NK];
-    int nk;
+    int64_t k[O2C_NK];       /* slots named in runtime/c/params/FAMILY.h: c->k[O2C_CONV_GROUP] */
+    int nk;                  /* the slots the kernel uses (informative: the emitter writes up to the last nonzero) */
     double f[O2C_NF];
     int nf;
     const struct Node *node;  /* the node this call implements (NULL: output copy) */
@@ -338,9 +338,6 @@ KCall *lower_call(Lowering *L, const char *kernel, int64_t count);
 /* A call to a kernel made by the lowering (not in the registry): calls to
  * kernels of the same name share one Kernel, so its text is emitted once. */
 KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count);
-void kc_int(KCall *c, int64_t v);
-void kc_ints(KCall *c, const int64_t *v, int n);
-void kc_float(KCall *c, double v);
 /* A scratch tensor living for the node's calls only. */
 Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims);
 /* A new constant (zeroed data for the caller to fill): weights in the
@@ -384,7 +381,6 @@ typedef struct ConvGeom {
 /* ops/conv.c, used by ops/pool.c too */
 void conv_geom_init(Node *n, const Tensor *x, const int64_t *kernel, int nk, ConvGeom *g);
 void conv_geom_forward(Node *n, ConvGeom *g, int ceil_mode);
-void conv_geom_params(const ConvGeom *g, int64_t *k);
 /* The kernel call of a Conv (transpose 0) or ConvTranspose (1) node, and of
  * a MatMul or Gemm node, reading inputs 0..2 (ops/conv.c, ops/matmul.c);
  * ops/fused_linear.c adds the epilogue to it. */

@@ -61,23 +61,6 @@ int lower_choose(Lowering *L, KCall *c, const char *key, const char *const *name
     return pick;
 }
 
-void kc_int(KCall *c, int64_t v)
-{
-    if (c->nk >= O2C_NK) fail("internal: too many integer parameters for kernel %s", c->kernel->name);
-    c->k[c->nk++] = v;
-}
-
-void kc_ints(KCall *c, const int64_t *v, int n)
-{
-    for (int i = 0; i < n; i++) kc_int(c, v[i]);
-}
-
-void kc_float(KCall *c, double v)
-{
-    if (c->nf >= O2C_NF) fail("internal: too many real parameters for kernel %s", c->kernel->name);
-    c->f[c->nf++] = v;
-}
-
 Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims)
 {
     Tensor *t = xalloc(sizeof *t);

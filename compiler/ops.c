@@ -11,18 +11,31 @@
  * expr_for_type writes expf (the generated code itself never uses it). */
 #include <tgmath.h>
 
-/* runtime kernels, compiled in for constant folding */
+/* runtime kernels, compiled in for constant folding, each after its
+ * parameter slots (runtime/c/params/) */
+#include "../runtime/c/params/elementwise.h"
 #include "../runtime/c/elementwise.h"
+#include "../runtime/c/params/matmul.h"
 #include "../runtime/c/matmul.h"
+#include "../runtime/c/params/conv.h"
 #include "../runtime/c/conv.h"
+#include "../runtime/c/params/pool.h"
 #include "../runtime/c/pool.h"
+#include "../runtime/c/params/norm.h"
 #include "../runtime/c/norm.h"
+#include "../runtime/c/params/reduce.h"
 #include "../runtime/c/reduce.h"
+#include "../runtime/c/params/movement.h"
 #include "../runtime/c/movement.h"
+#include "../runtime/c/params/resize.h"
 #include "../runtime/c/resize.h"
+#include "../runtime/c/params/rnn.h"
 #include "../runtime/c/rnn.h"
+#include "../runtime/c/params/index.h"
 #include "../runtime/c/index.h"
+#include "../runtime/c/params/misc.h"
 #include "../runtime/c/misc.h"
+#include "../runtime/c/params/attention.h"
 #include "../runtime/c/attention.h"
 
 /* element type sets: M(suffix, C type, ...) */

@@ -3,7 +3,8 @@
 compiler twice: build/onnx2c and the sanitizer build build/asan/onnx2c) and
 prints one closing 'N passed, N failed, N skipped' line over all of them.
 
-Suites: cmocka unit tests (under ASan/UBSan), bad-input tests, example and
+Suites: the named-kernel-parameters check (check_params.py), cmocka unit
+tests (under ASan/UBSan), bad-input tests, example and
 real models against onnxruntime (C under ASan/UBSan, CUDA emulated on the
 CPU, nvcc compile check), --report/--emit-onnx/--dot (test_visibility.py), the
 --profile build (test_profile.py), the autotuner (test_tune.py: --tune,
@@ -19,6 +20,7 @@ ASAN_CC = os.path.join(ROOT, "build", "asan", "onnx2c")
 SAN = "-fsanitize=address,undefined -fno-omit-frame-pointer"
 
 SUITES = [
+    ("params", [PY, "tests/check_params.py"]),
     ("unit", ["make", "-s", "BUILD=build/asan", "SAN=" + SAN, "CFLAGS=-O1 -g", "unit"]),
     ("bad-input", [PY, "tests/bad/run_bad.py", "--compiler", ASAN_CC]),
     ("cli", [PY, "tests/test_cli.py", "--compiler", ASAN_CC]),

@@ -11,8 +11,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         FILE *f = fopen(argv[i], "rb");
         if (!f) { fprintf(stderr, "embed: cannot open %s\n", argv[i]); return 1; }
-        const char *base = strrchr(argv[i], '/');
-        printf("    {\"%s\",\n     \"", base ? base + 1 : argv[i]);
+        /* runtime/c/X is named X (params/conv.h keeps its folder); others by their base name */
+        const char *base = strstr(argv[i], "runtime/c/");
+        if (base) base += strlen("runtime/c/");
+        else base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
+        printf("    {\"%s\",\n     \"", base);
         int c;
         while ((c = fgetc(f)) != EOF) {
             if (c == '\n') fputs("\\n\"\n     \"", stdout);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../ir.h"
-#include "../../runtime/c/attention.h"
+#include "../../runtime/c/params/attention.h"
 
 typedef struct AttShape {
     int rank[3];                 /* logical ranks of Q, K, V */
@@ -179,7 +179,7 @@ void lower_attention(Node *n, Lowering *L)
         }
         stride_block(c->k + O2C_ATT_MS, s.nb, r, ml, mlst);
     }
-    c->nf = 1;
+    c->nf = O2C_ATT_NF;
     c->f[O2C_ATT_FSCALE] = attr_f(n, "scale");
 }
 

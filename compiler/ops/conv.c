@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/conv.h"
 #include "../../runtime/c/conv.h"
 
 static int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
@@ -84,19 +85,6 @@ void conv_geom_forward(Node *n, ConvGeom *g, int ceil_mode)
     }
 }
 
-/* k[0..21): in, out, kernel, strides, dilations, pads begin, pads end (3 each). */
-void conv_geom_params(const ConvGeom *g, int64_t *k)
-{
-    for (int i = 0; i < 3; i++) {
-        k[i] = g->in[i];
-        k[3 + i] = g->out[i];
-        k[6 + i] = g->k[i];
-        k[9 + i] = g->s[i];
-        k[12 + i] = g->d[i];
-        k[15 + i] = g->pb[i];
-        k[18 + i] = g->pe[i];
-    }
-}
 
 /* Common checks of Conv/ConvTranspose: X, W (same type, same rank),
  * group, kernel_shape against W. Returns group. */
@@ -169,7 +157,7 @@ void infer_conv(Node *n)
     set_conv_out(n, M, &g);
 }
 
-/* k[] layout: see runtime/c/conv.h */
+/* parameters: runtime/c/params/conv.h */
 /* The C target computes float convolutions in register tiles
  * (o2c_conv_tile_f32: same parameters, the tiles as index space). A
  * pointwise conv (kernel 1, stride 1, no pads) is given as one row of
@@ -190,34 +178,36 @@ static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw"};
 
 static void conv_tiled(Lowering *L, KCall *c, int64_t N)
 {
-    int64_t *k = c->k;
+    int64_t *k = c->k, *in = k + O2C_CONV_IN, *out = k + O2C_CONV_OUT, *ks = k + O2C_CONV_K;
+    int64_t *st = k + O2C_CONV_S, *dil = k + O2C_CONV_D, *pb = k + O2C_CONV_PB;
     char *key = xfmt("conv_f32 c N%lld C%lld M%lld G%lld in%lldx%lldx%lld out%lldx%lldx%lld k%lldx%lldx%lld "
-                     "s%lldx%lldx%lld d%lldx%lldx%lld p%lldx%lldx%lld", (long long)N, (long long)k[0], (long long)k[1],
-                     (long long)k[2], (long long)k[3], (long long)k[4], (long long)k[5], (long long)k[6],
-                     (long long)k[7], (long long)k[8], (long long)k[9], (long long)k[10], (long long)k[11],
-                     (long long)k[12], (long long)k[13], (long long)k[14], (long long)k[15], (long long)k[16],
-                     (long long)k[17], (long long)k[18], (long long)k[19], (long long)k[20]);
+                     "s%lldx%lldx%lld d%lldx%lldx%lld p%lldx%lldx%lld", (long long)N, (long long)k[O2C_CONV_C],
+                     (long long)k[O2C_CONV_M], (long long)k[O2C_CONV_GROUP], (long long)in[0], (long long)in[1],
+                     (long long)in[2], (long long)out[0], (long long)out[1], (long long)out[2], (long long)ks[0],
+                     (long long)ks[1], (long long)ks[2], (long long)st[0], (long long)st[1], (long long)st[2],
+                     (long long)dil[0], (long long)dil[1], (long long)dil[2], (long long)pb[0], (long long)pb[1],
+                     (long long)pb[2]);
     int pointwise = 1;
-    for (int i = 0; i < 3; i++) pointwise &= k[9 + i] == 1 && k[12 + i] == 1 && k[18 + i] == 0 && k[6 + i] == k[3 + i];
-    int dw_ok = !pointwise && k[0] == k[2] && 31 * k[14] + (k[11] - 1) * k[17] + 1 <= O2C_DW_SPAN &&
-                k[9] * k[10] <= O2C_DW_ROWS;
-    int64_t ow = pointwise ? k[6] * k[7] * k[8] : k[8];
+    for (int i = 0; i < 3; i++) pointwise &= ks[i] == 1 && st[i] == 1 && pb[i] == 0 && out[i] == in[i];
+    int dw_ok = !pointwise && k[O2C_CONV_C] == k[O2C_CONV_GROUP] &&
+                31 * st[2] + (ks[2] - 1) * dil[2] + 1 <= O2C_DW_SPAN && ks[0] * ks[1] <= O2C_DW_ROWS;
+    int64_t ow = pointwise ? out[0] * out[1] * out[2] : out[2];
     int heuristic = dw_ok && ow >= DW_MIN_ROW ? CONV_DW : ow <= CONV_NARROW_ROW ? CONV_TILE8 : CONV_TILE32;
     int v = lower_choose(L, c, key, CONV_VARIANTS, dw_ok ? 4 : 3, heuristic);
     if (v == CONV_DIRECT) return;
     if (v == CONV_DW) {
         c->kernel = kernel_find("o2c_dwconv_f32");
-        c->count = N * k[1] * k[6] * k[7];
+        c->count = N * k[O2C_CONV_M] * out[0] * out[1];
         return;
     }
     if (pointwise) {   /* one row of ID*IH*IW columns: the tiles run along the whole image */
-        k[5] *= k[3] * k[4]; k[3] = k[4] = 1;
-        k[8] *= k[6] * k[7]; k[6] = k[7] = 1;
+        in[2] *= in[0] * in[1]; in[0] = in[1] = 1;
+        out[2] *= out[0] * out[1]; out[0] = out[1] = 1;
     }
-    int64_t MG = k[1] / k[2];
+    int64_t MG = k[O2C_CONV_M] / k[O2C_CONV_GROUP];
     int64_t nr = v == CONV_TILE8 ? O2C_CV_NR_NARROW : O2C_CV_NR;
     c->kernel = kernel_find(v == CONV_TILE32 ? "o2c_conv_tile_f32" : "o2c_conv_tile8_f32");
-    c->count = N * k[2] * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * k[6] * k[7] * ((k[8] + nr - 1) / nr);
+    c->count = N * k[O2C_CONV_GROUP] * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * out[0] * out[1] * ((out[2] + nr - 1) / nr);
 }
 
 static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64_t M, int64_t group, const ConvGeom *g)
@@ -228,20 +218,18 @@ static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64
     c->x[1] = n->in[1];
     c->x[2] = in_t(n, 2);
     c->y[0] = y;
-    int64_t k[21];
-    conv_geom_params(g, k);
-    c->k[0] = C;
-    c->k[1] = M;
-    c->k[2] = group;
+    c->k[O2C_CONV_C] = C;
+    c->k[O2C_CONV_M] = M;
+    c->k[O2C_CONV_GROUP] = group;
     for (int i = 0; i < 3; i++) {
-        c->k[3 + i] = k[i];          /* in */
-        c->k[6 + i] = k[3 + i];      /* out */
-        c->k[9 + i] = k[6 + i];      /* kernel */
-        c->k[12 + i] = k[9 + i];     /* strides */
-        c->k[15 + i] = k[12 + i];    /* dilations */
-        c->k[18 + i] = k[15 + i];    /* pads begin */
+        c->k[O2C_CONV_IN + i] = g->in[i];
+        c->k[O2C_CONV_OUT + i] = g->out[i];
+        c->k[O2C_CONV_K + i] = g->k[i];
+        c->k[O2C_CONV_S + i] = g->s[i];
+        c->k[O2C_CONV_D + i] = g->d[i];
+        c->k[O2C_CONV_PB + i] = g->pb[i];
     }
-    c->nk = 21;
+    c->nk = O2C_CONV_NK;
     if (L->tiled && !strcmp(kind, "conv") && n->in[0]->dtype == DT_FLOAT) conv_tiled(L, c, y->dims[0]);
     return c;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/elementwise.h"
 
 /* kernel name for an op and element type: o2c_Relu_f32 */
 static const char *ew_kernel(const char *op, int dtype) { return xfmt("o2c_%s_%s", op, dtype_suffix(dtype)); }
@@ -27,8 +28,8 @@ UNARY_RULE(ALL)
 
 void infer_same(Node *n) { out_like(n, 0, n->in[0]); }
 
-/* A unary kernel over the whole tensor; real attributes go to f[] in
- * schema order. */
+/* A unary kernel over the whole tensor; real attributes go to
+ * O2C_EW_FA, FB, FC in schema order. */
 static KCall *unary_call(Lowering *L, const char *kname, Tensor *x, Tensor *y)
 {
     KCall *c = lower_call(L, ew_kernel(kname, x->dtype), tensor_numel(y));
@@ -42,6 +43,7 @@ void lower_unary(Node *n, Lowering *L)
     KCall *c = unary_call(L, n->op_type, n->in[0], n->out[0]);
     /* the op's real attributes, in schema order */
     const char *s = n->op->attrs;
+    int nf = 0;
     while (*s) {
         while (*s == ' ') s++;
         const char *colon = strchr(s, ':'), *end = strchr(s, ' ');
@@ -51,7 +53,8 @@ void lower_unary(Node *n, Lowering *L)
             size_t l = (size_t)(colon - s) < sizeof name - 1 ? (size_t)(colon - s) : sizeof name - 1;
             memcpy(name, s, l);
             name[l] = 0;
-            kc_float(c, attr_f(n, name));
+            if (nf == O2C_EW_NF) fail("internal: %s has more than %d real attributes", n->op_type, O2C_EW_NF);
+            c->f[O2C_EW_FA + nf++] = attr_f(n, name);
         }
         s = end;
     }
@@ -86,8 +89,8 @@ void lower_clip(Node *n, Lowering *L)
         if (hi > thi) hi = thi;
     }
     KCall *c = unary_call(L, "Clip", x, n->out[0]);
-    kc_float(c, lo);
-    kc_float(c, hi);
+    c->f[O2C_EW_FA] = lo;
+    c->f[O2C_EW_FB] = hi;
 }
 
 /* ---- binary --------------------------------------------------------- */
@@ -114,19 +117,19 @@ BINARY_RULE(INT)
 BINARY_RULE(BOOL)
 BINARY_RULE(ALL)
 
-/* Broadcast parameters (see elementwise.h): k[0] rank (0 if all inputs
- * have the output's shape), dims, then each input's strides. */
+/* Broadcast parameters (runtime/c/params/elementwise.h): the rank (0 if
+ * all inputs have the output's shape), dims, then each input's strides. */
 static void bcast_params(KCall *c, Tensor *y, Tensor **xs, int nx)
 {
     int same = 1;
     for (int j = 0; j < nx; j++)
         if (tensor_numel(xs[j]) != tensor_numel(y)) same = 0;
     memset(c->k, 0, sizeof c->k);
-    c->nk = 34;
+    c->nk = O2C_EW_NK;
     if (same) return;
-    c->k[0] = y->rank;
-    for (int d = 0; d < y->rank; d++) c->k[1 + d] = y->dims[d];
-    for (int j = 0; j < nx; j++) bcast_strides(xs[j], y->rank, c->k + 9 + 8 * j);
+    c->k[O2C_EW_RANK] = y->rank;
+    for (int d = 0; d < y->rank; d++) c->k[O2C_EW_DIMS + d] = y->dims[d];
+    for (int j = 0; j < nx; j++) bcast_strides(xs[j], y->rank, c->k + O2C_EW_STR_AT(j));
 }
 
 static void binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y)
@@ -182,7 +185,7 @@ void lower_variadic(Node *n, Lowering *L)
     }
     if (!strcmp(n->op_type, "Mean")) {
         KCall *c = unary_call(L, "Scale", y, y);
-        kc_float(c, 1.0 / n->nin);
+        c->f[O2C_EW_FA] = 1.0 / n->nin;
     }
 }
 
@@ -224,5 +227,5 @@ void lower_where(Node *n, Lowering *L)
     for (int j = 0; j < 3; j++) c->x[j] = n->in[j];
     c->y[0] = y;
     bcast_params(c, y, n->in, 3);
-    c->k[33] = (int64_t)dtype_size(y->dtype);
+    c->k[O2C_EW_ESIZE] = (int64_t)dtype_size(y->dtype);
 }

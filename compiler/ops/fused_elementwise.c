@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/elementwise.h"
 
 void lower_unary(Node *n, Lowering *L);
 void lower_binary(Node *n, Lowering *L);
@@ -80,7 +81,7 @@ typedef struct EwStep {
     const EwExpr *e;         /* NULL for Cast */
     int a, b;                /* value indices (b = -1: unary) */
     int dtype;               /* result type */
-    double f[3];
+    double abc[O2C_EW_NF];   /* a unary op's A, B, C (its O2C_EW_FA.. parameters) */
     o2c_kernel_fn fn;        /* the per-op kernel (the interpreter) */
 } EwStep;
 
@@ -125,7 +126,7 @@ static EwProg *ew_parse(Node *n)
         st->a = (int)args[2 * s];
         st->b = (int)args[2 * s + 1];
         st->dtype = (int)types[s];
-        memcpy(st->f, params + 3 * s, sizeof st->f);
+        memcpy(st->abc, params + 3 * s, sizeof st->abc);
         if (st->a < 0 || st->a >= v || st->b < -1 || st->b >= v) fail("step %d reads a value not yet computed", s);
         int ta = P->vtype[st->a];
         const char *k;
@@ -177,7 +178,7 @@ static void ew_kernel_run(const GenKernel *kern, int64_t i0, int64_t i1, const o
     const EwProg *P = kern->prog;
     int nv = P->nin + P->nsteps;
     unsigned char *buf = xalloc((size_t)nv * EW_BLOCK * 8);
-    const int64_t r = p->k[0];
+    const int64_t r = p->k[O2C_FEW_RANK];
     for (int64_t base = i0; base < i1; base += EW_BLOCK) {
         int64_t cnt = i1 - base < EW_BLOCK ? i1 - base : EW_BLOCK;
         for (int j = 0; j < P->nin; j++) {
@@ -187,7 +188,7 @@ static void ew_kernel_run(const GenKernel *kern, int64_t i0, int64_t i1, const o
                 int64_t i = base + t, off = i;
                 if (P->kind[j] == IN_SCALAR) off = 0;
                 else if (P->kind[j] == IN_BCAST) {
-                    const int64_t *dims = p->k + 1, *str = p->k + 1 + r + r * P->bidx[j];
+                    const int64_t *dims = p->k + O2C_FEW_DIMS, *str = p->k + O2C_FEW_STR_AT(r, P->bidx[j]);
                     int64_t q = i;
                     off = 0;
                     for (int64_t d = r - 1; d >= 0; d--) {
@@ -201,12 +202,14 @@ static void ew_kernel_run(const GenKernel *kern, int64_t i0, int64_t i1, const o
         for (int s = 0; s < P->nsteps; s++) {
             const EwStep *st = &P->s[s];
             o2c_p q;
-            memset(&q, 0, sizeof q);   /* k[0] = 0: every operand has the block's shape */
+            memset(&q, 0, sizeof q);   /* O2C_EW_RANK 0: every operand has the block's shape */
             q.x[0] = buf + (size_t)st->a * EW_BLOCK * 8;
             if (st->b >= 0) q.x[1] = buf + (size_t)st->b * EW_BLOCK * 8;
             q.y[0] = buf + (size_t)(P->nin + s) * EW_BLOCK * 8;
-            memcpy(q.f, st->f, sizeof st->f);
-            for (int j = 0; j < 3; j++) q.ff[j] = (float)st->f[j];
+            for (int j = 0; j < O2C_EW_NF; j++) {
+                q.f[O2C_EW_FA + j] = st->abc[j];
+                q.ff[O2C_EW_FA + j] = (float)st->abc[j];
+            }
             st->fn(0, cnt, &q);
         }
         for (int k = 0; k < P->nout; k++) {
@@ -293,13 +296,13 @@ static const char *ew_text(const EwProg *P, const char **name)
         const char *T = ctype(P->vtype[P->outs[k]]);
         put(&b, "    %s *Y%d = (%s *)p->y[%d];\n", T, k, T, k);
     }
-    if (any_bcast) put(&b, "    const int64_t r = p->k[0];\n");
+    if (any_bcast) put(&b, "    const int64_t r = p->k[O2C_FEW_RANK];\n");
     put(&b, "    O2C_FOR(i) {\n");
     for (int j = 0; j < P->nin; j++) {
         const char *T = ctype(P->vtype[j]);
         if (P->kind[j] == IN_FULL) put(&b, "        const %s v%d = X%d[i];\n", T, j, j);
         else if (P->kind[j] == IN_SCALAR) put(&b, "        const %s v%d = X%d[0];\n", T, j, j);
-        else put(&b, "        const %s v%d = X%d[o2c_offset(i, r, p->k + 1, p->k + 1 + r + r * %d)];\n", T, j, j, P->bidx[j]);
+        else put(&b, "        const %s v%d = X%d[o2c_offset(i, r, p->k + O2C_FEW_DIMS, p->k + O2C_FEW_STR_AT(r, %d))];\n", T, j, j, P->bidx[j]);
     }
     for (int s = 0; s < P->nsteps; s++) {
         const EwStep *st = &P->s[s];
@@ -311,7 +314,7 @@ static const char *ew_text(const EwProg *P, const char **name)
             else put(&b, "            v%d = (%s)(T)v%d;\n", v, TO, st->a);
         } else if (st->e->kind == EW_UNARY) {
             put(&b, "            const T x = v%d;\n", st->a);
-            put(&b, "            const T A = (T)%s, B = (T)%s, C = (T)%s;\n", lit(st->f[0]), lit(st->f[1]), lit(st->f[2]));
+            put(&b, "            const T A = (T)%s, B = (T)%s, C = (T)%s;\n", lit(st->abc[0]), lit(st->abc[1]), lit(st->abc[2]));
             put(&b, "            (void)A; (void)B; (void)C;\n");
             put(&b, "            v%d = (T)(%s);\n", v, expr_for_type(st->e->expr, P->vtype[st->a]));
         } else {
@@ -340,7 +343,7 @@ void lower_fused_elementwise(Node *n, Lowering *L)
         P->kind[j] = m == ne ? IN_FULL : m == 1 ? IN_SCALAR : IN_BCAST;
         if (P->kind[j] == IN_BCAST) P->bidx[j] = nb++;
     }
-    if (nb && 1 + r + r * nb > O2C_NK) fail("too many broadcast inputs for one kernel");
+    if (nb && O2C_FEW_NK(r, nb) > O2C_NK) fail("too many broadcast inputs for one kernel");
     GenKernel *k = xalloc(sizeof *k);
     const char *name;
     k->k.instance = ew_text(P, &name);
@@ -353,11 +356,11 @@ void lower_fused_elementwise(Node *n, Lowering *L)
     for (int j = 0; j < P->nin; j++) c->x[j] = n->in[j];
     for (int j = 0; j < P->nout; j++) c->y[j] = n->out[j];
     if (nb) {
-        c->k[0] = r;
-        for (int d = 0; d < r; d++) c->k[1 + d] = y->dims[d];
+        c->k[O2C_FEW_RANK] = r;
+        for (int d = 0; d < r; d++) c->k[O2C_FEW_DIMS + d] = y->dims[d];
         for (int j = 0; j < P->nin; j++)
-            if (P->kind[j] == IN_BCAST) bcast_strides(n->in[j], r, c->k + 1 + r + r * P->bidx[j]);
-        c->nk = 1 + r + r * nb;
+            if (P->kind[j] == IN_BCAST) bcast_strides(n->in[j], r, c->k + O2C_FEW_STR_AT(r, P->bidx[j]));
+        c->nk = O2C_FEW_NK(r, nb);
     }
 }
 
@@ -376,8 +379,8 @@ void decompose_fused_elementwise(const Node *n, Decomp *d)
             y = dc_op(d, "Cast", 1, a);
             dc_attr_i(d, "to", st->dtype);
         } else if (!strcmp(st->op, "Clip")) {
-            const char *lo = dc_const_f(d, P->vtype[st->a], st->f[0]);
-            const char *hi = dc_const_f(d, P->vtype[st->a], st->f[1]);
+            const char *lo = dc_const_f(d, P->vtype[st->a], st->abc[0]);
+            const char *hi = dc_const_f(d, P->vtype[st->a], st->abc[1]);
             y = dc_op(d, "Clip", 3, a, lo, hi);
             if (d->opset < 11) d->opset = 11;
         } else if (st->e->kind != EW_UNARY) {
@@ -393,7 +396,7 @@ void decompose_fused_elementwise(const Node *n, Decomp *d)
                 const char *colon = strchr(sc, ':'), *end = strchr(sc, ' ');
                 if (!end) end = sc + strlen(sc);
                 if (colon && colon < end && colon[1] == 'f' && k < 3)
-                    dc_attr_f(d, xfmt("%.*s", (int)(colon - sc), sc), st->f[k++]);
+                    dc_attr_f(d, xfmt("%.*s", (int)(colon - sc), sc), st->abc[k++]);
                 sc = end;
             }
         }
@@ -450,6 +453,6 @@ int ew_node_step(Node *n, const char **op, Tensor **x, int *nx, double *f)
     if (k > 2) return 0;
     for (int j = 0; j < k; j++) x[j] = c->x[j];
     *nx = k;
-    for (int j = 0; j < 3; j++) f[j] = j < c->nf ? c->f[j] : 0;
+    for (int j = 0; j < O2C_EW_NF; j++) f[j] = c->f[O2C_EW_FA + j];   /* the unary kernel's A, B, C */
     return 1;
 }

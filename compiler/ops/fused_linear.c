@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/matmul.h"
 
 void infer_conv(Node *n);
 void infer_conv_transpose(Node *n);
@@ -115,8 +116,8 @@ void lower_fused_linear(Node *n, Lowering *L)
         c = lower_matmul_call(n, L);
         if (in_t(n, 2)) {                /* bias: one value per column */
             c->x[2] = n->in[2];
-            c->k[32] = 1; c->k[33] = 0; c->k[34] = 1;
-            c->f[1] = 1.0;
+            c->k[O2C_MATMUL_HASC] = 1; c->k[O2C_MATMUL_SCM] = 0; c->k[O2C_MATMUL_SCN] = 1;
+            c->f[O2C_MATMUL_F_BETA] = 1.0;
         }
     }
     epi_attach(n, c);
@@ -258,12 +259,12 @@ void lower_global_pool_gemm(Node *n, Lowering *L)
     c->x[1] = n->in[1];
     c->x[2] = b;
     c->y[0] = n->out[0];
-    c->k[0] = M; c->k[1] = C; c->k[2] = S;
-    c->k[3] = tb ? C : 1; c->k[4] = tb ? 1 : M;
-    c->k[5] = b != NULL;
-    c->k[6] = b && tensor_numel(b) > 1;
-    c->f[0] = attr_f(n, "alpha");
-    c->f[1] = attr_f(n, "beta");
+    c->k[O2C_POOLGEMM_M] = M; c->k[O2C_POOLGEMM_C] = C; c->k[O2C_POOLGEMM_S] = S;
+    c->k[O2C_POOLGEMM_SWM] = tb ? C : 1; c->k[O2C_POOLGEMM_SWC] = tb ? 1 : M;
+    c->k[O2C_POOLGEMM_HASB] = b != NULL;
+    c->k[O2C_POOLGEMM_SB] = b && tensor_numel(b) > 1;
+    c->f[O2C_MATMUL_F_ALPHA] = attr_f(n, "alpha");
+    c->f[O2C_MATMUL_F_BETA] = attr_f(n, "beta");
     epi_attach(n, c);
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/index.h"
 
 static void contig_strides(int rank, const int64_t *dims, int64_t *s)
 {
@@ -96,16 +97,16 @@ void lower_gather_elements(Node *n, Lowering *L)
     c->x[1] = idx;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = 21;
-    c->k[0] = (int64_t)dtype_size(x->dtype);
-    c->k[1] = (int64_t)dtype_size(idx->dtype);
-    c->k[2] = x->rank;
-    c->k[3] = axis;
+    c->nk = O2C_ELEMENTS_NK;
+    c->k[O2C_ELEMENTS_ESIZE] = (int64_t)dtype_size(x->dtype);
+    c->k[O2C_ELEMENTS_IESIZE] = (int64_t)dtype_size(idx->dtype);
+    c->k[O2C_ELEMENTS_RANK] = x->rank;
+    c->k[O2C_ELEMENTS_AXIS] = axis;
     for (int d = 0; d < x->rank; d++) {
-        c->k[4 + d] = idx->dims[d];
-        c->k[12 + d] = xs[d];
+        c->k[O2C_ELEMENTS_DIMS + d] = idx->dims[d];
+        c->k[O2C_ELEMENTS_STR + d] = xs[d];
     }
-    c->k[20] = x->dims[axis];
+    c->k[O2C_ELEMENTS_AXLEN] = x->dims[axis];
 }
 
 /* ---- GatherND ----------------------------------------------------------- */
@@ -157,16 +158,16 @@ void lower_gather_nd(Node *n, Lowering *L)
     c->x[1] = idx;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = 22;
-    c->k[0] = (int64_t)dtype_size(x->dtype);
-    c->k[1] = (int64_t)dtype_size(idx->dtype);
-    c->k[2] = m;
-    c->k[3] = prod(x->dims, b + m, x->rank);
-    c->k[4] = prod(idx->dims, b, idx->rank - 1);
-    c->k[5] = prod(x->dims, b, x->rank);
+    c->nk = O2C_ND_NK;
+    c->k[O2C_ND_ESIZE] = (int64_t)dtype_size(x->dtype);
+    c->k[O2C_ND_IESIZE] = (int64_t)dtype_size(idx->dtype);
+    c->k[O2C_ND_M] = m;
+    c->k[O2C_ND_S] = prod(x->dims, b + m, x->rank);
+    c->k[O2C_ND_NT] = prod(idx->dims, b, idx->rank - 1);
+    c->k[O2C_ND_BATCH] = prod(x->dims, b, x->rank);
     for (int j = 0; j < m; j++) {
-        c->k[6 + j] = x->dims[b + j];
-        c->k[14 + j] = xs[b + j];
+        c->k[O2C_ND_DIMS + j] = x->dims[b + j];
+        c->k[O2C_ND_STR + j] = xs[b + j];
     }
 }
 
@@ -210,8 +211,13 @@ static KCall *scatter_call(Node *n, Lowering *L, const char *kind, int64_t count
     c->x[1] = u;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->k[0] = (int64_t)dtype_size(x->dtype);
-    c->k[1] = (int64_t)dtype_size(idx->dtype);
+    if (!strcmp(kind, "elements")) {
+        c->k[O2C_ELEMENTS_ESIZE] = (int64_t)dtype_size(x->dtype);
+        c->k[O2C_ELEMENTS_IESIZE] = (int64_t)dtype_size(idx->dtype);
+    } else {
+        c->k[O2C_ND_ESIZE] = (int64_t)dtype_size(x->dtype);
+        c->k[O2C_ND_IESIZE] = (int64_t)dtype_size(idx->dtype);
+    }
     return c;
 }
 
@@ -235,15 +241,15 @@ void lower_scatter_elements(Node *n, Lowering *L)
     KCall *c = scatter_call(n, L, "elements", lines);
     if (!c) return;
     contig_strides(x->rank, x->dims, ys);
-    c->nk = 22;
-    c->k[2] = x->rank;
-    c->k[3] = axis;
+    c->nk = O2C_ELEMENTS_NK;
+    c->k[O2C_ELEMENTS_RANK] = x->rank;
+    c->k[O2C_ELEMENTS_AXIS] = axis;
     for (int d = 0; d < x->rank; d++) {
-        c->k[4 + d] = idx->dims[d];
-        c->k[12 + d] = ys[d];
+        c->k[O2C_ELEMENTS_DIMS + d] = idx->dims[d];
+        c->k[O2C_ELEMENTS_STR + d] = ys[d];
     }
-    c->k[20] = x->dims[axis];
-    c->k[21] = scatter_mode(n);
+    c->k[O2C_ELEMENTS_AXLEN] = x->dims[axis];
+    c->k[O2C_ELEMENTS_MODE] = scatter_mode(n);
 }
 
 static int snd_m(Node *n)
@@ -286,14 +292,14 @@ void lower_scatter_nd(Node *n, Lowering *L)
     KCall *c = scatter_call(n, L, "nd", NT ? S : 0);
     if (!c) return;
     contig_strides(x->rank, x->dims, ys);
-    c->nk = 22;
-    c->k[2] = m;
-    c->k[3] = S;
-    c->k[4] = NT;
-    c->k[5] = scatter_mode(n);
+    c->nk = O2C_ND_NK;
+    c->k[O2C_ND_M] = m;
+    c->k[O2C_ND_S] = S;
+    c->k[O2C_ND_NT] = NT;
+    c->k[O2C_ND_MODE] = scatter_mode(n);
     for (int j = 0; j < m; j++) {
-        c->k[6 + j] = x->dims[j];
-        c->k[14 + j] = ys[j];
+        c->k[O2C_ND_DIMS + j] = x->dims[j];
+        c->k[O2C_ND_STR + j] = ys[j];
     }
 }
 
@@ -347,13 +353,13 @@ void lower_tensor_scatter(Node *n, Lowering *L)
     c->x[0] = u;
     c->x[1] = in_t(n, 2);
     c->y[0] = y;
-    c->nk = 6;
-    c->k[0] = (int64_t)dtype_size(x->dtype);
-    c->k[1] = ts_mode(n);
-    c->k[2] = u->dims[axis];
-    c->k[3] = prod(u->dims, (int)axis + 1, u->rank);
-    c->k[4] = x->dims[axis];
-    c->k[5] = prod(u->dims, 1, u->rank);
+    c->nk = O2C_TSCATTER_NK;
+    c->k[O2C_TSCATTER_ESIZE] = (int64_t)dtype_size(x->dtype);
+    c->k[O2C_TSCATTER_MODE] = ts_mode(n);
+    c->k[O2C_TSCATTER_LEN] = u->dims[axis];
+    c->k[O2C_TSCATTER_INNER] = prod(u->dims, (int)axis + 1, u->rank);
+    c->k[O2C_TSCATTER_MAX] = x->dims[axis];
+    c->k[O2C_TSCATTER_PER] = prod(u->dims, 1, u->rank);
 }
 
 /* ---- TopK ---------------------------------------------------------------- */
@@ -407,11 +413,11 @@ void lower_topk(Node *n, Lowering *L)
     c->x[0] = x;
     c->y[0] = v;
     c->y[1] = ix;
-    c->nk = 4;
-    c->k[0] = x->dims[axis];
-    c->k[1] = inner;
-    c->k[2] = k;
-    c->k[3] = n->opset >= 11 ? attr_i(n, "largest") != 0 : 1;
+    c->nk = O2C_TOPK_NK;
+    c->k[O2C_TOPK_A] = x->dims[axis];
+    c->k[O2C_TOPK_INNER] = inner;
+    c->k[O2C_TOPK_K] = k;
+    c->k[O2C_TOPK_LARGEST] = n->opset >= 11 ? attr_i(n, "largest") != 0 : 1;
 }
 
 /* ---- RMSNormalization, LpNormalization, MeanVarianceNormalization --------- */
@@ -544,22 +550,22 @@ void lower_normgroup(Node *n, Lowering *L)
     c->x[1] = s;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = 44;
-    c->k[0] = mode;
-    c->k[1] = ro;
-    c->k[2] = ri;
-    c->k[3] = N;
+    c->nk = O2C_NORMGROUP_NK;
+    c->k[O2C_NORMGROUP_MODE] = mode;
+    c->k[O2C_NORMGROUP_RO] = ro;
+    c->k[O2C_NORMGROUP_RI] = ri;
+    c->k[O2C_NORMGROUP_N] = N;
     for (int d = 0; d < ro; d++) {
-        c->k[4 + d] = od[d];
-        c->k[12 + d] = os[d];
+        c->k[O2C_NORMGROUP_ODIMS + d] = od[d];
+        c->k[O2C_NORMGROUP_OSTR + d] = os[d];
     }
     for (int d = 0; d < ri; d++) {
-        c->k[20 + d] = id[d];
-        c->k[28 + d] = is[d];
-        c->k[36 + d] = isc[d];
+        c->k[O2C_NORMGROUP_IDIMS + d] = id[d];
+        c->k[O2C_NORMGROUP_ISTR + d] = is[d];
+        c->k[O2C_NORMGROUP_SSTR + d] = isc[d];
     }
-    c->nf = 1;
-    c->f[0] = eps;
+    c->nf = O2C_NORMGROUP_NF;
+    c->f[O2C_NORMGROUP_F_EPS] = eps;
 }
 
 /* ---- LRN ------------------------------------------------------------------ */
@@ -581,14 +587,14 @@ void lower_lrn(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_lrn_%s", dtype_suffix(x->dtype)), tensor_numel(x));
     c->x[0] = x;
     c->y[0] = n->out[0];
-    c->nk = 3;
-    c->k[0] = x->dims[1];
-    c->k[1] = prod(x->dims, 2, x->rank);
-    c->k[2] = attr_i(n, "size");
-    c->nf = 3;
-    c->f[0] = attr_f(n, "alpha");
-    c->f[1] = attr_f(n, "beta");
-    c->f[2] = attr_f(n, "bias");
+    c->nk = O2C_LRN_NK;
+    c->k[O2C_LRN_C] = x->dims[1];
+    c->k[O2C_LRN_INNER] = prod(x->dims, 2, x->rank);
+    c->k[O2C_LRN_SIZE] = attr_i(n, "size");
+    c->nf = O2C_LRN_NF;
+    c->f[O2C_LRN_F_ALPHA] = attr_f(n, "alpha");
+    c->f[O2C_LRN_F_BETA] = attr_f(n, "beta");
+    c->f[O2C_LRN_F_BIAS] = attr_f(n, "bias");
 }
 
 /* ---- Einsum ---------------------------------------------------------------- */
@@ -749,7 +755,7 @@ static void einsum_parse(Node *n, Einsum *e)
     for (int i = 0; i < e->nl; i++)
         if (!in_out[i]) e->sum[e->ns++] = i;
     if (e->no > MAX_RANK) fail("the result would have rank %d; at most %d is supported", e->no, MAX_RANK);
-    if (3 + e->nl * (1 + e->nin) > O2C_NK)
+    if (O2C_EINSUM_NK(e->nl, e->nin) > O2C_NK)
         fail("equation '%s' with %d labels and %d operands is too large for onnx2c's Einsum kernel", eq0, e->nl,
              e->nin);
 }
@@ -779,14 +785,14 @@ void lower_einsum(Node *n, Lowering *L)
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
     int nl = e.no + e.ns;
-    c->nk = 3 + nl * (1 + e.nin);
-    c->k[0] = e.nin;
-    c->k[1] = e.no;
-    c->k[2] = e.ns;
-    for (int i = 0; i < e.no; i++) c->k[3 + i] = e.dim[e.out[i]];
-    for (int i = 0; i < e.ns; i++) c->k[3 + e.no + i] = e.dim[e.sum[i]];
+    c->nk = O2C_EINSUM_NK(nl, e.nin);
+    c->k[O2C_EINSUM_NIN] = e.nin;
+    c->k[O2C_EINSUM_NO] = e.no;
+    c->k[O2C_EINSUM_NS] = e.ns;
+    for (int i = 0; i < e.no; i++) c->k[O2C_EINSUM_DIMS + i] = e.dim[e.out[i]];
+    for (int i = 0; i < e.ns; i++) c->k[O2C_EINSUM_DIMS + e.no + i] = e.dim[e.sum[i]];
     for (int t = 0; t < e.nin; t++) {
-        int64_t *st = c->k + 3 + nl * (1 + t);
+        int64_t *st = c->k + O2C_EINSUM_STR_AT(nl, t);
         for (int i = 0; i < e.no; i++) st[i] = e.stride[t][e.out[i]];
         for (int i = 0; i < e.ns; i++) st[e.no + i] = e.stride[t][e.sum[i]];
     }

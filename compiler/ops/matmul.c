@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/matmul.h"
 #include "../../runtime/c/matmul.h"
 
 /* The C target computes float products with B contiguous along n in
@@ -12,8 +13,8 @@ static const char *const MATMUL_VARIANTS[] = {"tile", "direct"};
 
 static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
 {
-    if (!L->tiled || a->dtype != DT_FLOAT || c->k[6] != 1) return;
-    int64_t M = c->k[0], N = c->k[1], K = c->k[2];
+    if (!L->tiled || a->dtype != DT_FLOAT || c->k[O2C_MATMUL_SBN] != 1) return;
+    int64_t M = c->k[O2C_MATMUL_M], N = c->k[O2C_MATMUL_N], K = c->k[O2C_MATMUL_K];
     char *key = xfmt("matmul_f32 c batch%lld M%lld N%lld K%lld", (long long)batch, (long long)M, (long long)N,
                      (long long)K);
     if (lower_choose(L, c, key, MATMUL_VARIANTS, 2, 0) != 0) return;
@@ -58,24 +59,24 @@ KCall *lower_matmul_call(Node *n, Lowering *L)
     c->x[0] = a;
     c->x[1] = b;
     c->y[0] = y;
-    c->nk = 35;
-    c->k[0] = M; c->k[1] = N; c->k[2] = K;
-    c->k[3] = K; c->k[4] = 1;           /* A row-major M x K */
-    c->k[5] = N; c->k[6] = 1;           /* B row-major K x N */
+    c->nk = O2C_MATMUL_NK;
+    c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = K;
+    c->k[O2C_MATMUL_SAM] = K; c->k[O2C_MATMUL_SAK] = 1;           /* A row-major M x K */
+    c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;           /* B row-major K x N */
     /* batch: output batch dims and the broadcast strides of A and B */
     Tensor ba = *a, bb = *b;
     ba.rank = a->rank > 2 ? a->rank - 2 : 0;
     bb.rank = b->rank > 2 ? b->rank - 2 : 0;
     int64_t dims[MAX_RANK];
     int r = broadcast_shapes(n, &ba, &bb, dims);
-    c->k[7] = r;
-    for (int i = 0; i < r; i++) c->k[8 + i] = dims[i];
+    c->k[O2C_MATMUL_R] = r;
+    for (int i = 0; i < r; i++) c->k[O2C_MATMUL_BDIMS + i] = dims[i];
     Tensor da = ba, db = bb;
-    bcast_strides(&da, r, c->k + 16);
-    bcast_strides(&db, r, c->k + 24);
-    for (int i = 0; i < r; i++) { c->k[16 + i] *= M * K; c->k[24 + i] *= K * N; }
-    c->f[0] = 1.0;
-    c->nf = 2;
+    bcast_strides(&da, r, c->k + O2C_MATMUL_ASTR);
+    bcast_strides(&db, r, c->k + O2C_MATMUL_BSTR);
+    for (int i = 0; i < r; i++) { c->k[O2C_MATMUL_ASTR + i] *= M * K; c->k[O2C_MATMUL_BSTR + i] *= K * N; }
+    c->f[O2C_MATMUL_F_ALPHA] = 1.0;
+    c->nf = O2C_MATMUL_NF;
     matmul_tiled(L, c, a, M * N != 0 ? tensor_numel(y) / (M * N) : 0);
     return c;
 }
@@ -118,20 +119,20 @@ KCall *lower_gemm_call(Node *n, Lowering *L)
     c->x[0] = a;
     c->x[1] = b;
     c->y[0] = y;
-    c->nk = 35;
-    c->k[0] = M; c->k[1] = N; c->k[2] = K;
-    c->k[3] = ta ? 1 : K; c->k[4] = ta ? M : 1;
-    c->k[5] = tb ? 1 : N; c->k[6] = tb ? K : 1;
+    c->nk = O2C_MATMUL_NK;
+    c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = K;
+    c->k[O2C_MATMUL_SAM] = ta ? 1 : K; c->k[O2C_MATMUL_SAK] = ta ? M : 1;
+    c->k[O2C_MATMUL_SBK] = tb ? 1 : N; c->k[O2C_MATMUL_SBN] = tb ? K : 1;
     double beta = attr_f(n, "beta");
     if (cc && beta != 0.0) {
         int64_t st[2];
         bcast_strides(cc, 2, st);
         c->x[2] = cc;
-        c->k[32] = 1; c->k[33] = st[0]; c->k[34] = st[1];
+        c->k[O2C_MATMUL_HASC] = 1; c->k[O2C_MATMUL_SCM] = st[0]; c->k[O2C_MATMUL_SCN] = st[1];
     }
-    c->f[0] = attr_f(n, "alpha");
-    c->f[1] = beta;
-    c->nf = 2;
+    c->f[O2C_MATMUL_F_ALPHA] = attr_f(n, "alpha");
+    c->f[O2C_MATMUL_F_BETA] = beta;
+    c->nf = O2C_MATMUL_NF;
     if (L->tiled && tb && b->data && a->dtype == DT_FLOAT) {
         /* constant weights given as N x K: stored K x N for the tiled kernel */
         int64_t kn[2] = {K, N};
@@ -141,7 +142,7 @@ KCall *lower_gemm_call(Node *n, Lowering *L)
         for (int64_t k = 0; k < K; k++)
             for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
         c->x[1] = bt;
-        c->k[5] = N; c->k[6] = 1;
+        c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;
     }
     matmul_tiled(L, c, a, 1);
     return c;

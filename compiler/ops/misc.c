@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/elementwise.h"
+#include "../../runtime/c/params/misc.h"
 
 void infer_binary_NUM(Node *n);
 void infer_binary_INT(Node *n);
@@ -19,8 +21,7 @@ static int64_t prod(const int64_t *d, int from, int to)
     return p;
 }
 
-/* A broadcasting binary kernel call o2c_OP_SFX (parameters as in
- * runtime/c/elementwise.h). */
+/* A broadcasting binary kernel call o2c_OP_SFX (the O2C_EW_* parameters). */
 static void bin_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y)
 {
     KCall *c = lower_call(L, xfmt("o2c_%s_%s", op, dtype_suffix(a->dtype)), tensor_numel(y));
@@ -28,12 +29,12 @@ static void bin_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *
     c->x[1] = b;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = 34;
+    c->nk = O2C_EW_NK;
     if (tensor_numel(a) == tensor_numel(y) && tensor_numel(b) == tensor_numel(y)) return;
-    c->k[0] = y->rank;
-    for (int d = 0; d < y->rank; d++) c->k[1 + d] = y->dims[d];
-    bcast_strides(a, y->rank, c->k + 9);
-    bcast_strides(b, y->rank, c->k + 17);
+    c->k[O2C_EW_RANK] = y->rank;
+    for (int d = 0; d < y->rank; d++) c->k[O2C_EW_DIMS + d] = y->dims[d];
+    bcast_strides(a, y->rank, c->k + O2C_EW_STR_AT(0));
+    bcast_strides(b, y->rank, c->k + O2C_EW_STR_AT(1));
 }
 
 /* A constant scalar (or one-element) integer input. */
@@ -88,7 +89,8 @@ void infer_predicate_FLOAT(Node *n)
     set_out(n, 0, DT_BOOL, n->in[0]->rank, n->in[0]->dims);
 }
 
-/* The op's real and integer attributes go to f[] in schema order. */
+/* The op's real and integer attributes go to O2C_EW_FA, FB, FC in schema
+ * order. */
 void lower_predicate(Node *n, Lowering *L)
 {
     Tensor *x = n->in[0];
@@ -96,6 +98,7 @@ void lower_predicate(Node *n, Lowering *L)
     c->x[0] = x;
     c->y[0] = n->out[0];
     const char *s = n->op->attrs;
+    int nf = 0;
     while (*s) {
         while (*s == ' ') s++;
         const char *colon = strchr(s, ':'), *end = strchr(s, ' ');
@@ -105,7 +108,8 @@ void lower_predicate(Node *n, Lowering *L)
             size_t l = (size_t)(colon - s) < sizeof name - 1 ? (size_t)(colon - s) : sizeof name - 1;
             memcpy(name, s, l);
             name[l] = 0;
-            kc_float(c, colon[1] == 'f' ? attr_f(n, name) : (double)attr_i(n, name));
+            if (nf == O2C_EW_NF) fail("internal: %s has more than %d numeric attributes", n->op_type, O2C_EW_NF);
+            c->f[O2C_EW_FA + nf++] = colon[1] == 'f' ? attr_f(n, name) : (double)attr_i(n, name);
         }
         s = end;
     }
@@ -140,11 +144,11 @@ void lower_trilu(Node *n, Lowering *L)
     c->x[0] = x;
     c->x[1] = in_t(n, 1);
     c->y[0] = y;
-    kc_int(c, x->dims[x->rank - 2]);
-    kc_int(c, x->dims[x->rank - 1]);
-    kc_int(c, 0);
-    kc_int(c, attr_i(n, "upper") != 0);
-    kc_int(c, (int64_t)dtype_size(x->dtype));
+    c->k[O2C_TRILU_H] = x->dims[x->rank - 2];
+    c->k[O2C_TRILU_W] = x->dims[x->rank - 1];
+    c->k[O2C_TRILU_UPPER] = attr_i(n, "upper") != 0;
+    c->k[O2C_TRILU_ESIZE] = (int64_t)dtype_size(x->dtype);
+    c->nk = O2C_TRILU_NK;
 }
 
 /* ---- CumSum --------------------------------------------------------------- */
@@ -171,12 +175,12 @@ void lower_cumsum(Node *n, Lowering *L)
     c->x[1] = n->in[1];
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->k[0] = x->rank;
-    for (int d = 0; d < x->rank; d++) c->k[1 + d] = x->dims[d];
-    c->k[9] = (int64_t)dtype_size(n->in[1]->dtype);
-    c->k[10] = attr_i(n, "exclusive") != 0;
-    c->k[11] = attr_i(n, "reverse") != 0;
-    c->nk = 12;
+    c->k[O2C_CUMSUM_RANK] = x->rank;
+    for (int d = 0; d < x->rank; d++) c->k[O2C_CUMSUM_DIMS + d] = x->dims[d];
+    c->k[O2C_CUMSUM_AXSIZE] = (int64_t)dtype_size(n->in[1]->dtype);
+    c->k[O2C_CUMSUM_EXCLUSIVE] = attr_i(n, "exclusive") != 0;
+    c->k[O2C_CUMSUM_REVERSE] = attr_i(n, "reverse") != 0;
+    c->nk = O2C_CUMSUM_NK;
 }
 
 /* ---- EyeLike ---------------------------------------------------------------- */
@@ -198,8 +202,9 @@ void lower_eyelike(Node *n, Lowering *L)
     int64_t k = attr_i(n, "k"), w = y->dims[1];
     if (k > w) k = w;                     /* off the matrix: all zeros either way */
     if (k < -y->dims[0]) k = -y->dims[0];
-    kc_int(c, w);
-    kc_int(c, k);
+    c->k[O2C_EYELIKE_W] = w;
+    c->k[O2C_EYELIKE_K] = k;
+    c->nk = O2C_EYELIKE_NK;
 }
 
 /* ---- OneHot ------------------------------------------------------------------ */
@@ -242,9 +247,10 @@ void lower_onehot(Node *n, Lowering *L)
     c->x[0] = ind;
     c->x[1] = n->in[2];
     c->y[0] = y;
-    kc_int(c, onehot_depth(n));
-    kc_int(c, prod(ind->dims, ax, ind->rank));
-    kc_int(c, (int64_t)dtype_size(y->dtype));
+    c->k[O2C_ONEHOT_DEPTH] = onehot_depth(n);
+    c->k[O2C_ONEHOT_INNER] = prod(ind->dims, ax, ind->rank);
+    c->k[O2C_ONEHOT_ESIZE] = (int64_t)dtype_size(y->dtype);
+    c->nk = O2C_ONEHOT_NK;
 }
 
 /* ---- Hardmax ------------------------------------------------------------------ */
@@ -275,12 +281,13 @@ void lower_hardmax(Node *n, Lowering *L)
     c->x[0] = x;
     c->y[0] = y;
     if (n->opset < 13) {
-        kc_int(c, prod(x->dims, ax, x->rank));
-        kc_int(c, 1);
+        c->k[O2C_HARDMAX_N] = prod(x->dims, ax, x->rank);
+        c->k[O2C_HARDMAX_INNER] = 1;
     } else {
-        kc_int(c, x->dims[ax]);
-        kc_int(c, prod(x->dims, ax + 1, x->rank));
+        c->k[O2C_HARDMAX_N] = x->dims[ax];
+        c->k[O2C_HARDMAX_INNER] = prod(x->dims, ax + 1, x->rank);
     }
+    c->nk = O2C_HARDMAX_NK;
 }
 
 /* ---- Det ------------------------------------------------------------------------ */
@@ -304,5 +311,6 @@ void lower_det(Node *n, Lowering *L)
     c->x[0] = x;
     c->y[0] = y;
     c->y[1] = scratch;
-    kc_int(c, m);
+    c->k[O2C_DET_M] = m;
+    c->nk = O2C_DET_NK;
 }

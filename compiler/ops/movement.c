@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/movement.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -48,15 +49,15 @@ static void strided_call(Lowering *L, Tensor *x, Tensor *y, int rank, const int6
     c->x[0] = x;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = 28;
-    c->k[0] = (int64_t)dtype_size(x->dtype);
-    c->k[1] = r;
-    c->k[2] = xbase;
-    c->k[3] = ybase;
+    c->nk = O2C_STRIDED_NK;
+    c->k[O2C_STRIDED_ESIZE] = (int64_t)dtype_size(x->dtype);
+    c->k[O2C_STRIDED_RANK] = r;
+    c->k[O2C_STRIDED_XBASE] = xbase;
+    c->k[O2C_STRIDED_YBASE] = ybase;
     for (int d = 0; d < r; d++) {
-        c->k[4 + d] = d2[d];
-        c->k[12 + d] = x2[d];
-        c->k[20 + d] = y2[d];
+        c->k[O2C_STRIDED_DIMS + d] = d2[d];
+        c->k[O2C_STRIDED_XSTR + d] = x2[d];
+        c->k[O2C_STRIDED_YSTR + d] = y2[d];
     }
 }
 
@@ -359,11 +360,12 @@ void lower_gather(Node *n, Lowering *L)
     c->x[0] = x;
     c->x[1] = idx;
     c->y[0] = y;
-    kc_int(c, (int64_t)dtype_size(x->dtype));
-    kc_int(c, inner);
-    kc_int(c, tensor_numel(idx));
-    kc_int(c, x->dims[axis]);
-    kc_int(c, (int64_t)dtype_size(idx->dtype));
+    c->k[O2C_GATHER_ESIZE] = (int64_t)dtype_size(x->dtype);
+    c->k[O2C_GATHER_INNER] = inner;
+    c->k[O2C_GATHER_NIDX] = tensor_numel(idx);
+    c->k[O2C_GATHER_AXIS] = x->dims[axis];
+    c->k[O2C_GATHER_IESIZE] = (int64_t)dtype_size(idx->dtype);
+    c->nk = O2C_GATHER_NK;
 }
 
 /* ---- Pad --------------------------------------------------------------- */
@@ -447,14 +449,14 @@ void lower_pad(Node *n, Lowering *L)
     c->x[1] = v;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = 27;
-    c->k[0] = (int64_t)dtype_size(x->dtype);
-    c->k[1] = x->rank;
-    c->k[2] = s.mode;
+    c->nk = O2C_PAD_NK;
+    c->k[O2C_PAD_ESIZE] = (int64_t)dtype_size(x->dtype);
+    c->k[O2C_PAD_RANK] = x->rank;
+    c->k[O2C_PAD_MODE] = s.mode;
     for (int d = 0; d < x->rank; d++) {
-        c->k[3 + d] = y->dims[d];
-        c->k[11 + d] = x->dims[d];
-        c->k[19 + d] = s.begin[d];
+        c->k[O2C_PAD_YDIMS + d] = y->dims[d];
+        c->k[O2C_PAD_XDIMS + d] = x->dims[d];
+        c->k[O2C_PAD_BEGIN + d] = s.begin[d];
     }
 }
 
@@ -520,12 +522,12 @@ void lower_tile(Node *n, Lowering *L)
     c->x[0] = x;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = 18;
-    c->k[0] = (int64_t)dtype_size(x->dtype);
-    c->k[1] = x->rank;
+    c->nk = O2C_TILE_NK;
+    c->k[O2C_TILE_ESIZE] = (int64_t)dtype_size(x->dtype);
+    c->k[O2C_TILE_RANK] = x->rank;
     for (int d = 0; d < x->rank; d++) {
-        c->k[2 + d] = y->dims[d];
-        c->k[10 + d] = x->dims[d];
+        c->k[O2C_TILE_YDIMS + d] = y->dims[d];
+        c->k[O2C_TILE_XDIMS + d] = x->dims[d];
     }
 }
 

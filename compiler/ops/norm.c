@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/norm.h"
 
 static int64_t prod_dims(const Tensor *t, int from, int to)
 {
@@ -57,10 +58,10 @@ void lower_softmax(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_softmax_%s", dtype_suffix(x->dtype)), outer * inner);
     c->x[0] = x;
     c->y[0] = y;
-    c->nk = 3;
-    c->k[0] = A;
-    c->k[1] = inner ? inner : 1;
-    c->k[2] = !strcmp(n->op_type, "LogSoftmax");
+    c->nk = O2C_SOFTMAX_NK;
+    c->k[O2C_SOFTMAX_A] = A;
+    c->k[O2C_SOFTMAX_INNER] = inner ? inner : 1;
+    c->k[O2C_SOFTMAX_LOG] = !strcmp(n->op_type, "LogSoftmax");
 }
 
 /* ---- BatchNormalization --------------------------------------------------- */
@@ -132,20 +133,20 @@ void lower_batchnorm(Node *n, Lowering *L)
         KCall *c = lower_call(L, xfmt("o2c_batchnorm_train_%s", sfx), C);
         c->x[0] = x; c->x[1] = n->in[1]; c->x[2] = n->in[2];
         c->y[0] = y; c->y[1] = st;
-        c->nk = 3;
-        c->k[0] = x->dims[0]; c->k[1] = C; c->k[2] = inner;
-        c->nf = 1;
-        c->f[0] = attr_f(n, "epsilon");
+        c->nk = O2C_BNTRAIN_NK;
+        c->k[O2C_BNTRAIN_N] = x->dims[0]; c->k[O2C_BNTRAIN_C] = C; c->k[O2C_BNTRAIN_INNER] = inner;
+        c->nf = O2C_NORM_NF;
+        c->f[O2C_NORM_F_EPS] = attr_f(n, "epsilon");
         Tensor *rm = n->nout > 1 && used(n->out[1]) ? n->out[1] : NULL;
         Tensor *rv = n->nout > 2 && used(n->out[2]) ? n->out[2] : NULL;
         if (rm || rv) {
             KCall *r = lower_call(L, xfmt("o2c_batchnorm_running_%s", sfx), C);
             r->x[0] = n->in[3]; r->x[1] = n->in[4]; r->x[2] = st;
             r->y[0] = rm; r->y[1] = rv;
-            r->nk = 1;
-            r->k[0] = C;
-            r->nf = 1;
-            r->f[0] = attr_f(n, "momentum");
+            r->nk = O2C_BNRUN_NK;
+            r->k[O2C_BNRUN_C] = C;
+            r->nf = O2C_NORM_NF;
+            r->f[O2C_NORM_F_MOMENTUM] = attr_f(n, "momentum");
         }
         return;
     }
@@ -153,14 +154,14 @@ void lower_batchnorm(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_batchnorm_prep_%s", sfx), C);
     c->x[0] = n->in[1]; c->x[1] = n->in[4];
     c->y[0] = pr;
-    c->nf = 1;
-    c->f[0] = attr_f(n, "epsilon");
+    c->nf = O2C_NORM_NF;
+    c->f[O2C_NORM_F_EPS] = attr_f(n, "epsilon");
     c = lower_call(L, xfmt("o2c_batchnorm_%s", sfx), tensor_numel(x));
     c->x[0] = x; c->x[1] = pr; c->x[2] = n->in[2]; c->x[3] = n->in[3];
     c->y[0] = y;
-    c->nk = 2;
-    c->k[0] = C;
-    c->k[1] = inner ? inner : 1;
+    c->nk = O2C_BATCHNORM_NK;
+    c->k[O2C_BATCHNORM_C] = C;
+    c->k[O2C_BATCHNORM_INNER] = inner ? inner : 1;
 }
 
 /* ---- InstanceNormalization ---------------------------------------------- */
@@ -188,11 +189,11 @@ void lower_instancenorm(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_instnorm_%s", dtype_suffix(x->dtype)), x->dims[0] * x->dims[1]);
     c->x[0] = x; c->x[1] = n->in[1]; c->x[2] = n->in[2];
     c->y[0] = y;
-    c->nk = 2;
-    c->k[0] = x->dims[1] ? x->dims[1] : 1;
-    c->k[1] = S;
-    c->nf = 1;
-    c->f[0] = attr_f(n, "epsilon");
+    c->nk = O2C_INSTNORM_NK;
+    c->k[O2C_INSTNORM_C] = x->dims[1] ? x->dims[1] : 1;
+    c->k[O2C_INSTNORM_S] = S;
+    c->nf = O2C_NORM_NF;
+    c->f[O2C_NORM_F_EPS] = attr_f(n, "epsilon");
 }
 
 /* ---- LayerNormalization ----------------------------------------------------- */
@@ -265,18 +266,18 @@ void lower_layernorm(Node *n, Lowering *L)
         } else {
             c->y[0] = istd;
         }
-        c->nk = 28;
-        c->k[0] = N;
-        c->k[1] = mode;
+        c->nk = O2C_LAYERNORM_NK;
+        c->k[O2C_LAYERNORM_N] = N;
+        c->k[O2C_LAYERNORM_MODE] = mode;
         int direct = tensor_numel(s) == N && (!b || tensor_numel(b) == N);
         if (!direct) {
             int nr = x->rank - axis;
-            c->k[3] = nr;
-            for (int d = 0; d < nr; d++) c->k[4 + d] = x->dims[axis + d];
-            bcast_strides(s, nr, c->k + 12);
-            if (b) bcast_strides(b, nr, c->k + 20);
+            c->k[O2C_LAYERNORM_NR] = nr;
+            for (int d = 0; d < nr; d++) c->k[O2C_LAYERNORM_DIMS + d] = x->dims[axis + d];
+            bcast_strides(s, nr, c->k + O2C_LAYERNORM_SSTR);
+            if (b) bcast_strides(b, nr, c->k + O2C_LAYERNORM_BSTR);
         }
-        c->nf = 1;
-        c->f[0] = attr_f(n, "epsilon");
+        c->nf = O2C_NORM_NF;
+        c->f[O2C_NORM_F_EPS] = attr_f(n, "epsilon");
     }
 }

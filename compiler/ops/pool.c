@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/pool.h"
 
 static const int DTS_MAXPOOL[] = {DT_FLOAT, DT_DOUBLE, DT_INT8, DT_UINT8, 0};
 
@@ -50,7 +51,7 @@ void infer_pool(Node *n)
     }
 }
 
-/* k[] and f[] layout: see runtime/c/pool.h */
+/* parameters: runtime/c/params/pool.h */
 void lower_pool(Node *n, Lowering *L)
 {
     Tensor *x = n->in[0], *y = n->out[0];
@@ -60,21 +61,29 @@ void lower_pool(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_%s_%s", is_max ? "maxpool" : "avgpool", dtype_suffix(x->dtype)), tensor_numel(y));
     c->x[0] = x;
     c->y[0] = y;
-    conv_geom_params(&g, c->k);
-    c->nk = 22;
+    for (int i = 0; i < 3; i++) {
+        c->k[O2C_POOL_IN + i] = g.in[i];
+        c->k[O2C_POOL_OUT + i] = g.out[i];
+        c->k[O2C_POOL_K + i] = g.k[i];
+        c->k[O2C_POOL_S + i] = g.s[i];
+        c->k[O2C_POOL_D + i] = g.d[i];
+        c->k[O2C_POOL_PB + i] = g.pb[i];
+        c->k[O2C_POOL_PE + i] = g.pe[i];
+    }
+    c->nk = O2C_POOL_NK;
     if (is_max) {
         if (n->nout > 1 && n->out[1]) {
             c->y[1] = n->out[1];
-            c->k[21] = attr_i(n, "storage_order");
+            c->k[O2C_POOL_MODE] = attr_i(n, "storage_order");
         }
-        c->f[0] = x->dtype == DT_INT8 ? -128.0 : x->dtype == DT_UINT8 ? 0.0 : -INFINITY;
+        c->f[O2C_POOL_F_PARAM] = x->dtype == DT_INT8 ? -128.0 : x->dtype == DT_UINT8 ? 0.0 : -INFINITY;
     } else if (is_lp) {
         double pv = attr_f(n, "p");
         if (!(pv > 0)) fail("p must be positive, got %g", pv);
-        c->k[21] = 2;
-        c->f[0] = pv;
+        c->k[O2C_POOL_MODE] = 2;
+        c->f[O2C_POOL_F_PARAM] = pv;
     } else {
-        c->k[21] = is_global(n) ? 0 : attr_i(n, "count_include_pad") ? 1 : 0;
+        c->k[O2C_POOL_MODE] = is_global(n) ? 0 : attr_i(n, "count_include_pad") ? 1 : 0;
     }
-    c->nf = 1;
+    c->nf = O2C_POOL_NF;
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../ir.h"
-#include "../../runtime/c/reduce.h"
+#include "../../runtime/c/params/reduce.h"
 
 static int reduce_opcode(const char *op)
 {
@@ -78,12 +78,13 @@ void infer_reduce(Node *n)
 }
 
 /* Kept and reduced dims of x, size-1 dims dropped and neighbours of the
- * same kind merged (see reduce.h for the k[] layout). */
+ * same kind merged (runtime/c/params/reduce.h). */
 static void reduce_params(KCall *c, const Tensor *x, const char *red)
 {
     int64_t st[MAX_RANK], s = 1;
     for (int d = x->rank - 1; d >= 0; d--) { st[d] = s; s *= x->dims[d]; }
-    int64_t *kd = c->k + 3, *ks = c->k + 11, *rd = c->k + 20, *rs = c->k + 28;
+    int64_t *kd = c->k + O2C_REDUCE_KEPT_DIMS, *ks = c->k + O2C_REDUCE_KEPT_STR;
+    int64_t *rd = c->k + O2C_REDUCE_RED_DIMS, *rs = c->k + O2C_REDUCE_RED_STR;
     int nk = 0, nr = 0, prev = -1;   /* prev: kind of the last dim kept in a list */
     int64_t R = 1;
     for (int d = 0; d < x->rank; d++) {
@@ -99,9 +100,9 @@ static void reduce_params(KCall *c, const Tensor *x, const char *red)
         }
         prev = red[d];
     }
-    c->k[1] = R;
-    c->k[2] = nk;
-    c->k[19] = nr;
+    c->k[O2C_REDUCE_R] = R;
+    c->k[O2C_REDUCE_NKEPT] = nk;
+    c->k[O2C_REDUCE_NRED] = nr;
 }
 
 void lower_reduce(Node *n, Lowering *L)
@@ -113,8 +114,8 @@ void lower_reduce(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_reduce_%s", dtype_suffix(x->dtype)), tensor_numel(y));
     c->x[0] = x;
     c->y[0] = y;
-    c->nk = 38;
-    c->k[0] = op;
+    c->nk = O2C_REDUCE_NK;
+    c->k[O2C_REDUCE_OP] = op;
     reduce_params(c, x, red);
     int64_t lo = 0, hi = 0;
     switch (x->dtype) {
@@ -129,10 +130,10 @@ void lower_reduce(Node *n, Lowering *L)
     case DT_UINT64: lo = 0; hi = -1; break;   /* read back as uint64: the maximum */
     default: break;
     }
-    c->k[36] = lo;
-    c->k[37] = hi;
-    c->nf = 1;
-    c->f[0] = dtype_is_float(x->dtype) ? NAN : 0.0;
+    c->k[O2C_REDUCE_LOW] = lo;
+    c->k[O2C_REDUCE_HIGH] = hi;
+    c->nf = O2C_REDUCE_NF;
+    c->f[O2C_REDUCE_F_EMPTY_MEAN] = dtype_is_float(x->dtype) ? NAN : 0.0;
 }
 
 /* ---- ArgMax, ArgMin ---------------------------------------------------- */
@@ -163,8 +164,8 @@ void lower_argext(Node *n, Lowering *L)
     c->x[0] = x;
     c->y[0] = y;
     c->nk = 4;
-    c->k[0] = x->dims[axis];
-    c->k[1] = inner ? inner : 1;
-    c->k[2] = attr_i(n, "select_last_index") != 0;
-    c->k[3] = !strcmp(n->op_type, "ArgMax");
+    c->k[O2C_ARGEXT_A] = x->dims[axis];
+    c->k[O2C_ARGEXT_INNER] = inner ? inner : 1;
+    c->k[O2C_ARGEXT_LAST] = attr_i(n, "select_last_index") != 0;
+    c->k[O2C_ARGEXT_MAX] = !strcmp(n->op_type, "ArgMax");
 }

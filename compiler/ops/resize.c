@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/resize.h"
 
 enum { M_NEAREST, M_LINEAR, M_CUBIC };
 enum { C_HALF_PIXEL, C_HALF_PIXEL_SYM, C_PYTORCH, C_ALIGN, C_ASYM, C_TF_CROP, C_TF_HALF_NN };
@@ -416,12 +417,12 @@ void lower_resize(Node *n, Lowering *L)
         c->x[2] = v;
         c->y[0] = y;
         memset(c->k, 0, sizeof c->k);
-        c->nk = 18;
-        c->k[0] = (int64_t)dtype_size(x->dtype);
-        c->k[1] = r;
+        c->nk = O2C_RESIZE_NEAREST_NK;
+        c->k[O2C_RESIZE_NEAREST_ESIZE] = (int64_t)dtype_size(x->dtype);
+        c->k[O2C_RESIZE_NEAREST_RANK] = r;
         for (int d = 0; d < r; d++) {
-            c->k[2 + d] = y->dims[d];
-            c->k[10 + d] = B[d];
+            c->k[O2C_RESIZE_NEAREST_YDIMS + d] = y->dims[d];
+            c->k[O2C_RESIZE_NEAREST_B + d] = B[d];
         }
         return;
     }
@@ -431,12 +432,13 @@ void lower_resize(Node *n, Lowering *L)
     c->x[2] = tw;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = 25;
-    c->k[0] = r;
+    c->nk = O2C_RESIZE_NK;
+    c->k[O2C_RESIZE_RANK] = r;
     for (int d = 0; d < r; d++) {
-        c->k[1 + d] = y->dims[d];
-        c->k[9 + d] = T[d];
-        c->k[17 + d] = B[d];
+        c->k[O2C_RESIZE_YDIMS + d] = y->dims[d];
+        c->k[O2C_RESIZE_T + d] = T[d];
+        c->k[O2C_RESIZE_B + d] = B[d];
     }
-    kc_float(c, P.extrap);
+    c->f[O2C_RESIZE_F_EXTRAP] = P.extrap;
+    c->nf = O2C_RESIZE_NF;
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/matmul.h"
+#include "../../runtime/c/params/rnn.h"
 #include "../../runtime/c/matmul.h"
 
 typedef struct RnnInfo {
@@ -217,18 +219,21 @@ static Tensor *seq_lens(Node *n, const RnnInfo *r)
 
 static void step_params(KCall *c, const RnnInfo *r, Node *n, int64_t s, int64_t flag)
 {
-    kc_int(c, r->D);
-    kc_int(c, r->B);
-    kc_int(c, r->H);
-    kc_int(c, r->T);
-    kc_int(c, s);
-    kc_int(c, r->rev0);
-    kc_int(c, attr_has(n, "clip"));
-    kc_int(c, flag);
+    c->k[O2C_RNN_D] = r->D;
+    c->k[O2C_RNN_B] = r->B;
+    c->k[O2C_RNN_H] = r->H;
+    c->k[O2C_RNN_T] = r->T;
+    c->k[O2C_RNN_S] = s;
+    c->k[O2C_RNN_REV0] = r->rev0;
+    c->k[O2C_RNN_HAS_CLIP] = attr_has(n, "clip");
+    c->k[O2C_RNN_FLAG] = flag;
     for (int d = 0; d < 2; d++)
         for (int a = 0; a < 3; a++)
-            for (int q = 0; q < 3; q++) kc_int(c, d < r->D && a < r->nact ? r->act[d][a][q] : 0);
-    kc_float(c, attr_has(n, "clip") ? attr_f(n, "clip") : 0.0);
+            for (int q = 0; q < O2C_RNN_ACT_SLOTS; q++)
+                c->k[O2C_RNN_ACT_AT(d, a) + q] = d < r->D && a < r->nact ? r->act[d][a][q] : 0;
+    c->nk = O2C_RNN_NK;
+    c->f[O2C_RNN_F_CLIP] = attr_has(n, "clip") ? attr_f(n, "clip") : 0.0;
+    c->nf = O2C_RNN_NF;
 }
 
 /* the outputs Y, Y_h, Y_c from the state history S and the cell state C */
@@ -241,14 +246,18 @@ static void lower_rnn_outputs(Node *n, Lowering *L, const RnnInfo *r, Tensor *S,
     if (y) {
         c = lower_call(L, xfmt("o2c_rnn_y_%s", sfx), tensor_numel(y));
         c->x[0] = S; c->x[3] = sl; c->y[0] = y;
-        kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, T); kc_int(c, r->layout); kc_int(c, r->rev0);
+        c->k[O2C_RNN_Y_D] = D; c->k[O2C_RNN_Y_B] = B; c->k[O2C_RNN_Y_H] = H; c->k[O2C_RNN_Y_T] = T;
+        c->k[O2C_RNN_Y_LAYOUT] = r->layout; c->k[O2C_RNN_Y_REV0] = r->rev0;
+        c->nk = O2C_RNN_Y_NK;
     }
     for (int o = 1; o <= 2; o++) {
         Tensor *t = n->nout > o ? n->out[o] : NULL;
         if (!t) continue;
         c = lower_call(L, xfmt("o2c_rnn_last_%s", sfx), D * B * H);
         c->x[0] = o == 1 ? S : C; c->x[3] = sl; c->y[0] = t;
-        kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, r->layout); kc_int(c, o == 1 ? T * D * B * H : 0);
+        c->k[O2C_RNN_LAST_D] = D; c->k[O2C_RNN_LAST_B] = B; c->k[O2C_RNN_LAST_H] = H;
+        c->k[O2C_RNN_LAST_LAYOUT] = r->layout; c->k[O2C_RNN_LAST_OFF] = o == 1 ? T * D * B * H : 0;
+        c->nk = O2C_RNN_LAST_NK;
     }
 }
 
@@ -289,12 +298,12 @@ static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
     KCall *c = lower_call(L, "o2c_matmul_tile_f32",
                           ((M + O2C_MM_MR - 1) / O2C_MM_MR) * ((N + O2C_MM_NR - 1) / O2C_MM_NR));
     c->x[0] = x; c->x[1] = wt; c->x[2] = bias; c->y[0] = P;
-    c->nk = 35;
-    c->k[0] = M; c->k[1] = N; c->k[2] = NI;
-    c->k[3] = NI; c->k[4] = 1;       /* X rows: T B (or B T) x I, row-major */
-    c->k[5] = N; c->k[6] = 1;        /* Wt: I x D4H, row-major */
-    if (bias) { c->k[32] = 1; c->k[33] = 0; c->k[34] = 1; }
-    c->f[0] = 1.0; c->f[1] = 1.0; c->nf = 2;
+    c->nk = O2C_MATMUL_NK;
+    c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = NI;
+    c->k[O2C_MATMUL_SAM] = NI; c->k[O2C_MATMUL_SAK] = 1;   /* X rows: T B (or B T) x I, row-major */
+    c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;    /* Wt: I x D4H, row-major */
+    if (bias) { c->k[O2C_MATMUL_HASC] = 1; c->k[O2C_MATMUL_SCM] = 0; c->k[O2C_MATMUL_SCN] = 1; }
+    c->f[O2C_MATMUL_F_ALPHA] = 1.0; c->f[O2C_MATMUL_F_BETA] = 1.0; c->nf = O2C_MATMUL_NF;
 
     /* 2. the first state */
     int64_t sd[4] = {T + 1, D, B, H};
@@ -302,7 +311,9 @@ static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
     Tensor *C = lower_temp(L, DT_FLOAT, 3, sd + 1);
     c = lower_call(L, "o2c_rnn_init_f32", D * B * H);
     c->x[0] = h0; c->x[1] = c0; c->y[0] = S; c->y[1] = C;
-    kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, r->layout);
+    c->k[O2C_RNN_INIT_D] = D; c->k[O2C_RNN_INIT_B] = B; c->k[O2C_RNN_INIT_H] = H;
+    c->k[O2C_RNN_INIT_LAYOUT] = r->layout;
+    c->nk = O2C_RNN_INIT_NK;
 
     /* 3. the recurrence */
     Tensor *rt = lower_const(L, "R_DxHx4H", DT_FLOAT, 3, rd);
@@ -313,9 +324,14 @@ static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
             for (int64_t j = 0; j < G4; j++) rdst[(d * H + k) * G4 + j] = rs[(d * G4 + j) * H + k];
     c = lower_call(L, "o2c_lstm_seq_f32", D * B);
     c->x[0] = P; c->x[1] = rt; c->x[2] = pp; c->x[3] = sl; c->y[0] = S; c->y[1] = C;
-    kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, T); kc_int(c, r->rev0);
-    kc_int(c, attr_has(n, "clip")); kc_int(c, attr_i(n, "input_forget") != 0); kc_int(c, r->layout);
-    kc_float(c, attr_has(n, "clip") ? attr_f(n, "clip") : 0.0);
+    c->k[O2C_LSTM_SEQ_D] = D; c->k[O2C_LSTM_SEQ_B] = B; c->k[O2C_LSTM_SEQ_H] = H; c->k[O2C_LSTM_SEQ_T] = T;
+    c->k[O2C_LSTM_SEQ_REV0] = r->rev0;
+    c->k[O2C_LSTM_SEQ_HAS_CLIP] = attr_has(n, "clip");
+    c->k[O2C_LSTM_SEQ_INPUT_FORGET] = attr_i(n, "input_forget") != 0;
+    c->k[O2C_LSTM_SEQ_LAYOUT] = r->layout;
+    c->nk = O2C_LSTM_SEQ_NK;
+    c->f[O2C_RNN_F_CLIP] = attr_has(n, "clip") ? attr_f(n, "clip") : 0.0;
+    c->nf = O2C_RNN_NF;
 
     /* 4. outputs, as the reference path */
     lower_rnn_outputs(n, L, r, S, C, sl);
@@ -340,8 +356,10 @@ void lower_rnn(Node *n, Lowering *L)
     Tensor *P = lower_temp(L, dt, 4, pd);
     KCall *c = lower_call(L, xfmt("o2c_rnn_proj_%s", sfx), T * D * B * GH);
     c->x[0] = x; c->x[1] = w; c->x[2] = b; c->y[0] = P;
-    kc_int(c, T); kc_int(c, D); kc_int(c, B); kc_int(c, GH); kc_int(c, r.NI); kc_int(c, r.layout);
-    kc_int(c, lbr ? 2 * H : GH);
+    c->k[O2C_RNN_PROJ_T] = T; c->k[O2C_RNN_PROJ_D] = D; c->k[O2C_RNN_PROJ_B] = B; c->k[O2C_RNN_PROJ_GH] = GH;
+    c->k[O2C_RNN_PROJ_I] = r.NI; c->k[O2C_RNN_PROJ_LAYOUT] = r.layout;
+    c->k[O2C_RNN_PROJ_RBEND] = lbr ? 2 * H : GH;
+    c->nk = O2C_RNN_PROJ_NK;
 
     /* 2. the first state */
     int64_t sd[4] = {T + 1, D, B, H};
@@ -349,7 +367,9 @@ void lower_rnn(Node *n, Lowering *L)
     Tensor *C = r.kind == 2 ? lower_temp(L, dt, 3, sd + 1) : NULL;
     c = lower_call(L, xfmt("o2c_rnn_init_%s", sfx), D * B * H);
     c->x[0] = h0; c->x[1] = c0; c->y[0] = S; c->y[1] = C;
-    kc_int(c, D); kc_int(c, B); kc_int(c, H); kc_int(c, r.layout);
+    c->k[O2C_RNN_INIT_D] = D; c->k[O2C_RNN_INIT_B] = B; c->k[O2C_RNN_INIT_H] = H;
+    c->k[O2C_RNN_INIT_LAYOUT] = r.layout;
+    c->nk = O2C_RNN_INIT_NK;
 
     /* 3. the steps */
     Tensor *RH = r.kind == 1 && !lbr ? lower_temp(L, dt, 3, sd + 1) : NULL;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/movement.h"
 
 /* the shape/axes operand: an input (newer opsets) or an attribute */
 static int ints_from(Node *n, int input, const char *attr, int64_t *v, int *present)
@@ -124,7 +125,8 @@ void lower_dropout(Node *n, Lowering *L)
         KCall *c = lower_call(L, "o2c_fill", tensor_numel(n->out[1]));
         c->x[0] = v;
         c->y[0] = n->out[1];
-        kc_int(c, 1);
+        c->k[O2C_FILL_ESIZE] = 1;
+        c->nk = O2C_FILL_NK;
     }
 }
 
@@ -202,7 +204,8 @@ void lower_constant_of_shape(Node *n, Lowering *L)
     KCall *c = lower_call(L, "o2c_fill", tensor_numel(n->out[0]));
     c->x[0] = val;
     c->y[0] = n->out[0];
-    kc_int(c, (int64_t)dtype_size(n->out[0]->dtype));
+    c->k[O2C_FILL_ESIZE] = (int64_t)dtype_size(n->out[0]->dtype);
+    c->nk = O2C_FILL_NK;
 }
 
 void infer_range(Node *n)

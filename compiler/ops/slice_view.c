@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/movement.h"
 
 static int64_t inner_elems(const Tensor *x, int64_t axis)
 {
@@ -50,14 +51,14 @@ void lower_slice_view(Node *n, Lowering *L)
     c->x[0] = x;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = 28;
-    c->k[0] = (int64_t)dtype_size(x->dtype);
-    c->k[1] = 1;
-    c->k[2] = slice_view_offset(n) / (int64_t)dtype_size(x->dtype);
-    c->k[3] = 0;
-    c->k[4] = tensor_numel(y);
-    c->k[12] = 1;
-    c->k[20] = 1;
+    c->nk = O2C_STRIDED_NK;
+    c->k[O2C_STRIDED_ESIZE] = (int64_t)dtype_size(x->dtype);
+    c->k[O2C_STRIDED_RANK] = 1;
+    c->k[O2C_STRIDED_XBASE] = slice_view_offset(n) / (int64_t)dtype_size(x->dtype);
+    c->k[O2C_STRIDED_YBASE] = 0;
+    c->k[O2C_STRIDED_DIMS] = tensor_numel(y);
+    c->k[O2C_STRIDED_XSTR] = 1;
+    c->k[O2C_STRIDED_YSTR] = 1;
 }
 
 void decompose_slice_view(const Node *n, Decomp *d)

@@ -5,13 +5,9 @@
  * given as 3-D ones with leading spatial dims of size 1 (kernel 1,
  * stride 1, dilation 1, pad 0).
  *
- * Parameters (both kernels):
- *   k[0] C   input channels        k[1] M   output channels   k[2] group
- *   k[3..5]   input spatial dims  (ID, IH, IW)
- *   k[6..8]   output spatial dims (OD, OH, OW)
- *   k[9..11]  kernel dims         (KD, KH, KW)
- *   k[12..14] strides, k[15..17] dilations, k[18..20] pads at the beginning
- *   (the end pads are implied by the output dims)
+ * Parameters (all kernels): O2C_CONV_* (runtime/c/params/conv.h): C, M,
+ * group, then (depth, height, width) triples: O2C_CONV_IN (ID, IH, IW), OUT,
+ * K (kernel), S (strides), D (dilations), PB (pads at the beginning).
  * Inputs: x[0] X (N x C x ...), x[1] W, x[2] B (length M) or NULL.
  * Epilogue (fused ops, o2c_rt.h): the O2C_EPI_* slots, channel m.
  *
@@ -23,13 +19,13 @@
  *   i*s - pad + k*dil == o. */
 
 #define O2C_CONV_PARAMS                                                             \
-    const int64_t C = p->k[0], M = p->k[1], G = p->k[2];                           \
-    const int64_t ID = p->k[3], IH = p->k[4], IW = p->k[5];                        \
-    const int64_t OD = p->k[6], OH = p->k[7], OW = p->k[8];                        \
-    const int64_t KD = p->k[9], KH = p->k[10], KW = p->k[11];                      \
-    const int64_t SD = p->k[12], SH = p->k[13], SW = p->k[14];                     \
-    const int64_t DD = p->k[15], DH = p->k[16], DW = p->k[17];                     \
-    const int64_t PD = p->k[18], PH = p->k[19], PW = p->k[20];                     \
+    const int64_t C = p->k[O2C_CONV_C], M = p->k[O2C_CONV_M], G = p->k[O2C_CONV_GROUP]; \
+    const int64_t ID = p->k[O2C_CONV_IN], IH = p->k[O2C_CONV_IN + 1], IW = p->k[O2C_CONV_IN + 2]; \
+    const int64_t OD = p->k[O2C_CONV_OUT], OH = p->k[O2C_CONV_OUT + 1], OW = p->k[O2C_CONV_OUT + 2]; \
+    const int64_t KD = p->k[O2C_CONV_K], KH = p->k[O2C_CONV_K + 1], KW = p->k[O2C_CONV_K + 2]; \
+    const int64_t SD = p->k[O2C_CONV_S], SH = p->k[O2C_CONV_S + 1], SW = p->k[O2C_CONV_S + 2]; \
+    const int64_t DD = p->k[O2C_CONV_D], DH = p->k[O2C_CONV_D + 1], DW = p->k[O2C_CONV_D + 2]; \
+    const int64_t PD = p->k[O2C_CONV_PB], PH = p->k[O2C_CONV_PB + 1], PW = p->k[O2C_CONV_PB + 2]; \
     const int64_t CG = C / G, MG = M / G
 
 #define O2C_CONV(NAME, T, EPI)                                                         \

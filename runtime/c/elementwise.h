@@ -2,19 +2,14 @@
  * expression; these macros turn an expression into a kernel, once per
  * element type. Index space: the output elements.
  *
- * Broadcasting parameters (binary, ternary):
- *   k[0]       rank of the output, 0 when every input has the output's shape
- *   k[1..8]    output dims
- *   k[9..16]   strides of input 0 (0 on broadcast axes)
- *   k[17..24]  strides of input 1
- *   k[25..32]  strides of input 2
- * Unary kernels read A, B, C from f[0..2] (the op's real attributes).
+ * Parameters: runtime/c/params/elementwise.h (broadcasting: O2C_EW_RANK,
+ * dims and strides; unary kernels' A, B, C: the op's real attributes).
  * The expressions call the math functions by their double names (exp);
  * the compiler writes a float kernel's instance with the float ones (expf,
  * expr_for_type in compiler/ops.c). */
 
-#define O2C_EW_DIMS(p) ((p)->k + 1)
-#define O2C_EW_STR(p, j) ((p)->k + 9 + 8 * (j))
+#define O2C_EW_DIMS_P(p) ((p)->k + O2C_EW_DIMS)
+#define O2C_EW_STR(p, j) ((p)->k + O2C_EW_STR_AT(j))
 
 /* y = EXPR(x); EXPR may name the element type T */
 #define O2C_UNARY(NAME, TY, EXPR)                                           \
@@ -23,7 +18,7 @@
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         T *Y = (T *)p->y[0];                                                \
-        const T A = O2C_PF(TY, p, 0), B = O2C_PF(TY, p, 1), C = O2C_PF(TY, p, 2); \
+        const T A = O2C_PF(TY, p, O2C_EW_FA), B = O2C_PF(TY, p, O2C_EW_FB), C = O2C_PF(TY, p, O2C_EW_FC); \
         (void)A; (void)B; (void)C;                                          \
         O2C_FOR(i) { const T x = X[i]; Y[i] = (T)(EXPR); }                  \
     }
@@ -36,7 +31,7 @@
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         uint8_t *Y = (uint8_t *)p->y[0];                                    \
-        const T A = O2C_PF(TY, p, 0), B = O2C_PF(TY, p, 1), C = O2C_PF(TY, p, 2); \
+        const T A = O2C_PF(TY, p, O2C_EW_FA), B = O2C_PF(TY, p, O2C_EW_FB), C = O2C_PF(TY, p, O2C_EW_FC); \
         (void)A; (void)B; (void)C;                                          \
         O2C_FOR(i) { const T x = X[i]; Y[i] = (uint8_t)((EXPR) ? 1 : 0); }  \
     }
@@ -48,13 +43,13 @@
         typedef TY T;                                                       \
         const T *XA = (const T *)p->x[0], *XB = (const T *)p->x[1];         \
         TO *Y = (TO *)p->y[0];                                              \
-        const int64_t r = p->k[0];                                          \
+        const int64_t r = p->k[O2C_EW_RANK];                                \
         if (r == 0) {                                                       \
             O2C_FOR(i) { const T a = XA[i], b = XB[i]; Y[i] = (TO)(EXPR); } \
         } else {                                                            \
             O2C_FOR(i) {                                                    \
-                const T a = XA[o2c_offset(i, r, O2C_EW_DIMS(p), O2C_EW_STR(p, 0))]; \
-                const T b = XB[o2c_offset(i, r, O2C_EW_DIMS(p), O2C_EW_STR(p, 1))]; \
+                const T a = XA[o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 0))]; \
+                const T b = XB[o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 1))]; \
                 Y[i] = (TO)(EXPR);                                          \
             }                                                               \
         }                                                                   \
@@ -169,19 +164,19 @@ O2C_HD static inline uint16_t o2c_f2bf(float f)
 }
 
 /*@ o2c_where needs o2c_offset */
-/* Where(cond, a, b): cond is bool (one byte), a and b of element size k[33]. */
+/* Where(cond, a, b): cond is bool (one byte), a and b of element size O2C_EW_ESIZE. */
 O2C_KERNEL(o2c_where)
 {
     const uint8_t *XC = (const uint8_t *)p->x[0];
     const uint8_t *XA = (const uint8_t *)p->x[1], *XB = (const uint8_t *)p->x[2];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t r = p->k[0], es = p->k[33];
+    const int64_t r = p->k[O2C_EW_RANK], es = p->k[O2C_EW_ESIZE];
     O2C_FOR(i) {
         int64_t ic = i, ia = i, ib = i;
         if (r) {
-            ic = o2c_offset(i, r, O2C_EW_DIMS(p), O2C_EW_STR(p, 0));
-            ia = o2c_offset(i, r, O2C_EW_DIMS(p), O2C_EW_STR(p, 1));
-            ib = o2c_offset(i, r, O2C_EW_DIMS(p), O2C_EW_STR(p, 2));
+            ic = o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 0));
+            ia = o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 1));
+            ib = o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 2));
         }
         memcpy(Y + i * es, XC[ic] ? XA + ia * es : XB + ib * es, (size_t)es);
     }

@@ -3,7 +3,7 @@
  * MeanVarianceNormalization, LRN) and Einsum. See o2c_rt.h for the calling
  * convention. Element sizes and strides are in elements unless noted.
  *
- * Index inputs (int32 or int64, k "ies" = their element size 4 or 8) may
+ * Index inputs (int32 or int64, "ies" = their element size 4 or 8) may
  * be runtime data. A negative index is wrapped once (idx + dim); an index
  * still outside [0, dim) is never used to address memory: gathers write
  * zero bytes for it, scatters skip the update.
@@ -35,13 +35,11 @@
  * axis: it applies U[c, j] to Y[c with c[axis] = I[c, j]] for j in order.
  * Out-of-range indices are skipped.
  *   x[0] I, x[1] U (shape of I); y[0] Y
- *   k[0] element size in bytes   k[1] index element size   k[2] rank
- *   k[3] axis   k[4..11] dims of I   k[12..19] strides of Y
- *   k[20] size of Y's axis   k[21] reduction (typed kernels) */
+ *   O2C_ELEMENTS_* (runtime/c/params/index.h) */
 #define O2C_SCATTER_ELEMENTS_BODY(MOVE)                                              \
     const unsigned char *XI = (const unsigned char *)p->x[0];                        \
-    const int64_t ies = p->k[1], r = p->k[2], ax = p->k[3], n = p->k[20];            \
-    const int64_t *dims = p->k + 4, *ys = p->k + 12;                                 \
+    const int64_t ies = p->k[O2C_ELEMENTS_IESIZE], r = p->k[O2C_ELEMENTS_RANK], ax = p->k[O2C_ELEMENTS_AXIS], n = p->k[O2C_ELEMENTS_AXLEN]; \
+    const int64_t *dims = p->k + O2C_ELEMENTS_DIMS, *ys = p->k + O2C_ELEMENTS_STR;   \
     O2C_FOR(l) {                                                                     \
         int64_t q = l, yo = 0, io = 0, is = 1, ias = 1;                              \
         for (int64_t d = r - 1; d >= 0; d--) {                                       \
@@ -67,7 +65,7 @@
         typedef TY T;                                                                \
         const T *U = (const T *)p->x[1];                                             \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t mode = p->k[21];                                               \
+        const int64_t mode = p->k[O2C_ELEMENTS_MODE];                                \
         O2C_SCATTER_ELEMENTS_BODY(O2C_SCATTER_APPLY(T, mode, Y[dst], U[src]))        \
     }
 
@@ -77,13 +75,11 @@
  * update U[t, s] to Y[tuple offset + s]; different s never meet. A tuple
  * with an out-of-range coordinate is skipped.
  *   x[0] I, x[1] U; y[0] Y
- *   k[0] element size in bytes   k[1] index element size   k[2] m (1..8)
- *   k[3] S (slice size)   k[4] number of tuples   k[5] reduction (typed)
- *   k[6..13] Y dims indexed by a tuple   k[14..21] their Y strides */
+ *   O2C_ND_* */
 #define O2C_SCATTER_ND_BODY(MOVE)                                                    \
     const unsigned char *XI = (const unsigned char *)p->x[0];                        \
-    const int64_t ies = p->k[1], m = p->k[2], S = p->k[3], NT = p->k[4];             \
-    const int64_t *dims = p->k + 6, *ys = p->k + 14;                                 \
+    const int64_t ies = p->k[O2C_ND_IESIZE], m = p->k[O2C_ND_M], S = p->k[O2C_ND_S], NT = p->k[O2C_ND_NT]; \
+    const int64_t *dims = p->k + O2C_ND_DIMS, *ys = p->k + O2C_ND_STR;               \
     O2C_FOR(s) {                                                                     \
         for (int64_t t = 0; t < NT; t++) {                                           \
             int64_t off = s;                                                         \
@@ -105,7 +101,7 @@
         typedef TY T;                                                                \
         const T *U = (const T *)p->x[1];                                             \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t mode = p->k[5];                                                \
+        const int64_t mode = p->k[O2C_ND_MODE];                                      \
         O2C_SCATTER_ND_BODY(O2C_SCATTER_APPLY(T, mode, Y[dst], U[src]))              \
     }
 
@@ -114,8 +110,7 @@
  * element goes behind the equal ones, so ties keep the lower index first).
  * NaN counts as larger than every number (as numpy's sort orders it).
  *   x[0] X; y[0] values (T), y[1] indices (int64)
- *   k[0] A (axis size)   k[1] inner (stride of the axis)
- *   k[2] K (the output size along the axis, K <= A)   k[3] 1 largest, 0 smallest */
+ *   O2C_TOPK_* */
 #define O2C_TOPK(NAME, TY, ISNAN)                                                    \
     O2C_KERNEL(NAME)                                                                 \
     {                                                                                \
@@ -123,7 +118,7 @@
         const T *X = (const T *)p->x[0];                                             \
         T *V = (T *)p->y[0];                                                         \
         int64_t *IX = (int64_t *)p->y[1];                                            \
-        const int64_t A = p->k[0], inner = p->k[1], K = p->k[2], lg = p->k[3];       \
+        const int64_t A = p->k[O2C_TOPK_A], inner = p->k[O2C_TOPK_INNER], K = p->k[O2C_TOPK_K], lg = p->k[O2C_TOPK_LARGEST]; \
         O2C_FOR(i) {                                                                 \
             const int64_t o = i / inner, in = i - o * inner;                         \
             const T *x = X + o * A * inner + in;                                     \
@@ -163,25 +158,21 @@
  *   mode 1 L1:  y = x / sum |x|      mode 2 L2: y = x / sqrt(sum x^2)
  *   mode 3 RMS: y = x / sqrt(mean x^2 + eps) * scale
  *   x[0] X, x[1] scale (mode 3); y[0] Y (X's layout)
- *   k[0] mode   k[1] ro (kept rank)   k[2] ri (normalized rank)   k[3] N
- *   k[4..11] kept dims   k[12..19] their strides
- *   k[20..27] normalized dims   k[28..35] their strides
- *   k[36..43] scale strides over the normalized dims (0: broadcast)
- *   f[0] epsilon */
+ *   O2C_NORMGROUP_* */
 #define O2C_NORMGROUP(NAME, TY)                                                      \
     O2C_KERNEL(NAME)                                                                 \
     {                                                                                \
         typedef TY T;                                                                \
         const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                    \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t mode = p->k[0], ro = p->k[1], ri = p->k[2], N = p->k[3];       \
-        const T eps = O2C_PF(TY, p, 0);                                                  \
+        const int64_t mode = p->k[O2C_NORMGROUP_MODE], ro = p->k[O2C_NORMGROUP_RO], ri = p->k[O2C_NORMGROUP_RI], N = p->k[O2C_NORMGROUP_N]; \
+        const T eps = O2C_PF(TY, p, O2C_NORMGROUP_F_EPS);                            \
         O2C_FOR(i) {                                                                 \
-            const int64_t base = o2c_offset(i, ro, p->k + 4, p->k + 12);             \
+            const int64_t base = o2c_offset(i, ro, p->k + O2C_NORMGROUP_ODIMS, p->k + O2C_NORMGROUP_OSTR); \
             T s1 = 0, s2 = 0;                                                   \
             int64_t j;                                                               \
             for (j = 0; j < N; j++) {                                                \
-                const T x = (T)X[base + o2c_offset(j, ri, p->k + 20, p->k + 28)]; \
+                const T x = (T)X[base + o2c_offset(j, ri, p->k + O2C_NORMGROUP_IDIMS, p->k + O2C_NORMGROUP_ISTR)]; \
                 s1 += mode == 1 ? O2C_M(TY, fabs)(x) : x;                                       \
                 s2 += x * x;                                                         \
             }                                                                        \
@@ -190,7 +181,7 @@
                 const T mean = s1 / (T)N;                                  \
                 T var = 0;                                                      \
                 for (j = 0; j < N; j++) {                                            \
-                    const T d = (T)X[base + o2c_offset(j, ri, p->k + 20, p->k + 28)] - mean; \
+                    const T d = (T)X[base + o2c_offset(j, ri, p->k + O2C_NORMGROUP_IDIMS, p->k + O2C_NORMGROUP_ISTR)] - mean; \
                     var += d * d;                                                    \
                 }                                                                    \
                 sub = mean;                                                          \
@@ -203,9 +194,9 @@
                 mul = 1 / O2C_M(TY, sqrt)(s2 / (T)N + eps);                                \
             }                                                                        \
             for (j = 0; j < N; j++) {                                                \
-                const int64_t o = base + o2c_offset(j, ri, p->k + 20, p->k + 28);    \
+                const int64_t o = base + o2c_offset(j, ri, p->k + O2C_NORMGROUP_IDIMS, p->k + O2C_NORMGROUP_ISTR); \
                 T y = ((T)X[o] - sub) * mul;                               \
-                if (mode == 3) y *= (T)W[o2c_offset(j, ri, p->k + 20, p->k + 36)]; \
+                if (mode == 3) y *= (T)W[o2c_offset(j, ri, p->k + O2C_NORMGROUP_IDIMS, p->k + O2C_NORMGROUP_SSTR)]; \
                 Y[o] = (T)y;                                                         \
             }                                                                        \
         }                                                                            \
@@ -214,14 +205,14 @@
 /* o2c_lrn_T: LRN. Index space: the elements of X (N x C x inner).
  *   y = x / (bias + alpha / size * sum of x^2 over the channels
  *            c - floor((size-1)/2) .. c + ceil((size-1)/2)) ^ beta
- *   k[0] C   k[1] inner   k[2] size   f[0] alpha   f[1] beta   f[2] bias */
+ *   O2C_LRN_* */
 #define O2C_LRN(NAME, TY)                                                            \
     O2C_KERNEL(NAME)                                                                 \
     {                                                                                \
         typedef TY T;                                                                \
         const T *X = (const T *)p->x[0];                                             \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t C = p->k[0], inner = p->k[1], size = p->k[2];                  \
+        const int64_t C = p->k[O2C_LRN_C], inner = p->k[O2C_LRN_INNER], size = p->k[O2C_LRN_SIZE]; \
         const int64_t lo = (size - 1) / 2, hi = size / 2;                            \
         O2C_FOR(i) {                                                                 \
             const int64_t c = (i / inner) % C, base = i - c * inner;                 \
@@ -231,7 +222,7 @@
                 const T x = (T)X[base + cc * inner];                       \
                 s += x * x;                                                          \
             }                                                                        \
-            Y[i] = (T)((T)X[i] / O2C_M(TY, pow)(O2C_PF(TY, p, 2) + O2C_PF(TY, p, 0) / (T)size * s, O2C_PF(TY, p, 1))); \
+            Y[i] = (T)((T)X[i] / O2C_M(TY, pow)(O2C_PF(TY, p, O2C_LRN_F_BIAS) + O2C_PF(TY, p, O2C_LRN_F_ALPHA) / (T)size * s, O2C_PF(TY, p, O2C_LRN_F_BETA))); \
         }                                                                            \
     }
 
@@ -242,16 +233,14 @@
  * axis broadcasts). Y[o] = sum over the summed labels of the product of
  * the operands. Products accumulate in double (ints: int64).
  *   x[0..nin) the operands; y[0] Y
- *   k[0] nin   k[1] no   k[2] ns (no + ns <= 16)
- *   k[3 .. 3+no) output dims   k[3+no .. 3+no+ns) summed dims
- *   then per operand t: k[3 + (no+ns)(1+t) ..] its no + ns strides */
+ *   O2C_EINSUM_* (no + ns <= 16) */
 #define O2C_EINSUM(NAME, TY, ACC)                                                    \
     O2C_KERNEL(NAME)                                                                 \
     {                                                                                \
         typedef TY T;                                                                \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t nin = p->k[0], no = p->k[1], ns = p->k[2], nl = no + ns;       \
-        const int64_t *od = p->k + 3, *sd = p->k + 3 + no;                           \
+        const int64_t nin = p->k[O2C_EINSUM_NIN], no = p->k[O2C_EINSUM_NO], ns = p->k[O2C_EINSUM_NS], nl = no + ns; \
+        const int64_t *od = p->k + O2C_EINSUM_DIMS, *sd = p->k + O2C_EINSUM_DIMS + no; \
         int64_t total = 1;                                                           \
         for (int64_t d = 0; d < ns; d++) total *= sd[d];                             \
         O2C_FOR(i) {                                                                 \
@@ -259,7 +248,7 @@
             int64_t q = i, t, d;                                                     \
             for (d = no - 1; d >= 0; d--) {                                          \
                 const int64_t nq = q / od[d], c = q - nq * od[d];                    \
-                for (t = 0; t < nin; t++) off[t] += c * p->k[3 + nl * (1 + t) + d];  \
+                for (t = 0; t < nin; t++) off[t] += c * p->k[O2C_EINSUM_STR_AT(nl, t) + d]; \
                 q = nq;                                                              \
             }                                                                        \
             for (d = 0; d < ns; d++) cnt[d] = 0;                                     \
@@ -269,9 +258,9 @@
                 for (t = 0; t < nin; t++) prod *= (ACC)((const T *)p->x[t])[off[t]]; \
                 acc += prod;                                                         \
                 for (d = ns - 1; d >= 0; d--) {                                      \
-                    for (t = 0; t < nin; t++) off[t] += p->k[3 + nl * (1 + t) + no + d]; \
+                    for (t = 0; t < nin; t++) off[t] += p->k[O2C_EINSUM_STR_AT(nl, t) + no + d]; \
                     if (++cnt[d] < sd[d]) break;                                     \
-                    for (t = 0; t < nin; t++) off[t] -= sd[d] * p->k[3 + nl * (1 + t) + no + d]; \
+                    for (t = 0; t < nin; t++) off[t] -= sd[d] * p->k[O2C_EINSUM_STR_AT(nl, t) + no + d]; \
                     cnt[d] = 0;                                                      \
                 }                                                                    \
             }                                                                        \
@@ -308,16 +297,14 @@ O2C_HD static inline int64_t o2c_ix_wrap(int64_t v, int64_t n)
  * output elements (shape of I). Output coordinate c reads X at c with
  * c[axis] replaced by I[c]; an out-of-range index gives zero bytes.
  *   x[0] X, x[1] I; y[0] Y
- *   k[0] element size in bytes   k[1] index element size   k[2] rank
- *   k[3] axis   k[4..11] dims of I (and Y)   k[12..19] strides of X
- *   k[20] size of X's axis */
+ *   O2C_ELEMENTS_* */
 O2C_KERNEL(o2c_gather_elements)
 {
     const unsigned char *X = (const unsigned char *)p->x[0];
     const unsigned char *XI = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[0], ies = p->k[1], r = p->k[2], ax = p->k[3], n = p->k[20];
-    const int64_t *dims = p->k + 4, *xs = p->k + 12;
+    const int64_t es = p->k[O2C_ELEMENTS_ESIZE], ies = p->k[O2C_ELEMENTS_IESIZE], r = p->k[O2C_ELEMENTS_RANK], ax = p->k[O2C_ELEMENTS_AXIS], n = p->k[O2C_ELEMENTS_AXLEN];
+    const int64_t *dims = p->k + O2C_ELEMENTS_DIMS, *xs = p->k + O2C_ELEMENTS_STR;
     O2C_FOR(i) {
         int64_t q = i, off = 0;
         for (int64_t d = r - 1; d >= 0; d--) {
@@ -341,16 +328,14 @@ O2C_KERNEL(o2c_gather_elements)
  * S elements of the slice of X they select. A tuple with an out-of-range
  * coordinate gives a slice of zero bytes.
  *   x[0] X, x[1] I; y[0] Y
- *   k[0] element size in bytes   k[1] index element size   k[2] m (1..8)
- *   k[3] S (slice size)   k[4] tuples per batch   k[5] X elements per batch
- *   k[6..13] X dims indexed by the tuple   k[14..21] their X strides */
+ *   O2C_ND_* */
 O2C_KERNEL(o2c_gather_nd)
 {
     const unsigned char *X = (const unsigned char *)p->x[0];
     const unsigned char *XI = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[0], ies = p->k[1], m = p->k[2], S = p->k[3], G = p->k[4], BS = p->k[5];
-    const int64_t *dims = p->k + 6, *xs = p->k + 14;
+    const int64_t es = p->k[O2C_ND_ESIZE], ies = p->k[O2C_ND_IESIZE], m = p->k[O2C_ND_M], S = p->k[O2C_ND_S], G = p->k[O2C_ND_NT], BS = p->k[O2C_ND_BATCH];
+    const int64_t *dims = p->k + O2C_ND_DIMS, *xs = p->k + O2C_ND_STR;
     O2C_FOR(i) {
         const int64_t t = i / S, s = i - t * S;
         int64_t off = (t / G) * BS + s;
@@ -373,7 +358,7 @@ O2C_KERNEL(o2c_scatter_elements)
 {
     const unsigned char *U = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[0];
+    const int64_t es = p->k[O2C_ELEMENTS_ESIZE];
     O2C_SCATTER_ELEMENTS_BODY(o2c_mv_elem(Y + dst * es, U + src * es, es))
 }
 
@@ -382,7 +367,7 @@ O2C_KERNEL(o2c_scatter_nd)
 {
     const unsigned char *U = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[0];
+    const int64_t es = p->k[O2C_ND_ESIZE];
     O2C_SCATTER_ND_BODY(o2c_mv_elem(Y + dst * es, U + src * es, es))
 }
 
@@ -395,15 +380,13 @@ O2C_KERNEL(o2c_scatter_nd)
  * the same element.
  *   x[0] update, x[1] write_indices (int64, one per batch; NULL: all 0);
  *   y[0] Y
- *   k[0] element size in bytes   k[1] mode (0 linear, 1 circular)
- *   k[2] update length along the axis   k[3] inner (product after the axis)
- *   k[4] cache length along the axis    k[5] update elements per batch */
+ *   O2C_TSCATTER_* */
 O2C_KERNEL(o2c_tensor_scatter)
 {
     const unsigned char *U = (const unsigned char *)p->x[0];
     const int64_t *W = (const int64_t *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[0], mode = p->k[1], L = p->k[2], inner = p->k[3], M = p->k[4], per = p->k[5];
+    const int64_t es = p->k[O2C_TSCATTER_ESIZE], mode = p->k[O2C_TSCATTER_MODE], L = p->k[O2C_TSCATTER_LEN], inner = p->k[O2C_TSCATTER_INNER], M = p->k[O2C_TSCATTER_MAX], per = p->k[O2C_TSCATTER_PER];
     O2C_FOR(i) {
         const int64_t in = i % inner, t = i / inner, s = t % L, o = t / L;
         int64_t pos = (W ? W[i / per] : 0) + s;

@@ -2,13 +2,7 @@
  *
  * o2c_matmul_f32 / _f64: Y[b, m, n] = alpha * sum_k A[b, m, k] * B[b, k, n]
  *                                     + beta * C[b, m, n]  (C optional)
- *   k[0] M, k[1] N, k[2] K
- *   k[3] A stride between rows (m), k[4] A stride along k
- *   k[5] B stride along k,          k[6] B stride between columns (n)
- *   k[7] batch rank r (0..6), k[8..8+r) batch dims,
- *   k[16..16+r) A batch strides, k[24..24+r) B batch strides (0: broadcast)
- *   k[32] C present: 0 no, 1 yes; k[33] C stride m, k[34] C stride n
- *   f[0] alpha, f[1] beta
+ *   O2C_MATMUL_* (runtime/c/params/matmul.h)
  * Gemm uses it with transposes expressed as strides.
  * Epilogue (fused ops, o2c_rt.h): the O2C_EPI_* slots, channel n (the column). */
 #define O2C_MATMUL(NAME, T, EPI)                                                       \
@@ -17,41 +11,37 @@
         const T *A = (const T *)p->x[0], *B = (const T *)p->x[1];                  \
         const T *Cm = (const T *)p->x[2];                                           \
         T *Y = (T *)p->y[0];                                                        \
-        const int64_t M = p->k[0], N = p->k[1], K = p->k[2];                        \
-        const int64_t sam = p->k[3], sak = p->k[4], sbk = p->k[5], sbn = p->k[6];   \
-        const int64_t r = p->k[7];                                                  \
-        const T alpha = O2C_PF(T, p, 0), beta = O2C_PF(T, p, 1);                            \
+        const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
+        const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK], sbk = p->k[O2C_MATMUL_SBK], sbn = p->k[O2C_MATMUL_SBN]; \
+        const int64_t r = p->k[O2C_MATMUL_R];                                       \
+        const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         O2C_FOR(i) {                                                                \
             const int64_t n = i % N, m = (i / N) % M, b = i / (M * N);              \
             const T *a = A + m * sam, *bb = B + n * sbn;                            \
             if (r) {                                                                \
-                a += o2c_offset(b, r, p->k + 8, p->k + 16);                         \
-                bb += o2c_offset(b, r, p->k + 8, p->k + 24);                        \
+                a += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_ASTR); \
+                bb += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_BSTR); \
             }                                                                       \
             T acc = 0;                                                              \
             for (int64_t kk = 0; kk < K; kk++) acc += a[kk * sak] * bb[kk * sbk];   \
             acc *= alpha;                                                           \
-            if (p->k[32]) acc += beta * Cm[m * p->k[33] + n * p->k[34]];            \
+            if (p->k[O2C_MATMUL_HASC]) acc += beta * Cm[m * p->k[O2C_MATMUL_SCM] + n * p->k[O2C_MATMUL_SCN]]; \
             Y[i] = epi ? EPI(acc, i, n, p) : acc;                                   \
         }                                                                           \
     }
 /* o2c_poolgemm_f32 / _f64 (GlobalPoolGemm): a global average pool and a
  * matrix product in one. Index space: N x M outputs.
- *   Y[n, m] = epi(alpha * sum_c mean_s(X[n, c, s]) * W[m * k[3] + c * k[4]]
- *                 + beta * Cb[m * k[6]])            (Cb when k[5] is 1)
- *   k[0] M, k[1] C, k[2] S (spatial size), k[3] W stride m, k[4] W stride c,
- *   k[5] bias present, k[6] its stride; f[0] alpha, f[1] beta;
- *   epilogue: the O2C_EPI_* slots (o2c_rt.h), channel m. */
+ *   O2C_POOLGEMM_*, O2C_MATMUL_F_ALPHA, _BETA; epilogue: the O2C_EPI_* slots (o2c_rt.h), channel m. */
 #define O2C_POOLGEMM(NAME, T, EPI)                                                  \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                  \
         const T *Cb = (const T *)p->x[2];                                           \
         T *Y = (T *)p->y[0];                                                        \
-        const int64_t M = p->k[0], C = p->k[1], S = p->k[2];                        \
-        const int64_t swm = p->k[3], swc = p->k[4];                                 \
-        const T alpha = O2C_PF(T, p, 0), beta = O2C_PF(T, p, 1);                            \
+        const int64_t M = p->k[O2C_POOLGEMM_M], C = p->k[O2C_POOLGEMM_C], S = p->k[O2C_POOLGEMM_S]; \
+        const int64_t swm = p->k[O2C_POOLGEMM_SWM], swc = p->k[O2C_POOLGEMM_SWC];   \
+        const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         O2C_FOR(i) {                                                                \
             const int64_t m = i % M, n = i / M;                                     \
@@ -63,7 +53,7 @@
                 acc += sum / (T)S * W[m * swm + c * swc];                           \
             }                                                                       \
             acc *= alpha;                                                           \
-            if (p->k[5]) acc += beta * Cb[m * p->k[6]];                             \
+            if (p->k[O2C_POOLGEMM_HASB]) acc += beta * Cb[m * p->k[O2C_POOLGEMM_SB]]; \
             Y[i] = epi ? EPI(acc, i, m, p) : acc;                                   \
         }                                                                           \
     }
@@ -74,7 +64,7 @@
  * k loads one row of B's tile and broadcasts MR values of A, so the inner
  * loop is a fixed-length, contiguous multiply-add the C compiler vectorizes.
  * Index space: the tiles, batch x ceil(M/MR) x ceil(N/NR). Needs B
- * contiguous along n (k[6] == 1). Every output sums over k in the order the
+ * contiguous along n (O2C_MATMUL_SBN == 1). Every output sums over k in the order the
  * reference does. The lowering picks it for the C target. */
 #define O2C_MM_MR 8
 #define O2C_MM_NR 32
@@ -96,7 +86,7 @@
             for (int j = 0; j < (COLS); j++) {                                      \
                 const int64_t y = y0 + i * N + j;                                   \
                 T v = acc[i][j] * alpha;                                            \
-                if (p->k[32]) v += beta * Cm[(m0 + i) * p->k[33] + (n0 + j) * p->k[34]];\
+                if (p->k[O2C_MATMUL_HASC]) v += beta * Cm[(m0 + i) * p->k[O2C_MATMUL_SCM] + (n0 + j) * p->k[O2C_MATMUL_SCN]]; \
                 Y[y] = epi ? EPI(v, y, n0 + j, p) : v;                              \
             }                                                                       \
     }
@@ -106,10 +96,10 @@
         const T *A = (const T *)p->x[0], *B = (const T *)p->x[1];                  \
         const T *Cm = (const T *)p->x[2];                                           \
         T *Y = (T *)p->y[0];                                                        \
-        const int64_t M = p->k[0], N = p->k[1], K = p->k[2];                        \
-        const int64_t sam = p->k[3], sak = p->k[4], sbk = p->k[5];                  \
-        const int64_t r = p->k[7];                                                  \
-        const T alpha = O2C_PF(T, p, 0), beta = O2C_PF(T, p, 1);                  \
+        const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
+        const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK], sbk = p->k[O2C_MATMUL_SBK]; \
+        const int64_t r = p->k[O2C_MATMUL_R];                                       \
+        const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         const int64_t TM = (M + O2C_MM_MR - 1) / O2C_MM_MR;                         \
         const int64_t TN = (N + O2C_MM_NR - 1) / O2C_MM_NR;                         \
@@ -123,8 +113,8 @@
             const int64_t nr = N - n0 < O2C_MM_NR ? N - n0 : O2C_MM_NR;             \
             const T *a = A + m0 * sam, *bb = B + n0;                                \
             if (r) {                                                                \
-                a += o2c_offset(b, r, p->k + 8, p->k + 16);                         \
-                bb += o2c_offset(b, r, p->k + 8, p->k + 24);                        \
+                a += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_ASTR); \
+                bb += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_BSTR); \
             }                                                                       \
             const int64_t y0 = (b * M + m0) * N + n0;                               \
             if (mr == O2C_MM_MR && nr == O2C_MM_NR) O2C_MM_TILE_RUN(T, EPI, O2C_MM_MR, O2C_MM_NR) \

@@ -6,29 +6,28 @@
 /* CumSum over one axis, read at run time from x[1] (int32 or int64,
  * negative counts from the end; out of range: y = x). Each index sums its
  * own prefix (or suffix), so no index reads what another one writes.
- *   k[0] rank, k[1..8] dims, k[9] size of the axis element (4 or 8),
- *   k[10] exclusive, k[11] reverse */
+ *   O2C_CUMSUM_* (runtime/c/params/misc.h) */
 #define O2C_CUMSUM_DEF(NAME, TY)                                            \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         T *Y = (T *)p->y[0];                                                \
-        const int64_t rank = p->k[0];                                       \
-        int64_t ax = p->k[9] == 4 ? (int64_t) * (const int32_t *)p->x[1]    \
+        const int64_t rank = p->k[O2C_CUMSUM_RANK];                         \
+        int64_t ax = p->k[O2C_CUMSUM_AXSIZE] == 4 ? (int64_t) * (const int32_t *)p->x[1] \
                                   : *(const int64_t *)p->x[1];              \
         if (ax < 0) ax += rank;                                             \
-        int64_t n = 1, inner = 1, incl = p->k[10] ? 0 : 1;                  \
+        int64_t n = 1, inner = 1, incl = p->k[O2C_CUMSUM_EXCLUSIVE] ? 0 : 1; \
         if (ax >= 0 && ax < rank) {                                         \
-            n = p->k[1 + ax];                                               \
-            for (int64_t d = ax + 1; d < rank; d++) inner *= p->k[1 + d];   \
+            n = p->k[O2C_CUMSUM_DIMS + ax];                                 \
+            for (int64_t d = ax + 1; d < rank; d++) inner *= p->k[O2C_CUMSUM_DIMS + d]; \
         } else {                                                            \
             incl = 1;                                                       \
         }                                                                   \
         O2C_FOR(i) {                                                        \
             const int64_t j = (i / inner) % n, base = i - j * inner;        \
             T s = 0;                                                        \
-            if (!p->k[11]) {                                                \
+            if (!p->k[O2C_CUMSUM_REVERSE]) {                                \
                 for (int64_t t = 0; t < j + incl; t++) s += X[base + t * inner]; \
             } else {                                                        \
                 for (int64_t t = n - 1; t > j - incl; t--) s += X[base + t * inner]; \
@@ -38,27 +37,27 @@
     }
 
 /* EyeLike: y[r][c] = (c - r == k) for a 2-D output.
- *   k[0] columns, k[1] the diagonal k */
+ *   O2C_EYELIKE_* */
 #define O2C_EYELIKE_DEF(NAME, TY)                                           \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
         typedef TY T;                                                       \
         T *Y = (T *)p->y[0];                                                \
-        const int64_t w = p->k[0], d = p->k[1];                             \
+        const int64_t w = p->k[O2C_EYELIKE_W], d = p->k[O2C_EYELIKE_K];     \
         O2C_FOR(i) Y[i] = (T)(i % w - i / w == d ? 1 : 0);                  \
     }
 
 /* Hardmax: 1 where the element is the first maximum of its slice along
  * the axis, else 0. Each index scans its own slice.
- *   k[0] length n of the axis, k[1] inner (product of the dims after it;
- *   opset < 13 coerces to 2-D: n = product of the dims from the axis, inner 1) */
+ *   O2C_HARDMAX_N, _INNER (opset < 13 coerces to 2-D: N = product of the
+ *   dims from the axis, INNER 1) */
 #define O2C_HARDMAX_DEF(NAME, TY)                                           \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         T *Y = (T *)p->y[0];                                                \
-        const int64_t n = p->k[0], inner = p->k[1];                         \
+        const int64_t n = p->k[O2C_HARDMAX_N], inner = p->k[O2C_HARDMAX_INNER]; \
         O2C_FOR(i) {                                                        \
             const int64_t j = (i / inner) % n, base = i - j * inner;        \
             int64_t best = 0;                                               \
@@ -73,7 +72,7 @@
  * in the element type. Index space: the matrices.
  *   x[0] the matrices (count, m, m); y[0] the determinants; y[1] scratch
  *   of count*m*m elements (index i uses only its own m*m block)
- *   k[0] m */
+ *   O2C_DET_M */
 #define O2C_DET_DEF(NAME, TY)                                               \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
@@ -81,7 +80,7 @@
         const T *X = (const T *)p->x[0];                                    \
         T *Y = (T *)p->y[0];                                                \
         T *S = (T *)p->y[1];                                                \
-        const int64_t m = p->k[0];                                          \
+        const int64_t m = p->k[O2C_DET_M];                                  \
         O2C_FOR(i) {                                                        \
             T *A = S + i * m * m;                                      \
             T det = 1;                                                 \
@@ -113,13 +112,12 @@
 /* Trilu: keeps the elements with c - r >= k (upper) or c - r <= k (lower)
  * of the last two axes, zeroes the others; any element type.
  *   x[1] the diagonal k (one int64, read at run time), or NULL: k = 0
- *   k[0] rows, k[1] columns of the last two axes, k[3] upper,
- *   k[4] element size in bytes */
+ *   O2C_TRILU_* */
 O2C_KERNEL(o2c_trilu)
 {
     const uint8_t *X = (const uint8_t *)p->x[0];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t h = p->k[0], w = p->k[1], up = p->k[3], es = p->k[4];
+    const int64_t h = p->k[O2C_TRILU_H], w = p->k[O2C_TRILU_W], up = p->k[O2C_TRILU_UPPER], es = p->k[O2C_TRILU_ESIZE];
     const int64_t d = p->x[1] ? *(const int64_t *)p->x[1] : 0;
     O2C_FOR(i) {
         const int64_t c = i % w, r = (i / w) % h;
@@ -133,14 +131,13 @@ O2C_KERNEL(o2c_trilu)
 /* OneHot: y[o][d][in] = values[1] if indices[o][in] (negative: + depth)
  * equals d, else values[0]; any value type.
  *   x[0] indices as int64 (outer * inner), x[1] values [off, on]
- *   k[0] depth, k[1] inner (product of the index dims from the axis),
- *   k[2] element size of the values in bytes */
+ *   O2C_ONEHOT_* */
 O2C_KERNEL(o2c_onehot)
 {
     const int64_t *IX = (const int64_t *)p->x[0];
     const uint8_t *V = (const uint8_t *)p->x[1];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t depth = p->k[0], inner = p->k[1], es = p->k[2];
+    const int64_t depth = p->k[O2C_ONEHOT_DEPTH], inner = p->k[O2C_ONEHOT_INNER], es = p->k[O2C_ONEHOT_ESIZE];
     O2C_FOR(i) {
         const int64_t in = i % inner, t = i / inner;
         const int64_t d = t % depth, o = t / depth;

@@ -11,12 +11,12 @@ O2C_KERNEL(o2c_copy)
 }
 
 /*@ o2c_fill */
-/* o2c_fill: y[i] = the k[0]-byte pattern in k[1] (little-endian value
- * bytes copied from the constant). Index space: elements. */
+/* o2c_fill: y[i] = the O2C_FILL_ESIZE-byte element x[0]. Index space:
+ * elements. */
 O2C_KERNEL(o2c_fill)
 {
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[0];
+    const int64_t es = p->k[O2C_FILL_ESIZE];
     const unsigned char *v = (const unsigned char *)p->x[0];
     O2C_FOR(i) memcpy(Y + i * es, v, (size_t)es);
 }
@@ -38,20 +38,15 @@ O2C_HD static inline O2C_INLINE void o2c_mv_elem(unsigned char *d, const unsigne
 /*@ o2c_strided needs o2c_mv_elem */
 /* o2c_strided: a strided copy, the kernel behind Transpose, Slice, Concat,
  * Split, Expand, DepthToSpace and SpaceToDepth. Index space: the elements
- * of a box of rank k[1] and dims k[4..]; element i with coordinates c goes
- * from X[k[2] + sum c*xstr] to Y[k[3] + sum c*ystr] (offsets in elements,
- * x strides may be negative or 0).
- *   k[0] element size in bytes   k[1] rank (0..8)
- *   k[2] x base offset           k[3] y base offset
- *   k[4..11] dims   k[12..19] x strides   k[20..27] y strides */
+ * of a box; parameters O2C_STRIDED_* (runtime/c/params/movement.h). */
 O2C_KERNEL(o2c_strided)
 {
     const unsigned char *X = (const unsigned char *)p->x[0];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[0], r = p->k[1];
-    const int64_t *dims = p->k + 4, *xs = p->k + 12, *ys = p->k + 20;
+    const int64_t es = p->k[O2C_STRIDED_ESIZE], r = p->k[O2C_STRIDED_RANK];
+    const int64_t *dims = p->k + O2C_STRIDED_DIMS, *xs = p->k + O2C_STRIDED_XSTR, *ys = p->k + O2C_STRIDED_YSTR;
     O2C_FOR(i) {
-        int64_t q = i, xo = p->k[2], yo = p->k[3];
+        int64_t q = i, xo = p->k[O2C_STRIDED_XBASE], yo = p->k[O2C_STRIDED_YBASE];
         for (int64_t d = r - 1; d >= 0; d--) {
             const int64_t nq = q / dims[d], c = q - nq * dims[d];
             xo += c * xs[d];
@@ -65,13 +60,13 @@ O2C_KERNEL(o2c_strided)
 /*@ o2c_tile needs o2c_mv_elem */
 /* o2c_tile: Y = Tile(X). Index space: output elements; output coordinate
  * c reads X at c mod xdims (X contiguous).
- *   k[0] element size   k[1] rank   k[2..9] y dims   k[10..17] x dims */
+ *   O2C_TILE_* */
 O2C_KERNEL(o2c_tile)
 {
     const unsigned char *X = (const unsigned char *)p->x[0];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[0], r = p->k[1];
-    const int64_t *yd = p->k + 2, *xd = p->k + 10;
+    const int64_t es = p->k[O2C_TILE_ESIZE], r = p->k[O2C_TILE_RANK];
+    const int64_t *yd = p->k + O2C_TILE_YDIMS, *xd = p->k + O2C_TILE_XDIMS;
     O2C_FOR(i) {
         int64_t q = i, xo = 0, xs = 1;
         for (int64_t d = r - 1; d >= 0; d--) {
@@ -89,15 +84,14 @@ O2C_KERNEL(o2c_tile)
  * maps to input coordinate c - begin (begin < 0 crops); outside the input:
  * mode 0 constant (the one element x[1]), 1 edge (clamp), 2 reflect
  * (mirror without repeating the border), 3 wrap (periodic).
- *   k[0] element size   k[1] rank   k[2] mode
- *   k[3..10] y dims   k[11..18] x dims   k[19..26] pads at the beginning */
+ *   O2C_PAD_* */
 O2C_KERNEL(o2c_pad)
 {
     const unsigned char *X = (const unsigned char *)p->x[0];
     const unsigned char *V = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[0], r = p->k[1], mode = p->k[2];
-    const int64_t *yd = p->k + 3, *xd = p->k + 11, *pb = p->k + 19;
+    const int64_t es = p->k[O2C_PAD_ESIZE], r = p->k[O2C_PAD_RANK], mode = p->k[O2C_PAD_MODE];
+    const int64_t *yd = p->k + O2C_PAD_YDIMS, *xd = p->k + O2C_PAD_XDIMS, *pb = p->k + O2C_PAD_BEGIN;
     O2C_FOR(i) {
         int64_t q = i, xo = 0, xs = 1;
         int outside = 0;
@@ -133,15 +127,13 @@ O2C_KERNEL(o2c_pad)
  * (outer, j, inner) with j over the indices. Negative indices count from
  * the end; an index still out of range gives zero bytes (never a read
  * outside X).
- *   k[0] element size   k[1] inner size (product of dims after axis)
- *   k[2] number of indices   k[3] size of the gathered axis
- *   k[4] index element size (4: int32, 8: int64) */
+ *   O2C_GATHER_* */
 O2C_KERNEL(o2c_gather)
 {
     const unsigned char *X = (const unsigned char *)p->x[0];
     const unsigned char *XI = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[0], inner = p->k[1], ni = p->k[2], ax = p->k[3], ies = p->k[4];
+    const int64_t es = p->k[O2C_GATHER_ESIZE], inner = p->k[O2C_GATHER_INNER], ni = p->k[O2C_GATHER_NIDX], ax = p->k[O2C_GATHER_AXIS], ies = p->k[O2C_GATHER_IESIZE];
     O2C_FOR(i) {
         const int64_t in = i % inner, t = i / inner, j = t % ni, outer = t / ni;
         int64_t idx;

@@ -4,36 +4,31 @@
  *
  * o2c_softmax_T: Softmax / LogSoftmax. Index space: the rows (outer x inner
  * positions); each loops over its axis.
- *   k[0] A (length of the axis), k[1] inner (stride of the axis), k[2] 1: LogSoftmax
+ *   O2C_SOFTMAX_*
  *
  * o2c_layernorm_T: LayerNormalization. Index space: the rows (product of the
  * dims before axis); each normalizes its N contiguous elements.
  *   x[0] X, x[1] Scale, x[2] B (optional)
- *   k[0] N, k[1] mode: 0 writes Y to y[0] and, if y[1], Mean to y[1];
- *                      1 writes InvStdDev to y[0] (no Y)
+ *   O2C_LAYERNORM_*, O2C_NORM_F_EPS
  *   (o2c_layernorm_T_U: Mean and InvStdDev of type U, when it is not T)
- *   k[3] nr: 0 when Scale and B have N elements (direct index); else the
- *        rank of the normalized shape, k[4..11] its dims,
- *        k[12..19] Scale strides, k[20..27] B strides (0: broadcast)
- *   f[0] epsilon
  *
  * o2c_batchnorm_prep_T: inference BatchNormalization, per channel.
  *   Index space: channels. x[0] scale, x[1] var; y[0] (T) scale / sqrt(var + eps).
- *   f[0] epsilon
+ *   O2C_NORM_F_EPS
  * o2c_batchnorm_T: Index space: X elements. x[0] X, x[1] prep (T),
- *   x[2] B, x[3] mean; y = (x - mean[c]) * prep[c] + B[c], c = (i / k[1]) % k[0].
- *   k[0] C, k[1] inner (product of the dims after the channel)
+ *   x[2] B, x[3] mean; y = (x - mean[c]) * prep[c] + B[c], c = (i / INNER) % C.
+ *   O2C_BATCHNORM_* (INNER: product of the dims after the channel)
  * o2c_batchnorm_train_T: training-mode BatchNormalization. Index space:
  *   channels. x[0] X, x[1] scale, x[2] B; y[0] Y, y[1] (T, 2 x C) the
  *   batch mean (row 0) and biased variance (row 1).
- *   k[0] N, k[1] C, k[2] inner; f[0] epsilon
+ *   O2C_BNTRAIN_*, O2C_NORM_F_EPS
  * o2c_batchnorm_running_T: Index space: channels. x[0] input mean,
  *   x[1] input var, x[2] the stats from _train (T, 2 x C);
  *   y[0] running mean, y[1] running var (each optional).
- *   k[0] C; f[0] momentum
+ *   O2C_BNRUN_C; O2C_NORM_F_MOMENTUM
  *
  * o2c_instnorm_T: InstanceNormalization. Index space: N x C rows.
- *   x[0] X, x[1] scale, x[2] B; k[0] C, k[1] S (spatial size); f[0] epsilon */
+ *   x[0] X, x[1] scale, x[2] B; O2C_INSTNORM_*; O2C_NORM_F_EPS */
 
 #define O2C_SOFTMAX(NAME, TY)                                                         \
     O2C_KERNEL(NAME)                                                                  \
@@ -41,7 +36,8 @@
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0];                                              \
         T *Y = (T *)p->y[0];                                                          \
-        const int64_t A = p->k[0], inner = p->k[1], lg = p->k[2];                     \
+        const int64_t A = p->k[O2C_SOFTMAX_A], inner = p->k[O2C_SOFTMAX_INNER];       \
+        const int64_t lg = p->k[O2C_SOFTMAX_LOG];                                     \
         O2C_FOR(i) {                                                                  \
             const int64_t base = (i / inner) * A * inner + i % inner;                 \
             const T *x = X + base;                                                    \
@@ -73,8 +69,9 @@
     {                                                                                 \
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0], *S = (const T *)p->x[1], *B = (const T *)p->x[2]; \
-        const int64_t N = p->k[0], mode = p->k[1], nr = p->k[3];                      \
-        const T eps = O2C_PF(TY, p, 0);                                               \
+        const int64_t N = p->k[O2C_LAYERNORM_N], mode = p->k[O2C_LAYERNORM_MODE];     \
+        const int64_t nr = p->k[O2C_LAYERNORM_NR];                                    \
+        const T eps = O2C_PF(TY, p, O2C_NORM_F_EPS);                                  \
         O2C_FOR(i) {                                                                  \
             const T *x = X + i * N;                                                   \
             int64_t j;                                                                \
@@ -96,8 +93,8 @@
             for (j = 0; j < N; j++) {                                                 \
                 int64_t js = j, jb = j;                                               \
                 if (nr) {                                                             \
-                    js = o2c_offset(j, nr, p->k + 4, p->k + 12);                      \
-                    jb = o2c_offset(j, nr, p->k + 4, p->k + 20);                      \
+                    js = o2c_offset(j, nr, p->k + O2C_LAYERNORM_DIMS, p->k + O2C_LAYERNORM_SSTR); \
+                    jb = o2c_offset(j, nr, p->k + O2C_LAYERNORM_DIMS, p->k + O2C_LAYERNORM_BSTR); \
                 }                                                                     \
                 T v = (x[j] - mean) * inv * S[js];                                    \
                 if (B) v += B[jb];                                                    \
@@ -112,7 +109,7 @@
         typedef TY T;                                                                 \
         const T *S = (const T *)p->x[0], *V = (const T *)p->x[1];                     \
         T *P = (T *)p->y[0];                                                          \
-        O2C_FOR(c) P[c] = S[c] / O2C_M(TY, sqrt)(V[c] + O2C_PF(TY, p, 0));            \
+        O2C_FOR(c) P[c] = S[c] / O2C_M(TY, sqrt)(V[c] + O2C_PF(TY, p, O2C_NORM_F_EPS)); \
     }
 
 #define O2C_BATCHNORM(NAME, TY)                                                       \
@@ -122,7 +119,7 @@
         const T *X = (const T *)p->x[0], *B = (const T *)p->x[2], *M = (const T *)p->x[3]; \
         const T *P = (const T *)p->x[1];                                              \
         T *Y = (T *)p->y[0];                                                          \
-        const int64_t C = p->k[0], inner = p->k[1];                                   \
+        const int64_t C = p->k[O2C_BATCHNORM_C], inner = p->k[O2C_BATCHNORM_INNER];   \
         O2C_FOR(i) {                                                                  \
             const int64_t c = (i / inner) % C;                                        \
             Y[i] = (X[i] - M[c]) * P[c] + B[c];                                       \
@@ -136,7 +133,8 @@
         const T *X = (const T *)p->x[0], *S = (const T *)p->x[1], *B = (const T *)p->x[2]; \
         T *Y = (T *)p->y[0];                                                          \
         T *ST = (T *)p->y[1];                                               \
-        const int64_t N = p->k[0], C = p->k[1], inner = p->k[2];                      \
+        const int64_t N = p->k[O2C_BNTRAIN_N], C = p->k[O2C_BNTRAIN_C];               \
+        const int64_t inner = p->k[O2C_BNTRAIN_INNER];                                \
         O2C_FOR(c) {                                                                  \
             int64_t b, j;                                                             \
             T mean = 0, var = 0;                                                 \
@@ -149,7 +147,7 @@
                     var += d * d;                                                     \
                 }                                                                     \
             var /= (T)(N * inner);                                               \
-            const T a = (T)S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, 0));                      \
+            const T a = (T)S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, O2C_NORM_F_EPS)); \
             for (b = 0; b < N; b++)                                                   \
                 for (j = 0; j < inner; j++) {                                         \
                     const int64_t o = (b * C + c) * inner + j;                        \
@@ -167,8 +165,8 @@
         const T *M = (const T *)p->x[0], *V = (const T *)p->x[1];                     \
         const T *ST = (const T *)p->x[2];                                   \
         T *RM = (T *)p->y[0], *RV = (T *)p->y[1];                                     \
-        const int64_t C = p->k[0];                                                    \
-        const T mo = O2C_PF(TY, p, 0);                                                       \
+        const int64_t C = p->k[O2C_BNRUN_C];                                          \
+        const T mo = O2C_PF(TY, p, O2C_NORM_F_MOMENTUM);                              \
         O2C_FOR(c) {                                                                  \
             if (RM) RM[c] = (T)((T)M[c] * mo + ST[c] * (1 - mo));                \
             if (RV) RV[c] = (T)((T)V[c] * mo + ST[C + c] * (1 - mo));            \
@@ -181,7 +179,7 @@
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0], *S = (const T *)p->x[1], *B = (const T *)p->x[2]; \
         T *Y = (T *)p->y[0];                                                          \
-        const int64_t C = p->k[0], N = p->k[1];                                       \
+        const int64_t C = p->k[O2C_INSTNORM_C], N = p->k[O2C_INSTNORM_S];             \
         O2C_FOR(i) {                                                                  \
             const T *x = X + i * N;                                                   \
             T *y = Y + i * N;                                                         \
@@ -195,7 +193,7 @@
                 var += d * d;                                                         \
             }                                                                         \
             var /= (T)N;                                                              \
-            const T a = S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, 0)), b = B[c];     \
+            const T a = S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, O2C_NORM_F_EPS)), b = B[c]; \
             for (j = 0; j < N; j++) y[j] = (x[j] - mean) * a + b;                     \
         }                                                                             \
     }

@@ -37,6 +37,11 @@
 #define O2C_MAX_Y 2
 #define O2C_NK 64
 #define O2C_NF 4
+/* Each kernel's parameter slots are named in runtime/c/params/FAMILY.h (an
+ * enum per kernel or kernel group, ending with its counts NAME_NK and
+ * NAME_NF); O2C_PARAMS_FIT(name, nk, nf) refuses to compile if they
+ * overflow k[] or f[]. */
+#define O2C_PARAMS_FIT(name, nk, nf) typedef char o2c_params_fit_##name[(nk) <= O2C_NK && (nf) <= O2C_NF ? 1 : -1];
 
 typedef struct o2c_p {
     const void *x[O2C_MAX_X];   /* inputs */

@@ -6,31 +6,28 @@
  * Window tap k of output o along an axis reads input o*s - pad + k*dil;
  * taps outside the input are skipped (MaxPool: padding never wins).
  *
- * Parameters (all kernels):
- *   k[0..2]   input spatial dims  (ID, IH, IW)
- *   k[3..5]   output spatial dims (OD, OH, OW)
- *   k[6..8]   kernel dims, k[9..11] strides, k[12..14] dilations
- *   k[15..17] pads at the beginning, k[18..20] pads at the end
+ * Parameters (all kernels): O2C_POOL_* (runtime/c/params/pool.h), the
+ * geometry as (depth, height, width) triples: O2C_POOL_IN (ID, IH, IW), ...
  *
  * o2c_maxpool_*: Y = max over the window's taps inside the input.
- *   k[21] storage order of the optional Indices output y[1] (int64):
+ *   O2C_POOL_MODE: storage order of the optional Indices output y[1] (int64):
  *         0 row-major, 1 column-major spatial index; both plus
  *         plane * ID*IH*IW. y[1] NULL: no indices.
- *   f[0]  the value of a window with no tap inside the input.
+ *   O2C_POOL_F_PARAM: the value of a window with no tap inside the input.
  * o2c_avgpool_* (AveragePool, LpPool):
- *   k[21] mode: 0 average over the taps inside the input,
+ *   O2C_POOL_MODE: 0 average over the taps inside the input,
  *               1 average with the padding counted (count_include_pad:
  *                 taps inside [-pad_begin, in + pad_end)),
  *               2 Lp norm (sum |x|^p)^(1/p) over the taps inside the input
- *   f[0]  p (mode 2) */
+ *   O2C_POOL_F_PARAM: p (mode 2) */
 
 #define O2C_POOL_PARAMS                                                             \
-    const int64_t ID = p->k[0], IH = p->k[1], IW = p->k[2];                        \
-    const int64_t OD = p->k[3], OH = p->k[4], OW = p->k[5];                        \
-    const int64_t KD = p->k[6], KH = p->k[7], KW = p->k[8];                        \
-    const int64_t SD = p->k[9], SH = p->k[10], SW = p->k[11];                      \
-    const int64_t DD = p->k[12], DH = p->k[13], DW = p->k[14];                     \
-    const int64_t PD = p->k[15], PH = p->k[16], PW = p->k[17]
+    const int64_t ID = p->k[O2C_POOL_IN], IH = p->k[O2C_POOL_IN + 1], IW = p->k[O2C_POOL_IN + 2]; \
+    const int64_t OD = p->k[O2C_POOL_OUT], OH = p->k[O2C_POOL_OUT + 1], OW = p->k[O2C_POOL_OUT + 2]; \
+    const int64_t KD = p->k[O2C_POOL_K], KH = p->k[O2C_POOL_K + 1], KW = p->k[O2C_POOL_K + 2]; \
+    const int64_t SD = p->k[O2C_POOL_S], SH = p->k[O2C_POOL_S + 1], SW = p->k[O2C_POOL_S + 2]; \
+    const int64_t DD = p->k[O2C_POOL_D], DH = p->k[O2C_POOL_D + 1], DW = p->k[O2C_POOL_D + 2]; \
+    const int64_t PD = p->k[O2C_POOL_PB], PH = p->k[O2C_POOL_PB + 1], PW = p->k[O2C_POOL_PB + 2]
 
 #define O2C_POOL_INDEX                                                              \
     int64_t r = i;                                                                  \
@@ -47,11 +44,11 @@
         T *Y = (T *)p->y[0];                                                        \
         int64_t *Ind = (int64_t *)p->y[1];                                          \
         O2C_POOL_PARAMS;                                                            \
-        const int64_t order = p->k[21];                                             \
+        const int64_t order = p->k[O2C_POOL_MODE];                                  \
         O2C_FOR(i) {                                                                \
             O2C_POOL_INDEX;                                                         \
             const T *xp = X + plane * ID * IH * IW;                                 \
-            T best = O2C_PF(T, p, 0);                                              \
+            T best = O2C_PF(T, p, O2C_POOL_F_PARAM);                                \
             int64_t bd = 0, bh = 0, bw = 0;                                         \
             int found = 0;                                                          \
             for (int64_t kd = 0; kd < KD; kd++) {                                   \
@@ -83,9 +80,9 @@
         const T *X = (const T *)p->x[0];                                            \
         T *Y = (T *)p->y[0];                                                        \
         O2C_POOL_PARAMS;                                                            \
-        const int64_t ED = p->k[18], EH = p->k[19], EW = p->k[20];                  \
-        const int64_t mode = p->k[21];                                              \
-        const T pw = O2C_PF(T, p, 0);                                                  \
+        const int64_t ED = p->k[O2C_POOL_PE], EH = p->k[O2C_POOL_PE + 1], EW = p->k[O2C_POOL_PE + 2]; \
+        const int64_t mode = p->k[O2C_POOL_MODE];                                   \
+        const T pw = O2C_PF(T, p, O2C_POOL_F_PARAM);                                \
         O2C_FOR(i) {                                                                \
             O2C_POOL_INDEX;                                                         \
             const T *xp = X + plane * ID * IH * IW;                                 \

@@ -4,45 +4,25 @@
  * Index space: the output elements. The input is seen as "kept" dims (the
  * output's dims, in order) and "reduced" dims; adjacent dims of the same
  * kind are merged and size-1 dims dropped by the compiler.
- *   k[0]       operation (O2C_RED_SUM ... below)
- *   k[1]       R: number of reduced elements per output (0: empty set)
- *   k[2]       rk: number of kept dims (0..8)
- *   k[3..10]   kept dims, k[11..18] their input strides (elements)
- *   k[19]      rr: number of reduced dims (0..8)
- *   k[20..27]  reduced dims, k[28..35] their input strides
- *   k[36]      integer types: lowest value of T (ReduceMax start)
- *   k[37]      integer types: highest value of T (ReduceMin start)
- *   f[0]       float types: ReduceMean of an empty set (NaN)
+ * Parameters: O2C_REDUCE_* (runtime/c/params/reduce.h).
  * Float sums and products accumulate in the element type; integer ones in
  * uint64 (wrapping), compared and divided as int64/uint64; the logs, exps
  * and roots are taken in M (float for float, else double).
  *
  * o2c_argext_T: ArgMax / ArgMin, int64 output. Index space: output elements.
- *   k[0] A (length of the axis), k[1] inner (product of the dims after it),
- *   k[2] select_last_index, k[3] 1: ArgMax, 0: ArgMin.
+ * Parameters: O2C_ARGEXT_*.
  *   NaN wins (numpy semantics): the first NaN, or the last with select_last_index. */
-
-#define O2C_RED_SUM 0
-#define O2C_RED_MEAN 1
-#define O2C_RED_MAX 2
-#define O2C_RED_MIN 3
-#define O2C_RED_PROD 4
-#define O2C_RED_L1 5
-#define O2C_RED_L2 6
-#define O2C_RED_SUMSQ 7
-#define O2C_RED_LOGSUM 8
-#define O2C_RED_LOGSUMEXP 9
 
 /* is-NaN for float element types (F = 1), constant 0 for integers */
 #define O2C_RNAN_1(v) ((v) != (v))
 #define O2C_RNAN_0(v) 0
 #define O2C_RLOW_1(p) (-INFINITY)
-#define O2C_RLOW_0(p) ((p)->k[36])
+#define O2C_RLOW_0(p) ((p)->k[O2C_REDUCE_LOW])
 #define O2C_RHIGH_1(p) (INFINITY)
-#define O2C_RHIGH_0(p) ((p)->k[37])
+#define O2C_RHIGH_0(p) ((p)->k[O2C_REDUCE_HIGH])
 
 /* element j of the reduced set of the current output (inside O2C_REDUCE) */
-#define O2C_RX(j) x[rr == 1 ? (j) * rs : o2c_offset((j), rr, p->k + 20, p->k + 28)]
+#define O2C_RX(j) x[rr == 1 ? (j) * rs : o2c_offset((j), rr, p->k + O2C_REDUCE_RED_DIMS, p->k + O2C_REDUCE_RED_STR)]
 
 /* T element type, A compare/divide type, U wrapping accumulator, F 1 for
  * floats, MT the type of the math (float or double) */
@@ -54,10 +34,11 @@
         typedef UT U;                                                                 \
         const T *X = (const T *)p->x[0];                                              \
         T *Y = (T *)p->y[0];                                                          \
-        const int64_t op = p->k[0], R = p->k[1], rk = p->k[2], rr = p->k[19];         \
-        const int64_t rs = p->k[28];                                                  \
+        const int64_t op = p->k[O2C_REDUCE_OP], R = p->k[O2C_REDUCE_R];               \
+        const int64_t rk = p->k[O2C_REDUCE_NKEPT], rr = p->k[O2C_REDUCE_NRED];        \
+        const int64_t rs = p->k[O2C_REDUCE_RED_STR];                                  \
         O2C_FOR(i) {                                                                  \
-            const T *x = X + (rk ? o2c_offset(i, rk, p->k + 3, p->k + 11) : 0);       \
+            const T *x = X + (rk ? o2c_offset(i, rk, p->k + O2C_REDUCE_KEPT_DIMS, p->k + O2C_REDUCE_KEPT_STR) : 0); \
             int64_t j;                                                                \
             switch (op) {                                                             \
             case O2C_RED_MAX:                                                         \
@@ -107,7 +88,7 @@
                 switch (op) {                                                         \
                 case O2C_RED_MEAN:                                                    \
                     if (R) Y[i] = (T)(a / (A)R);                                      \
-                    else Y[i] = (T)(A)O2C_PF(MT, p, 0);                               \
+                    else Y[i] = (T)(A)O2C_PF(MT, p, O2C_REDUCE_F_EMPTY_MEAN);         \
                     break;                                                            \
                 case O2C_RED_L2: Y[i] = (T)O2C_M(MT, sqrt)((MT)a); break;                 \
                 case O2C_RED_LOGSUM: Y[i] = (T)O2C_M(MT, log)((MT)a); break;                 \
@@ -125,7 +106,8 @@
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0];                                              \
         int64_t *Y = (int64_t *)p->y[0];                                              \
-        const int64_t A = p->k[0], inner = p->k[1], last = p->k[2], mx = p->k[3];     \
+        const int64_t A = p->k[O2C_ARGEXT_A], inner = p->k[O2C_ARGEXT_INNER];         \
+        const int64_t last = p->k[O2C_ARGEXT_LAST], mx = p->k[O2C_ARGEXT_MAX];        \
         O2C_FOR(i) {                                                                  \
             const T *x = X + (i / inner) * A * inner + i % inner;                     \
             T best = x[0];                                                            \

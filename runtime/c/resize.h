@@ -13,11 +13,10 @@
  * o2c_resize_nearest (any element type)
  *   x[0] X   x[1] offsets (int64, one tap per axis)   x[2] the
  *   extrapolation value (one element of X's type)
- *   k[0] element size   k[1] rank   k[2..9] y dims   k[10..17] B_d
+ *   O2C_RESIZE_NEAREST_* (runtime/c/params/resize.h)
  * o2c_resize_interp_f32 / o2c_resize_interp_f64 (linear, cubic)
  *   x[0] X   x[1] offsets (int64)   x[2] weights (the element type)
- *   k[0] rank   k[1..8] y dims   k[9..16] T_d   k[17..24] B_d
- *   f[0] extrapolation value
+ *   O2C_RESIZE_*, O2C_RESIZE_F_EXTRAP
  * Index space: output elements. */
 
 #define O2C_RESIZE_INTERP(NAME, TY)                                         \
@@ -27,8 +26,8 @@
         const int64_t *OFF = (const int64_t *)p->x[1];                      \
         const TY *W = (const TY *)p->x[2];                                  \
         TY *Y = (TY *)p->y[0];                                              \
-        const int64_t r = p->k[0];                                          \
-        const int64_t *yd = p->k + 1, *T = p->k + 9, *B = p->k + 17;        \
+        const int64_t r = p->k[O2C_RESIZE_RANK];                            \
+        const int64_t *yd = p->k + O2C_RESIZE_YDIMS, *T = p->k + O2C_RESIZE_T, *B = p->k + O2C_RESIZE_B; \
         O2C_FOR(i) {                                                        \
             int64_t e[O2C_MAX_RANK], q = i, tot = 1;                        \
             int outside = 0;                                                \
@@ -40,7 +39,7 @@
                 tot *= T[d];                                                \
             }                                                               \
             if (outside) {                                                  \
-                Y[i] = O2C_PF(TY, p, 0);                                    \
+                Y[i] = O2C_PF(TY, p, O2C_RESIZE_F_EXTRAP);                  \
                 continue;                                                   \
             }                                                               \
             TY acc = 0;                                                     \
@@ -66,8 +65,8 @@ O2C_KERNEL(o2c_resize_nearest)
     const int64_t *OFF = (const int64_t *)p->x[1];
     const unsigned char *V = (const unsigned char *)p->x[2];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[0], r = p->k[1];
-    const int64_t *yd = p->k + 2, *B = p->k + 10;
+    const int64_t es = p->k[O2C_RESIZE_NEAREST_ESIZE], r = p->k[O2C_RESIZE_NEAREST_RANK];
+    const int64_t *yd = p->k + O2C_RESIZE_NEAREST_YDIMS, *B = p->k + O2C_RESIZE_NEAREST_B;
     O2C_FOR(i) {
         int64_t q = i, off = 0;
         int outside = 0;

@@ -18,19 +18,18 @@
  * unchanged and its Y entries are 0.
  *
  * Step kernels (index space D x B x H, element (d, b, h)) share:
- *   k[0] D, k[1] B, k[2] H, k[3] T, k[4] s (step), k[5] rev0,
- *   k[6] clip present (0/1) with f[0] the clip threshold,
- *   k[7] LSTM input_forget / GRU linear_before_reset,
- *   k[8 + 9 d + 3 a + {0, 1, 2}]: activation a of direction d: its code
- *   (see o2c_rnn_act_*) and the bit patterns of its alpha and beta (double,
- *   or float in the low 32 bits for float kernels).
+ *   O2C_RNN_* (runtime/c/params/rnn.h): D, B, H, T, the step s, rev0, clip
+ *   present with O2C_RNN_F_CLIP the threshold, LSTM input_forget / GRU
+ *   linear_before_reset, and at O2C_RNN_ACT_AT(d, a) activation a of
+ *   direction d: its code (see o2c_rnn_act_*) and the bit patterns of its
+ *   alpha and beta (double, or float in the low 32 bits for float kernels).
  * Gate pre-activations are clipped to [-clip, clip] before their
  * activation (not the cell state). */
 
 #define O2C_RNN_STEP_PARAMS(T)                                                      \
-    const int64_t D = p->k[0], B = p->k[1], H = p->k[2], TT = p->k[3];             \
-    const int64_t s = p->k[4], rev0 = p->k[5], has_clip = p->k[6];                 \
-    const T clip = O2C_PF(T, p, 0);                                                \
+    const int64_t D = p->k[O2C_RNN_D], B = p->k[O2C_RNN_B], H = p->k[O2C_RNN_H], TT = p->k[O2C_RNN_T]; \
+    const int64_t s = p->k[O2C_RNN_S], rev0 = p->k[O2C_RNN_REV0], has_clip = p->k[O2C_RNN_HAS_CLIP]; \
+    const T clip = O2C_PF(T, p, O2C_RNN_F_CLIP);                                    \
     (void)D
 
 /* element (d, b, h) of the index space, its time step t and whether the
@@ -39,7 +38,7 @@
     const int64_t h = (i) % H, b = ((i) / H) % B, d = (i) / (H * B);               \
     const int64_t t = (d == 1 || rev0) ? TT - 1 - s : s;                           \
     const int valid = !Lens || t < (int64_t)Lens[b];                               \
-    const int64_t *act = p->k + 8 + 9 * d
+    const int64_t *act = p->k + O2C_RNN_ACT_AT(d, 0)
 
 #define O2C_RNN_CLIP(v) (has_clip ? ((v) > clip ? clip : ((v) < -clip ? -clip : (v))) : (v))
 
@@ -77,18 +76,18 @@
     }
 
 /* o2c_rnn_proj_*: index space T x D x B x GH, element (t, d, b, j):
- *   P[t, d, b, j] = sum_i X[t, b, i] * W[d, j, i] + Wb[d, j] (+ Rb[d, j] if j < k[6])
- *   x[0] X (T x B x I, or B x T x I when k[5] is 1), x[1] W (D x GH x I),
+ *   P[t, d, b, j] = sum_i X[t, b, i] * W[d, j, i] + Wb[d, j] (+ Rb[d, j] if j < RBEND)
+ *   x[0] X (T x B x I, or B x T x I when LAYOUT is 1), x[1] W (D x GH x I),
  *   x[2] B (D x 2GH: Wb then Rb) or NULL; y[0] P
- *   k[0] T, k[1] D, k[2] B, k[3] GH, k[4] I, k[5] layout, k[6] Rb end */
+ *   O2C_RNN_PROJ_* */
 #define O2C_RNN_PROJ(NAME, T)                                                       \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                  \
         const T *Bias = (const T *)p->x[2];                                         \
         T *P = (T *)p->y[0];                                                        \
-        const int64_t TT = p->k[0], D = p->k[1], B = p->k[2], GH = p->k[3];        \
-        const int64_t NI = p->k[4], layout = p->k[5], rb_end = p->k[6];             \
+        const int64_t TT = p->k[O2C_RNN_PROJ_T], D = p->k[O2C_RNN_PROJ_D], B = p->k[O2C_RNN_PROJ_B], GH = p->k[O2C_RNN_PROJ_GH]; \
+        const int64_t NI = p->k[O2C_RNN_PROJ_I], layout = p->k[O2C_RNN_PROJ_LAYOUT], rb_end = p->k[O2C_RNN_PROJ_RBEND]; \
         O2C_FOR(i) {                                                                \
             const int64_t j = i % GH, b = (i / GH) % B, d = (i / (GH * B)) % D;     \
             const int64_t t = i / (GH * B * D);                                     \
@@ -106,15 +105,15 @@
 
 /* o2c_rnn_init_*: index space D x B x H, element (d, b, h):
  *   S[0, d, b, h] = initial_h[d, b, h] or 0; C[d, b, h] = initial_c[d, b, h] or 0
- *   x[0] initial_h or NULL, x[1] initial_c or NULL (B x D x H when k[3] is 1)
+ *   x[0] initial_h or NULL, x[1] initial_c or NULL (B x D x H when LAYOUT is 1)
  *   y[0] S, y[1] C or NULL
- *   k[0] D, k[1] B, k[2] H, k[3] layout */
+ *   O2C_RNN_INIT_* */
 #define O2C_RNN_INIT(NAME, T)                                                       \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         const T *H0 = (const T *)p->x[0], *C0 = (const T *)p->x[1];                \
         T *S = (T *)p->y[0], *C = (T *)p->y[1];                                     \
-        const int64_t D = p->k[0], B = p->k[1], H = p->k[2], layout = p->k[3];     \
+        const int64_t D = p->k[O2C_RNN_INIT_D], B = p->k[O2C_RNN_INIT_B], H = p->k[O2C_RNN_INIT_H], layout = p->k[O2C_RNN_INIT_LAYOUT]; \
         O2C_FOR(i) {                                                                \
             const int64_t h = i % H, b = (i / H) % B, d = i / (H * B);              \
             const int64_t src = layout ? (b * D + d) * H + h : i;                   \
@@ -167,10 +166,10 @@
     }
 
 /* o2c_gru_step_* (GRU, gates z r h):
- *   z = f(Pz + H . Rz), and with linear_before_reset (k[7] = 1)
+ *   z = f(Pz + H . Rz), and with linear_before_reset (O2C_RNN_FLAG = 1)
  *   r = f(Pr + H . Rr), h~ = g(Ph + r * (H . Rh + Rbh)), otherwise
  *   h~ = g(Ph + RH . Rh); H' = (1 - z) * h~ + z * H
- *   x[0] P, x[1] R (D x 3H x H), x[2] RH (k[7] = 0) or B (k[7] = 1, may be
+ *   x[0] P, x[1] R (D x 3H x H), x[2] RH (FLAG 0) or B (FLAG 1, may be
  *   NULL), x[3] L or NULL; y[0] S */
 #define O2C_GRU_STEP(NAME, T, ACT)                                                  \
     O2C_KERNEL(NAME)                                                                \
@@ -180,7 +179,7 @@
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *S = (T *)p->y[0];                                                        \
         O2C_RNN_STEP_PARAMS(T);                                                      \
-        const int64_t lbr = p->k[7];                                                \
+        const int64_t lbr = p->k[O2C_RNN_FLAG];                                     \
         O2C_FOR(i) {                                                                \
             O2C_RNN_STEP_INDEX(i);                                                  \
             const T *hp = S + ((s * D + d) * B + b) * H;                            \
@@ -206,14 +205,14 @@
                 for (int64_t k = 0; k < H; k++) ah += rhp[k] * rh[k];               \
             }                                                                       \
             ah += pg[2 * H + h];                                                    \
-            const T hh = ACT((T)O2C_RNN_CLIP(ah), act + 3);                         \
+            const T hh = ACT((T)O2C_RNN_CLIP(ah), act + O2C_RNN_ACT_SLOTS);                         \
             hn[h] = (1 - z) * hh + z * hp[h];                                       \
         }                                                                           \
     }
 
 /* o2c_lstm_step_* (LSTM, gates i o f c; activations f g h):
  *   i = f(Pi + H . Ri + Pi' * C), f = f(Pf + H . Rf + Pf' * C) (1 - i when
- *   input_forget, k[7] = 1), c = g(Pc + H . Rc), C' = f * C + i * c,
+ *   input_forget, O2C_RNN_FLAG = 1), c = g(Pc + H . Rc), C' = f * C + i * c,
  *   o = f(Po + H . Ro + Po' * C'), H' = o * h(C')
  *   x[0] P, x[1] R (D x 4H x H), x[2] peepholes (D x 3H: i o f) or NULL,
  *   x[3] L or NULL; y[0] S, y[1] C (read and written in place) */
@@ -225,7 +224,7 @@
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *S = (T *)p->y[0], *C = (T *)p->y[1];                                     \
         O2C_RNN_STEP_PARAMS(T);                                                      \
-        const int64_t input_forget = p->k[7];                                       \
+        const int64_t input_forget = p->k[O2C_RNN_FLAG];                            \
         O2C_FOR(i) {                                                                \
             O2C_RNN_STEP_INDEX(i);                                                  \
             const T *hp = S + ((s * D + d) * B + b) * H;                            \
@@ -244,7 +243,7 @@
             if (pp) { g[0] += pp[h] * cp; g[2] += pp[2 * H + h] * cp; }             \
             const T ig = ACT((T)O2C_RNN_CLIP(g[0]), act);                           \
             const T fg = input_forget ? 1 - ig : ACT((T)O2C_RNN_CLIP(g[2]), act);   \
-            const T cg = ACT((T)O2C_RNN_CLIP(g[3]), act + 3);                       \
+            const T cg = ACT((T)O2C_RNN_CLIP(g[3]), act + O2C_RNN_ACT_SLOTS);                       \
             const T cn = fg * cp + ig * cg;                                         \
             if (pp) g[1] += pp[H + h] * cn;                                         \
             const T og = ACT((T)O2C_RNN_CLIP(g[1]), act);                           \
@@ -257,15 +256,15 @@
  *   B x T x D x H (layout 1); Y[t, d, b, h] = S[s + 1, d, b, h] with s the
  *   step that computed time t, or 0 when t >= L[b]
  *   x[0] S, x[3] L or NULL; y[0] Y
- *   k[0] D, k[1] B, k[2] H, k[3] T, k[4] layout, k[5] rev0 */
+ *   O2C_RNN_Y_* */
 #define O2C_RNN_Y(NAME, T)                                                          \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         const T *S = (const T *)p->x[0];                                            \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *Y = (T *)p->y[0];                                                        \
-        const int64_t D = p->k[0], B = p->k[1], H = p->k[2], TT = p->k[3];         \
-        const int64_t layout = p->k[4], rev0 = p->k[5];                             \
+        const int64_t D = p->k[O2C_RNN_Y_D], B = p->k[O2C_RNN_Y_B], H = p->k[O2C_RNN_Y_H], TT = p->k[O2C_RNN_Y_T]; \
+        const int64_t layout = p->k[O2C_RNN_Y_LAYOUT], rev0 = p->k[O2C_RNN_Y_REV0]; \
         O2C_FOR(i) {                                                                \
             const int64_t h = i % H;                                                \
             int64_t r = i / H, b, d, t;                                             \
@@ -278,17 +277,17 @@
     }
 
 /* o2c_rnn_last_*: Y_h or Y_c, index space D x B x H (layout 0) or B x D x H
- *   (layout 1); out[d, b, h] = X[k[4] + (d * B + b) * H + h], or 0 when L[b] is 0
+ *   (layout 1); out[d, b, h] = X[OFF + (d * B + b) * H + h], or 0 when L[b] is 0
  *   x[0] X (S or C), x[3] L or NULL; y[0] out
- *   k[0] D, k[1] B, k[2] H, k[3] layout, k[4] element offset in X */
+ *   O2C_RNN_LAST_* */
 #define O2C_RNN_LAST(NAME, T)                                                       \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         const T *X = (const T *)p->x[0];                                            \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *Out = (T *)p->y[0];                                                      \
-        const int64_t D = p->k[0], B = p->k[1], H = p->k[2], layout = p->k[3];     \
-        const int64_t off = p->k[4];                                                \
+        const int64_t D = p->k[O2C_RNN_LAST_D], B = p->k[O2C_RNN_LAST_B], H = p->k[O2C_RNN_LAST_H], layout = p->k[O2C_RNN_LAST_LAYOUT]; \
+        const int64_t off = p->k[O2C_RNN_LAST_OFF];                                 \
         O2C_FOR(i) {                                                                \
             const int64_t h = i % H, r = i / H;                                     \
             const int64_t b = layout ? r / D : r % B, d = layout ? r % D : r / B;   \
@@ -312,8 +311,7 @@
  *   x[2] peepholes (D x 3H: i o f) or NULL, x[3] L or NULL
  *   y[0] S, the state history ((T + 1) x D x B x H, S[0] set by o2c_rnn_init)
  *   y[1] C, the cell state (D x B x H, read and written in place)
- *   k[0] D, k[1] B, k[2] H, k[3] T, k[4] rev0, k[5] clip present (f[0] the
- *   threshold), k[6] input_forget, k[7] layout */
+ *   O2C_LSTM_SEQ_*, O2C_RNN_F_CLIP */
 /* hidden units per block: 4 x HB accumulators in registers. 64 with
  * AVX-512 (32 vector registers), else 32: on a 2 x 128 recurrence of 64
  * steps (AMD EPYC, gcc -O3) HB 16 / 32 / 64 took 0.60 / 0.42 / 0.35 ms
@@ -381,10 +379,10 @@
         const float *Pp = (const float *)p->x[2];                                   \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         float *S = (float *)p->y[0], *C = (float *)p->y[1];                         \
-        const int64_t D = p->k[0], B = p->k[1], H = p->k[2], TT = p->k[3];         \
-        const int64_t rev0 = p->k[4], has_clip = p->k[5], input_forget = p->k[6];  \
-        const int64_t layout = p->k[7];                                             \
-        const float clip = p->ff[0];                                                \
+        const int64_t D = p->k[O2C_LSTM_SEQ_D], B = p->k[O2C_LSTM_SEQ_B], H = p->k[O2C_LSTM_SEQ_H], TT = p->k[O2C_LSTM_SEQ_T]; \
+        const int64_t rev0 = p->k[O2C_LSTM_SEQ_REV0], has_clip = p->k[O2C_LSTM_SEQ_HAS_CLIP], input_forget = p->k[O2C_LSTM_SEQ_INPUT_FORGET]; \
+        const int64_t layout = p->k[O2C_LSTM_SEQ_LAYOUT];                           \
+        const float clip = p->ff[O2C_RNN_F_CLIP];                                   \
         O2C_FOR(i) {                                                                \
             const int64_t b = i % B, d = i / B;                                     \
             const float *Rd = Rt + d * H * 4 * H;                                   \

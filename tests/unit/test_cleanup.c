@@ -2,6 +2,7 @@
  * (a view at a byte offset: planning, evaluation). Each graph is checked
  * numerically against the unoptimized graph and structurally. */
 #include "o2c_pass_test.h"
+#include "../../runtime/c/params/movement.h"
 
 static const char *const NOOP[] = {"noop", "dce", NULL};
 static const char *const TRANSPOSE[] = {"transpose", "dce", NULL};
@@ -174,7 +175,7 @@ static void test_split_views_and_plan(void **state)
         if (!strcmp(L.calls[i].kernel->name, "o2c_strided") && L.calls[i].y[0] == d) {
             copies++;
             assert_ptr_equal(L.calls[i].x[0], b);
-            assert_int_equal(L.calls[i].k[2], 3);       /* from element 3 of b */
+            assert_int_equal(L.calls[i].k[O2C_STRIDED_XBASE], 3);   /* from element 3 of b */
         }
     assert_int_equal(copies, 1);
     /* the emitted pointer adds the byte offset */

@@ -231,8 +231,8 @@ static void check_generated_c(Graph *g)
     FILE *f = fopen(src, "w");
     assert_non_null(f);
     char *cwd = getcwd(NULL, 0);
-    fprintf(f, "#include <stdio.h>\n#include \"%s/runtime/c/o2c_rt.h\"\n#include \"%s/runtime/c/elementwise.h\"\n%s\n", cwd, cwd,
-            c->kernel->instance);
+    fprintf(f, "#include <stdio.h>\n#include \"%s/runtime/c/o2c_rt.h\"\n#include \"%s/runtime/c/params/elementwise.h\"\n"
+            "#include \"%s/runtime/c/elementwise.h\"\n%s\n", cwd, cwd, cwd, c->kernel->instance);
     free(cwd);
     int nx = 0, ny = 0;
     for (int j = 0; j < O2C_MAX_X && c->x[j]; j++, nx++) put_words(f, xfmt("in%d", j), c->x[j]->data, tensor_bytes(c->x[j]));

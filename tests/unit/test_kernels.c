@@ -4,6 +4,9 @@
 #include <math.h>
 
 #include "o2c_test.h"
+#include "../../runtime/c/params/elementwise.h"
+#include "../../runtime/c/params/matmul.h"
+#include "../../runtime/c/params/movement.h"
 
 static o2c_kernel_fn K(const char *name)
 {
@@ -42,11 +45,11 @@ static void test_matmul(void **state)
     o2c_p p;
     memset(&p, 0, sizeof p);
     p.x[0] = A; p.x[1] = B; p.y[0] = Y;
-    p.k[0] = 2; p.k[1] = 2; p.k[2] = 3;     /* M N K */
-    p.k[3] = 3; p.k[4] = 1;                 /* A row-major */
-    p.k[5] = 2; p.k[6] = 1;                 /* B row-major */
-    p.f[0] = 1.0;
-    p.ff[0] = (float)p.f[0];   /* float kernels read the float copies */
+    p.k[O2C_MATMUL_M] = 2; p.k[O2C_MATMUL_N] = 2; p.k[O2C_MATMUL_K] = 3;     /* M N K */
+    p.k[O2C_MATMUL_SAM] = 3; p.k[O2C_MATMUL_SAK] = 1;                 /* A row-major */
+    p.k[O2C_MATMUL_SBK] = 2; p.k[O2C_MATMUL_SBN] = 1;                 /* B row-major */
+    p.f[O2C_MATMUL_F_ALPHA] = 1.0;
+    p.ff[O2C_MATMUL_F_ALPHA] = (float)p.f[O2C_MATMUL_F_ALPHA];   /* float kernels read the float copies */
     K("o2c_matmul_f32")(0, 4, &p);
     const float want[4] = {58, 64, 139, 154};
     assert_memory_equal(Y, want, sizeof want);
@@ -56,10 +59,10 @@ static void test_matmul(void **state)
     const float C[2] = {100, 200};
     memset(Y, 0, sizeof Y);
     p.x[1] = Bt; p.x[2] = C;
-    p.k[5] = 1; p.k[6] = 3;                 /* B[k][n] = Bt[n*3 + k] */
-    p.k[32] = 1; p.k[33] = 0; p.k[34] = 1;  /* C broadcast over rows */
-    p.f[0] = 2.0; p.f[1] = 0.5;
-    p.ff[0] = (float)p.f[0]; p.ff[1] = (float)p.f[1];   /* float kernels read the float copies */
+    p.k[O2C_MATMUL_SBK] = 1; p.k[O2C_MATMUL_SBN] = 3;                 /* B[k][n] = Bt[n*3 + k] */
+    p.k[O2C_MATMUL_HASC] = 1; p.k[O2C_MATMUL_SCM] = 0; p.k[O2C_MATMUL_SCN] = 1;  /* C broadcast over rows */
+    p.f[O2C_MATMUL_F_ALPHA] = 2.0; p.f[O2C_MATMUL_F_BETA] = 0.5;
+    p.ff[O2C_MATMUL_F_ALPHA] = (float)p.f[O2C_MATMUL_F_ALPHA]; p.ff[O2C_MATMUL_F_BETA] = (float)p.f[O2C_MATMUL_F_BETA];   /* float kernels read the float copies */
     K("o2c_matmul_f32")(0, 4, &p);
     const float want2[4] = {2 * 58 + 50, 2 * 64 + 100, 2 * 139 + 50, 2 * 154 + 100};
     assert_memory_equal(Y, want2, sizeof want2);
@@ -82,14 +85,14 @@ static void test_matmul_batched(void **state)
     o2c_p p;
     memset(&p, 0, sizeof p);
     p.x[0] = A; p.x[1] = B; p.y[0] = Y;
-    p.k[0] = 1; p.k[1] = 1; p.k[2] = 2;
-    p.k[3] = 2; p.k[4] = 1; p.k[5] = 1; p.k[6] = 1;
-    p.k[7] = 1;           /* batch rank 1 */
-    p.k[8] = 2;           /* batch dim */
-    p.k[16] = 2;          /* A batch stride: M*K */
-    p.k[24] = 0;          /* B broadcast */
-    p.f[0] = 1.0;
-    p.ff[0] = (float)p.f[0];   /* float kernels read the float copies */
+    p.k[O2C_MATMUL_M] = 1; p.k[O2C_MATMUL_N] = 1; p.k[O2C_MATMUL_K] = 2;
+    p.k[O2C_MATMUL_SAM] = 2; p.k[O2C_MATMUL_SAK] = 1; p.k[O2C_MATMUL_SBK] = 1; p.k[O2C_MATMUL_SBN] = 1;
+    p.k[O2C_MATMUL_R] = 1;           /* batch rank 1 */
+    p.k[O2C_MATMUL_BDIMS] = 2;           /* batch dim */
+    p.k[O2C_MATMUL_ASTR] = 2;          /* A batch stride: M*K */
+    p.k[O2C_MATMUL_BSTR] = 0;          /* B broadcast */
+    p.f[O2C_MATMUL_F_ALPHA] = 1.0;
+    p.ff[O2C_MATMUL_F_ALPHA] = (float)p.f[O2C_MATMUL_F_ALPHA];   /* float kernels read the float copies */
     K("o2c_matmul_f64")(0, 2, &p);
     assert_true(Y[0] == 210 && Y[1] == 430);
 }
@@ -97,16 +100,16 @@ static void test_matmul_batched(void **state)
 /* broadcasting parameters as bcast_params (compiler/ops/elementwise.c) */
 static void bcast(o2c_p *p, int rank, const int64_t *dims, int nx, const int64_t (*strides)[8])
 {
-    p->k[0] = rank;
-    for (int d = 0; d < rank; d++) p->k[1 + d] = dims[d];
+    p->k[O2C_EW_RANK] = rank;
+    for (int d = 0; d < rank; d++) p->k[O2C_EW_DIMS + d] = dims[d];
     for (int j = 0; j < nx; j++)
-        for (int d = 0; d < rank; d++) p->k[9 + 8 * j + d] = strides[j][d];
+        for (int d = 0; d < rank; d++) p->k[O2C_EW_STR_AT(j) + d] = strides[j][d];
 }
 
 static void test_add_broadcast(void **state)
 {
     (void)state;
-    /* same shapes: k[0] = 0 */
+    /* same shapes: O2C_EW_RANK 0 */
     const float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40};
     float y[4];
     o2c_p p;
@@ -195,24 +198,24 @@ static void test_unary_instances(void **state)
     assert_true(ys[0] == 0.5f);
     assert_true(fabsf(ys[1] - 0.880797078f) < 1e-6f);
 
-    /* an attribute through f[0]: LeakyRelu alpha */
+    /* an attribute through O2C_EW_FA: LeakyRelu alpha */
     p.x[0] = x; p.y[0] = y;
-    p.f[0] = 0.25;
-    p.ff[0] = (float)p.f[0];   /* float kernels read the float copies */
+    p.f[O2C_EW_FA] = 0.25;
+    p.ff[O2C_EW_FA] = (float)p.f[O2C_EW_FA];   /* float kernels read the float copies */
     K("o2c_LeakyRelu_f32")(0, 4, &p);
     assert_true(y[0] == -0.5f && y[2] == 0.5f && y[3] == 3);
 
-    /* Clip bounds through f[0], f[1] */
-    p.f[0] = -1; p.f[1] = 1;
-    p.ff[0] = (float)p.f[0]; p.ff[1] = (float)p.f[1];   /* float kernels read the float copies */
+    /* Clip bounds through O2C_EW_FA, FB */
+    p.f[O2C_EW_FA] = -1; p.f[O2C_EW_FB] = 1;
+    p.ff[O2C_EW_FA] = (float)p.f[O2C_EW_FA]; p.ff[O2C_EW_FB] = (float)p.f[O2C_EW_FB];   /* float kernels read the float copies */
     K("o2c_Clip_f32")(0, 4, &p);
     assert_true(y[0] == -1 && y[2] == 0.5f && y[3] == 1);
 
     /* in place (y == x), as Mean's Scale uses it */
     float z[2] = {2, 4};
     p.x[0] = z; p.y[0] = z;
-    p.f[0] = 0.5;
-    p.ff[0] = (float)p.f[0];   /* float kernels read the float copies */
+    p.f[O2C_EW_FA] = 0.5;
+    p.ff[O2C_EW_FA] = (float)p.f[O2C_EW_FA];   /* float kernels read the float copies */
     K("o2c_Scale_f32")(0, 2, &p);
     assert_true(z[0] == 1 && z[1] == 2);
 }
@@ -299,7 +302,7 @@ static void test_where(void **state)
     const float a[4] = {1, 2, 3, 4}, b[4] = {-1, -2, -3, -4};
     float y[4];
     p.x[0] = c; p.x[1] = a; p.x[2] = b; p.y[0] = y;
-    p.k[33] = 4;
+    p.k[O2C_EW_ESIZE] = 4;
     K("o2c_where")(0, 4, &p);
     const float w[4] = {1, -2, -3, 4};
     assert_memory_equal(y, w, sizeof w);
@@ -311,7 +314,7 @@ static void test_where(void **state)
     memset(&p, 0, sizeof p);
     p.x[0] = cc; p.x[1] = &xs; p.x[2] = ym; p.y[0] = out;
     bcast(&p, 2, (int64_t[]){2, 3}, 3, (const int64_t[][8]){{1, 0}, {0, 0}, {3, 1}});
-    p.k[33] = 8;
+    p.k[O2C_EW_ESIZE] = 8;
     K("o2c_where")(0, 6, &p);
     const int64_t want[6] = {1, 2, 3, 7, 7, 7};
     assert_memory_equal(out, want, sizeof want);
@@ -337,7 +340,7 @@ static void test_copy_fill(void **state)
     float f[5];
     memset(&p, 0, sizeof p);
     p.x[0] = &v; p.y[0] = f;
-    p.k[0] = 4;
+    p.k[O2C_FILL_ESIZE] = 4;
     K("o2c_fill")(0, 5, &p);
     for (int i = 0; i < 5; i++) assert_true(f[i] == 1.5f);
 
@@ -345,7 +348,7 @@ static void test_copy_fill(void **state)
     const int64_t lv = -3;
     int64_t l[4] = {0, 0, 0, 0};
     p.x[0] = &lv; p.y[0] = l;
-    p.k[0] = 8;
+    p.k[O2C_FILL_ESIZE] = 8;
     K("o2c_fill")(1, 3, &p);
     assert_true(l[0] == 0 && l[1] == -3 && l[2] == -3 && l[3] == 0);
 
@@ -353,7 +356,7 @@ static void test_copy_fill(void **state)
     const uint8_t one = 1;
     uint8_t bb[3] = {0, 0, 0};
     p.x[0] = &one; p.y[0] = bb;
-    p.k[0] = 1;
+    p.k[O2C_FILL_ESIZE] = 1;
     K("o2c_fill")(0, 3, &p);
     assert_true(bb[0] == 1 && bb[1] == 1 && bb[2] == 1);
 }

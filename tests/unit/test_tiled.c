@@ -8,7 +8,9 @@
 #include <math.h>
 
 #include "o2c_pass_test.h"
+#include "../../runtime/c/params/conv.h"
 #include "../../runtime/c/conv.h"
+#include "../../runtime/c/params/matmul.h"
 #include "../../runtime/c/matmul.h"
 
 static o2c_kernel_fn K(const char *name)
@@ -52,14 +54,15 @@ static void check_matmul(MM t)
     o2c_p p;
     memset(&p, 0, sizeof p);
     p.x[0] = A; p.x[1] = B;
-    p.k[0] = t.M; p.k[1] = t.N; p.k[2] = t.K;
-    p.k[3] = t.K; p.k[4] = 1; p.k[5] = t.N; p.k[6] = 1;
+    p.k[O2C_MATMUL_M] = t.M; p.k[O2C_MATMUL_N] = t.N; p.k[O2C_MATMUL_K] = t.K;
+    p.k[O2C_MATMUL_SAM] = t.K; p.k[O2C_MATMUL_SAK] = 1; p.k[O2C_MATMUL_SBK] = t.N; p.k[O2C_MATMUL_SBN] = 1;
     if (t.batch > 1) {
-        p.k[7] = 1; p.k[8] = t.batch;
-        p.k[16] = t.M * t.K; p.k[24] = t.bcast_b ? 0 : t.K * t.N;
+        p.k[O2C_MATMUL_R] = 1; p.k[O2C_MATMUL_BDIMS] = t.batch;
+        p.k[O2C_MATMUL_ASTR] = t.M * t.K; p.k[O2C_MATMUL_BSTR] = t.bcast_b ? 0 : t.K * t.N;
     }
-    p.f[0] = 1.5; p.ff[0] = 1.5f;   /* float kernels read the float copies */
-    if (t.bias) { p.x[2] = Cb; p.k[32] = 1; p.k[33] = 0; p.k[34] = 1; p.f[1] = 0.5; p.ff[1] = 0.5f; }
+    p.f[O2C_MATMUL_F_ALPHA] = 1.5; p.ff[O2C_MATMUL_F_ALPHA] = 1.5f;   /* float kernels read the float copies */
+    if (t.bias) { p.x[2] = Cb; p.k[O2C_MATMUL_HASC] = 1; p.k[O2C_MATMUL_SCM] = 0; p.k[O2C_MATMUL_SCN] = 1;
+                  p.f[O2C_MATMUL_F_BETA] = 0.5; p.ff[O2C_MATMUL_F_BETA] = 0.5f; }
     if (t.epi) {
         p.k[O2C_EPI_ACT] = O2C_ACT_RELU;
         p.k[O2C_EPI_RES] = O2C_RES_AFTER;
@@ -119,13 +122,15 @@ static void check_conv(CV t)
     o2c_p p;
     memset(&p, 0, sizeof p);
     p.x[0] = X; p.x[1] = W; p.x[2] = B;
-    int64_t k[21] = {t.C, t.M, t.G, t.ID, t.IH, t.IW, OD, OH, OW, KD, t.KH, t.KW,
-                     1, t.S, t.S, 1, t.D, t.D, PD, t.P, t.P};
+    const int64_t geom[O2C_CONV_NK - O2C_CONV_IN] = {t.ID, t.IH, t.IW, OD, OH, OW, KD, t.KH, t.KW,
+                                                     1, t.S, t.S, 1, t.D, t.D, PD, t.P, t.P};
+    p.k[O2C_CONV_C] = t.C; p.k[O2C_CONV_M] = t.M; p.k[O2C_CONV_GROUP] = t.G;
+    memcpy(p.k + O2C_CONV_IN, geom, sizeof geom);   /* IN, OUT, K, S, D, PB: 3 each */
+    int64_t *in = p.k + O2C_CONV_IN, *out = p.k + O2C_CONV_OUT;
     if (t.pointwise_layout) {   /* what the lowering gives a pointwise conv: one row */
-        k[5] = t.ID * t.IH * t.IW; k[3] = k[4] = 1;
-        k[8] = OD * OH * OW; k[6] = k[7] = 1;
+        in[2] = t.ID * t.IH * t.IW; in[0] = in[1] = 1;
+        out[2] = OD * OH * OW; out[0] = out[1] = 1;
     }
-    memcpy(p.k, k, sizeof k);
     if (t.epi) {
         p.k[O2C_EPI_ACT] = O2C_ACT_PRELU;
         p.k[O2C_EPI_NSLOPE] = t.M;
@@ -140,7 +145,7 @@ static void check_conv(CV t)
     for (int v = 0; v < 2; v++) {
         for (int64_t i = 0; i < ny; i++) got[i] = NAN;
         int64_t nr = variants[v].nr;
-        int64_t tiles = t.N * t.G * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * p.k[6] * p.k[7] * ((p.k[8] + nr - 1) / nr);
+        int64_t tiles = t.N * t.G * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * out[0] * out[1] * ((out[2] + nr - 1) / nr);
         K(variants[v].kernel)(0, tiles, &p);
         char what[200];
         snprintf(what, sizeof what, "%s N%lld C%lld M%lld G%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",

@@ -1,0 +1,19 @@
+/* Parameter slots of the conv kernels (runtime/c/conv.h): the lowering
+ * (compiler/ops/conv.c) writes c->k[NAME], the kernels read p->k[NAME].
+ * Each geometry name is the base of 3 slots, (depth, height, width); the
+ * end pads are implied by the output dims. The epilogue's slots (O2C_EPI_*,
+ * o2c_rt.h) come after these. */
+enum {
+    O2C_CONV_C,                       /* input channels */
+    O2C_CONV_M,                       /* output channels */
+    O2C_CONV_GROUP,
+    O2C_CONV_IN,                      /* input spatial dims */
+    O2C_CONV_OUT = O2C_CONV_IN + 3,   /* output spatial dims */
+    O2C_CONV_K = O2C_CONV_OUT + 3,    /* kernel dims */
+    O2C_CONV_S = O2C_CONV_K + 3,      /* strides */
+    O2C_CONV_D = O2C_CONV_S + 3,      /* dilations */
+    O2C_CONV_PB = O2C_CONV_D + 3,     /* pads at the beginning */
+    O2C_CONV_NK = O2C_CONV_PB + 3
+};
+/* below the epilogue's slots (no real parameters of their own) */
+O2C_PARAMS_FIT(conv, O2C_CONV_NK + (O2C_NK - O2C_EPI_ACT), O2C_NF - O2C_EPI_FA)
