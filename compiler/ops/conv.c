@@ -167,14 +167,26 @@ void infer_conv(Node *n)
  * than the 32-wide kernel's partial tiles). A tuning file will decide this. */
 #define CONV_NARROW_ROW 12
 #define DW_MIN_ROW 32
+/* the implicit GEMM (o2c_conv_panel_f32): panels of at most PANEL_MAX_K
+ * rows (256 KB), for convs with rows of PANEL_MIN_ROW outputs or more.
+ * Measured with --tune (per call): super_resolution's convs with 64 (from
+ * one channel, 5x5), 9, 32 and 64 output channels took 0.96 / 2.96 / 10.4 /
+ * 18.7 ms as panels and 1.97 / 4.70 / 35.8 / 75.8 ms in 32-wide tiles;
+ * depthwise convs too (ultraface 16 channels at 120x160: 147 us, dw rows
+ * 187, tiles 216; vww 8 channels at 48x48: 12.0, 21.3, 19.8; at 24 wide:
+ * 20.4, 55.8, 22.2); rows of 12 or less stay with the 8-wide tiles. */
+#define PANEL_MAX_K 2048
+#define PANEL_MIN_ROW 24
 
 /* The C target's choice for a float convolution (a tunable choice, see
  * lower_choose): the 32-wide or 8-wide register tiles, the depthwise rows,
- * or the direct reference loop. The heuristic: depthwise rows for
- * depthwise convs with rows of at least DW_MIN_ROW outputs, else the tiles,
- * 8-wide for rows of at most CONV_NARROW_ROW outputs. */
-enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW };
-static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw"};
+ * the implicit GEMM over a panel, or the direct reference loop. The
+ * heuristic: the panel for convs with constant weights (not pointwise) and
+ * rows of at least PANEL_MIN_ROW outputs; depthwise rows for the other
+ * depthwise convs with rows of at least DW_MIN_ROW; else the tiles, 8-wide
+ * for rows of at most CONV_NARROW_ROW outputs. */
+enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW, CONV_PANEL };
+static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw", "panel"};
 
 static void conv_tiled(Lowering *L, KCall *c, int64_t N)
 {
@@ -193,8 +205,40 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
                 31 * st[2] + (ks[2] - 1) * dil[2] + 1 <= O2C_DW_SPAN && ks[0] * ks[1] <= O2C_DW_ROWS;
     int64_t ow = pointwise ? out[0] * out[1] * out[2] : out[2];
     int heuristic = dw_ok && ow >= DW_MIN_ROW ? CONV_DW : ow <= CONV_NARROW_ROW ? CONV_TILE8 : CONV_TILE32;
-    int v = lower_choose(L, c, key, CONV_VARIANTS, dw_ok ? 4 : 3, heuristic);
+    /* the implicit GEMM needs a scratch panel of K x 32 floats */
+    int64_t kg = k[O2C_CONV_C] / k[O2C_CONV_GROUP] * ks[0] * ks[1] * ks[2];
+    int panel_ok = !pointwise && kg <= PANEL_MAX_K && c->x[1]->data;   /* constant weights, packed */
+    if (panel_ok && out[2] >= PANEL_MIN_ROW) heuristic = CONV_PANEL;
+    const char *names[5];
+    int which[5], nc = 0;
+    for (int i = 0; i < 5; i++)
+        if ((i != CONV_DW || dw_ok) && (i != CONV_PANEL || panel_ok)) { names[nc] = CONV_VARIANTS[i]; which[nc++] = i; }
+    int hpick = 0;
+    for (int i = 0; i < nc; i++)
+        if (which[i] == heuristic) hpick = i;
+    int v = which[lower_choose(L, c, key, names, nc, hpick)];
     if (v == CONV_DIRECT) return;
+    if (v == CONV_PANEL) {
+        int64_t pd[2] = {kg, O2C_CP_NR};
+        c->y[1] = lower_temp(L, DT_FLOAT, 2, pd);
+        /* weights packed: MR channels' weights contiguous for each k */
+        int64_t G = k[O2C_CONV_GROUP], MG = k[O2C_CONV_M] / G, TM = (MG + O2C_CV_MR - 1) / O2C_CV_MR;
+        int64_t wd[4] = {G, TM, kg, O2C_CV_MR};
+        Tensor *wp = lower_const(L, "W_packed", DT_FLOAT, 4, wd);
+        const float *src = c->x[1]->data;
+        float *dst = wp->data;
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t t = 0; t < TM; t++)
+                for (int64_t kk = 0; kk < kg; kk++)
+                    for (int64_t i = 0; i < O2C_CV_MR; i++) {
+                        int64_t m = t * O2C_CV_MR + i;
+                        dst[((g * TM + t) * kg + kk) * O2C_CV_MR + i] = m < MG ? src[(g * MG + m) * kg + kk] : 0.0f;
+                    }
+        c->x[1] = wp;
+        c->kernel = kernel_find("o2c_conv_panel_f32");
+        c->count = N * k[O2C_CONV_GROUP] * out[0] * out[1] * ((out[2] + O2C_CP_NR - 1) / O2C_CP_NR);
+        return;
+    }
     if (v == CONV_DW) {
         c->kernel = kernel_find("o2c_dwconv_f32");
         c->count = N * k[O2C_CONV_M] * out[0] * out[1];

@@ -198,6 +198,92 @@
         }                                                                           \
     }
 
+/* o2c_conv_panel_f32: the convolution of o2c_conv_* (same parameters) as
+ * an implicit GEMM. Index space: N x group x OD x OH x ceil(OW / NR), one
+ * panel each: the NR (32) output columns' inputs for every tap of the
+ * group's channels, K = C/group x KD x KH x KW rows of NR floats gathered
+ * (zero where a tap leaves the image) into the scratch y[1] (K x NR
+ * floats; the C target runs the indices one after another). Every MR (8)
+ * output channels of the group then run the register-tiled product of
+ * their weights with the panel: for each k one contiguous panel row and
+ * MR broadcast weights, with the accumulators in registers, and the panel
+ * is reused by every channel tile. The weights x[1] are packed by the
+ * lowering: group g's channel tile t holds, for each k, its MR weights
+ * contiguously (zero past the group's channels):
+ *   Wp[((g * ceil(MG / MR) + t) * K + k) * MR + i] = W[g MG + t MR + i, k]. The last column block of a row
+ * moves left to stay full (columns computed twice, to the same values). */
+#define O2C_CP_NR 32
+#define O2C_CP_TILE(T, EPI, ROWS, COLS)                                             \
+    {                                                                               \
+        T acc[O2C_CV_MR][O2C_CP_NR];                                                \
+        for (int i = 0; i < (ROWS); i++)                                            \
+            for (int j = 0; j < O2C_CP_NR; j++) acc[i][j] = Bs ? Bs[m0 + i] : (T)0; \
+        for (int64_t kk = 0; kk < KG; kk++) {                                       \
+            const T *prow = P + kk * O2C_CP_NR, *wk = wm + kk * O2C_CV_MR;          \
+            for (int i = 0; i < (ROWS); i++) {                                      \
+                const T w = wk[i];                                                  \
+                for (int j = 0; j < O2C_CP_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], w, prow[j]); \
+            }                                                                       \
+        }                                                                           \
+        for (int i = 0; i < (ROWS); i++)                                            \
+            for (int j = 0; j < (COLS); j++) {                                      \
+                const int64_t y = y0 + i * ys + j;                                  \
+                Y[y] = epi ? EPI(acc[i][j], y, m0 + i, p) : acc[i][j];              \
+            }                                                                       \
+    }
+#define O2C_CONV_PANEL(NAME, T, EPI)                                                \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
+        const T *Bs = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0], *P = (T *)p->y[1];                                     \
+        O2C_CONV_PARAMS;                                                            \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        const int64_t KG = CG * KD * KH * KW, TW = (OW + O2C_CP_NR - 1) / O2C_CP_NR; \
+        O2C_FOR(t) {                                                                \
+            int64_t r = t;                                                          \
+            const int64_t tw = r % TW; r /= TW;                                     \
+            const int64_t oh = r % OH; r /= OH;                                     \
+            const int64_t od = r % OD; r /= OD;                                     \
+            const int64_t g = r % G, n = r / G;                                     \
+            const int64_t ow0 = tw * O2C_CP_NR + O2C_CP_NR > OW && OW >= O2C_CP_NR ? OW - O2C_CP_NR : tw * O2C_CP_NR; \
+            const int64_t nr = OW - ow0 < O2C_CP_NR ? OW - ow0 : O2C_CP_NR;         \
+            /* the panel: row (c, kd, kh, kw) holds the inputs of columns ow0.. */  \
+            T *prow = P;                                                            \
+            for (int64_t c = 0; c < CG; c++)                                        \
+                for (int64_t kd = 0; kd < KD; kd++) {                               \
+                    const int64_t id = od * SD - PD + kd * DD;                      \
+                    for (int64_t kh = 0; kh < KH; kh++) {                           \
+                        const int64_t ih = oh * SH - PH + kh * DH;                  \
+                        const int row_in = id >= 0 && id < ID && ih >= 0 && ih < IH; \
+                        const T *xr = X + (((n * C + g * CG + c) * ID + (row_in ? id : 0)) * IH + (row_in ? ih : 0)) * IW; \
+                        for (int64_t kw = 0; kw < KW; kw++, prow += O2C_CP_NR) {    \
+                            const int64_t iw0 = ow0 * SW - PW + kw * DW;            \
+                            if (!row_in) {                                          \
+                                for (int j = 0; j < O2C_CP_NR; j++) prow[j] = (T)0; \
+                            } else if (SW == 1 && iw0 >= 0 && iw0 + O2C_CP_NR <= IW) { \
+                                for (int j = 0; j < O2C_CP_NR; j++) prow[j] = xr[iw0 + j]; \
+                            } else {                                                \
+                                for (int j = 0; j < O2C_CP_NR; j++) {               \
+                                    const int64_t iw = iw0 + j * SW;                \
+                                    prow[j] = iw >= 0 && iw < IW ? xr[iw] : (T)0;   \
+                                }                                                   \
+                            }                                                       \
+                        }                                                           \
+                    }                                                               \
+                }                                                                   \
+            /* the channel tiles */                                                 \
+            for (int64_t mt = 0; mt < MG; mt += O2C_CV_MR) {                        \
+                const int64_t m0 = g * MG + mt, mr = MG - mt < O2C_CV_MR ? MG - mt : O2C_CV_MR; \
+                const T *wm = Wt + (g * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) + mt / O2C_CV_MR) * KG * O2C_CV_MR; \
+                const int64_t ys = OD * OH * OW;                                    \
+                const int64_t y0 = (((n * M + m0) * OD + od) * OH + oh) * OW + ow0; \
+                if (mr == O2C_CV_MR && nr == O2C_CP_NR) O2C_CP_TILE(T, EPI, O2C_CV_MR, O2C_CP_NR) \
+                else O2C_CP_TILE(T, EPI, mr, nr)                                    \
+            }                                                                       \
+        }                                                                           \
+    }
+
 /* o2c_dwconv_f32: the convolution of o2c_conv_* (same parameters) when
  * every output channel reads one input channel (depthwise: C == group, any
  * channel multiplier M / group). Index space: the output rows, N x M x OD x
@@ -286,6 +372,8 @@ O2C_CONV(o2c_conv_f64, double, o2c_epi_f64)
 O2C_CONV_TILE(o2c_conv_tile_f32, float, o2c_epi_f32, O2C_CV_NR)
 /*@ o2c_dwconv_f32 needs o2c_epi_f32 */
 O2C_DWCONV(o2c_dwconv_f32, float, o2c_epi_f32)
+/*@ o2c_conv_panel_f32 needs o2c_epi_f32 */
+O2C_CONV_PANEL(o2c_conv_panel_f32, float, o2c_epi_f32)
 /*@ o2c_conv_tile8_f32 needs o2c_epi_f32 */
 O2C_CONV_TILE(o2c_conv_tile8_f32, float, o2c_epi_f32, O2C_CV_NR_NARROW)
 /*@ o2c_convt_f32 needs o2c_epi_f32 */
@@ -294,4 +382,4 @@ O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_conv_tile_f32) K(o2c_conv_tile8_f32) K(o2c_dwconv_f32) K(o2c_convt_f32) K(o2c_convt_f64)
+#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_conv_tile_f32) K(o2c_conv_tile8_f32) K(o2c_dwconv_f32) K(o2c_conv_panel_f32) K(o2c_convt_f32) K(o2c_convt_f64)

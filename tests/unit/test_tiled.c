@@ -3,7 +3,9 @@
  * parameter block, every edge of the tiling (partial tiles in every
  * dimension, batches with broadcasting, groups, depthwise, strides,
  * dilations, padding, the pointwise layout the lowering uses) and the fused
- * epilogue; the depthwise rows of o2c_dwconv_f32; and the C target's LSTM (one tiled projection, one call for the
+ * epilogue; the depthwise rows of o2c_dwconv_f32; the implicit GEMM of
+ * o2c_conv_panel_f32 (every conv case, its weights packed here as the
+ * lowering packs them); and the C target's LSTM (one tiled projection, one call for the
  * whole recurrence) against the reference lowering of the same node. */
 #include <math.h>
 
@@ -152,6 +154,30 @@ static void check_conv(CV t)
                  variants[v].kernel, (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.G, (long long)t.ID,
                  (long long)t.IH, (long long)t.IW, (long long)KD, (long long)t.KH, (long long)t.KW, (long long)t.S,
                  (long long)t.D, (long long)t.P);
+        expect_close(got, ref, ny, what);
+    }
+    if (!t.pointwise_layout) {   /* the implicit GEMM: weights packed as conv.h says, a K x 32 panel */
+        int64_t KG = CG * KD * t.KH * t.KW, TM = (MG + O2C_CV_MR - 1) / O2C_CV_MR;
+        float *wp = xalloc(sizeof(float) * (size_t)(t.G * TM * KG * O2C_CV_MR + 1));
+        float *panel = xalloc(sizeof(float) * (size_t)(KG * O2C_CP_NR + 1));
+        for (int64_t g = 0; g < t.G; g++)
+            for (int64_t tm = 0; tm < TM; tm++)
+                for (int64_t kk = 0; kk < KG; kk++)
+                    for (int64_t i = 0; i < O2C_CV_MR; i++) {
+                        int64_t m = tm * O2C_CV_MR + i;
+                        wp[((g * TM + tm) * KG + kk) * O2C_CV_MR + i] = m < MG ? W[(g * MG + m) * KG + kk] : 0.0f;
+                    }
+        for (int64_t i = 0; i < ny; i++) got[i] = NAN;
+        p.x[1] = wp;
+        p.y[1] = panel;
+        K("o2c_conv_panel_f32")(0, t.N * t.G * OD * OH * ((OW + O2C_CP_NR - 1) / O2C_CP_NR), &p);
+        p.x[1] = W;
+        p.y[1] = NULL;
+        char what[200];
+        snprintf(what, sizeof what, "o2c_conv_panel_f32 N%lld C%lld M%lld G%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",
+                 (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.G, (long long)t.ID, (long long)t.IH,
+                 (long long)t.IW, (long long)KD, (long long)t.KH, (long long)t.KW, (long long)t.S, (long long)t.D,
+                 (long long)t.P);
         expect_close(got, ref, ny, what);
     }
     if (CG == 1 && !t.pointwise_layout) {   /* depthwise: o2c_dwconv_f32, one output row an index */
