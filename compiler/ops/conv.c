@@ -174,15 +174,19 @@ void infer_conv(Node *n)
  * 18.7 ms as panels and 1.97 / 4.70 / 35.8 / 75.8 ms in 32-wide tiles;
  * depthwise convs too (ultraface 16 channels at 120x160: 147 us, dw rows
  * 187, tiles 216; vww 8 channels at 48x48: 12.0, 21.3, 19.8; at 24 wide:
- * 20.4, 55.8, 22.2); rows of 12 or less stay with the 8-wide tiles. */
+ * 20.4, 55.8, 22.2). Narrower rows: with PANEL_MIN_MG output channels a
+ * group or more (mnist's 8 -> 16 channels at 14x14, 5x5: 12.4 us, tiles
+ * 33.9), not depthwise ones (vww 64 channels at 12x12: 22.6, 8-wide tiles
+ * 16.3). */
 #define PANEL_MAX_K 2048
 #define PANEL_MIN_ROW 24
+#define PANEL_MIN_MG 8
 
 /* The C target's choice for a float convolution (a tunable choice, see
  * lower_choose): the 32-wide or 8-wide register tiles, the depthwise rows,
  * the implicit GEMM over a panel, or the direct reference loop. The
  * heuristic: the panel for convs with constant weights (not pointwise) and
- * rows of at least PANEL_MIN_ROW outputs; depthwise rows for the other
+ * rows of at least PANEL_MIN_ROW outputs or PANEL_MIN_MG channels; depthwise rows for the other
  * depthwise convs with rows of at least DW_MIN_ROW; else the tiles, 8-wide
  * for rows of at most CONV_NARROW_ROW outputs. */
 enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW, CONV_PANEL };
@@ -208,7 +212,8 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     /* the implicit GEMM needs a scratch panel of K x 32 floats */
     int64_t kg = k[O2C_CONV_C] / k[O2C_CONV_GROUP] * ks[0] * ks[1] * ks[2];
     int panel_ok = !pointwise && kg <= PANEL_MAX_K && c->x[1]->data;   /* constant weights, packed */
-    if (panel_ok && out[2] >= PANEL_MIN_ROW) heuristic = CONV_PANEL;
+    if (panel_ok && (out[2] >= PANEL_MIN_ROW || k[O2C_CONV_M] / k[O2C_CONV_GROUP] >= PANEL_MIN_MG))
+        heuristic = CONV_PANEL;
     const char *names[5];
     int which[5], nc = 0;
     for (int i = 0; i < 5; i++)
