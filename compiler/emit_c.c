@@ -19,14 +19,20 @@ static void source_key(FILE *f, const char *key, void *ctx)
         if (c->nconsts) fputs("\n/* ---- weights and other constants ---- */\n", f);
         for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const");
     } else if (!strcmp(key, "SCHEDULE")) {
+        if (c->o->profile) fputs("    O2C_PROFILE_START(o2c_run_t0);\n", f);
+        int prow = 0;   /* --profile: the row of each call */
         for (int i = 0; i < c->L->n; i++) {
             KCall *k = &c->L->calls[i];
             if (k->count <= 0) continue;
             emit_call_comment(f, k, "    ");
             fputs("    {\n        const o2c_p p = ", f);
             emit_call_params(f, k, c_ptr);
-            fprintf(f, ";\n        %s(0, %lld, &p);\n    }\n", k->kernel->name, (long long)k->count);
+            if (c->o->profile) fputs(";\n        O2C_PROFILE_START(o2c_t0)", f);   /* --profile: time the call */
+            fprintf(f, ";\n        %s(0, %lld, &p);\n", k->kernel->name, (long long)k->count);
+            if (c->o->profile) fprintf(f, "        O2C_PROFILE_STOP(%d, o2c_t0);\n", prow++);
+            fputs("    }\n", f);
         }
+        if (c->o->profile) fputs("    O2C_PROFILE_RUN(o2c_run_t0);\n", f);
     } else {
         fail_plain("internal: unknown template key @%s@", key);
     }
@@ -38,4 +44,243 @@ void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, F
     emit_header(hdr, &c);
     c.nconsts = emit_collect_constants(L, &c.consts);
     emit_template(src, "model.c.in", source_key, &c);
+}
+
+/* ---- --profile: a profiling build ---------------------------------------
+ * Every kernel call of the schedule is timed (O2C_PROFILE_START/STOP around
+ * it) and accumulated into one row per call site: calls and total time. The
+ * rows carry the names --report shows (kernel, op, node, covered ONNX nodes)
+ * and its FLOPs (on a node's first call; later calls of the same node 0). The
+ * timer is a macro the user may define; the default is POSIX
+ * clock_gettime(CLOCK_MONOTONIC) in ns, and elsewhere (firmware) an #error
+ * asks for one. @PROFILE_*@ keys write nothing without --profile, so the
+ * ordinary build is byte-identical. */
+
+static const char PROFILE_PRE[] =
+    "/* A profiling build (onnx2c --profile): see @NAME@_profile_print in @HEADER@. */\n"
+    "#if !defined(O2C_PROFILE_NOW) && !defined(_POSIX_C_SOURCE) && !defined(__APPLE__)\n"
+    "#define _POSIX_C_SOURCE 199309L   /* clock_gettime, the default timer */\n"
+    "#endif\n";
+
+static const char PROFILE_DEFS[] =
+    "\n/* ---- profiling (onnx2c --profile) ----\n"
+    " * O2C_PROFILE_NOW(): a monotonically increasing count, O2C_PROFILE_UNITS_PER_SEC\n"
+    " * of them a second, O2C_PROFILE_T its unsigned type (differences wrap correctly:\n"
+    " * uint32_t for a 32-bit cycle counter). Define all three to use your own timer,\n"
+    " * e.g. on a Cortex-M the DWT cycle counter:\n"
+    " *   -D'O2C_PROFILE_NOW()=(*(volatile uint32_t *)0xE0001004u)' -DO2C_PROFILE_T=uint32_t\n"
+    " *   -DO2C_PROFILE_UNITS_PER_SEC=SystemCoreClock (DWT->CYCCNT enabled beforehand).\n"
+    " * Default on POSIX systems: clock_gettime(CLOCK_MONOTONIC) in nanoseconds. */\n"
+    "#ifndef O2C_PROFILE_NOW\n"
+    "#if defined(__unix__) || defined(__unix) || defined(__APPLE__)\n"
+    "#include <time.h>\n"
+    "static uint64_t o2c_profile_now(void)\n"
+    "{\n"
+    "    struct timespec t;\n"
+    "    clock_gettime(CLOCK_MONOTONIC, &t);\n"
+    "    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;\n"
+    "}\n"
+    "#define O2C_PROFILE_NOW() o2c_profile_now()\n"
+    "#undef O2C_PROFILE_UNITS_PER_SEC\n"
+    "#define O2C_PROFILE_UNITS_PER_SEC 1e9\n"
+    "#undef O2C_PROFILE_T\n"
+    "#else\n"
+    "#error \"onnx2c --profile: no default timer here (not a POSIX system): define O2C_PROFILE_NOW() "
+    "(a monotonically increasing count, e.g. a cycle counter) and O2C_PROFILE_UNITS_PER_SEC (counts a second)\"\n"
+    "#endif\n"
+    "#endif\n"
+    "#ifndef O2C_PROFILE_UNITS_PER_SEC\n"
+    "#error \"onnx2c --profile: O2C_PROFILE_NOW() is defined: define O2C_PROFILE_UNITS_PER_SEC (its counts a second) too\"\n"
+    "#endif\n"
+    "#ifndef O2C_PROFILE_T\n"
+    "#define O2C_PROFILE_T uint64_t\n"
+    "#endif\n"
+    "/* keeps the compiler from moving a kernel's memory accesses across the timer */\n"
+    "#ifndef O2C_PROFILE_BARRIER\n"
+    "#if defined(__GNUC__)\n"
+    "#define O2C_PROFILE_BARRIER() __asm__ __volatile__(\"\" ::: \"memory\")\n"
+    "#else\n"
+    "#define O2C_PROFILE_BARRIER() ((void)0)\n"
+    "#endif\n"
+    "#endif\n"
+    "#define O2C_PROFILE_START(t) \\\n"
+    "    O2C_PROFILE_T t; \\\n"
+    "    O2C_PROFILE_BARRIER(); \\\n"
+    "    t = (O2C_PROFILE_T)O2C_PROFILE_NOW(); \\\n"
+    "    O2C_PROFILE_BARRIER()\n"
+    "#define O2C_PROFILE_STOP(i, t) \\\n"
+    "    do { \\\n"
+    "        O2C_PROFILE_T o2c_t1_; \\\n"
+    "        O2C_PROFILE_BARRIER(); \\\n"
+    "        o2c_t1_ = (O2C_PROFILE_T)O2C_PROFILE_NOW(); \\\n"
+    "        o2c_prof[i].calls++; \\\n"
+    "        o2c_prof[i].time += (uint64_t)(O2C_PROFILE_T)(o2c_t1_ - (t)); \\\n"
+    "    } while (0)\n"
+    "#define O2C_PROFILE_RUN(t) \\\n"
+    "    do { \\\n"
+    "        O2C_PROFILE_T o2c_t1_; \\\n"
+    "        O2C_PROFILE_BARRIER(); \\\n"
+    "        o2c_t1_ = (O2C_PROFILE_T)O2C_PROFILE_NOW(); \\\n"
+    "        o2c_prof_runs++; \\\n"
+    "        o2c_prof_run_time += (uint64_t)(O2C_PROFILE_T)(o2c_t1_ - (t)); \\\n"
+    "    } while (0)\n"
+    "static uint64_t o2c_prof_runs, o2c_prof_run_time;\n";
+
+/* The functions after the entry points: reset, rows, totals, the table. */
+static const char PROFILE_FUNCS[] =
+    "\n/* ---- profiling (onnx2c --profile) ---- */\n"
+    "void @NAME@_profile_reset(void)\n"
+    "{\n"
+    "    int i;\n"
+    "    for (i = 0; i < @NAME@_PROFILE_ROWS; i++) o2c_prof[i].calls = o2c_prof[i].time = 0;\n"
+    "    o2c_prof_runs = o2c_prof_run_time = 0;\n"
+    "}\n"
+    "\n"
+    "const @NAME@_profile_row *@NAME@_profile_rows(void) { return o2c_prof; }\n"
+    "uint64_t @NAME@_profile_runs(void) { return o2c_prof_runs; }\n"
+    "uint64_t @NAME@_profile_run_time(void) { return o2c_prof_run_time; }\n"
+    "double @NAME@_profile_units_per_sec(void) { return (double)(O2C_PROFILE_UNITS_PER_SEC); }\n"
+    "\n"
+    "#ifndef O2C_PROFILE_NO_STDIO\n"
+    "void @NAME@_profile_print(FILE *f)\n"
+    "{\n"
+    "    static int order[@NAME@_PROFILE_ROWS + 1];\n"
+    "    const double ms = 1e3 / (double)(O2C_PROFILE_UNITS_PER_SEC);\n"
+    "    const double runs = o2c_prof_runs ? (double)o2c_prof_runs : 1.0;\n"
+    "    double sum = 0.0, flops = 0.0;\n"
+    "    char opnode[96];\n"
+    "    int i, j;\n"
+    "    for (i = 0; i < @NAME@_PROFILE_ROWS; i++) {\n"
+    "        const @NAME@_profile_row *r = &o2c_prof[i];\n"
+    "        int k = i;\n"
+    "        sum += (double)r->time;\n"
+    "        if (r->flops > 0) flops += (double)r->flops * (double)r->calls;\n"
+    "        for (j = i; j > 0 && o2c_prof[order[j - 1]].time < r->time; j--) order[j] = order[j - 1];\n"
+    "        order[j] = k;\n"
+    "    }\n"
+    "    fprintf(f, \"onnx2c profile: @NAME@, %lu runs, %.3f ms a run (%.3f ms in kernels), %d kernel calls, by time\\n\",\n"
+    "            (unsigned long)o2c_prof_runs, (double)o2c_prof_run_time * ms / runs, sum * ms / runs, @NAME@_PROFILE_ROWS);\n"
+    "    fprintf(f, \"%5s  %-28s %-44s %10s %12s %10s %7s %9s\\n\", \"#\", \"kernel\", \"op (node)\", \"calls\", \"total ms\",\n"
+    "            \"ms/run\", \"%\", \"GFLOP/s\");\n"
+    "    for (i = 0; i < @NAME@_PROFILE_ROWS; i++) {\n"
+    "        const @NAME@_profile_row *r = &o2c_prof[order[i]];\n"
+    "        sprintf(opnode, \"%.40s (%.40s)\", r->op, r->node);\n"
+    "        fprintf(f, \"%5d  %-28s %-44s %10lu %12.3f %10.4f %7.2f \", order[i], r->kernel, opnode, (unsigned long)r->calls,\n"
+    "                (double)r->time * ms, (double)r->time * ms / runs, sum > 0.0 ? 100.0 * (double)r->time / sum : 0.0);\n"
+    "        if (r->flops > 0 && r->time > 0)\n"
+    "            fprintf(f, \"%9.2f\\n\", (double)r->flops * (double)r->calls / ((double)r->time * ms * 1e6));\n"
+    "        else\n"
+    "            fprintf(f, \"%9s\\n\", \"-\");\n"
+    "    }\n"
+    "    fprintf(f, \"total: %d kernels, %.3f ms in kernels, %.4f ms/run\", @NAME@_PROFILE_ROWS, sum * ms, sum * ms / runs);\n"
+    "    if (sum > 0.0 && flops > 0.0) fprintf(f, \", %.2f GFLOP/s\", flops / (sum * ms * 1e6));\n"
+    "    fputc('\\n', f);\n"
+    "}\n"
+    "#endif\n";
+
+static const char PROFILE_DECL[] =
+    "/* ---- profiling (onnx2c --profile) ----\n"
+    " * One row per kernel call of the schedule, in schedule order (the rows of\n"
+    " * onnx2c --report): accumulated over every run since the start or the last\n"
+    " * @NAME@_profile_reset(). time is in units of @NAME@_profile_units_per_sec()\n"
+    " * (nanoseconds by default); flops are per call, as --report counts them (a\n"
+    " * node's FLOPs on its first call, 0 on its later ones; -1: unknown). */\n"
+    "typedef struct @NAME@_profile_row {\n"
+    "    const char *kernel;   /* runtime kernel, e.g. \"o2c_conv_tile_f32\" */\n"
+    "    const char *op;       /* op, or the fused ops (\"Conv+Add+Relu\") */\n"
+    "    const char *node;     /* node name (\"-\": a graph output copy) */\n"
+    "    const char *covers;   /* the ONNX nodes it covers, \", \"-separated */\n"
+    "    int64_t flops;\n"
+    "    uint64_t calls, time;\n"
+    "} @NAME@_profile_row;\n"
+    "#define @NAME@_PROFILE_ROWS @PROFILE_NROWS@\n"
+    "void @NAME@_profile_reset(void);\n"
+    "/* @NAME@_PROFILE_ROWS rows, then one whose kernel is NULL */\n"
+    "const @NAME@_profile_row *@NAME@_profile_rows(void);\n"
+    "uint64_t @NAME@_profile_runs(void);                     /* runs since the reset */\n"
+    "uint64_t @NAME@_profile_run_time(void);                 /* their time, kernels and between */\n"
+    "double @NAME@_profile_units_per_sec(void);\n"
+    "#ifndef O2C_PROFILE_NO_STDIO   /* define it to build without <stdio.h> */\n"
+    "/* The rows as a table sorted by time: #, kernel, op (node), calls, total ms,\n"
+    " * ms/run, % of the kernels' time, GFLOP/s. */\n"
+    "void @NAME@_profile_print(FILE *f);\n"
+    "#endif\n"
+    "\n";
+
+/* The covered ONNX nodes, ", "-separated (the node itself when none). */
+static const char *profile_covers(const Node *n)
+{
+    if (!n) return "-";
+    if (!n->norigins) return n->name;
+    size_t len = 1;
+    for (int i = 0; i < n->norigins; i++) len += strlen(n->origins[i]) + 2;
+    char *s = xalloc(len);
+    for (int i = 0; i < n->norigins; i++) {
+        if (i) strcat(s, ", ");
+        strcat(s, n->origins[i]);
+    }
+    return s;
+}
+
+static void profile_rows(FILE *f, const EmitCtx *c)
+{
+    fprintf(f, "static %s_profile_row o2c_prof[%s_PROFILE_ROWS + 1] = {\n", c->o->name, c->o->name);
+    const Node *last = NULL;
+    int rows = 0;
+    for (int i = 0; i < c->L->n; i++) {
+        const KCall *k = &c->L->calls[i];
+        if (k->count <= 0) continue;
+        const Node *n = k->node;
+        int64_t fl = n && n != last ? node_flops(n) : 0;
+        last = n;
+        fprintf(f, "    {\"%s\", \"%s\", \"%s\", \"%s\", %lldLL, 0, 0},\n", k->kernel->name,
+                n ? c_string(n->fused ? n->fused : n->op_type) : "(graph output copy)", n ? c_string(n->name) : "-",
+                c_string(profile_covers(n)), (long long)fl);
+        rows++;
+    }
+    fputs("    {0, 0, 0, 0, 0, 0, 0}   /* the end (and no empty array in C) */\n};\n", f);
+}
+
+static int profile_nrows(const Lowering *L)
+{
+    int rows = 0;
+    for (int i = 0; i < L->n; i++) rows += L->calls[i].count > 0;
+    return rows;
+}
+
+static void profile_key(FILE *f, const char *key, void *ctx)
+{
+    const EmitCtx *c = ctx;
+    if (!strcmp(key, "PROFILE_NROWS")) fprintf(f, "%d", profile_nrows(c->L));
+    else if (!emit_common_key(f, key, c)) fail_plain("internal: unknown template key @%s@", key);
+}
+
+/* Expands @NAME@, @HEADER@, ... inside the texts above. */
+static void profile_text(FILE *f, const char *text, const EmitCtx *c)
+{
+    for (const char *t = text; *t;) {
+        const char *at = strchr(t, '@');
+        const char *e = at ? strchr(at + 1, '@') : NULL;
+        if (!at || !e) { fputs(t, f); return; }
+        fwrite(t, 1, (size_t)(at - t), f);
+        char key[32];
+        size_t kl = (size_t)(e - at - 1) < sizeof key - 1 ? (size_t)(e - at - 1) : sizeof key - 1;
+        memcpy(key, at + 1, kl);
+        key[kl] = 0;
+        profile_key(f, key, (void *)c);
+        t = e + 1;
+    }
+}
+
+void emit_profile_key(FILE *f, const char *key, const EmitCtx *c)
+{
+    if (!c->o->profile) return;   /* the ordinary build: nothing */
+    if (!strcmp(key, "PROFILE_PRE")) profile_text(f, PROFILE_PRE, c);
+    else if (!strcmp(key, "PROFILE_INCLUDES")) fputs("#ifndef O2C_PROFILE_NO_STDIO\n#include <stdio.h>\n#endif\n", f);
+    else if (!strcmp(key, "PROFILE_DECL")) profile_text(f, PROFILE_DECL, c);
+    else if (!strcmp(key, "PROFILE_DEFS")) {
+        profile_text(f, PROFILE_DEFS, c);
+        profile_rows(f, c);
+    } else if (!strcmp(key, "PROFILE_FUNCS")) profile_text(f, PROFILE_FUNCS, c);
+    else fail_plain("internal: unknown template key @%s@", key);
 }

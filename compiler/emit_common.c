@@ -430,6 +430,7 @@ int emit_common_key(FILE *f, const char *key, const EmitCtx *c)
     else if (!strcmp(key, "ARENA_ALLOC")) fprintf(f, "%lld", (long long)(c->arena ? c->arena : 1));
     else if (!strcmp(key, "KERNELS")) emit_kernel_sources(f, c->L);
     else if (!strcmp(key, "PREDICT")) emit_typed_entry(f, g, c->o->name);
+    else if (!strncmp(key, "PROFILE_", 8)) emit_profile_key(f, key, c);   /* --profile (emit_c.c) */
     else return 0;
     return 1;
 }

@@ -259,6 +259,9 @@ typedef struct KCall {
     double f[O2C_NF];
     int nf;
     const struct Node *node;  /* the node this call implements (NULL: output copy) */
+    const char *tune_key;     /* a tunable call (lower_choose): its key and chosen variant */
+    const char *variant;
+    double tuned_ns;          /* the variant's time in the tuning file (0: none) */
 } KCall;
 
 typedef struct Lowering {
@@ -268,7 +271,25 @@ typedef struct Lowering {
     int tiled;                /* 1: the C target, which may use the register-tiled
                                  kernel variants; 0: the reference kernels (the
                                  compiler's own evaluation, the CUDA target) */
+    const struct TuneTable *tune;  /* --tune-file: the variant chosen per key (tune.c) */
+    int force;                /* the tuner: 1 + the candidate to take at every choice (0: none) */
+    int choices;              /* choices made so far and the most candidates one had */
+    int max_candidates;
 } Lowering;
+
+/* Tunable choices (tune.c). A lowering that can compute a call in several
+ * ways (kernel variants, tile sizes) names the candidates and the heuristic
+ * pick; the tuning file (key -> variant) or the tuner's forced candidate
+ * overrides the heuristic. The key names the kernel family, the shape and
+ * type, and the target. Returns the index chosen and records it in c. */
+int lower_choose(Lowering *L, KCall *c, const char *key, const char *const *names, int n, int heuristic);
+typedef struct TuneTable TuneTable;
+const TuneTable *tune_load(const char *path);
+const char *tune_lookup(const TuneTable *t, const char *key, double *ns);   /* NULL: not in the table */
+struct Options;
+/* --tune: times every candidate of every distinct key of the graph with the
+ * runner (tune.c) and writes the tuning file */
+void tune_graph(Graph *g, const struct Options *o);
 
 typedef void (*InferFn)(Node *n);
 typedef void (*LowerFn)(Node *n, Lowering *L);
@@ -425,10 +446,14 @@ typedef struct Options {
     const char *name;          /* symbol prefix */
     const char *header;        /* file name of the header, as the source includes it */
     int cuda;
+    int profile;               /* --profile: time every kernel call (C target) */
     struct { char *name; int rank; int64_t dims[MAX_RANK]; } shapes[64];
     int nshapes;
     struct { char *name; int64_t value; } dimv[64];
     int ndims;
+    int tune;                  /* --tune: time the candidates, write --tune-file */
+    const char *tune_file;     /* --tune-file FILE: the choices (read, or written by --tune) */
+    const char *tune_runner;   /* --tune-runner CMD: builds and runs a timing program (its C source is the argument) */
 } Options;
 
 Graph *load_model(const char *path);                 /* load.c */
@@ -493,6 +518,7 @@ typedef struct EmitCtx {
     int nconsts;
 } EmitCtx;
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
+void emit_profile_key(FILE *f, const char *key, const EmitCtx *c); /* emit_c.c: @PROFILE_*@ (nothing without --profile) */
 void emit_header(FILE *f, const EmitCtx *c);
 
 #endif

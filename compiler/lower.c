@@ -37,6 +37,30 @@ KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count)
     return c;
 }
 
+int lower_choose(Lowering *L, KCall *c, const char *key, const char *const *names, int n, int heuristic)
+{
+    int pick = heuristic;
+    double ns = 0;
+    if (L->force) {
+        pick = L->force - 1 < n ? L->force - 1 : -1;
+    } else if (L->tune) {
+        const char *v = tune_lookup(L->tune, key, &ns);
+        if (v) {
+            pick = -1;
+            for (int i = 0; i < n; i++)
+                if (!strcmp(names[i], v)) pick = i;
+            if (pick < 0) fail_plain("the tuning file chooses '%s' for %s, which is not one of its candidates", v, key);
+        }
+    }
+    L->choices++;
+    if (n > L->max_candidates) L->max_candidates = n;
+    if (pick < 0) pick = heuristic;   /* the tuner's candidate beyond this choice's: the heuristic */
+    c->tune_key = xstrdup(key);
+    c->variant = names[pick];
+    c->tuned_ns = L->force ? 0 : ns;
+    return pick;
+}
+
 Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims)
 {
     Tensor *t = xalloc(sizeof *t);

@@ -26,12 +26,19 @@ static void usage(FILE *f)
           "  --emit-onnx FILE  write the optimized graph as an ONNX model (fused nodes as local\n"
           "                  functions in standard ops: runs in onnxruntime, opens in Netron)\n"
           "  --dot FILE      write the optimized graph for Graphviz (dot -Tsvg FILE)\n"
+          "  --profile       a profiling build: the C times every kernel call and offers\n"
+          "                  NAME_profile_print() and NAME_profile_rows() (C target only)\n"
           "  --name NAME     prefix of every exported symbol (default: OUT's file name)\n"
           "  --shape IN:D0xD1x...  fix the shape of input IN\n"
           "  --dim SYMBOL=N  bind a symbolic dimension\n"
           "  -O0, -O1, -O2   optimization level: none, cleanups (folding, dead nodes, no-ops),\n"
           "                  everything (fusion; the default)\n"
           "  --disable-pass NAME  skip one optimization pass (see --list-passes)\n"
+          "  --tune          time the candidate kernel variants of every tunable layer on this\n"
+          "                  machine (or with --tune-runner) and write the winners to --tune-file\n"
+          "  --tune-file FILE  the tuning file: written by --tune, else read (replays its choices)\n"
+          "  --tune-runner CMD  run `CMD PROGRAM.c` to build and run the timing program (a board,\n"
+          "                  an emulator); default: $CC (else cc) -O3 -march=native, run here\n"
           "  -v              print what each stage and pass does\n"
           "  --list-ops      print the supported ONNX ops\n"
           "  --list-passes   print the optimization passes in the order they run\n"
@@ -65,7 +72,16 @@ static void parse_args(int argc, char **argv, Options *o)
             exit(0);
         }
         if (!strcmp(a, "-v")) { verbose = 1; continue; }
+        if (!strcmp(a, "--tune")) { o->tune = 1; continue; }
+        if (!strcmp(a, "--tune-file") || !strcmp(a, "--tune-runner")) {
+            if (!val || !*val) fail_plain("%s needs a value (see --help)", a);
+            if (a[7] == 'f') o->tune_file = val;
+            else o->tune_runner = val;
+            i++;
+            continue;
+        }
         if (!strcmp(a, "--report")) { o->report = "-"; continue; }
+        if (!strcmp(a, "--profile")) { o->profile = 1; continue; }
         if (!strncmp(a, "--report=", 9)) {
             if (!a[9]) fail_plain("--report=FILE: the file name is empty");
             o->report = a + 9;
@@ -133,6 +149,9 @@ static void parse_args(int argc, char **argv, Options *o)
         o->input = a;
     }
     if (!o->input) { usage(stderr); fail_plain("no model given"); }
+    if (o->tune && !o->tune_file) fail_plain("--tune needs --tune-file FILE, where it writes the choices");
+    if (o->tune_runner && !o->tune) fail_plain("--tune-runner is only used with --tune");
+    if (o->profile && !o->output) fail_plain("--profile needs -o OUT.c (it makes a profiling build of the generated C)");
     if (!o->output) {
         if (!o->report && !o->emit_onnx && !o->dot)
             fail_plain("no output given: use -o OUT.c (C) or -o OUT.cu (CUDA), or --report, --emit-onnx, --dot");
@@ -147,6 +166,11 @@ static void parse_args(int argc, char **argv, Options *o)
     if (n > 3 && !strcmp(o->output + n - 3, ".cu")) o->cuda = 1;
     else if (!(n > 2 && !strcmp(o->output + n - 2, ".c")))
         fail_plain("-o %s: the output must end in .c (C) or .cu (CUDA)", o->output);
+    if (o->cuda && o->tune_file)
+        fail_plain("--tune and --tune-file choose among the C target's kernel variants; the CUDA target has none yet");
+    if (o->profile && o->cuda)
+        fail_plain("--profile: the CUDA target is not supported; profile the C build (-o OUT.c), or time the .cu with "
+                   "Nsight Systems (nsys profile), which shows every kernel launch");
     if (!o->name) {
         const char *base = strrchr(o->output, '/');
         base = base ? base + 1 : o->output;
@@ -226,8 +250,10 @@ static void compile(Options *o)
     Graph *g = load_model(o->input);
     infer_graph(g, o);
     run_passes(g, o);
+    if (o->tune) tune_graph(g, o);
     Lowering L = {0};
     L.tiled = !o->cuda;
+    if (o->tune_file) L.tune = tune_load(o->tune_file);
     lower_graph(g, &L);
     int64_t arena = plan_graph(g, &L);
 

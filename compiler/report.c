@@ -247,8 +247,8 @@ void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *
 {
     fprintf(f, "onnx2c report: %s (graph '%s', opset %d), %s target, -O%d\n", c_comment(o->input ? o->input : "-"), c_comment(g->name),
             g->opset, o->cuda ? "CUDA" : "C", o->opt_level);
-    fprintf(f, "%5s  %-28s %-26s %-24s %12s %10s %10s %10s  %s\n", "#", "kernel", "op (node)", "output", "FLOPs",
-            "weights", "arena@", "bytes", "covers");
+    fprintf(f, "%5s  %-28s %-26s %-24s %12s %10s %10s %10s  %-18s %s\n", "#", "kernel", "op (node)", "output", "FLOPs",
+            "weights", "arena@", "bytes", "variant (tuned)", "covers");
     int rows = 0;
     int64_t flops = 0;
     int flops_unknown = 0;
@@ -278,6 +278,11 @@ void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *
         if (off >= 0) fprintf(f, "%10lld", (long long)off);
         else fprintf(f, "%10s", w);
         fprintf(f, " %10lld  ", (long long)(y ? tensor_bytes(y) : 0));
+        /* a tunable call: its variant, and its time per call in the tuning file */
+        char var[64] = "-";
+        if (c->variant && c->tuned_ns > 0) snprintf(var, sizeof var, "%s (%.1f us)", c->variant, c->tuned_ns / 1e3);
+        else if (c->variant) snprintf(var, sizeof var, "%s", c->variant);
+        fprintf(f, "%-18s ", var);
         put_covers(f, n);
         fputc('\n', f);
         rows++;

@@ -295,9 +295,40 @@ def custom_domain_op():
             {"expect_error.txt": "FancyActivation\ncom.example\n"})
 
 
+def mobilenet_block():
+    r = rng(15)
+    nodes = [
+        helper.make_node("Conv", ["x", "W1", "B1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Clip", ["c1", "lo", "hi"], ["r1"]),
+        helper.make_node("Conv", ["r1", "Wd1", "Bd1"], ["d1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=16),
+        helper.make_node("Relu", ["d1"], ["rd1"]),
+        helper.make_node("Conv", ["rd1", "Wp1", "Bp1"], ["p1"], kernel_shape=[1, 1]),
+        helper.make_node("Relu", ["p1"], ["rp1"]),
+        helper.make_node("Conv", ["rp1", "Wd2", "Bd2"], ["d2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         strides=[2, 2], group=32),
+        helper.make_node("Relu", ["d2"], ["rd2"]),
+        helper.make_node("Conv", ["rd2", "Wp2", "Bp2"], ["p2"], kernel_shape=[1, 1]),
+        helper.make_node("Relu", ["p2"], ["rp2"]),
+        helper.make_node("GlobalAveragePool", ["rp2"], ["gap"]),
+        helper.make_node("Flatten", ["gap"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "Wf", "Bf"], ["y"], transB=1),
+    ]
+    m = model("mobilenet_block", nodes, [vi("x", [1, 3, 72, 72])], [vi("y", [1, 10])],
+              [init("W1", w(r, 16, 3, 3, 3, scale=0.3)), init("B1", w(r, 16, scale=0.1)),
+               init("lo", np.array(0, np.float32)), init("hi", np.array(6, np.float32)),
+               init("Wd1", w(r, 16, 1, 3, 3, scale=0.3)), init("Bd1", w(r, 16, scale=0.1)),
+               init("Wp1", w(r, 32, 16, 1, 1, scale=0.3)), init("Bp1", w(r, 32, scale=0.1)),
+               init("Wd2", w(r, 32, 1, 3, 3, scale=0.3)), init("Bd2", w(r, 32, scale=0.1)),
+               init("Wp2", w(r, 48, 32, 1, 1, scale=0.2)), init("Bp2", w(r, 48, scale=0.1)),
+               init("Wf", w(r, 10, 48, scale=0.3)), init("Bf", w(r, 10, scale=0.1))])
+    return (m, [w(r, 1, 3, 72, 72, scale=1.0)],
+            "MobileNet-style blocks: Conv (stride 2) → Clip(0, 6) → depthwise 3x3 (36-wide rows) → Relu → "
+            "pointwise → Relu → depthwise 3x3 stride 2 → Relu → pointwise → Relu → GlobalAveragePool → Gemm", {})
+
+
 EXAMPLES = [linear, two_heads, dynamic_batch, conv_bn_relu, small_convnet, flatten_shape_ops, clamp_min_max,
             layernorm_decomposed, gemm_chain, asinh, srcnn_cubic, self_attention, sibling_convs_concat,
-            custom_domain_op, elementwise_chain]
+            custom_domain_op, elementwise_chain, mobilenet_block]
 
 
 # ---------------------------------------------------------------- writing

@@ -6,7 +6,10 @@ prints one closing 'N passed, N failed, N skipped' line over all of them.
 Suites: the named-kernel-parameters check (check_params.py), cmocka unit
 tests (under ASan/UBSan), bad-input tests, example and
 real models against onnxruntime (C under ASan/UBSan, CUDA emulated on the
-CPU, nvcc compile check), --report/--emit-onnx/--dot (test_visibility.py), the ONNX backend node tests,
+CPU, nvcc compile check), --report/--emit-onnx/--dot (test_visibility.py), the
+--profile build (test_profile.py), the autotuner (test_tune.py: --tune,
+--tune-file replayed byte for byte, every candidate variant checked against
+onnxruntime), the ONNX backend node tests,
 and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
 newlib, no double precision in float32 models)."""
 import os, re, subprocess, sys, time
@@ -23,6 +26,8 @@ SUITES = [
     ("cli", [PY, "tests/test_cli.py", "--compiler", ASAN_CC]),
     ("models", [PY, "tests/run_models.py", "--compiler", ASAN_CC]),
     ("visibility", [PY, "tests/test_visibility.py", "--compiler", ASAN_CC]),
+    ("tune", [PY, "tests/test_tune.py", "--compiler", ASAN_CC]),
+    ("profile", [PY, "tests/test_profile.py", "--compiler", ASAN_CC]),
     ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
 ]

@@ -280,6 +280,8 @@ class Case:
     def compile_model(self, work, out_name, flags, level=2):
         cmd = [self.args.compiler, os.path.join(self.test, "model.onnx"), "-o", os.path.join(work, out_name),
                "--name", "m", "-O%d" % level] + flags
+        if out_name.endswith(".c"):
+            cmd += self.args.c_flags.split()
         rc, out = sh(cmd, self.args.timeout)
         return cmd, rc, out
 
@@ -566,6 +568,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the work folders")
     ap.add_argument("--levels", default="2,0", help="optimization levels to build and check (default: 2,0)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every command")
+    ap.add_argument("--c-flags", default="", help="more onnx2c flags for the C target only (e.g. --tune-file F)")
     args = ap.parse_args()
     global VERBOSE
     VERBOSE = args.verbose

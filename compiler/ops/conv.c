@@ -168,28 +168,45 @@ void infer_conv(Node *n)
 #define CONV_NARROW_ROW 12
 #define DW_MIN_ROW 32
 
-static void conv_tiled(KCall *c, int64_t N)
+/* The C target's choice for a float convolution (a tunable choice, see
+ * lower_choose): the 32-wide or 8-wide register tiles, the depthwise rows,
+ * or the direct reference loop. The heuristic: depthwise rows for
+ * depthwise convs with rows of at least DW_MIN_ROW outputs, else the tiles,
+ * 8-wide for rows of at most CONV_NARROW_ROW outputs. */
+enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW };
+static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw"};
+
+static void conv_tiled(Lowering *L, KCall *c, int64_t N)
 {
     int64_t *k = c->k, *in = k + O2C_CONV_IN, *out = k + O2C_CONV_OUT, *ks = k + O2C_CONV_K;
     int64_t *st = k + O2C_CONV_S, *dil = k + O2C_CONV_D, *pb = k + O2C_CONV_PB;
+    char *key = xfmt("conv_f32 c N%lld C%lld M%lld G%lld in%lldx%lldx%lld out%lldx%lldx%lld k%lldx%lldx%lld "
+                     "s%lldx%lldx%lld d%lldx%lldx%lld p%lldx%lldx%lld", (long long)N, (long long)k[O2C_CONV_C],
+                     (long long)k[O2C_CONV_M], (long long)k[O2C_CONV_GROUP], (long long)in[0], (long long)in[1],
+                     (long long)in[2], (long long)out[0], (long long)out[1], (long long)out[2], (long long)ks[0],
+                     (long long)ks[1], (long long)ks[2], (long long)st[0], (long long)st[1], (long long)st[2],
+                     (long long)dil[0], (long long)dil[1], (long long)dil[2], (long long)pb[0], (long long)pb[1],
+                     (long long)pb[2]);
     int pointwise = 1;
     for (int i = 0; i < 3; i++) pointwise &= ks[i] == 1 && st[i] == 1 && pb[i] == 0 && out[i] == in[i];
-    if (pointwise) {
-        in[2] *= in[0] * in[1]; in[0] = in[1] = 1;
-        out[2] *= out[0] * out[1]; out[0] = out[1] = 1;
-    }
-    int64_t MG = k[O2C_CONV_M] / k[O2C_CONV_GROUP];
-    /* depthwise with rows of at least DW_MIN_ROW outputs: blocks of 32 in
-     * registers (narrower rows measured slower than the general tiles) */
-    if (!pointwise && k[O2C_CONV_C] == k[O2C_CONV_GROUP] && out[2] >= DW_MIN_ROW &&
-        31 * st[2] + (ks[2] - 1) * dil[2] + 1 <= O2C_DW_SPAN && ks[0] * ks[1] <= O2C_DW_ROWS) {
+    int dw_ok = !pointwise && k[O2C_CONV_C] == k[O2C_CONV_GROUP] &&
+                31 * st[2] + (ks[2] - 1) * dil[2] + 1 <= O2C_DW_SPAN && ks[0] * ks[1] <= O2C_DW_ROWS;
+    int64_t ow = pointwise ? out[0] * out[1] * out[2] : out[2];
+    int heuristic = dw_ok && ow >= DW_MIN_ROW ? CONV_DW : ow <= CONV_NARROW_ROW ? CONV_TILE8 : CONV_TILE32;
+    int v = lower_choose(L, c, key, CONV_VARIANTS, dw_ok ? 4 : 3, heuristic);
+    if (v == CONV_DIRECT) return;
+    if (v == CONV_DW) {
         c->kernel = kernel_find("o2c_dwconv_f32");
         c->count = N * k[O2C_CONV_M] * out[0] * out[1];
         return;
     }
-    /* narrow rows: the 8-wide variant keeps its tiles full */
-    int64_t nr = out[2] <= CONV_NARROW_ROW ? O2C_CV_NR_NARROW : O2C_CV_NR;
-    c->kernel = kernel_find(nr == O2C_CV_NR ? "o2c_conv_tile_f32" : "o2c_conv_tile8_f32");
+    if (pointwise) {   /* one row of ID*IH*IW columns: the tiles run along the whole image */
+        in[2] *= in[0] * in[1]; in[0] = in[1] = 1;
+        out[2] *= out[0] * out[1]; out[0] = out[1] = 1;
+    }
+    int64_t MG = k[O2C_CONV_M] / k[O2C_CONV_GROUP];
+    int64_t nr = v == CONV_TILE8 ? O2C_CV_NR_NARROW : O2C_CV_NR;
+    c->kernel = kernel_find(v == CONV_TILE32 ? "o2c_conv_tile_f32" : "o2c_conv_tile8_f32");
     c->count = N * k[O2C_CONV_GROUP] * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * out[0] * out[1] * ((out[2] + nr - 1) / nr);
 }
 
@@ -213,7 +230,7 @@ static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64
         c->k[O2C_CONV_PB + i] = g->pb[i];
     }
     c->nk = O2C_CONV_NK;
-    if (L->tiled && !strcmp(kind, "conv") && n->in[0]->dtype == DT_FLOAT) conv_tiled(c, y->dims[0]);
+    if (L->tiled && !strcmp(kind, "conv") && n->in[0]->dtype == DT_FLOAT) conv_tiled(L, c, y->dims[0]);
     return c;
 }
 

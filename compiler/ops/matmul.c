@@ -7,11 +7,17 @@
 
 /* The C target computes float products with B contiguous along n in
  * register tiles (o2c_matmul_tile_f32: same parameters, the tiles as index
- * space). */
+ * space) or, a tunable choice (lower_choose), with the direct reference
+ * loop; the heuristic takes the tiles. */
+static const char *const MATMUL_VARIANTS[] = {"tile", "direct"};
+
 static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
 {
     if (!L->tiled || a->dtype != DT_FLOAT || c->k[O2C_MATMUL_SBN] != 1) return;
-    int64_t M = c->k[O2C_MATMUL_M], N = c->k[O2C_MATMUL_N];
+    int64_t M = c->k[O2C_MATMUL_M], N = c->k[O2C_MATMUL_N], K = c->k[O2C_MATMUL_K];
+    char *key = xfmt("matmul_f32 c batch%lld M%lld N%lld K%lld", (long long)batch, (long long)M, (long long)N,
+                     (long long)K);
+    if (lower_choose(L, c, key, MATMUL_VARIANTS, 2, 0) != 0) return;
     c->kernel = kernel_find("o2c_matmul_tile_f32");
     c->count = batch * ((M + O2C_MM_MR - 1) / O2C_MM_MR) * ((N + O2C_MM_NR - 1) / O2C_MM_NR);
 }

@@ -1,0 +1,317 @@
+/* Autotuning (--tune, --tune-file): the lowering's tunable choices (kernel
+ * variants, tile sizes; see lower_choose in lower.c) decided by timing.
+ *
+ * --tune lowers every node of the optimized graph once per candidate of its
+ * choice and writes one timing program: the candidates of every distinct
+ * key (the kernel family, shape, type and target of the choice), each a
+ * function that runs the node's kernel calls with the candidate's
+ * parameters in place, as the generated code does, on buffers of
+ * pseudo-random floats. A runner builds and runs it: by default the host's C
+ * compiler (`$CC`, else cc) with -O3 -march=native; `--tune-runner CMD` runs
+ * `CMD PROGRAM.c` instead, which may build it for a board or an emulator and
+ * run it there, as long as it prints the program's output. The program
+ * prints one line per candidate, `o2c-tune KEY CANDIDATE NANOSECONDS`
+ * (the best of several timed batches, per call). The winners go into the
+ * tuning file, one line per key:
+ *
+ *     KEY<TAB>VARIANT<TAB>NANOSECONDS
+ *
+ * sorted by key, '#' lines are comments (every candidate's time). Given
+ * with --tune-file (without --tune), the file replays those choices: the
+ * generated code depends only on the variants, so it is byte-identical to
+ * the tuning run's. Keys missing from the file keep the heuristic. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ir.h"
+
+typedef struct TuneEntry {
+    const char *key, *variant;
+    double ns;
+} TuneEntry;
+
+struct TuneTable {
+    TuneEntry *e;
+    int n;
+};
+
+const char *tune_lookup(const TuneTable *t, const char *key, double *ns)
+{
+    for (int i = 0; t && i < t->n; i++)
+        if (!strcmp(t->e[i].key, key)) {
+            if (ns) *ns = t->e[i].ns;
+            return t->e[i].variant;
+        }
+    return NULL;
+}
+
+const TuneTable *tune_load(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) fail_plain("cannot read the tuning file '%s': %s", path, strerror(errno));
+    TuneTable *t = xalloc(sizeof *t);
+    int cap = 0, lineno = 0;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+            fclose(f);
+            fail_plain("%s:%d: line too long", path, lineno);
+        }
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (!len || line[0] == '#') continue;
+        char *tab1 = strchr(line, '\t'), *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL, *end = NULL;
+        double ns = tab2 ? strtod(tab2 + 1, &end) : 0;
+        if (!tab1 || !tab2 || tab1 == line || tab2 == tab1 + 1 || !end || *end || !(ns >= 0)) {
+            fclose(f);
+            fail_plain("%s:%d: not a tuning line (KEY<TAB>VARIANT<TAB>NANOSECONDS)", path, lineno);
+        }
+        *tab1 = *tab2 = 0;
+        for (int i = 0; i < t->n; i++)
+            if (!strcmp(t->e[i].key, line)) {
+                fclose(f);
+                fail_plain("%s:%d: key '%s' is given twice", path, lineno, line);
+            }
+        if (t->n == cap) {
+            cap = cap ? 2 * cap : 32;
+            TuneEntry *e = xalloc(sizeof *e * (size_t)cap);
+            if (t->n) memcpy(e, t->e, sizeof *e * (size_t)t->n);
+            t->e = e;
+        }
+        t->e[t->n++] = (TuneEntry){xstrdup(line), xstrdup(tab1 + 1), ns};
+    }
+    fclose(f);
+    return t;
+}
+
+/* ---- the timing program ---- */
+
+/* A tunable node: its key, how many candidates, and the calls of each. */
+typedef struct Site {
+    Node *node;
+    const char *key;
+    int ncand;
+    Lowering *cand;        /* ncand lowerings, candidate j forced */
+} Site;
+
+/* buffer index of each tensor the calls of one candidate use */
+static const Tensor *buf_t[4 * O2C_MAX_X * 64];
+static int nbuf;
+
+static int buf_index(const Tensor *t)
+{
+    if (t->storage == ST_ALIAS && t->alias_of) t = t->alias_of;
+    for (int i = 0; i < nbuf; i++)
+        if (buf_t[i] == t) return i;
+    if (nbuf == (int)(sizeof buf_t / sizeof buf_t[0])) fail_plain("internal: too many tensors in a tuned node");
+    buf_t[nbuf] = t;
+    return nbuf++;
+}
+
+static const char *buf_ptr(const Tensor *t, int out)
+{
+    (void)out;
+    return xfmt("(void *)B[%d]", buf_index(t));
+}
+
+static int64_t buf_bytes(const Tensor *t)
+{
+    if (t->storage == ST_ALIAS && t->alias_of) t = t->alias_of;
+    return (int64_t)tensor_bytes(t);
+}
+
+static void write_program(FILE *f, Site *s, int ns)
+{
+    fputs("/* onnx2c --tune: times the candidates of each tunable kernel call */\n"
+          "#define _POSIX_C_SOURCE 199309L\n#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n", f);
+    Lowering all = {0};
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < s[i].ncand; j++)
+            for (int c = 0; c < s[i].cand[j].n; c++) {
+                KCall *k = lower_call_kernel(&all, s[i].cand[j].calls[c].kernel, 1);
+                (void)k;
+            }
+    emit_kernel_sources(f, &all);
+    int maxbuf = 1;
+    fputs("\n/* ---- candidates ---- */\nstatic unsigned char *B[64];\n", f);
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < s[i].ncand; j++) {
+            Lowering *L = &s[i].cand[j];
+            nbuf = 0;
+            fprintf(f, "/* %s: %s */\nstatic void c%d_%d(void)\n{\n", c_comment(s[i].key),
+                    L->n ? c_comment(L->calls[0].variant ? L->calls[0].variant : "") : "", i, j);
+            for (int c = 0; c < L->n; c++) {
+                KCall *k = &L->calls[c];
+                if (k->count <= 0) continue;
+                fputs("    {\n        const o2c_p p = ", f);
+                emit_call_params(f, k, buf_ptr);
+                fprintf(f, ";\n        %s(0, %lld, &p);\n    }\n", k->kernel->name, (long long)k->count);
+            }
+            fputs("}\n", f);
+            if (nbuf > 64) fail_plain("internal: too many tensors in a tuned node");
+            if (nbuf > maxbuf) maxbuf = nbuf;
+            fprintf(f, "static const long s%d_%d[] = {", i, j);
+            for (int b = 0; b < nbuf; b++) fprintf(f, "%lld, ", (long long)buf_bytes(buf_t[b]));
+            fputs("0};\n", f);
+        }
+    fputs("\n/* ---- timing ---- */\n"
+          "#ifndef O2C_TUNE_NOW\n"
+          "static double o2c_tune_now(void)\n{\n    struct timespec t;\n    clock_gettime(CLOCK_MONOTONIC, &t);\n"
+          "    return t.tv_sec * 1e9 + t.tv_nsec;\n}\n#define O2C_TUNE_NOW() o2c_tune_now()   /* nanoseconds */\n#endif\n"
+          "static unsigned rng = 12345u;\n"
+          "static double run(void (*fn)(void), const long *sz)\n{\n"
+          "    int b, i, reps = 1, batch;\n    double best = 1e300;\n"
+          "    for (b = 0; sz[b]; b++) {\n"
+          "        long k, nf = sz[b] / (long)sizeof(float);\n"
+          "        B[b] = malloc((size_t)sz[b] + 64);\n"
+          "        if (!B[b]) { fprintf(stderr, \"out of memory\\n\"); exit(1); }\n"
+          "        for (k = 0; k < nf; k++) { rng = rng * 1664525u + 1013904223u; ((float *)B[b])[k] = (float)(rng >> 8) / 16777216.0f - 0.5f; }\n"
+          "    }\n"
+          "    fn();   /* warm-up */\n"
+          "    for (;;) {   /* a batch long enough to time: 2 ms */\n"
+          "        double t0 = O2C_TUNE_NOW(), t;\n"
+          "        for (i = 0; i < reps; i++) fn();\n"
+          "        t = O2C_TUNE_NOW() - t0;\n"
+          "        if (t >= 2e6 || reps >= 1 << 20) break;\n"
+          "        reps *= t > 0 && 2e6 / t < 64 ? (int)(2e6 / t) + 1 : 64;\n"
+          "    }\n"
+          "    for (batch = 0; batch < 5; batch++) {\n"
+          "        double t0 = O2C_TUNE_NOW(), t;\n"
+          "        for (i = 0; i < reps; i++) fn();\n"
+          "        t = (O2C_TUNE_NOW() - t0) / reps;\n"
+          "        if (t < best) best = t;\n"
+          "    }\n"
+          "    for (b = 0; sz[b]; b++) free(B[b]);\n"
+          "    return best;\n}\n\nint main(void)\n{\n", f);
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < s[i].ncand; j++)
+            fprintf(f, "    printf(\"o2c-tune %d %d %%.1f\\n\", run(c%d_%d, s%d_%d));\n    fflush(stdout);\n", i, j, i, j, i,
+                    j);
+    fputs("    return 0;\n}\n", f);
+}
+
+/* the shell quoting of s */
+static char *sh_quote(const char *s)
+{
+    size_t n = 3;
+    for (const char *p = s; *p; p++) n += *p == '\'' ? 4 : 1;
+    char *q = xalloc(n), *o = q;
+    *o++ = '\'';
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') { memcpy(o, "'\\''", 4); o += 4; }
+        else *o++ = *p;
+    }
+    *o++ = '\'';
+    *o = 0;
+    return q;
+}
+
+void tune_graph(Graph *g, const Options *o)
+{
+    if (!o->tune_file) fail_plain("--tune needs --tune-file FILE, where it writes the choices");
+    /* the tunable nodes, one per distinct key */
+    Site *sites = xalloc(sizeof *sites * (size_t)(g->nnodes + 1));
+    int ns = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        if (n->folded) continue;
+        Lowering probe = {0};
+        probe.tiled = 1;
+        lower_node(n, &probe);
+        if (probe.choices != 1) continue;   /* none (or several, which the tuner leaves to the heuristic) */
+        const char *key = NULL;
+        for (int c = 0; c < probe.n && !key; c++) key = probe.calls[c].tune_key;
+        int dup = 0;
+        for (int k = 0; k < ns && !dup; k++) dup = !strcmp(sites[k].key, key);
+        if (dup) continue;
+        Site *s = &sites[ns++];
+        s->node = n;
+        s->key = key;
+        s->ncand = probe.max_candidates;
+        s->cand = xalloc(sizeof(Lowering) * (size_t)s->ncand);
+        for (int j = 0; j < s->ncand; j++) {
+            s->cand[j].tiled = 1;
+            s->cand[j].force = j + 1;
+            lower_node(n, &s->cand[j]);
+        }
+    }
+    FILE *out = fopen(o->tune_file, "w");
+    if (!out) fail_plain("cannot write the tuning file '%s': %s", o->tune_file, strerror(errno));
+    fprintf(out, "# onnx2c tuning file for %s: KEY<TAB>VARIANT<TAB>NANOSECONDS per call\n", c_comment(o->input));
+    if (!ns) {
+        fputs("# (no tunable kernel calls)\n", out);
+        if (fclose(out) != 0) fail_plain("cannot write the tuning file '%s'", o->tune_file);
+        return;
+    }
+
+    const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char *dir = xfmt("%s/onnx2c-tune-XXXXXX", tmpdir);
+    if (!mkdtemp(dir)) fail_plain("cannot make a folder in %s: %s", tmpdir, strerror(errno));
+    char *src = xfmt("%s/tune.c", dir), *bin = xfmt("%s/tune", dir), *log = xfmt("%s/out.txt", dir);
+    FILE *f = fopen(src, "w");
+    if (!f) fail_plain("cannot write '%s': %s", src, strerror(errno));
+    write_program(f, sites, ns);
+    if (fclose(f) != 0) fail_plain("cannot write '%s'", src);
+    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+    char *cmd = o->tune_runner ? xfmt("%s %s >%s 2>&1", o->tune_runner, sh_quote(src), sh_quote(log))
+                               : xfmt("%s -O3 -march=native -std=c99 -w -o %s %s -lm >%s 2>&1 && %s >>%s 2>&1", cc,
+                                      sh_quote(bin), sh_quote(src), sh_quote(log), sh_quote(bin), sh_quote(log));
+    note("tuning %d kernel shapes: %s", ns, cmd);
+    fflush(stdout);
+    int rc = system(cmd);
+    /* the results */
+    double *t = xalloc(sizeof(double) * (size_t)ns * 8);
+    for (int i = 0; i < ns * 8; i++) t[i] = -1;
+    FILE *r = fopen(log, "r");
+    char line[4096], tail[2048] = "";
+    while (r && fgets(line, sizeof line, r)) {
+        int a, b;
+        double v;
+        if (sscanf(line, "o2c-tune %d %d %lf", &a, &b, &v) == 3 && a >= 0 && a < ns && b >= 0 && b < sites[a].ncand && b < 8)
+            t[a * 8 + b] = v;
+        else if (strlen(tail) + strlen(line) < sizeof tail) strcat(tail, line);
+    }
+    if (r) fclose(r);
+    int missing = 0;
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < sites[i].ncand && j < 8; j++) missing |= t[i * 8 + j] < 0;
+    if (rc != 0 || missing) {
+        fclose(out);
+        remove(o->tune_file);
+        fail_plain("the tuning run failed (%s%s)%s%s; its program is %s", rc != 0 ? "exit status " : "results missing",
+                   rc != 0 ? xfmt("%d", rc) : "", *tail ? ":\n" : "", tail, src);
+    }
+    remove(src);
+    remove(bin);
+    remove(log);
+    rmdir(dir);
+
+    /* the winners, sorted by key */
+    int *order = xalloc(sizeof(int) * (size_t)ns);
+    for (int i = 0; i < ns; i++) order[i] = i;
+    for (int i = 1; i < ns; i++)
+        for (int j = i; j > 0 && strcmp(sites[order[j - 1]].key, sites[order[j]].key) > 0; j--) {
+            int x = order[j]; order[j] = order[j - 1]; order[j - 1] = x;
+        }
+    for (int oi = 0; oi < ns; oi++) {
+        int i = order[oi], best = 0;
+        Site *s = &sites[i];
+        fputs("# ", out);
+        for (int j = 0; j < s->ncand && j < 8; j++) {
+            const char *v = s->cand[j].n ? s->cand[j].calls[0].variant : NULL;
+            for (int c = 0; c < s->cand[j].n && !v; c++) v = s->cand[j].calls[c].variant;
+            fprintf(out, "%s%s %.1f", j ? ", " : "", v ? v : "?", t[i * 8 + j]);
+            if (t[i * 8 + j] < t[i * 8 + best]) best = j;
+        }
+        const char *v = NULL;
+        for (int c = 0; c < s->cand[best].n && !v; c++) v = s->cand[best].calls[c].variant;
+        fprintf(out, "\n%s\t%s\t%.1f\n", s->key, v, t[i * 8 + best]);
+    }
+    if (fclose(out) != 0) fail_plain("cannot write the tuning file '%s'", o->tune_file);
+    note("wrote %s (%d keys)", o->tune_file, ns);
+}
