@@ -18,7 +18,8 @@
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         T *Y = (T *)p->y[0];                                                \
-        const T A = O2C_PF(TY, p, O2C_EW_FA), B = O2C_PF(TY, p, O2C_EW_FB), C = O2C_PF(TY, p, O2C_EW_FC); \
+        const T A = O2C_PF(TY, p, O2C_EW_FA), B = O2C_PF(TY, p, O2C_EW_FB); \
+        const T C = O2C_PF(TY, p, O2C_EW_FC);                               \
         (void)A; (void)B; (void)C;                                          \
         O2C_FOR(i) { const T x = X[i]; Y[i] = (T)(EXPR); }                  \
     }
@@ -31,7 +32,8 @@
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         uint8_t *Y = (uint8_t *)p->y[0];                                    \
-        const T A = O2C_PF(TY, p, O2C_EW_FA), B = O2C_PF(TY, p, O2C_EW_FB), C = O2C_PF(TY, p, O2C_EW_FC); \
+        const T A = O2C_PF(TY, p, O2C_EW_FA), B = O2C_PF(TY, p, O2C_EW_FB); \
+        const T C = O2C_PF(TY, p, O2C_EW_FC);                               \
         (void)A; (void)B; (void)C;                                          \
         O2C_FOR(i) { const T x = X[i]; Y[i] = (uint8_t)((EXPR) ? 1 : 0); }  \
     }

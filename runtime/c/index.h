@@ -38,7 +38,8 @@
  *   O2C_ELEMENTS_* (runtime/c/params/index.h) */
 #define O2C_SCATTER_ELEMENTS_BODY(MOVE)                                              \
     const unsigned char *XI = (const unsigned char *)p->x[0];                        \
-    const int64_t ies = p->k[O2C_ELEMENTS_IESIZE], r = p->k[O2C_ELEMENTS_RANK], ax = p->k[O2C_ELEMENTS_AXIS], n = p->k[O2C_ELEMENTS_AXLEN]; \
+    const int64_t ies = p->k[O2C_ELEMENTS_IESIZE], r = p->k[O2C_ELEMENTS_RANK];      \
+    const int64_t ax = p->k[O2C_ELEMENTS_AXIS], n = p->k[O2C_ELEMENTS_AXLEN];        \
     const int64_t *dims = p->k + O2C_ELEMENTS_DIMS, *ys = p->k + O2C_ELEMENTS_STR;   \
     O2C_FOR(l) {                                                                     \
         int64_t q = l, yo = 0, io = 0, is = 1, ias = 1;                              \
@@ -78,7 +79,8 @@
  *   O2C_ND_* */
 #define O2C_SCATTER_ND_BODY(MOVE)                                                    \
     const unsigned char *XI = (const unsigned char *)p->x[0];                        \
-    const int64_t ies = p->k[O2C_ND_IESIZE], m = p->k[O2C_ND_M], S = p->k[O2C_ND_S], NT = p->k[O2C_ND_NT]; \
+    const int64_t ies = p->k[O2C_ND_IESIZE], m = p->k[O2C_ND_M], S = p->k[O2C_ND_S]; \
+    const int64_t NT = p->k[O2C_ND_NT];                                              \
     const int64_t *dims = p->k + O2C_ND_DIMS, *ys = p->k + O2C_ND_STR;               \
     O2C_FOR(s) {                                                                     \
         for (int64_t t = 0; t < NT; t++) {                                           \
@@ -118,7 +120,8 @@
         const T *X = (const T *)p->x[0];                                             \
         T *V = (T *)p->y[0];                                                         \
         int64_t *IX = (int64_t *)p->y[1];                                            \
-        const int64_t A = p->k[O2C_TOPK_A], inner = p->k[O2C_TOPK_INNER], K = p->k[O2C_TOPK_K], lg = p->k[O2C_TOPK_LARGEST]; \
+        const int64_t A = p->k[O2C_TOPK_A], inner = p->k[O2C_TOPK_INNER];            \
+        const int64_t K = p->k[O2C_TOPK_K], lg = p->k[O2C_TOPK_LARGEST];             \
         O2C_FOR(i) {                                                                 \
             const int64_t o = i / inner, in = i - o * inner;                         \
             const T *x = X + o * A * inner + in;                                     \
@@ -165,7 +168,8 @@
         typedef TY T;                                                                \
         const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                    \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t mode = p->k[O2C_NORMGROUP_MODE], ro = p->k[O2C_NORMGROUP_RO], ri = p->k[O2C_NORMGROUP_RI], N = p->k[O2C_NORMGROUP_N]; \
+        const int64_t mode = p->k[O2C_NORMGROUP_MODE], ro = p->k[O2C_NORMGROUP_RO];  \
+        const int64_t ri = p->k[O2C_NORMGROUP_RI], N = p->k[O2C_NORMGROUP_N];        \
         const T eps = O2C_PF(TY, p, O2C_NORMGROUP_F_EPS);                            \
         O2C_FOR(i) {                                                                 \
             const int64_t base = o2c_offset(i, ro, p->k + O2C_NORMGROUP_ODIMS, p->k + O2C_NORMGROUP_OSTR); \
@@ -239,7 +243,8 @@
     {                                                                                \
         typedef TY T;                                                                \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t nin = p->k[O2C_EINSUM_NIN], no = p->k[O2C_EINSUM_NO], ns = p->k[O2C_EINSUM_NS], nl = no + ns; \
+        const int64_t nin = p->k[O2C_EINSUM_NIN], no = p->k[O2C_EINSUM_NO];          \
+        const int64_t ns = p->k[O2C_EINSUM_NS], nl = no + ns;                        \
         const int64_t *od = p->k + O2C_EINSUM_DIMS, *sd = p->k + O2C_EINSUM_DIMS + no; \
         int64_t total = 1;                                                           \
         for (int64_t d = 0; d < ns; d++) total *= sd[d];                             \
@@ -303,7 +308,9 @@ O2C_KERNEL(o2c_gather_elements)
     const unsigned char *X = (const unsigned char *)p->x[0];
     const unsigned char *XI = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_ELEMENTS_ESIZE], ies = p->k[O2C_ELEMENTS_IESIZE], r = p->k[O2C_ELEMENTS_RANK], ax = p->k[O2C_ELEMENTS_AXIS], n = p->k[O2C_ELEMENTS_AXLEN];
+    const int64_t es = p->k[O2C_ELEMENTS_ESIZE], ies = p->k[O2C_ELEMENTS_IESIZE];
+    const int64_t r = p->k[O2C_ELEMENTS_RANK], ax = p->k[O2C_ELEMENTS_AXIS];
+    const int64_t n = p->k[O2C_ELEMENTS_AXLEN];
     const int64_t *dims = p->k + O2C_ELEMENTS_DIMS, *xs = p->k + O2C_ELEMENTS_STR;
     O2C_FOR(i) {
         int64_t q = i, off = 0;
@@ -334,7 +341,9 @@ O2C_KERNEL(o2c_gather_nd)
     const unsigned char *X = (const unsigned char *)p->x[0];
     const unsigned char *XI = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_ND_ESIZE], ies = p->k[O2C_ND_IESIZE], m = p->k[O2C_ND_M], S = p->k[O2C_ND_S], G = p->k[O2C_ND_NT], BS = p->k[O2C_ND_BATCH];
+    const int64_t es = p->k[O2C_ND_ESIZE], ies = p->k[O2C_ND_IESIZE];
+    const int64_t m = p->k[O2C_ND_M], S = p->k[O2C_ND_S], G = p->k[O2C_ND_NT];
+    const int64_t BS = p->k[O2C_ND_BATCH];
     const int64_t *dims = p->k + O2C_ND_DIMS, *xs = p->k + O2C_ND_STR;
     O2C_FOR(i) {
         const int64_t t = i / S, s = i - t * S;
@@ -386,7 +395,9 @@ O2C_KERNEL(o2c_tensor_scatter)
     const unsigned char *U = (const unsigned char *)p->x[0];
     const int64_t *W = (const int64_t *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_TSCATTER_ESIZE], mode = p->k[O2C_TSCATTER_MODE], L = p->k[O2C_TSCATTER_LEN], inner = p->k[O2C_TSCATTER_INNER], M = p->k[O2C_TSCATTER_MAX], per = p->k[O2C_TSCATTER_PER];
+    const int64_t es = p->k[O2C_TSCATTER_ESIZE], mode = p->k[O2C_TSCATTER_MODE];
+    const int64_t L = p->k[O2C_TSCATTER_LEN], inner = p->k[O2C_TSCATTER_INNER];
+    const int64_t M = p->k[O2C_TSCATTER_MAX], per = p->k[O2C_TSCATTER_PER];
     O2C_FOR(i) {
         const int64_t in = i % inner, t = i / inner, s = t % L, o = t / L;
         int64_t pos = (W ? W[i / per] : 0) + s;

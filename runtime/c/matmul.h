@@ -12,7 +12,8 @@
         const T *Cm = (const T *)p->x[2];                                           \
         T *Y = (T *)p->y[0];                                                        \
         const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
-        const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK], sbk = p->k[O2C_MATMUL_SBK], sbn = p->k[O2C_MATMUL_SBN]; \
+        const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK];       \
+        const int64_t sbk = p->k[O2C_MATMUL_SBK], sbn = p->k[O2C_MATMUL_SBN];       \
         const int64_t r = p->k[O2C_MATMUL_R];                                       \
         const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
@@ -97,7 +98,8 @@
         const T *Cm = (const T *)p->x[2];                                           \
         T *Y = (T *)p->y[0];                                                        \
         const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
-        const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK], sbk = p->k[O2C_MATMUL_SBK]; \
+        const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK];       \
+        const int64_t sbk = p->k[O2C_MATMUL_SBK];                                   \
         const int64_t r = p->k[O2C_MATMUL_R];                                       \
         const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \

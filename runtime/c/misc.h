@@ -117,7 +117,8 @@ O2C_KERNEL(o2c_trilu)
 {
     const uint8_t *X = (const uint8_t *)p->x[0];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t h = p->k[O2C_TRILU_H], w = p->k[O2C_TRILU_W], up = p->k[O2C_TRILU_UPPER], es = p->k[O2C_TRILU_ESIZE];
+    const int64_t h = p->k[O2C_TRILU_H], w = p->k[O2C_TRILU_W];
+    const int64_t up = p->k[O2C_TRILU_UPPER], es = p->k[O2C_TRILU_ESIZE];
     const int64_t d = p->x[1] ? *(const int64_t *)p->x[1] : 0;
     O2C_FOR(i) {
         const int64_t c = i % w, r = (i / w) % h;
@@ -137,7 +138,8 @@ O2C_KERNEL(o2c_onehot)
     const int64_t *IX = (const int64_t *)p->x[0];
     const uint8_t *V = (const uint8_t *)p->x[1];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t depth = p->k[O2C_ONEHOT_DEPTH], inner = p->k[O2C_ONEHOT_INNER], es = p->k[O2C_ONEHOT_ESIZE];
+    const int64_t depth = p->k[O2C_ONEHOT_DEPTH], inner = p->k[O2C_ONEHOT_INNER];
+    const int64_t es = p->k[O2C_ONEHOT_ESIZE];
     O2C_FOR(i) {
         const int64_t in = i % inner, t = i / inner;
         const int64_t d = t % depth, o = t / depth;

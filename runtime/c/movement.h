@@ -44,7 +44,8 @@ O2C_KERNEL(o2c_strided)
     const unsigned char *X = (const unsigned char *)p->x[0];
     unsigned char *Y = (unsigned char *)p->y[0];
     const int64_t es = p->k[O2C_STRIDED_ESIZE], r = p->k[O2C_STRIDED_RANK];
-    const int64_t *dims = p->k + O2C_STRIDED_DIMS, *xs = p->k + O2C_STRIDED_XSTR, *ys = p->k + O2C_STRIDED_YSTR;
+    const int64_t *dims = p->k + O2C_STRIDED_DIMS, *xs = p->k + O2C_STRIDED_XSTR;
+    const int64_t *ys = p->k + O2C_STRIDED_YSTR;
     O2C_FOR(i) {
         int64_t q = i, xo = p->k[O2C_STRIDED_XBASE], yo = p->k[O2C_STRIDED_YBASE];
         for (int64_t d = r - 1; d >= 0; d--) {
@@ -91,7 +92,8 @@ O2C_KERNEL(o2c_pad)
     const unsigned char *V = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
     const int64_t es = p->k[O2C_PAD_ESIZE], r = p->k[O2C_PAD_RANK], mode = p->k[O2C_PAD_MODE];
-    const int64_t *yd = p->k + O2C_PAD_YDIMS, *xd = p->k + O2C_PAD_XDIMS, *pb = p->k + O2C_PAD_BEGIN;
+    const int64_t *yd = p->k + O2C_PAD_YDIMS, *xd = p->k + O2C_PAD_XDIMS;
+    const int64_t *pb = p->k + O2C_PAD_BEGIN;
     O2C_FOR(i) {
         int64_t q = i, xo = 0, xs = 1;
         int outside = 0;
@@ -133,7 +135,9 @@ O2C_KERNEL(o2c_gather)
     const unsigned char *X = (const unsigned char *)p->x[0];
     const unsigned char *XI = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_GATHER_ESIZE], inner = p->k[O2C_GATHER_INNER], ni = p->k[O2C_GATHER_NIDX], ax = p->k[O2C_GATHER_AXIS], ies = p->k[O2C_GATHER_IESIZE];
+    const int64_t es = p->k[O2C_GATHER_ESIZE], inner = p->k[O2C_GATHER_INNER];
+    const int64_t ni = p->k[O2C_GATHER_NIDX], ax = p->k[O2C_GATHER_AXIS];
+    const int64_t ies = p->k[O2C_GATHER_IESIZE];
     O2C_FOR(i) {
         const int64_t in = i % inner, t = i / inner, j = t % ni, outer = t / ni;
         int64_t idx;

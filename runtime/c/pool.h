@@ -80,7 +80,8 @@
         const T *X = (const T *)p->x[0];                                            \
         T *Y = (T *)p->y[0];                                                        \
         O2C_POOL_PARAMS;                                                            \
-        const int64_t ED = p->k[O2C_POOL_PE], EH = p->k[O2C_POOL_PE + 1], EW = p->k[O2C_POOL_PE + 2]; \
+        const int64_t ED = p->k[O2C_POOL_PE], EH = p->k[O2C_POOL_PE + 1];           \
+        const int64_t EW = p->k[O2C_POOL_PE + 2];                                   \
         const int64_t mode = p->k[O2C_POOL_MODE];                                   \
         const T pw = O2C_PF(T, p, O2C_POOL_F_PARAM);                                \
         O2C_FOR(i) {                                                                \

@@ -27,7 +27,8 @@
         const TY *W = (const TY *)p->x[2];                                  \
         TY *Y = (TY *)p->y[0];                                              \
         const int64_t r = p->k[O2C_RESIZE_RANK];                            \
-        const int64_t *yd = p->k + O2C_RESIZE_YDIMS, *T = p->k + O2C_RESIZE_T, *B = p->k + O2C_RESIZE_B; \
+        const int64_t *yd = p->k + O2C_RESIZE_YDIMS, *T = p->k + O2C_RESIZE_T; \
+        const int64_t *B = p->k + O2C_RESIZE_B;                             \
         O2C_FOR(i) {                                                        \
             int64_t e[O2C_MAX_RANK], q = i, tot = 1;                        \
             int outside = 0;                                                \

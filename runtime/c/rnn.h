@@ -27,7 +27,8 @@
  * activation (not the cell state). */
 
 #define O2C_RNN_STEP_PARAMS(T)                                                      \
-    const int64_t D = p->k[O2C_RNN_D], B = p->k[O2C_RNN_B], H = p->k[O2C_RNN_H], TT = p->k[O2C_RNN_T]; \
+    const int64_t D = p->k[O2C_RNN_D], B = p->k[O2C_RNN_B], H = p->k[O2C_RNN_H];    \
+    const int64_t TT = p->k[O2C_RNN_T];                                             \
     const int64_t s = p->k[O2C_RNN_S], rev0 = p->k[O2C_RNN_REV0], has_clip = p->k[O2C_RNN_HAS_CLIP]; \
     const T clip = O2C_PF(T, p, O2C_RNN_F_CLIP);                                    \
     (void)D
@@ -86,8 +87,10 @@
         const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                  \
         const T *Bias = (const T *)p->x[2];                                         \
         T *P = (T *)p->y[0];                                                        \
-        const int64_t TT = p->k[O2C_RNN_PROJ_T], D = p->k[O2C_RNN_PROJ_D], B = p->k[O2C_RNN_PROJ_B], GH = p->k[O2C_RNN_PROJ_GH]; \
-        const int64_t NI = p->k[O2C_RNN_PROJ_I], layout = p->k[O2C_RNN_PROJ_LAYOUT], rb_end = p->k[O2C_RNN_PROJ_RBEND]; \
+        const int64_t TT = p->k[O2C_RNN_PROJ_T], D = p->k[O2C_RNN_PROJ_D];          \
+        const int64_t B = p->k[O2C_RNN_PROJ_B], GH = p->k[O2C_RNN_PROJ_GH];         \
+        const int64_t NI = p->k[O2C_RNN_PROJ_I], layout = p->k[O2C_RNN_PROJ_LAYOUT]; \
+        const int64_t rb_end = p->k[O2C_RNN_PROJ_RBEND];                            \
         O2C_FOR(i) {                                                                \
             const int64_t j = i % GH, b = (i / GH) % B, d = (i / (GH * B)) % D;     \
             const int64_t t = i / (GH * B * D);                                     \
@@ -113,7 +116,8 @@
     {                                                                               \
         const T *H0 = (const T *)p->x[0], *C0 = (const T *)p->x[1];                \
         T *S = (T *)p->y[0], *C = (T *)p->y[1];                                     \
-        const int64_t D = p->k[O2C_RNN_INIT_D], B = p->k[O2C_RNN_INIT_B], H = p->k[O2C_RNN_INIT_H], layout = p->k[O2C_RNN_INIT_LAYOUT]; \
+        const int64_t D = p->k[O2C_RNN_INIT_D], B = p->k[O2C_RNN_INIT_B];           \
+        const int64_t H = p->k[O2C_RNN_INIT_H], layout = p->k[O2C_RNN_INIT_LAYOUT]; \
         O2C_FOR(i) {                                                                \
             const int64_t h = i % H, b = (i / H) % B, d = i / (H * B);              \
             const int64_t src = layout ? (b * D + d) * H + h : i;                   \
@@ -263,7 +267,8 @@
         const T *S = (const T *)p->x[0];                                            \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *Y = (T *)p->y[0];                                                        \
-        const int64_t D = p->k[O2C_RNN_Y_D], B = p->k[O2C_RNN_Y_B], H = p->k[O2C_RNN_Y_H], TT = p->k[O2C_RNN_Y_T]; \
+        const int64_t D = p->k[O2C_RNN_Y_D], B = p->k[O2C_RNN_Y_B];                 \
+        const int64_t H = p->k[O2C_RNN_Y_H], TT = p->k[O2C_RNN_Y_T];                \
         const int64_t layout = p->k[O2C_RNN_Y_LAYOUT], rev0 = p->k[O2C_RNN_Y_REV0]; \
         O2C_FOR(i) {                                                                \
             const int64_t h = i % H;                                                \
@@ -286,7 +291,8 @@
         const T *X = (const T *)p->x[0];                                            \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *Out = (T *)p->y[0];                                                      \
-        const int64_t D = p->k[O2C_RNN_LAST_D], B = p->k[O2C_RNN_LAST_B], H = p->k[O2C_RNN_LAST_H], layout = p->k[O2C_RNN_LAST_LAYOUT]; \
+        const int64_t D = p->k[O2C_RNN_LAST_D], B = p->k[O2C_RNN_LAST_B];           \
+        const int64_t H = p->k[O2C_RNN_LAST_H], layout = p->k[O2C_RNN_LAST_LAYOUT]; \
         const int64_t off = p->k[O2C_RNN_LAST_OFF];                                 \
         O2C_FOR(i) {                                                                \
             const int64_t h = i % H, r = i / H;                                     \
@@ -379,8 +385,11 @@
         const float *Pp = (const float *)p->x[2];                                   \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         float *S = (float *)p->y[0], *C = (float *)p->y[1];                         \
-        const int64_t D = p->k[O2C_LSTM_SEQ_D], B = p->k[O2C_LSTM_SEQ_B], H = p->k[O2C_LSTM_SEQ_H], TT = p->k[O2C_LSTM_SEQ_T]; \
-        const int64_t rev0 = p->k[O2C_LSTM_SEQ_REV0], has_clip = p->k[O2C_LSTM_SEQ_HAS_CLIP], input_forget = p->k[O2C_LSTM_SEQ_INPUT_FORGET]; \
+        const int64_t D = p->k[O2C_LSTM_SEQ_D], B = p->k[O2C_LSTM_SEQ_B];           \
+        const int64_t H = p->k[O2C_LSTM_SEQ_H], TT = p->k[O2C_LSTM_SEQ_T];          \
+        const int64_t rev0 = p->k[O2C_LSTM_SEQ_REV0];                               \
+        const int64_t has_clip = p->k[O2C_LSTM_SEQ_HAS_CLIP];                       \
+        const int64_t input_forget = p->k[O2C_LSTM_SEQ_INPUT_FORGET];               \
         const int64_t layout = p->k[O2C_LSTM_SEQ_LAYOUT];                           \
         const float clip = p->ff[O2C_RNN_F_CLIP];                                   \
         O2C_FOR(i) {                                                                \
