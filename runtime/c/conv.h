@@ -284,6 +284,63 @@
         }                                                                           \
     }
 
+/* o2c_conv_pwt_f32: a pointwise convolution (kernel 1, stride 1, no pads,
+ * one group) of o2c_conv_* (same parameters, the spatial dims flattened
+ * into one row of S columns) as the product Y^T = X^T W^T, for images of
+ * few pixels (MobileNet's last layers): register tiles of O2C_PW_MR (8)
+ * pixels x O2C_PW_NR (32) output channels, so the vector runs along the
+ * channels, which there are many of, and each k (input channel) loads one
+ * row of the transposed weights and broadcasts 8 pixels, contiguous in X.
+ * Index space: N x ceil(S / 8) x ceil(M / 32). The weights x[1] are packed
+ * by the lowering, M rounded up to MP = ceil(M / 32) x 32 with zeros:
+ *   Wt[c * MP + m] = W[m, c];
+ * the tiles compute all 32 channels and store those below M; the last
+ * pixel tile moves left to stay full (pixels computed twice, to the same
+ * values). */
+#define O2C_PW_MR 8
+#define O2C_PW_NR 32
+#define O2C_PW_TILE(T, EPI, ROWS)                                                   \
+    {                                                                               \
+        T acc[O2C_PW_MR][O2C_PW_NR];                                                \
+        for (int i = 0; i < (ROWS); i++)                                            \
+            for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = bias[j];                \
+        for (int64_t c = 0; c < C; c++) {                                           \
+            const T *xs = xn + c * S + s0, *wr = Wt + c * MP + m0;                  \
+            for (int i = 0; i < (ROWS); i++) {                                      \
+                const T xv = xs[i];                                                 \
+                for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], xv, wr[j]); \
+            }                                                                       \
+        }                                                                           \
+        for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++)                           \
+            for (int i = 0; i < (ROWS); i++) {                                      \
+                const int64_t y = ((n * M + m0 + j) * S) + s0 + i;                   \
+                Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];              \
+            }                                                                       \
+    }
+#define O2C_CONV_PWT(NAME, T, EPI)                                                  \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
+        const T *Bs = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0];                                                        \
+        O2C_CONV_PARAMS;                                                            \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        const int64_t S = OD * OH * OW, TN = (M + O2C_PW_NR - 1) / O2C_PW_NR, MP = TN * O2C_PW_NR; \
+        const int64_t TS = (S + O2C_PW_MR - 1) / O2C_PW_MR;                          \
+        (void)CG; (void)MG; (void)KD; (void)KH; (void)KW; (void)SD; (void)SH; (void)SW; \
+        (void)DD; (void)DH; (void)DW; (void)PD; (void)PH; (void)PW; (void)ID; (void)IH; (void)IW; (void)G; \
+        O2C_FOR(t) {                                                                \
+            const int64_t tn = t % TN, ts = (t / TN) % TS, n = t / (TN * TS);       \
+            const int64_t m0 = tn * O2C_PW_NR;                                      \
+            const int64_t s0 = ts * O2C_PW_MR + O2C_PW_MR > S && S >= O2C_PW_MR ? S - O2C_PW_MR : ts * O2C_PW_MR; \
+            const T *xn = X + n * C * S;                                            \
+            T bias[O2C_PW_NR];                                                      \
+            for (int j = 0; j < O2C_PW_NR; j++) bias[j] = Bs && m0 + j < M ? Bs[m0 + j] : (T)0; \
+            if (S - s0 >= O2C_PW_MR) O2C_PW_TILE(T, EPI, O2C_PW_MR)                 \
+            else O2C_PW_TILE(T, EPI, S - s0)                                        \
+        }                                                                           \
+    }
+
 /* o2c_dwconv_f32: the convolution of o2c_conv_* (same parameters) when
  * every output channel reads one input channel (depthwise: C == group, any
  * channel multiplier M / group). Index space: the output rows, N x M x OD x
@@ -374,6 +431,8 @@ O2C_CONV_TILE(o2c_conv_tile_f32, float, o2c_epi_f32, O2C_CV_NR)
 O2C_DWCONV(o2c_dwconv_f32, float, o2c_epi_f32)
 /*@ o2c_conv_panel_f32 needs o2c_epi_f32 */
 O2C_CONV_PANEL(o2c_conv_panel_f32, float, o2c_epi_f32)
+/*@ o2c_conv_pwt_f32 needs o2c_epi_f32 */
+O2C_CONV_PWT(o2c_conv_pwt_f32, float, o2c_epi_f32)
 /*@ o2c_conv_tile8_f32 needs o2c_epi_f32 */
 O2C_CONV_TILE(o2c_conv_tile8_f32, float, o2c_epi_f32, O2C_CV_NR_NARROW)
 /*@ o2c_convt_f32 needs o2c_epi_f32 */
@@ -382,4 +441,4 @@ O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_conv_tile_f32) K(o2c_conv_tile8_f32) K(o2c_dwconv_f32) K(o2c_conv_panel_f32) K(o2c_convt_f32) K(o2c_convt_f64)
+#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_conv_tile_f32) K(o2c_conv_tile8_f32) K(o2c_dwconv_f32) K(o2c_conv_panel_f32) K(o2c_conv_pwt_f32) K(o2c_convt_f32) K(o2c_convt_f64)

@@ -5,7 +5,8 @@
  * dilations, padding, the pointwise layout the lowering uses) and the fused
  * epilogue; the depthwise rows of o2c_dwconv_f32; the implicit GEMM of
  * o2c_conv_panel_f32 (every conv case, its weights packed here as the
- * lowering packs them); and the C target's LSTM (one tiled projection, one call for the
+ * lowering packs them); the transposed pointwise product of
+ * o2c_conv_pwt_f32; and the C target's LSTM (one tiled projection, one call for the
  * whole recurrence) against the reference lowering of the same node. */
 #include <math.h>
 
@@ -156,6 +157,20 @@ static void check_conv(CV t)
                  (long long)t.D, (long long)t.P);
         expect_close(got, ref, ny, what);
     }
+    if (t.pointwise_layout && t.G == 1) {   /* the transposed product: weights packed C x MP as conv.h says */
+        int64_t MP = (t.M + O2C_PW_NR - 1) / O2C_PW_NR * O2C_PW_NR, S = p.k[O2C_CONV_OUT + 2];
+        float *wt = xalloc(sizeof(float) * (size_t)(t.C * MP + 1));
+        for (int64_t c = 0; c < t.C; c++)
+            for (int64_t m = 0; m < MP; m++) wt[c * MP + m] = m < t.M ? W[m * t.C + c] : 0.0f;
+        for (int64_t i = 0; i < ny; i++) got[i] = NAN;
+        p.x[1] = wt;
+        K("o2c_conv_pwt_f32")(0, t.N * ((S + O2C_PW_MR - 1) / O2C_PW_MR) * (MP / O2C_PW_NR), &p);
+        p.x[1] = W;
+        char what[160];
+        snprintf(what, sizeof what, "o2c_conv_pwt_f32 N%lld C%lld M%lld pixels %lld", (long long)t.N, (long long)t.C,
+                 (long long)t.M, (long long)S);
+        expect_close(got, ref, ny, what);
+    }
     if (!t.pointwise_layout) {   /* the implicit GEMM: weights packed as conv.h says, a K x 32 panel */
         int64_t KG = CG * KD * t.KH * t.KW, TM = (MG + O2C_CV_MR - 1) / O2C_CV_MR;
         float *wp = xalloc(sizeof(float) * (size_t)(t.G * TM * KG * O2C_CV_MR + 1));
@@ -209,6 +224,9 @@ static void test_conv_tiles(void **state)
     check_conv((CV){1, 5, 5, 5, 1, 6, 70, 1, 5, 5, 1, 1, 2, 0, 1});   /* depthwise, full-width rows */
     check_conv((CV){2, 4, 8, 2, 1, 5, 75, 1, 3, 3, 1, 1, 1, 0, 0});   /* 4 channels a group, last tile moved left */
     check_conv((CV){1, 8, 16, 1, 1, 3, 80, 1, 1, 1, 1, 1, 0, 1, 1});  /* pointwise rows of 240 */
+    /* pointwise with few pixels (the transposed product): partial pixel and channel tiles */
+    check_conv((CV){1, 256, 40, 1, 1, 3, 3, 1, 1, 1, 1, 1, 0, 1, 1});  /* 9 pixels, 40 channels */
+    check_conv((CV){2, 7, 33, 1, 1, 1, 5, 1, 1, 1, 1, 1, 0, 1, 0});    /* 5 pixels (< 8), batch 2 */
     /* depthwise rows of every width class of o2c_dwconv_f32 (32-blocks, 8-blocks, shorter) */
     check_conv((CV){1, 3, 3, 3, 1, 5, 75, 1, 3, 3, 1, 1, 1, 0, 1});   /* 75 wide: 32-blocks, last moved left */
     check_conv((CV){2, 4, 4, 4, 1, 9, 70, 1, 3, 3, 2, 1, 1, 0, 0});   /* stride 2, 35 wide */
