@@ -177,7 +177,8 @@ void infer_conv(Node *n)
  * 20.4, 55.8, 22.2). Narrower rows: with PANEL_MIN_MG output channels a
  * group or more (mnist's 8 -> 16 channels at 14x14, 5x5: 12.4 us, tiles
  * 33.9), not depthwise ones (vww 64 channels at 12x12: 22.6, 8-wide tiles
- * 16.3). */
+ * 16.3). Depthwise convs with strides take the 8-wide tiles at any width
+ * (ultraface 32 channels 120x160 -> 60x80: 281 us, rows 343, panel 602). */
 #define PANEL_MAX_K 2048
 #define PANEL_MIN_ROW 24
 #define PANEL_MIN_MG 8
@@ -217,8 +218,9 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     /* the implicit GEMM needs a scratch panel of K x 32 floats */
     int64_t kg = k[O2C_CONV_C] / k[O2C_CONV_GROUP] * ks[0] * ks[1] * ks[2];
     int panel_ok = !pointwise && kg <= PANEL_MAX_K && c->x[1]->data;   /* constant weights, packed */
-    if (panel_ok && (out[2] >= PANEL_MIN_ROW || k[O2C_CONV_M] / k[O2C_CONV_GROUP] >= PANEL_MIN_MG))
-        heuristic = CONV_PANEL;
+    int64_t mg = k[O2C_CONV_M] / k[O2C_CONV_GROUP];
+    if (mg == 1 && st[2] > 1) heuristic = CONV_TILE8;   /* depthwise with strides */
+    else if (panel_ok && (out[2] >= PANEL_MIN_ROW || mg >= PANEL_MIN_MG)) heuristic = CONV_PANEL;
     /* pointwise, one group, constant weights: the transposed product for few pixels */
     int pwt_ok = pointwise && k[O2C_CONV_GROUP] == 1 && c->x[1]->data;
     if (pwt_ok && ow < PWT_MAX_PIXELS) heuristic = CONV_PWT;

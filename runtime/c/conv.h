@@ -263,6 +263,8 @@
                                 for (int j = 0; j < O2C_CP_NR; j++) prow[j] = (T)0; \
                             } else if (SW == 1 && iw0 >= 0 && iw0 + O2C_CP_NR <= IW) { \
                                 for (int j = 0; j < O2C_CP_NR; j++) prow[j] = xr[iw0 + j]; \
+                            } else if (iw0 >= 0 && iw0 + (O2C_CP_NR - 1) * SW < IW) { \
+                                for (int j = 0; j < O2C_CP_NR; j++) prow[j] = xr[iw0 + j * SW]; \
                             } else {                                                \
                                 for (int j = 0; j < O2C_CP_NR; j++) {               \
                                     const int64_t iw = iw0 + j * SW;                \
