@@ -180,6 +180,9 @@ void infer_conv(Node *n)
  * 16.3). Depthwise convs with strides take the 8-wide tiles at any width
  * (ultraface 32 channels 120x160 -> 60x80: 281 us, rows 343, panel 602). */
 #define PANEL_MAX_K 2048
+/* depthwise convs of more taps than this take the depthwise rows instead
+ * (ppocrv4's 5x5 on 240 channels at 12x80: rows 387 us, panel 817) */
+#define PANEL_MAX_DW_TAPS 9
 #define PANEL_MIN_ROW 24
 #define PANEL_MIN_MG 8
 /* pointwise convs of fewer pixels than this: the transposed product
@@ -220,6 +223,7 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     int panel_ok = !pointwise && kg <= PANEL_MAX_K && c->x[1]->data;   /* constant weights, packed */
     int64_t mg = k[O2C_CONV_M] / k[O2C_CONV_GROUP];
     if (mg == 1 && st[2] > 1) heuristic = CONV_TILE8;   /* depthwise with strides */
+    else if (mg == 1 && dw_ok && ks[0] * ks[1] * ks[2] > PANEL_MAX_DW_TAPS && out[2] >= DW_MIN_ROW) heuristic = CONV_DW;
     else if (panel_ok && (out[2] >= PANEL_MIN_ROW || mg >= PANEL_MIN_MG)) heuristic = CONV_PANEL;
     /* pointwise, one group, constant weights: the transposed product for few pixels */
     int pwt_ok = pointwise && k[O2C_CONV_GROUP] == 1 && c->x[1]->data;

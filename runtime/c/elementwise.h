@@ -49,10 +49,21 @@
         if (r == 0) {                                                       \
             O2C_FOR(i) { const T a = XA[i], b = XB[i]; Y[i] = (TO)(EXPR); } \
         } else {                                                            \
-            O2C_FOR(i) {                                                    \
-                const T a = XA[o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 0))]; \
-                const T b = XB[o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 1))]; \
-                Y[i] = (TO)(EXPR);                                          \
+            /* a run along the last axis at a time: offsets computed once a \
+             * run, then stepped by the operands' last strides (0 or 1 for \
+             * a broadcast channel scale: a loop the compiler vectorizes) */ \
+            const int64_t D = O2C_EW_DIMS_P(p)[r - 1];                      \
+            const int64_t sa = O2C_EW_STR(p, 0)[r - 1], sb = O2C_EW_STR(p, 1)[r - 1]; \
+            for (int64_t i = i0; i < i1;) {                                 \
+                const T *pa = XA + o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 0)); \
+                const T *pb = XB + o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 1)); \
+                int64_t n = D - i % D;                                      \
+                if (n > i1 - i) n = i1 - i;                                 \
+                for (int64_t j = 0; j < n; j++) {                           \
+                    const T a = pa[j * sa], b = pb[j * sb];                 \
+                    Y[i + j] = (TO)(EXPR);                                  \
+                }                                                           \
+                i += n;                                                     \
             }                                                               \
         }                                                                   \
     }
