@@ -15,7 +15,20 @@ static void source_key(FILE *f, const char *key, void *ctx)
 {
     EmitCtx *c = ctx;
     if (emit_common_key(f, key, c)) return;
-    if (!strcmp(key, "CONSTANTS")) {
+    if (!strcmp(key, "TARGET_CHECK")) {   /* --target: the ISA the code was made for */
+        static const struct { int target; const char *test, *flags; } CHECKS[] = {
+            {TARGET_AVX2, "!defined(__AVX2__) || !defined(__FMA__)", "-mavx2 -mfma"},
+            {TARGET_AVX512, "!defined(__AVX512F__)", "-mavx512f -mfma"},
+            {TARGET_NEON, "!defined(__ARM_NEON)", "-mfpu=neon (Armv7-A; AArch64 has it)"},
+        };
+        for (size_t i = 0; i < sizeof CHECKS / sizeof CHECKS[0]; i++)
+            if (CHECKS[i].target == c->o->target)
+                fprintf(f, "/* generated with --target %s */\n#if %s\n#error \"generated with --target %s: compile "
+                           "for that instruction set (%s, or -march= a CPU that has it)\"\n#endif\n",
+                        target_name(c->o->target), CHECKS[i].test, target_name(c->o->target), CHECKS[i].flags);
+        if (c->o->target == TARGET_CORTEX_M)
+            fputs("/* generated with --target cortex-m: the compact reference kernels */\n", f);
+    } else if (!strcmp(key, "CONSTANTS")) {
         if (c->nconsts) fputs("\n/* ---- weights and other constants ---- */\n", f);
         for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const");
     } else if (!strcmp(key, "SCHEDULE")) {

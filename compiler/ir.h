@@ -271,6 +271,7 @@ typedef struct Lowering {
     int tiled;                /* 1: the C target, which may use the register-tiled
                                  kernel variants; 0: the reference kernels (the
                                  compiler's own evaluation, the CUDA target) */
+    int target;               /* TARGET_* (ir.h): tuning keys name it */
     const struct TuneTable *tune;  /* --tune-file: the variant chosen per key (tune.c) */
     int force;                /* the tuner: 1 + the candidate to take at every choice (0: none) */
     int choices;              /* choices made so far and the most candidates one had */
@@ -435,6 +436,19 @@ void decompose_node(const Node *n, Decomp *d);             /* runs the op's deco
 
 /* ---- stages ----------------------------------------------------------- */
 
+/* --target: what the generated code is for (main.c; lowering picks kernel
+ * variants by it, the C file checks the ISA it was made for) */
+enum {
+    TARGET_C,          /* portable C99 (default): SIMD paths by the C compiler's predefined macros */
+    TARGET_AVX2,       /* x86-64 with AVX2 and FMA */
+    TARGET_AVX512,     /* x86-64 with AVX-512F */
+    TARGET_NEON,       /* Arm with NEON (AArch64, Armv7-A) */
+    TARGET_CORTEX_M,   /* Cortex-M (DSP extension, single-precision FPU): compact reference kernels */
+    TARGET_CUDA        /* the .cu output */
+};
+const char *target_name(int target);   /* "c", "avx2", ... */
+int target_tiled(int target);          /* may the lowering use the register-tiled variants */
+
 typedef struct Options {
     const char *input, *output;
     int opt_level;             /* -O0 no passes, -O1 cleanups, -O2 (default) everything */
@@ -451,6 +465,8 @@ typedef struct Options {
     int nshapes;
     struct { char *name; int64_t value; } dimv[64];
     int ndims;
+    int target;                /* --target: TARGET_* */
+    int target_given;
     int tune;                  /* --tune: time the candidates, write --tune-file */
     const char *tune_file;     /* --tune-file FILE: the choices (read, or written by --tune) */
     const char *tune_runner;   /* --tune-runner CMD: builds and runs a timing program (its C source is the argument) */

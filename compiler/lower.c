@@ -37,6 +37,22 @@ KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count)
     return c;
 }
 
+static const char *const TARGET_NAMES[] = {"c", "avx2", "avx512", "neon", "cortex-m", "cuda"};
+
+const char *target_name(int target)
+{
+    return target >= 0 && target <= TARGET_CUDA ? TARGET_NAMES[target] : "?";
+}
+
+/* The register-tiled variants keep 8 x 32 accumulators in registers: right
+ * for 16 or 32 vector registers; a Cortex-M's 32 single-precision
+ * registers would spill them, and their scratch panels cost RAM there, so
+ * that target keeps the compact reference kernels, as CUDA does. */
+int target_tiled(int target)
+{
+    return target != TARGET_CUDA && target != TARGET_CORTEX_M;
+}
+
 int lower_choose(Lowering *L, KCall *c, const char *key, const char *const *names, int n, int heuristic)
 {
     int pick = heuristic;

@@ -34,6 +34,11 @@ static void usage(FILE *f)
           "  -O0, -O1, -O2   optimization level: none, cleanups (folding, dead nodes, no-ops),\n"
           "                  everything (fusion; the default)\n"
           "  --disable-pass NAME  skip one optimization pass (see --list-passes)\n"
+          "  --target T      what the code is for: c (portable C99, the default: vector paths\n"
+          "                  by the C compiler's predefined macros), avx2, avx512, neon (the C\n"
+          "                  file stops with #error where the ISA is missing), cortex-m (the\n"
+          "                  compact reference kernels: no register tiles, no scratch panels),\n"
+          "                  cuda (the .cu output)\n"
           "  --tune          time the candidate kernel variants of every tunable layer on this\n"
           "                  machine (or with --tune-runner) and write the winners to --tune-file\n"
           "  --tune-file FILE  the tuning file: written by --tune, else read (replays its choices)\n"
@@ -73,6 +78,17 @@ static void parse_args(int argc, char **argv, Options *o)
         }
         if (!strcmp(a, "-v")) { verbose = 1; continue; }
         if (!strcmp(a, "--tune")) { o->tune = 1; continue; }
+        if (!strcmp(a, "--target")) {
+            if (!val || !*val) fail_plain("--target needs a value (see --help)");
+            int t = -1;
+            for (int k = TARGET_C; k <= TARGET_CUDA; k++)
+                if (!strcmp(val, target_name(k))) t = k;
+            if (t < 0) fail_plain("--target %s: not one of c, avx2, avx512, neon, cortex-m, cuda", val);
+            o->target = t;
+            o->target_given = 1;
+            i++;
+            continue;
+        }
         if (!strcmp(a, "--tune-file") || !strcmp(a, "--tune-runner")) {
             if (!val || !*val) fail_plain("%s needs a value (see --help)", a);
             if (a[7] == 'f') o->tune_file = val;
@@ -166,6 +182,11 @@ static void parse_args(int argc, char **argv, Options *o)
     if (n > 3 && !strcmp(o->output + n - 3, ".cu")) o->cuda = 1;
     else if (!(n > 2 && !strcmp(o->output + n - 2, ".c")))
         fail_plain("-o %s: the output must end in .c (C) or .cu (CUDA)", o->output);
+    if (o->cuda && o->target_given && o->target != TARGET_CUDA)
+        fail_plain("--target %s is a C target; -o %s writes CUDA (use -o OUT.c)", target_name(o->target), o->output);
+    if (!o->cuda && o->target == TARGET_CUDA)
+        fail_plain("--target cuda writes CUDA: use -o OUT.cu");
+    if (o->cuda) o->target = TARGET_CUDA;
     if (o->cuda && o->tune_file)
         fail_plain("--tune and --tune-file choose among the C target's kernel variants; the CUDA target has none yet");
     if (o->profile && o->cuda)
@@ -252,7 +273,8 @@ static void compile(Options *o)
     run_passes(g, o);
     if (o->tune) tune_graph(g, o);
     Lowering L = {0};
-    L.tiled = !o->cuda;
+    L.target = o->target;
+    L.tiled = target_tiled(o->target);
     if (o->tune_file) L.tune = tune_load(o->tune_file);
     lower_graph(g, &L);
     int64_t arena = plan_graph(g, &L);

@@ -221,7 +221,8 @@ void tune_graph(Graph *g, const Options *o)
         Node *n = g->nodes[i];
         if (n->folded) continue;
         Lowering probe = {0};
-        probe.tiled = 1;
+        probe.target = o->target;
+        probe.tiled = target_tiled(o->target);
         lower_node(n, &probe);
         if (probe.choices != 1) continue;   /* none (or several, which the tuner leaves to the heuristic) */
         const char *key = NULL;
@@ -235,7 +236,8 @@ void tune_graph(Graph *g, const Options *o)
         s->ncand = probe.max_candidates;
         s->cand = xalloc(sizeof(Lowering) * (size_t)s->ncand);
         for (int j = 0; j < s->ncand; j++) {
-            s->cand[j].tiled = 1;
+            s->cand[j].target = o->target;
+            s->cand[j].tiled = target_tiled(o->target);
             s->cand[j].force = j + 1;
             lower_node(n, &s->cand[j]);
         }

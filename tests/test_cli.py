@@ -2,7 +2,7 @@
 """Tests of the CLI and of the generated-code contract beyond numerics:
 byte-identical output, --name prefixes (two models in one program), the
 typed entry, the caller-owned arena (exactly ARENA_SIZE bytes, under ASan),
---help/--version/--list-ops, -v. Prints 'N passed, N failed'."""
+--help/--version/--list-ops, -v, --target. Prints 'N passed, N failed'."""
 import argparse, os, subprocess, sys, tempfile, traceback
 
 import numpy as np
@@ -368,6 +368,58 @@ int main(void)
 
 TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_info_flags,
          t_name_default_and_ident, t_hostile_names, t_io_names_like_the_entrys_own, t_optimization_flags, t_views_of_constants]
+
+
+def t_targets(c):
+    """--target: each C target builds and computes the same outputs; the ISA
+    targets stop the C compile with #error where the ISA is missing;
+    cortex-m keeps the reference kernels; cuda needs .cu, the C targets .c."""
+    m = os.path.join(c.tmp, "a.onnx")
+    model = mlp(m, 5)
+    x = np.random.RandomState(1).randn(2, 8).astype(np.float32)
+    want = reference(model, x)
+    host = {"c": [], "avx2": ["-mavx2", "-mfma"], "avx512": ["-mavx512f", "-mfma"], "cortex-m": []}
+    cpu = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    for t, flags in host.items():
+        src = os.path.join(c.tmp, "t_%s.c" % t.replace("-", "_"))
+        r = c.onnx2c(m, "-o", src, "--target", t, "--name", "m")
+        assert r.returncode == 0, (t, r.stderr)
+        text = open(src).read()
+        calls = [l.split("(")[0].strip() for l in text.splitlines() if l.startswith("        o2c_")]
+        if t == "cortex-m":
+            assert calls and not any("tile" in k or "panel" in k for k in calls), calls
+        else:
+            assert any("tile" in k for k in calls), (t, calls)
+        if flags:
+            assert "#error" in text, t
+            r = run(["gcc", "-std=c99", "-c", "-o", os.path.join(c.tmp, "x.o"), src, "-mno-avx"])
+            assert r.returncode != 0 and "--target " + t in r.stderr, (t, r.stderr[-300:])
+        isa = {"avx2": "avx2", "avx512": "avx512f"}.get(t)
+        if isa and (" %s " % isa) not in cpu:
+            continue   # cannot run it here; the #error check above still ran
+        main = os.path.join(c.tmp, "main_%s.c" % t.replace("-", "_"))
+        hdr = os.path.basename(src)[:-2] + ".h"
+        open(main, "w").write('#include <stdio.h>\n#include "%s"\nint main(void){float x[16],y[8];'
+                              'if(fread(x,4,16,stdin)!=16)return 2;if(m_run((const void*[]){x},(void*[]){y}))return 3;'
+                              'fwrite(y,4,8,stdout);return 0;}\n' % hdr)
+        exe = os.path.join(c.tmp, "p_%s" % t.replace("-", "_"))
+        r = run(["gcc"] + CFLAGS + flags + ["-I" + c.tmp, "-o", exe, main, src, "-lm"])
+        assert r.returncode == 0, (t, r.stderr[-500:])
+        p = subprocess.run([exe], input=x.tobytes(), capture_output=True)
+        assert p.returncode == 0, (t, p.stderr[-300:])
+        got = np.frombuffer(p.stdout, np.float32).reshape(2, 4)
+        assert np.allclose(got, want, rtol=1e-4, atol=1e-5), (t, got, want)
+    for args, msg in ((["-o", os.path.join(c.tmp, "x.cu"), "--target", "avx2"], "is a C target"),
+                      (["-o", os.path.join(c.tmp, "x.c"), "--target", "cuda"], "use -o OUT.cu"),
+                      (["-o", os.path.join(c.tmp, "x.c"), "--target", "sse9"], "not one of")):
+        r = c.onnx2c(m, *args)
+        assert r.returncode == 1 and msg in r.stderr, (args, r.stderr)
+        assert not os.path.exists(args[1]), args
+    r = c.onnx2c(m, "-o", os.path.join(c.tmp, "ok.cu"), "--target", "cuda")
+    assert r.returncode == 0, r.stderr
+
+
+TESTS.append(t_targets)
 
 
 def main():

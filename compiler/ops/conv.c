@@ -205,8 +205,8 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
 {
     int64_t *k = c->k, *in = k + O2C_CONV_IN, *out = k + O2C_CONV_OUT, *ks = k + O2C_CONV_K;
     int64_t *st = k + O2C_CONV_S, *dil = k + O2C_CONV_D, *pb = k + O2C_CONV_PB;
-    char *key = xfmt("conv_f32 c N%lld C%lld M%lld G%lld in%lldx%lldx%lld out%lldx%lldx%lld k%lldx%lldx%lld "
-                     "s%lldx%lldx%lld d%lldx%lldx%lld p%lldx%lldx%lld", (long long)N, (long long)k[O2C_CONV_C],
+    char *key = xfmt("conv_f32 %s N%lld C%lld M%lld G%lld in%lldx%lldx%lld out%lldx%lldx%lld k%lldx%lldx%lld "
+                     "s%lldx%lldx%lld d%lldx%lldx%lld p%lldx%lldx%lld", target_name(L->target), (long long)N, (long long)k[O2C_CONV_C],
                      (long long)k[O2C_CONV_M], (long long)k[O2C_CONV_GROUP], (long long)in[0], (long long)in[1],
                      (long long)in[2], (long long)out[0], (long long)out[1], (long long)out[2], (long long)ks[0],
                      (long long)ks[1], (long long)ks[2], (long long)st[0], (long long)st[1], (long long)st[2],

@@ -15,7 +15,7 @@ static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
 {
     if (!L->tiled || a->dtype != DT_FLOAT || c->k[O2C_MATMUL_SBN] != 1) return;
     int64_t M = c->k[O2C_MATMUL_M], N = c->k[O2C_MATMUL_N], K = c->k[O2C_MATMUL_K];
-    char *key = xfmt("matmul_f32 c batch%lld M%lld N%lld K%lld", (long long)batch, (long long)M, (long long)N,
+    char *key = xfmt("matmul_f32 %s batch%lld M%lld N%lld K%lld", target_name(L->target), (long long)batch, (long long)M, (long long)N,
                      (long long)K);
     if (lower_choose(L, c, key, MATMUL_VARIANTS, 2, 0) != 0) return;
     c->kernel = kernel_find("o2c_matmul_tile_f32");
