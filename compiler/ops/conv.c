@@ -189,6 +189,14 @@ void infer_conv(Node *n)
  * (o2c_conv_pwt_f32; --tune on vww's 256 -> 256 channels on 3x3 pixels:
  * 9.4 us, the 8-wide tiles 42.9, 32-wide 47.6; at 6x6 pixels about even) */
 #define PWT_MAX_PIXELS 32
+/* depthwise convs with stride 1 and rows of DWFLAT_MIN_ROW up to below
+ * DWFLAT_MAX_ROW outputs: the flattened padded image (o2c_dwflat_f32).
+ * --tune on vww's 3x3 depthwise convs: 24x24 on 32 channels 12.6 us
+ * (panel 20.1), 12x12 on 64: 8.4 (8-wide tiles 16.3), 48x48 on 8: 12.5
+ * (panel 12.2); at 6x6 and 3x3 the 8-wide tiles stay ahead (5.6, 2.6
+ * against 5.8, 4.7). */
+#define DWFLAT_MIN_ROW 8
+#define DWFLAT_MAX_ROW 48
 
 /* The C target's choice for a float convolution (a tunable choice, see
  * lower_choose): the 32-wide or 8-wide register tiles, the depthwise rows,
@@ -197,9 +205,9 @@ void infer_conv(Node *n)
  * rows of at least PANEL_MIN_ROW outputs or PANEL_MIN_MG channels; depthwise rows for the other
  * depthwise convs with rows of at least DW_MIN_ROW; else the tiles, 8-wide
  * for rows of at most CONV_NARROW_ROW outputs. */
-enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW, CONV_PANEL, CONV_PWT };
-static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw", "panel", "pwt"};
-#define CONV_NVARIANTS 6
+enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW, CONV_PANEL, CONV_PWT, CONV_DWFLAT };
+static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw", "panel", "pwt", "dwflat"};
+#define CONV_NVARIANTS 7
 
 static void conv_tiled(Lowering *L, KCall *c, int64_t N)
 {
@@ -228,10 +236,15 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     /* pointwise, one group, constant weights: the transposed product for few pixels */
     int pwt_ok = pointwise && k[O2C_CONV_GROUP] == 1 && c->x[1]->data;
     if (pwt_ok && ow < PWT_MAX_PIXELS) heuristic = CONV_PWT;
+    /* 2-D depthwise, stride 1: the flattened padded image */
+    int dwflat_ok = k[O2C_CONV_C] == k[O2C_CONV_GROUP] && !pointwise && ks[0] == 1 && in[0] == 1 && out[0] == 1 &&
+                    st[1] == 1 && st[2] == 1;
+    if (dwflat_ok && out[2] >= DWFLAT_MIN_ROW && out[2] < DWFLAT_MAX_ROW) heuristic = CONV_DWFLAT;
     const char *names[CONV_NVARIANTS];
     int which[CONV_NVARIANTS], nc = 0;
     for (int i = 0; i < CONV_NVARIANTS; i++)
-        if ((i != CONV_DW || dw_ok) && (i != CONV_PANEL || panel_ok) && (i != CONV_PWT || pwt_ok)) {
+        if ((i != CONV_DW || dw_ok) && (i != CONV_PANEL || panel_ok) && (i != CONV_PWT || pwt_ok) &&
+            (i != CONV_DWFLAT || dwflat_ok)) {
             names[nc] = CONV_VARIANTS[i];
             which[nc++] = i;
         }
@@ -240,6 +253,14 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
         if (which[i] == heuristic) hpick = i;
     int v = which[lower_choose(L, c, key, names, nc, hpick)];
     if (v == CONV_DIRECT) return;
+    if (v == CONV_DWFLAT) {
+        int64_t wp = out[2] + (ks[2] - 1) * dil[2], hp = out[1] + (ks[1] - 1) * dil[1];
+        int64_t nb[1] = {hp * wp + (ks[2] - 1) * dil[2]};
+        c->y[1] = lower_temp(L, DT_FLOAT, 1, nb);
+        c->kernel = kernel_find("o2c_dwflat_f32");
+        c->count = N * k[O2C_CONV_M];
+        return;
+    }
     if (v == CONV_PWT) {
         int64_t C = k[O2C_CONV_C], M = k[O2C_CONV_M], MP = (M + O2C_PW_NR - 1) / O2C_PW_NR * O2C_PW_NR;
         int64_t S = out[0] * out[1] * out[2];

@@ -343,6 +343,69 @@
         }                                                                           \
     }
 
+/* o2c_dwflat_f32: a 2-D depthwise convolution with stride 1 (C == group,
+ * any channel multiplier, any dilation) of o2c_conv_* (same parameters)
+ * for small images, where rows are too short to vectorize: each index (one
+ * output channel of one image) copies its input channel into a zero-padded
+ * image B of Wp = OW + (KW - 1) DW columns in the scratch y[1], so that
+ * with the output computed Wp columns a row, every tap is one constant
+ * offset into the flattened B:
+ *   O[q] = bias + sum_{kh, kw} w[kh, kw] B[q + kh DH Wp + kw DW],  q < OH Wp,
+ * a one-dimensional loop the C compiler vectorizes (blocks of 32 outputs
+ * in registers), then the OW valid columns of each row go to Y. Scratch:
+ * (OH + (KH - 1) DH) Wp + (KW - 1) DW floats. */
+#define O2C_DF_BLOCK 32
+#define O2C_DF_RUN(T, EPI, BW)                                                         \
+    {                                                                               \
+        T acc[O2C_DF_BLOCK];                                                        \
+        for (int j = 0; j < O2C_DF_BLOCK; j++) acc[j] = bias;                       \
+        for (int64_t kh = 0; kh < KH; kh++)                                         \
+            for (int64_t kw = 0; kw < KW; kw++) {                                   \
+                const T w = wp[kh * KW + kw];                                       \
+                const T *b = Bp + q0 + kh * DH * Wp + kw * DW;                      \
+                for (int j = 0; j < (BW); j++) acc[j] = O2C_FMA_f32(acc[j], w, b[j]); \
+            }                                                                       \
+        int64_t oh = q0 / Wp, ow = q0 - oh * Wp;                                    \
+        for (int j = 0; j < (BW); j++) {                                            \
+            if (ow < OW) {                                                          \
+                const int64_t y = i * OH * OW + oh * OW + ow;                       \
+                Y[y] = epi ? EPI(acc[j], y, m, p) : acc[j];                         \
+            }                                                                       \
+            if (++ow == Wp) { ow = 0; oh++; }                                       \
+        }                                                                           \
+    }
+#define O2C_DWFLAT(NAME, T, EPI)                                                    \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
+        const T *Bs = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0], *Bp = (T *)p->y[1];                                    \
+        O2C_CONV_PARAMS;                                                            \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        const int64_t Wp = OW + (KW - 1) * DW, Hp = OH + (KH - 1) * DH;             \
+        const int64_t NB = Hp * Wp + (KW - 1) * DW, Q = OH * Wp;                    \
+        (void)CG; (void)ID; (void)OD; (void)KD; (void)SD; (void)SH; (void)SW; (void)DD; (void)PD; \
+        O2C_FOR(i) {                                                                \
+            const int64_t m = i % M, n = i / M, g = m / MG;                         \
+            const T *xc = X + (n * C + g) * IH * IW;                                \
+            const T *wp = Wt + m * KH * KW;                                         \
+            const T bias = Bs ? Bs[m] : (T)0;                                       \
+            for (int64_t t = 0; t < NB; t++) Bp[t] = (T)0;                          \
+            for (int64_t r = 0; r < IH; r++) {                                      \
+                const int64_t br = r + PH;                                          \
+                if (br >= Hp) break;                                                \
+                const int64_t c0 = PW, n0 = IW < Wp - PW ? IW : Wp - PW;            \
+                for (int64_t c = 0; c < n0; c++) Bp[br * Wp + c0 + c] = xc[r * IW + c]; \
+            }                                                                       \
+            int64_t q0 = 0;                                                         \
+            for (; q0 + O2C_DF_BLOCK <= Q; q0 += O2C_DF_BLOCK) O2C_DF_RUN(T, EPI, O2C_DF_BLOCK) \
+            if (q0 < Q) {                                                           \
+                if (Q >= O2C_DF_BLOCK) { q0 = Q - O2C_DF_BLOCK; O2C_DF_RUN(T, EPI, O2C_DF_BLOCK) } \
+                else O2C_DF_RUN(T, EPI, Q - q0)                                          \
+            }                                                                       \
+        }                                                                           \
+    }
+
 /* o2c_dwconv_f32: the convolution of o2c_conv_* (same parameters) when
  * every output channel reads one input channel (depthwise: C == group, any
  * channel multiplier M / group). Index space: the output rows, N x M x OD x
@@ -435,6 +498,8 @@ O2C_DWCONV(o2c_dwconv_f32, float, o2c_epi_f32)
 O2C_CONV_PANEL(o2c_conv_panel_f32, float, o2c_epi_f32)
 /*@ o2c_conv_pwt_f32 needs o2c_epi_f32 */
 O2C_CONV_PWT(o2c_conv_pwt_f32, float, o2c_epi_f32)
+/*@ o2c_dwflat_f32 needs o2c_epi_f32 */
+O2C_DWFLAT(o2c_dwflat_f32, float, o2c_epi_f32)
 /*@ o2c_conv_tile8_f32 needs o2c_epi_f32 */
 O2C_CONV_TILE(o2c_conv_tile8_f32, float, o2c_epi_f32, O2C_CV_NR_NARROW)
 /*@ o2c_convt_f32 needs o2c_epi_f32 */
@@ -443,4 +508,4 @@ O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_conv_tile_f32) K(o2c_conv_tile8_f32) K(o2c_dwconv_f32) K(o2c_conv_panel_f32) K(o2c_conv_pwt_f32) K(o2c_convt_f32) K(o2c_convt_f64)
+#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_conv_tile_f32) K(o2c_conv_tile8_f32) K(o2c_dwconv_f32) K(o2c_conv_panel_f32) K(o2c_conv_pwt_f32) K(o2c_dwflat_f32) K(o2c_convt_f32) K(o2c_convt_f64)

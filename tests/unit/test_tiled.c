@@ -3,7 +3,8 @@
  * parameter block, every edge of the tiling (partial tiles in every
  * dimension, batches with broadcasting, groups, depthwise, strides,
  * dilations, padding, the pointwise layout the lowering uses) and the fused
- * epilogue; the depthwise rows of o2c_dwconv_f32; the implicit GEMM of
+ * epilogue; the depthwise rows of o2c_dwconv_f32 and the flattened padded
+ * images of o2c_dwflat_f32; the implicit GEMM of
  * o2c_conv_panel_f32 (every conv case, its weights packed here as the
  * lowering packs them); the transposed pointwise product of
  * o2c_conv_pwt_f32; and the C target's LSTM (one tiled projection, one call for the
@@ -195,6 +196,19 @@ static void check_conv(CV t)
                  (long long)t.P);
         expect_close(got, ref, ny, what);
     }
+    if (CG == 1 && !t.pointwise_layout && KD == 1 && t.ID == 1 && t.S == 1) {   /* o2c_dwflat_f32 */
+        int64_t wpd = OW + (t.KW - 1) * t.D, hpd = OH + (t.KH - 1) * t.D;
+        float *buf = xalloc(sizeof(float) * (size_t)(hpd * wpd + (t.KW - 1) * t.D + 1));
+        for (int64_t i = 0; i < ny; i++) got[i] = NAN;
+        p.y[1] = buf;
+        K("o2c_dwflat_f32")(0, t.N * t.M, &p);
+        p.y[1] = NULL;
+        char what[200];
+        snprintf(what, sizeof what, "o2c_dwflat_f32 N%lld C%lld M%lld in %lldx%lld k %lldx%lld d%lld p%lld", (long long)t.N,
+                 (long long)t.C, (long long)t.M, (long long)t.IH, (long long)t.IW, (long long)t.KH, (long long)t.KW,
+                 (long long)t.D, (long long)t.P);
+        expect_close(got, ref, ny, what);
+    }
     if (CG == 1 && !t.pointwise_layout) {   /* depthwise: o2c_dwconv_f32, one output row an index */
         for (int64_t i = 0; i < ny; i++) got[i] = NAN;
         K("o2c_dwconv_f32")(0, t.N * t.M * OD * OH, &p);
@@ -234,6 +248,9 @@ static void test_conv_tiles(void **state)
     check_conv((CV){1, 3, 3, 3, 1, 7, 13, 1, 3, 3, 1, 1, 1, 0, 0});   /* 13 wide: 8-blocks */
     check_conv((CV){1, 3, 3, 3, 1, 4, 5, 1, 3, 3, 1, 1, 2, 0, 1});    /* 7 wide (pads 2): the row */
     check_conv((CV){1, 2, 2, 2, 1, 3, 34, 1, 3, 7, 1, 1, 3, 0, 0});   /* 3x7 with pads wider than the taps */
+    check_conv((CV){2, 5, 5, 5, 1, 12, 12, 1, 3, 3, 1, 1, 1, 0, 1});  /* 12x12, batch 2: whole 32-blocks and a moved one */
+    check_conv((CV){1, 3, 3, 3, 1, 3, 3, 1, 3, 3, 1, 1, 1, 0, 0});    /* 3x3: fewer outputs than a block */
+    check_conv((CV){1, 4, 4, 4, 1, 9, 10, 1, 3, 3, 1, 1, 0, 0, 1});   /* no pads: the image larger than it needs */
 }
 
 /* ---- LSTM: the whole node, lowered for the C target and for the reference ---- */
