@@ -8,7 +8,8 @@ at -O2, one compiler run writes the C, the report, the ONNX model and the dot
 file; then:
   - the report has one row per kernel call of the generated C schedule and its
     total line says the same count (and the CUDA target's report agrees with
-    the kernel launches of the .cu; -O0 is checked the same way);
+    the kernel launches of the .cu, which may differ from the C's calls; -O0
+    is checked the same way);
   - onnxruntime runs the emitted ONNX model (fused nodes are local functions)
     on the test's inputs; its outputs match the stored expected outputs with
     the tolerances of tests/run_models.py;
@@ -124,8 +125,11 @@ def check_model(args, test):
         if rc != 0:
             raise AssertionError("onnx2c -o m.cu --report: " + out.strip()[:200])
         launches = len(CUDA_LAUNCH.findall(open(cu, encoding="utf-8").read()))
-        if report_rows(out) != launches or launches != calls:
-            raise AssertionError("CUDA: report %d rows, %d launches, C %d calls" % (report_rows(out), launches, calls))
+        # (the C target may lower a node to other kernels than CUDA does: the
+        # tiled variants, the LSTM's one recurrence call; each report must
+        # match its own schedule)
+        if report_rows(out) != launches:
+            raise AssertionError("CUDA: report %d rows, %d launches" % (report_rows(out), launches))
         c0 = os.path.join(work, "m0.c")
         rc, out = run([args.compiler, m, "-O0", "-o", c0, "--name", "m", "--report"] + flags)
         if rc != 0 or report_rows(out) != rm.count_kernels(c0):

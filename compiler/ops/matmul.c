@@ -9,7 +9,10 @@
  * register tiles (o2c_matmul_tile_f32: same parameters, the tiles as index
  * space) or, a tunable choice (lower_choose), with the direct reference
  * loop; the heuristic takes the tiles. */
-static const char *const MATMUL_VARIANTS[] = {"tile", "direct"};
+static const char *const MATMUL_VARIANTS[] = {"tile", "direct", "tile_cols"};
+/* B larger than this many bytes: column blocks outer (ppocrv4's 40 x 120 x
+ * 6625 product with its 3.2 MB of weights) */
+#define MATMUL_B_CACHE_BYTES (1 << 20)
 
 static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
 {
@@ -17,7 +20,10 @@ static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
     int64_t M = c->k[O2C_MATMUL_M], N = c->k[O2C_MATMUL_N], K = c->k[O2C_MATMUL_K];
     char *key = xfmt("matmul_f32 %s batch%lld M%lld N%lld K%lld", target_name(L->target), (long long)batch, (long long)M, (long long)N,
                      (long long)K);
-    if (lower_choose(L, c, key, MATMUL_VARIANTS, 2, 0) != 0) return;
+    int heuristic = K * N * 4 > MATMUL_B_CACHE_BYTES && M > O2C_MM_MR ? 2 : 0;
+    int v = lower_choose(L, c, key, MATMUL_VARIANTS, 3, heuristic);
+    if (v == 1) return;
+    c->k[O2C_MATMUL_COLS_OUTER] = v == 2;
     c->kernel = kernel_find("o2c_matmul_tile_f32");
     c->count = batch * ((M + O2C_MM_MR - 1) / O2C_MM_MR) * ((N + O2C_MM_NR - 1) / O2C_MM_NR);
 }

@@ -62,6 +62,9 @@ void lower_softmax(Node *n, Lowering *L)
     c->k[O2C_SOFTMAX_A] = A;
     c->k[O2C_SOFTMAX_INNER] = inner ? inner : 1;
     c->k[O2C_SOFTMAX_LOG] = !strcmp(n->op_type, "LogSoftmax");
+    /* the C target: rows with vectorized exponentials (ppocrv4's 40 rows of
+     * 6625 in a one-node model: 1.16 -> 0.24 ms) */
+    if (L->tiled && x->dtype == DT_FLOAT && inner == 1) c->kernel = kernel_find("o2c_softmax_rows_f32");
 }
 
 /* ---- BatchNormalization --------------------------------------------------- */

@@ -106,7 +106,12 @@
         const int64_t TM = (M + O2C_MM_MR - 1) / O2C_MM_MR;                         \
         const int64_t TN = (N + O2C_MM_NR - 1) / O2C_MM_NR;                         \
         O2C_FOR(t) {                                                                \
-            const int64_t tn = t % TN, tm = (t / TN) % TM, b = t / (TM * TN);       \
+            /* tile order: row tiles outer (a row tile of A stays in cache  \
+             * while it sweeps B), or, for a B too large for the cache,     \
+             * column blocks outer (a K x NR block of B serves every row tile) */ \
+            const int cols_outer = p->k[O2C_MATMUL_COLS_OUTER] != 0;        \
+            const int64_t tn = cols_outer ? (t / TM) % TN : t % TN;         \
+            const int64_t tm = cols_outer ? t % TM : (t / TN) % TM, b = t / (TM * TN); \
             /* the last column tile moves left to stay full (its first columns \
              * are computed twice, to the same values) */                         \
             const int64_t n0 = tn * O2C_MM_NR + O2C_MM_NR > N && N >= O2C_MM_NR ? N - O2C_MM_NR : tn * O2C_MM_NR; \

@@ -63,6 +63,40 @@
         }                                                                             \
     }
 
+/* o2c_softmax_rows_f32: o2c_softmax_f32 (same parameters) for a softmax
+ * over contiguous rows (inner stride 1), the C target's variant: the max,
+ * the exponentials (o2c_vexp_f32) and the sum as loops the C compiler
+ * vectorizes (the sum in 8 partial sums, so not in the reference's order;
+ * a NaN in a row makes the sum, so the whole row, NaN, as there). Index
+ * space: the rows. */
+#define O2C_SOFTMAX_ROWS(NAME)                                                        \
+    O2C_KERNEL(NAME)                                                                  \
+    {                                                                                 \
+        const float *X = (const float *)p->x[0];                                      \
+        float *Y = (float *)p->y[0];                                                  \
+        const int64_t A = p->k[O2C_SOFTMAX_A], lg = p->k[O2C_SOFTMAX_LOG];            \
+        O2C_FOR(i) {                                                                  \
+            const float *x = X + i * A;                                               \
+            float *y = Y + i * A;                                                     \
+            float m = x[0];                                                           \
+            int64_t j;                                                                \
+            for (j = 0; j < A; j++) m = x[j] > m ? x[j] : m;                          \
+            for (j = 0; j < A; j++) y[j] = o2c_vexp_f32(x[j] - m);                    \
+            float s8[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;                            \
+            for (j = 0; j + 8 <= A; j += 8)                                           \
+                for (int u = 0; u < 8; u++) s8[u] += y[j + u];                        \
+            for (; j < A; j++) s += y[j];                                             \
+            for (int u = 0; u < 8; u++) s += s8[u];                                   \
+            if (lg) {                                                                 \
+                const float ls = logf(s);                                             \
+                for (j = 0; j < A; j++) y[j] = x[j] - m - ls;                         \
+            } else {                                                                  \
+                const float r = 1.0f / s;                                             \
+                for (j = 0; j < A; j++) y[j] *= r;                                    \
+            }                                                                         \
+        }                                                                             \
+    }
+
 /* UT: the type of the Mean and InvStdDev outputs */
 #define O2C_LAYERNORM(NAME, TY, UT)                                                   \
     O2C_KERNEL(NAME)                                                                  \
@@ -200,6 +234,8 @@
 
 /*@ o2c_softmax_f32 */
 O2C_SOFTMAX(o2c_softmax_f32, float)
+/*@ o2c_softmax_rows_f32 needs o2c_vexp_f32 */
+O2C_SOFTMAX_ROWS(o2c_softmax_rows_f32)
 /*@ o2c_softmax_f64 */
 O2C_SOFTMAX(o2c_softmax_f64, double)
 /*@ o2c_layernorm_f32 needs o2c_offset */
@@ -233,7 +269,7 @@ O2C_INSTNORM(o2c_instnorm_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_NORM(K) \
-    K(o2c_softmax_f32) K(o2c_softmax_f64) K(o2c_layernorm_f32) K(o2c_layernorm_f64) \
+    K(o2c_softmax_f32) K(o2c_softmax_rows_f32) K(o2c_softmax_f64) K(o2c_layernorm_f32) K(o2c_layernorm_f64) \
     K(o2c_layernorm_f32_f64) K(o2c_layernorm_f64_f32) \
     K(o2c_instnorm_f32) K(o2c_instnorm_f64) K(o2c_batchnorm_prep_f32) K(o2c_batchnorm_prep_f64) \
     K(o2c_batchnorm_f32) K(o2c_batchnorm_f64) K(o2c_batchnorm_train_f32) K(o2c_batchnorm_train_f64) \

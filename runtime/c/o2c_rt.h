@@ -202,21 +202,30 @@ O2C_EPI(o2c_epi_f64, double)
  * exp(x) = 2^n * exp(r), n = round(x / ln 2), r = x - n ln 2 with ln 2 in two
  * parts (the first has 9 significant bits, so n times it is exact), and
  * exp(r) for |r| <= ln(2)/2 by its Taylor polynomial to r^7 (truncation
- * below 1e-8 relative). x is clamped to [-87, 88] so 2^n stays a normal
- * float: below, exp is returned as e^-87 instead of smaller. */
+ * below 1e-8 relative). 2^n stays a normal float: beyond the range exp
+ * saturates at about 2^-126 and 2^127 (infinities too); NaN gives NaN. */
 O2C_HD static inline O2C_INLINE float o2c_vexp_f32(float x)
 {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-    /* (the clamps' "x * 0.0f +" keeps gcc from specializing the code after
-     * them for a constant x, which leaves branches the vectorizer refuses) */
-    x = x < -87.0f ? x * 0.0f - 87.0f : x;
-    x = x > 88.0f ? x * 0.0f + 88.0f : x;
-    const float v = x * log2e;
-    /* round to nearest: v + 128.5 > 0 (x >= -87), so the conversion's
-     * truncation is floor; no branch, which would keep the loop scalar */
-    const int32_t n = (int32_t)(v + 128.5f) - 128;
+    const uint32_t r_max = 0x3ec00000u;   /* the bits of 0.375, above ln(2)/2 and the rounding's slack */
+    /* n = round(x / ln 2): for x / ln 2 > -128.5 the conversion's truncation
+     * is floor; clamped in the integers to [-126, 127] (a value beyond int's
+     * range converts to an unspecified int, C99 F.4, clamped as well) */
+    int32_t t = (int32_t)(x * log2e + 128.5f);
+    t = t < 2 ? 2 : t;
+    t = t > 255 ? 255 : t;
+    const int32_t n = t - 128;
     const float nf = (float)n;
-    const float r = (x - nf * ln2_hi) - nf * ln2_lo;
+    float r = (x - nf * ln2_hi) - nf * ln2_lo;
+    /* |r| clamped to 0.375 on its bits (an integer min: no branch, which
+     * would keep gcc from vectorizing): x beyond [-87.3, 88.7], infinities
+     * included, gives about 2^-126 or 2^127 instead of 0 or infinity */
+    uint32_t rb;
+    memcpy(&rb, &r, sizeof rb);
+    uint32_t mag = rb & 0x7fffffffu;
+    mag = mag > r_max ? r_max : mag;
+    rb = (rb & 0x80000000u) | mag;
+    memcpy(&r, &rb, sizeof r);
     float e = 1.0f / 5040.0f;
     e = e * r + 1.0f / 720.0f;
     e = e * r + 1.0f / 120.0f;
@@ -228,7 +237,8 @@ O2C_HD static inline O2C_INLINE float o2c_vexp_f32(float x)
     const int32_t bits = (n + 127) * (1 << 23);
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    return e * scale;
+    const float y = e * scale;
+    return x == x ? y : x + y * 0.0f;   /* NaN stays NaN (both arms read y: branch-free) */
 }
 
 /*@ o2c_vsigmoid_f32 needs o2c_vexp_f32 */

@@ -7,7 +7,7 @@
  * images of o2c_dwflat_f32; the implicit GEMM of
  * o2c_conv_panel_f32 (every conv case, its weights packed here as the
  * lowering packs them); the transposed pointwise product of
- * o2c_conv_pwt_f32; and the C target's LSTM (one tiled projection, one call for the
+ * o2c_conv_pwt_f32; the softmax rows of o2c_softmax_rows_f32; and the C target's LSTM (one tiled projection, one call for the
  * whole recurrence) against the reference lowering of the same node. */
 #include <math.h>
 
@@ -76,11 +76,15 @@ static void check_matmul(MM t)
     K("o2c_matmul_f32")(0, ny, &p);
     p.y[0] = got;
     int64_t tiles = t.batch * ((t.M + O2C_MM_MR - 1) / O2C_MM_MR) * ((t.N + O2C_MM_NR - 1) / O2C_MM_NR);
-    K("o2c_matmul_tile_f32")(0, tiles, &p);
-    char what[128];
-    snprintf(what, sizeof what, "matmul batch %lld M %lld N %lld K %lld", (long long)t.batch, (long long)t.M,
-             (long long)t.N, (long long)t.K);
-    expect_close(got, ref, ny, what);
+    for (int order = 0; order < 2; order++) {   /* row tiles outer, column blocks outer */
+        for (int64_t i = 0; i < ny; i++) got[i] = NAN;
+        p.k[O2C_MATMUL_COLS_OUTER] = order;
+        K("o2c_matmul_tile_f32")(0, tiles, &p);
+        char what[128];
+        snprintf(what, sizeof what, "matmul batch %lld M %lld N %lld K %lld, %s outer", (long long)t.batch,
+                 (long long)t.M, (long long)t.N, (long long)t.K, order ? "columns" : "rows");
+        expect_close(got, ref, ny, what);
+    }
 }
 
 static void test_matmul_tiles(void **state)
@@ -333,6 +337,48 @@ static void test_lstm_tiled(void **state)
     check_lstm((LS){4, 2, 3, 9, "forward", 0, 1, 0, 0, 0, 0, 0, 3, "Tanh,Sigmoid,Tanh"}); /* other activations: reference */
 }
 
+/* ---- Softmax / LogSoftmax over contiguous rows (o2c_softmax_rows_f32) ---- */
+
+static void check_softmax(const char *op, int64_t rows, int64_t A, int with_nan)
+{
+    Onnx__ModelProto *m = pb_model(8, 13);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lldx%lld", (long long)rows, (long long)A);
+    pb_input(m, "x", DT_FLOAT, shape);
+    Onnx__NodeProto *n = pb_node(m, op, "sm", "x", "y");
+    pb_attr_i(n, "axis", 1);
+    pb_output(m, "y", DT_FLOAT, shape);
+    Graph *ref = pt_graph(m), *got = pt_graph(m);
+    pt_fill_inputs(ref, 3);
+    pt_fill_inputs(got, 3);
+    float *xr = ref->inputs[0]->data, *xg = got->inputs[0]->data;
+    for (int64_t i = 0; i < rows * A; i++) xr[i] = xg[i] = xr[i] * 20.0f;   /* exponents from -40 to 40 */
+    if (with_nan) xr[A + 3] = xg[A + 3] = NAN;                              /* row 1 */
+    EXPECT_OK(graph_evaluate(ref));
+    EXPECT_OK(graph_evaluate_lowered(got, 1));
+    const float *w = ref->outputs[0]->data, *g = got->outputs[0]->data;
+    for (int64_t i = 0; i < rows * A; i++) {
+        if (isnan(w[i]) || isnan(g[i])) {
+            if (!(isnan(w[i]) && isnan(g[i])))
+                fail_msg("%s %lldx%lld: element %lld is %g, the reference says %g", op, (long long)rows, (long long)A,
+                         (long long)i, g[i], w[i]);
+            continue;
+        }
+        if (!(fabsf(g[i] - w[i]) <= 1e-6f + 1e-5f * fabsf(w[i])))
+            fail_msg("%s %lldx%lld: element %lld is %.9g, the reference says %.9g", op, (long long)rows, (long long)A,
+                     (long long)i, g[i], w[i]);
+    }
+}
+
+static void test_softmax_rows(void **state)
+{
+    (void)state;
+    check_softmax("Softmax", 3, 37, 0);       /* rows not a multiple of the 8 partial sums */
+    check_softmax("Softmax", 4, 6625, 1);     /* long rows, one with a NaN */
+    check_softmax("LogSoftmax", 5, 100, 1);
+    check_softmax("Softmax", 2, 1, 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_teardown(f, o2c_teardown)
@@ -341,6 +387,7 @@ int main(void)
         T(test_matmul_tiles_batched),
         T(test_conv_tiles),
         T(test_lstm_tiled),
+        T(test_softmax_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
