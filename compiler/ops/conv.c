@@ -238,8 +238,8 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     if (pwt_ok && ow < PWT_MAX_PIXELS) heuristic = CONV_PWT;
     /* 2-D depthwise, stride 1: the flattened padded image */
     int dwflat_ok = k[O2C_CONV_C] == k[O2C_CONV_GROUP] && !pointwise && ks[0] == 1 && in[0] == 1 && out[0] == 1 &&
-                    st[1] == 1 && st[2] == 1;
-    if (dwflat_ok && out[2] >= DWFLAT_MIN_ROW && out[2] < DWFLAT_MAX_ROW) heuristic = CONV_DWFLAT;
+                    st[1] == st[2];
+    if (dwflat_ok && st[2] == 1 && out[2] >= DWFLAT_MIN_ROW && out[2] < DWFLAT_MAX_ROW) heuristic = CONV_DWFLAT;
     const char *names[CONV_NVARIANTS];
     int which[CONV_NVARIANTS], nc = 0;
     for (int i = 0; i < CONV_NVARIANTS; i++)
@@ -254,7 +254,7 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     int v = which[lower_choose(L, c, key, names, nc, hpick)];
     if (v == CONV_DIRECT) return;
     if (v == CONV_DWFLAT) {
-        int64_t wp = out[2] + (ks[2] - 1) * dil[2], hp = out[1] + (ks[1] - 1) * dil[1];
+        int64_t wp = (out[2] - 1) * st[2] + (ks[2] - 1) * dil[2] + 1, hp = st[1] * out[1] + (ks[1] - 1) * dil[1];
         int64_t nb[1] = {hp * wp + (ks[2] - 1) * dil[2]};
         c->y[1] = lower_temp(L, DT_FLOAT, 1, nb);
         c->kernel = kernel_find("o2c_dwflat_f32");

@@ -343,17 +343,17 @@
         }                                                                           \
     }
 
-/* o2c_dwflat_f32: a 2-D depthwise convolution with stride 1 (C == group,
- * any channel multiplier, any dilation) of o2c_conv_* (same parameters)
- * for small images, where rows are too short to vectorize: each index (one
- * output channel of one image) copies its input channel into a zero-padded
- * image B of Wp = OW + (KW - 1) DW columns in the scratch y[1], so that
- * with the output computed Wp columns a row, every tap is one constant
- * offset into the flattened B:
- *   O[q] = bias + sum_{kh, kw} w[kh, kw] B[q + kh DH Wp + kw DW],  q < OH Wp,
+/* o2c_dwflat_f32: a 2-D depthwise convolution (C == group, any channel
+ * multiplier, dilation, and stride s the same along both axes) of
+ * o2c_conv_* (same parameters) for small images, where rows are too short
+ * to vectorize: each index (one output channel of one image) copies its
+ * input channel into a zero-padded image B of Wp = (OW - 1) s + (KW - 1) DW
+ * + 1 columns in the scratch y[1], so that with the output computed Wp
+ * columns a row, every tap is one constant offset into the flattened B:
+ *   O[q] = bias + sum_{kh, kw} w[kh, kw] B[s q + kh DH Wp + kw DW],  q < OH Wp,
  * a one-dimensional loop the C compiler vectorizes (blocks of 32 outputs
- * in registers), then the OW valid columns of each row go to Y. Scratch:
- * (OH + (KH - 1) DH) Wp + (KW - 1) DW floats. */
+ * in registers; inputs s apart), then the OW valid columns of each row go
+ * to Y. Scratch: (s OH + (KH - 1) DH) Wp + (KW - 1) DW floats. */
 #define O2C_DF_BLOCK 32
 #define O2C_DF_RUN(T, EPI, BW)                                                         \
     {                                                                               \
@@ -362,8 +362,8 @@
         for (int64_t kh = 0; kh < KH; kh++)                                         \
             for (int64_t kw = 0; kw < KW; kw++) {                                   \
                 const T w = wp[kh * KW + kw];                                       \
-                const T *b = Bp + q0 + kh * DH * Wp + kw * DW;                      \
-                for (int j = 0; j < (BW); j++) acc[j] = O2C_FMA_f32(acc[j], w, b[j]); \
+                const T *b = Bp + SW * q0 + kh * DH * Wp + kw * DW;                 \
+                for (int j = 0; j < (BW); j++) acc[j] = O2C_FMA_f32(acc[j], w, b[j * SW]); \
             }                                                                       \
         int64_t oh = q0 / Wp, ow = q0 - oh * Wp;                                    \
         for (int j = 0; j < (BW); j++) {                                            \
@@ -382,9 +382,9 @@
         T *Y = (T *)p->y[0], *Bp = (T *)p->y[1];                                    \
         O2C_CONV_PARAMS;                                                            \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
-        const int64_t Wp = OW + (KW - 1) * DW, Hp = OH + (KH - 1) * DH;             \
+        const int64_t Wp = (OW - 1) * SW + (KW - 1) * DW + 1, Hp = SH * OH + (KH - 1) * DH; \
         const int64_t NB = Hp * Wp + (KW - 1) * DW, Q = OH * Wp;                    \
-        (void)CG; (void)ID; (void)OD; (void)KD; (void)SD; (void)SH; (void)SW; (void)DD; (void)PD; \
+        (void)CG; (void)ID; (void)OD; (void)KD; (void)SD; (void)DD; (void)PD;      \
         O2C_FOR(i) {                                                                \
             const int64_t m = i % M, n = i / M, g = m / MG;                         \
             const T *xc = X + (n * C + g) * IH * IW;                                \

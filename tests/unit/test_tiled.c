@@ -200,8 +200,8 @@ static void check_conv(CV t)
                  (long long)t.P);
         expect_close(got, ref, ny, what);
     }
-    if (CG == 1 && !t.pointwise_layout && KD == 1 && t.ID == 1 && t.S == 1) {   /* o2c_dwflat_f32 */
-        int64_t wpd = OW + (t.KW - 1) * t.D, hpd = OH + (t.KH - 1) * t.D;
+    if (CG == 1 && !t.pointwise_layout && KD == 1 && t.ID == 1) {   /* o2c_dwflat_f32 */
+        int64_t wpd = (OW - 1) * t.S + (t.KW - 1) * t.D + 1, hpd = t.S * OH + (t.KH - 1) * t.D;
         float *buf = xalloc(sizeof(float) * (size_t)(hpd * wpd + (t.KW - 1) * t.D + 1));
         for (int64_t i = 0; i < ny; i++) got[i] = NAN;
         p.y[1] = buf;
