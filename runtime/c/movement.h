@@ -46,7 +46,11 @@ O2C_KERNEL(o2c_strided)
     const int64_t es = p->k[O2C_STRIDED_ESIZE], r = p->k[O2C_STRIDED_RANK];
     const int64_t *dims = p->k + O2C_STRIDED_DIMS, *xs = p->k + O2C_STRIDED_XSTR;
     const int64_t *ys = p->k + O2C_STRIDED_YSTR;
-    O2C_FOR(i) {
+    /* a run along the last axis at a time: the offsets computed once a run
+     * (divisions), then stepped by the last strides (a plain loop, a
+     * vector copy where both are 1) */
+    const int64_t D = r > 0 ? dims[r - 1] : 1, sx = r > 0 ? xs[r - 1] : 0, sy = r > 0 ? ys[r - 1] : 0;
+    for (int64_t i = i0; i < i1;) {
         int64_t q = i, xo = p->k[O2C_STRIDED_XBASE], yo = p->k[O2C_STRIDED_YBASE];
         for (int64_t d = r - 1; d >= 0; d--) {
             const int64_t nq = q / dims[d], c = q - nq * dims[d];
@@ -54,7 +58,10 @@ O2C_KERNEL(o2c_strided)
             yo += c * ys[d];
             q = nq;
         }
-        o2c_mv_elem(Y + yo * es, X + xo * es, es);
+        int64_t n = D - i % D;
+        if (n > i1 - i) n = i1 - i;
+        for (int64_t j = 0; j < n; j++) o2c_mv_elem(Y + (yo + j * sy) * es, X + (xo + j * sx) * es, es);
+        i += n;
     }
 }
 
