@@ -29,6 +29,8 @@
 
 #include "ir.h"
 
+#define TUNE_MAX_CANDIDATES 8   /* per choice (the results table's width) */
+
 typedef struct TuneEntry {
     const char *key, *variant;
     double ns;
@@ -234,6 +236,7 @@ void tune_graph(Graph *g, const Options *o)
         s->node = n;
         s->key = key;
         s->ncand = probe.max_candidates;
+        if (s->ncand > TUNE_MAX_CANDIDATES) fail_plain("internal: %s has more than %d candidates", key, TUNE_MAX_CANDIDATES);
         s->cand = xalloc(sizeof(Lowering) * (size_t)s->ncand);
         for (int j = 0; j < s->ncand; j++) {
             s->cand[j].target = o->target;
@@ -267,21 +270,21 @@ void tune_graph(Graph *g, const Options *o)
     fflush(stdout);
     int rc = system(cmd);
     /* the results */
-    double *t = xalloc(sizeof(double) * (size_t)ns * 8);
-    for (int i = 0; i < ns * 8; i++) t[i] = -1;
+    double *t = xalloc(sizeof(double) * (size_t)ns * TUNE_MAX_CANDIDATES);
+    for (int i = 0; i < ns * TUNE_MAX_CANDIDATES; i++) t[i] = -1;
     FILE *r = fopen(log, "r");
     char line[4096], tail[2048] = "";
     while (r && fgets(line, sizeof line, r)) {
         int a, b;
         double v;
-        if (sscanf(line, "o2c-tune %d %d %lf", &a, &b, &v) == 3 && a >= 0 && a < ns && b >= 0 && b < sites[a].ncand && b < 8)
-            t[a * 8 + b] = v;
+        if (sscanf(line, "o2c-tune %d %d %lf", &a, &b, &v) == 3 && a >= 0 && a < ns && b >= 0 && b < sites[a].ncand)
+            t[a * TUNE_MAX_CANDIDATES + b] = v;
         else if (strlen(tail) + strlen(line) < sizeof tail) strcat(tail, line);
     }
     if (r) fclose(r);
     int missing = 0;
     for (int i = 0; i < ns; i++)
-        for (int j = 0; j < sites[i].ncand && j < 8; j++) missing |= t[i * 8 + j] < 0;
+        for (int j = 0; j < sites[i].ncand; j++) missing |= t[i * TUNE_MAX_CANDIDATES + j] < 0;
     if (rc != 0 || missing) {
         fclose(out);
         remove(o->tune_file);
@@ -304,15 +307,15 @@ void tune_graph(Graph *g, const Options *o)
         int i = order[oi], best = 0;
         Site *s = &sites[i];
         fputs("# ", out);
-        for (int j = 0; j < s->ncand && j < 8; j++) {
+        for (int j = 0; j < s->ncand; j++) {
             const char *v = s->cand[j].n ? s->cand[j].calls[0].variant : NULL;
             for (int c = 0; c < s->cand[j].n && !v; c++) v = s->cand[j].calls[c].variant;
-            fprintf(out, "%s%s %.1f", j ? ", " : "", v ? v : "?", t[i * 8 + j]);
-            if (t[i * 8 + j] < t[i * 8 + best]) best = j;
+            fprintf(out, "%s%s %.1f", j ? ", " : "", v ? v : "?", t[i * TUNE_MAX_CANDIDATES + j]);
+            if (t[i * TUNE_MAX_CANDIDATES + j] < t[i * TUNE_MAX_CANDIDATES + best]) best = j;
         }
         const char *v = NULL;
         for (int c = 0; c < s->cand[best].n && !v; c++) v = s->cand[best].calls[c].variant;
-        fprintf(out, "\n%s\t%s\t%.1f\n", s->key, v, t[i * 8 + best]);
+        fprintf(out, "\n%s\t%s\t%.1f\n", s->key, v, t[i * TUNE_MAX_CANDIDATES + best]);
     }
     if (fclose(out) != 0) fail_plain("cannot write the tuning file '%s'", o->tune_file);
     note("wrote %s (%d keys)", o->tune_file, ns);
