@@ -77,6 +77,13 @@ void lower_pool(Node *n, Lowering *L)
             c->k[O2C_POOL_MODE] = attr_i(n, "storage_order");
         }
         c->f[O2C_POOL_F_PARAM] = x->dtype == DT_INT8 ? -128.0 : x->dtype == DT_UINT8 ? 0.0 : -INFINITY;
+        /* the C target: 2-D float pools without indices by rows (mnist's
+         * 2x2 pool over 8 x 28 x 28: 4.4 -> 1.5 us) */
+        if (L->tiled && x->dtype == DT_FLOAT && !c->y[1] && g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1 &&
+            g.out[2] > 0) {
+            c->kernel = kernel_find("o2c_maxpool_rows_f32");
+            c->count = tensor_numel(y) / g.out[2];
+        }
     } else if (is_lp) {
         double pv = attr_f(n, "p");
         if (!(pv > 0)) fail("p must be positive, got %g", pv);

@@ -74,6 +74,70 @@
         }                                                                           \
     }
 
+/* o2c_maxpool_rows_f32: o2c_maxpool_f32 (same parameters) for 2-D pools
+ * without the Indices output, the C target's variant. Index space: the
+ * output rows, planes x OH. The columns whose window lies inside the row
+ * run tap by tap over the whole range (the first tap sets, each further tap
+ * keeps the larger: a loop the C compiler vectorizes, and per output the
+ * reference's order and comparison, so the same result, NaN included);
+ * the columns at the edges as the reference does. */
+#define O2C_MAXPOOL_ROWS(NAME)                                                      \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const float *X = (const float *)p->x[0];                                    \
+        float *Y = (float *)p->y[0];                                                \
+        O2C_POOL_PARAMS;                                                            \
+        const float none = p->ff[O2C_POOL_F_PARAM];                                 \
+        /* the columns with every tap inside: [olo, ohi) */                         \
+        int64_t olo = PW > 0 ? (PW + SW - 1) / SW : 0;                              \
+        int64_t ohi = IW - 1 + PW - (KW - 1) * DW < 0 ? 0 : (IW - 1 + PW - (KW - 1) * DW) / SW + 1; \
+        if (ohi > OW) ohi = OW;                                                     \
+        if (olo > ohi) olo = ohi;                                                   \
+        (void)ID; (void)OD; (void)KD; (void)SD; (void)DD; (void)PD;                 \
+        O2C_FOR(i) {                                                                \
+            const int64_t oh = i % OH, plane = i / OH, h0 = oh * SH - PH;           \
+            const float *xp = X + plane * IH * IW;                                  \
+            float *y = Y + i * OW;                                                  \
+            int first = 1;                                                          \
+            for (int64_t kh = 0; kh < KH; kh++) {                                   \
+                const int64_t ih = h0 + kh * DH;                                    \
+                if (ih < 0 || ih >= IH) continue;                                   \
+                const float *xr = xp + ih * IW;                                     \
+                for (int64_t kw = 0; kw < KW; kw++) {                               \
+                    const int64_t off = kw * DW - PW;   /* ow * SW + off >= 0 from olo */ \
+                    if (first)                                                      \
+                        for (int64_t ow = olo; ow < ohi; ow++) y[ow] = xr[ow * SW + off]; \
+                    else                                                            \
+                        for (int64_t ow = olo; ow < ohi; ow++) {                    \
+                            const float v = xr[ow * SW + off];                      \
+                            y[ow] = v > y[ow] ? v : y[ow];                          \
+                        }                                                           \
+                    first = 0;                                                      \
+                }                                                                   \
+            }                                                                       \
+            if (first)                                                              \
+                for (int64_t ow = olo; ow < ohi; ow++) y[ow] = none;                \
+            for (int64_t ow = 0; ow < OW; ow++) {                                   \
+                if (ow == olo) ow = ohi;                                            \
+                if (ow >= OW) break;                                                \
+                const int64_t w0 = ow * SW - PW;                                    \
+                float best = none;                                                  \
+                int found = 0;                                                      \
+                for (int64_t kh = 0; kh < KH; kh++) {                               \
+                    const int64_t ih = h0 + kh * DH;                                \
+                    if (ih < 0 || ih >= IH) continue;                               \
+                    for (int64_t kw = 0; kw < KW; kw++) {                           \
+                        const int64_t iw = w0 + kw * DW;                            \
+                        if (iw < 0 || iw >= IW) continue;                           \
+                        const float v = xp[ih * IW + iw];                           \
+                        if (!found || v > best) { best = v; found = 1; }            \
+                    }                                                               \
+                }                                                                   \
+                y[ow] = best;                                                       \
+            }                                                                       \
+        }                                                                           \
+    }
+
 #define O2C_AVGPOOL(NAME, T)                                                        \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
@@ -124,6 +188,8 @@
 
 /*@ o2c_maxpool_f32 */
 O2C_MAXPOOL(o2c_maxpool_f32, float)
+/*@ o2c_maxpool_rows_f32 */
+O2C_MAXPOOL_ROWS(o2c_maxpool_rows_f32)
 /*@ o2c_maxpool_f64 */
 O2C_MAXPOOL(o2c_maxpool_f64, double)
 /*@ o2c_maxpool_i8 */
@@ -136,5 +202,5 @@ O2C_AVGPOOL(o2c_avgpool_f32, float)
 O2C_AVGPOOL(o2c_avgpool_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_POOL(K) K(o2c_maxpool_f32) K(o2c_maxpool_f64) K(o2c_maxpool_i8) K(o2c_maxpool_u8) \
+#define O2C_KERNELS_POOL(K) K(o2c_maxpool_f32) K(o2c_maxpool_rows_f32) K(o2c_maxpool_f64) K(o2c_maxpool_i8) K(o2c_maxpool_u8) \
     K(o2c_avgpool_f32) K(o2c_avgpool_f64)

@@ -7,7 +7,8 @@
  * images of o2c_dwflat_f32; the implicit GEMM of
  * o2c_conv_panel_f32 (every conv case, its weights packed here as the
  * lowering packs them); the transposed pointwise product of
- * o2c_conv_pwt_f32; the softmax rows of o2c_softmax_rows_f32; and the C target's LSTM (one tiled projection, one call for the
+ * o2c_conv_pwt_f32; the softmax rows of o2c_softmax_rows_f32; the pool
+ * rows of o2c_maxpool_rows_f32; and the C target's LSTM (one tiled projection, one call for the
  * whole recurrence) against the reference lowering of the same node. */
 #include <math.h>
 
@@ -379,6 +380,49 @@ static void test_softmax_rows(void **state)
     check_softmax("Softmax", 2, 1, 0);
 }
 
+/* ---- MaxPool by rows (o2c_maxpool_rows_f32): the same values, NaN included ---- */
+
+static void check_maxpool(int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t s, int64_t d,
+                          int64_t ph, int64_t pw, int ceil_mode)
+{
+    Onnx__ModelProto *m = pb_model(8, 13);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)N, (long long)C, (long long)H, (long long)W);
+    pb_input(m, "x", DT_FLOAT, shape);
+    Onnx__NodeProto *n = pb_node(m, "MaxPool", "mp", "x", "y");
+    const int64_t ks[2] = {kh, kw}, st[2] = {s, s}, dl[2] = {d, d}, pads[4] = {ph, pw, ph, pw};
+    pb_attr_ints(n, "kernel_shape", 2, ks);
+    pb_attr_ints(n, "strides", 2, st);
+    pb_attr_ints(n, "dilations", 2, dl);
+    pb_attr_ints(n, "pads", 4, pads);
+    if (ceil_mode) pb_attr_i(n, "ceil_mode", 1);
+    pb_output(m, "y", DT_FLOAT, NULL);
+    Graph *ref = pt_graph(m), *got = pt_graph(m);
+    pt_fill_inputs(ref, 9);
+    pt_fill_inputs(got, 9);
+    float *xr = ref->inputs[0]->data, *xg = got->inputs[0]->data;
+    xr[5] = xg[5] = NAN;
+    xr[W * 2 + 1] = xg[W * 2 + 1] = NAN;
+    EXPECT_OK(graph_evaluate(ref));
+    EXPECT_OK(graph_evaluate_lowered(got, 1));
+    const float *w = ref->outputs[0]->data, *g = got->outputs[0]->data;
+    for (int64_t i = 0; i < tensor_numel(ref->outputs[0]); i++)
+        if (!(g[i] == w[i] || (isnan(g[i]) && isnan(w[i]))))
+            fail_msg("MaxPool %s k %lldx%lld s%lld d%lld p%lldx%lld ceil %d: element %lld is %g, the reference says %g",
+                     shape, (long long)kh, (long long)kw, (long long)s, (long long)d, (long long)ph, (long long)pw,
+                     ceil_mode, (long long)i, g[i], w[i]);
+}
+
+static void test_maxpool_rows(void **state)
+{
+    (void)state;
+    check_maxpool(1, 3, 28, 28, 2, 2, 2, 1, 0, 0, 0);
+    check_maxpool(2, 4, 13, 17, 3, 3, 1, 1, 1, 1, 0);
+    check_maxpool(1, 2, 10, 11, 3, 3, 2, 1, 1, 1, 1);
+    check_maxpool(1, 1, 9, 12, 3, 2, 1, 2, 2, 1, 0);
+    check_maxpool(1, 2, 5, 4, 3, 3, 2, 1, 1, 1, 1);   /* every column at an edge */
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_teardown(f, o2c_teardown)
@@ -388,6 +432,7 @@ int main(void)
         T(test_conv_tiles),
         T(test_lstm_tiled),
         T(test_softmax_rows),
+        T(test_maxpool_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
