@@ -340,6 +340,19 @@ def row_cells(name, r, peak):
             "%.2f" % gf if gf is not None else "-", layer_cell(r["gemm"], peak), layer_cell(r["conv"], peak)]
 
 
+def git_commit():
+    """'commit abc1234' (with ' + changes' when the tree differs from it), or 'no git'."""
+    try:
+        h = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        d = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "compiler", "runtime",
+                            "templates"], cwd=ROOT, capture_output=True, text=True)
+    except OSError:
+        return "no git"
+    if h.returncode != 0:
+        return "no git"
+    return "commit %s%s" % (h.stdout.strip(), " + changes" if d.stdout.strip() else "")
+
+
 def cpu_name():
     try:
         for line in open("/proc/cpuinfo"):
@@ -354,8 +367,8 @@ def docs_section(results, peak, command, real):
     """The markdown of the marked section of docs/BENCHMARKS.md."""
     md = ["<!-- bench:begin -->",
           "<!-- written by `tests/bench.py --write-docs`; edits here are replaced at the next run -->",
-          "## Latest run: %s, %s, %d core(s), one thread" % (datetime.datetime.now(datetime.timezone.utc).strftime(
-              "%Y-%m-%d %H:%M UTC"), cpu_name(), os.cpu_count() or 0),
+          "## Latest run: %s, %s, %s, %d core(s), one thread" % (datetime.datetime.now(datetime.timezone.utc).strftime(
+              "%Y-%m-%d %H:%M UTC"), git_commit(), cpu_name(), os.cpu_count() or 0),
           "",
           "Command: `.venv/bin/python tests/bench.py %s`. Peaks measured in the same run: packed sgemm "
           "**%.1f GFLOP/s** (numpy float32 1024x1024x1024 matmul, OpenBLAS with its %s kernel, one thread, best "
