@@ -555,6 +555,30 @@ def run_case(test, args):
     return c
 
 
+
+def run_checks(tests, check_model, jobs, extra=()):
+    """The driver of the per-model suites (test_visibility, test_profile):
+    check_model(t) -> (status, note) for each test folder, on `jobs`
+    threads (an exception is that model's failure), then the extra
+    (name, status, note) results; prints a line each and the closing
+    'N passed, N failed, N skipped' line, and exits 1 on a failure."""
+    def one(t):
+        try:
+            return (t,) + check_model(t)
+        except Exception as e:  # a failed check, or a tool that broke
+            return t, "fail", ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:300]
+
+    counts = {"pass": 0, "fail": 0, "skip": 0}
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        results = list(ex.map(one, tests))
+    results += list(extra() if callable(extra) else extra)
+    for name, status, note in results:
+        counts[status] += 1
+        label = os.path.relpath(name, os.path.dirname(ROOT)) if os.path.isabs(name) else name
+        print("%-4s %-40s %s" % (status.upper(), label, note), flush=True)
+    print("%d passed, %d failed, %d skipped" % (counts["pass"], counts["fail"], counts["skip"]))
+    sys.exit(1 if counts["fail"] else 0)
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tests", nargs="*")

@@ -27,7 +27,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_models as rm  # noqa: E402  (load_pb, compare, shape_flags, ort_run, find_tests)
@@ -193,22 +192,7 @@ def main():
     paths = args.tests or [rm.EXAMPLES] + ([rm.SHARED_MODELS] if os.path.isdir(rm.SHARED_MODELS) else [])
     tests = rm.find_tests(paths)
 
-    def one(t):
-        try:
-            return (t,) + check_model(args, t)
-        except Exception as e:  # a failed check, or a tool that broke
-            return t, "fail", ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:300]
-
-    counts = {"pass": 0, "fail": 0, "skip": 0}
-    with ThreadPoolExecutor(max_workers=max(1, args.j)) as ex:
-        results = list(ex.map(one, tests))
-    results += check_refusals(args)
-    for name, status, note in results:
-        counts[status] += 1
-        label = os.path.relpath(name, os.path.dirname(ROOT)) if os.path.isabs(name) else name
-        print("%-4s %-40s %s" % (status.upper(), label, note), flush=True)
-    print("%d passed, %d failed, %d skipped" % (counts["pass"], counts["fail"], counts["skip"]))
-    sys.exit(1 if counts["fail"] else 0)
+    rm.run_checks(tests, lambda t: check_model(args, t), args.j, lambda: check_refusals(args))
 
 
 if __name__ == "__main__":

@@ -28,14 +28,19 @@
     const int64_t PD = p->k[O2C_CONV_PB], PH = p->k[O2C_CONV_PB + 1], PW = p->k[O2C_CONV_PB + 2]; \
     const int64_t CG = C / G, MG = M / G
 
+/* every conv kernel's operands: X, the weights Wt, the bias Bs (or NULL),
+ * Y, the geometry and whether an epilogue applies */
+#define O2C_CONV_OPERANDS(T)                                                        \
+    const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                      \
+    const T *Bs = (const T *)p->x[2];                                               \
+    T *Y = (T *)p->y[0];                                                            \
+    O2C_CONV_PARAMS;                                                                \
+    const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES]
+
 #define O2C_CONV(NAME, T, EPI)                                                         \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
-        const T *Bs = (const T *)p->x[2];                                           \
-        T *Y = (T *)p->y[0];                                                        \
-        O2C_CONV_PARAMS;                                                            \
-        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        O2C_CONV_OPERANDS(T);                                                       \
         O2C_FOR(i) {                                                                \
             int64_t r = i;                                                          \
             const int64_t ow = r % OW; r /= OW;                                     \
@@ -69,11 +74,7 @@
 #define O2C_CONVT(NAME, T, EPI)                                                        \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
-        const T *Bs = (const T *)p->x[2];                                           \
-        T *Y = (T *)p->y[0];                                                        \
-        O2C_CONV_PARAMS;                                                            \
-        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        O2C_CONV_OPERANDS(T);                                                       \
         O2C_FOR(i) {                                                                \
             int64_t r = i;                                                          \
             const int64_t ow = r % OW; r /= OW;                                     \
@@ -167,11 +168,7 @@
 #define O2C_CONV_TILE(NAME, T, EPI, NR)                                             \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
-        const T *Bs = (const T *)p->x[2];                                           \
-        T *Y = (T *)p->y[0];                                                        \
-        O2C_CONV_PARAMS;                                                            \
-        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        O2C_CONV_OPERANDS(T);                                                       \
         const int64_t KK = KD * KH * KW, WM = CG * KK;                              \
         const int64_t TM = (MG + O2C_CV_MR - 1) / O2C_CV_MR;                        \
         const int64_t TW = (OW + NR - 1) / NR;                                      \
@@ -234,11 +231,8 @@
 #define O2C_CONV_PANEL(NAME, T, EPI)                                                \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
-        const T *Bs = (const T *)p->x[2];                                           \
-        T *Y = (T *)p->y[0], *P = (T *)p->y[1];                                     \
-        O2C_CONV_PARAMS;                                                            \
-        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        O2C_CONV_OPERANDS(T);                                                       \
+        T *P = (T *)p->y[1];   /* scratch */                                      \
         const int64_t KG = CG * KD * KH * KW, TW = (OW + O2C_CP_NR - 1) / O2C_CP_NR; \
         O2C_FOR(t) {                                                                \
             int64_t r = t;                                                          \
@@ -322,11 +316,7 @@
 #define O2C_CONV_PWT(NAME, T, EPI)                                                  \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
-        const T *Bs = (const T *)p->x[2];                                           \
-        T *Y = (T *)p->y[0];                                                        \
-        O2C_CONV_PARAMS;                                                            \
-        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        O2C_CONV_OPERANDS(T);                                                       \
         const int64_t S = OD * OH * OW, TN = (M + O2C_PW_NR - 1) / O2C_PW_NR, MP = TN * O2C_PW_NR; \
         const int64_t TS = (S + O2C_PW_MR - 1) / O2C_PW_MR;                          \
         (void)CG; (void)MG; (void)KD; (void)KH; (void)KW; (void)SD; (void)SH; (void)SW; \
@@ -377,11 +367,8 @@
 #define O2C_DWFLAT(NAME, T, EPI)                                                    \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
-        const T *Bs = (const T *)p->x[2];                                           \
-        T *Y = (T *)p->y[0], *Bp = (T *)p->y[1];                                    \
-        O2C_CONV_PARAMS;                                                            \
-        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        O2C_CONV_OPERANDS(T);                                                       \
+        T *Bp = (T *)p->y[1];   /* scratch */                                      \
         const int64_t Wp = (OW - 1) * SW + (KW - 1) * DW + 1, Hp = SH * OH + (KH - 1) * DH; \
         const int64_t NB = Hp * Wp + (KW - 1) * DW, Q = OH * Wp;                    \
         (void)CG; (void)ID; (void)OD; (void)KD; (void)SD; (void)DD; (void)PD;      \
@@ -465,11 +452,7 @@
 #define O2C_DWCONV(NAME, T, EPI)                                                    \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                  \
-        const T *Bs = (const T *)p->x[2];                                           \
-        T *Y = (T *)p->y[0];                                                        \
-        O2C_CONV_PARAMS;                                                            \
-        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        O2C_CONV_OPERANDS(T);                                                       \
         T xb[O2C_DW_ROWS * O2C_DW_SPAN];                                            \
         (void)CG;                                                                   \
         O2C_FOR(i) {                                                                \
