@@ -57,6 +57,7 @@ void graph_evaluate_lowered(Graph *g, int tiled)
 {
     for (int i = 0; i < g->ninputs; i++)
         if (!g->inputs[i]->data) fail_plain("internal: graph_evaluate needs a value for input '%s'", g->inputs[i]->name);
+    layout_assign(g, tiled);   /* tiled: tensors between convs may hold their values channels innermost */
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
         diag_node = n;

@@ -122,7 +122,13 @@ typedef struct Tensor {
     int mark;                /* scratch for graph algorithms */
     struct Node **readers;   /* nodes reading it (each once, graph order): graph_readers() */
     int nreaders;
+    int layout;              /* LAYOUT_*: its bytes in the arena (layout.c, C target only) */
 } Tensor;
+
+/* How an arena tensor's elements lie: the ONNX order (NCHW), or channels
+ * innermost (N x spatial x C) inside chains of convolutions whose kernels
+ * run faster that way (layout.c). Only the C target's lowering sets it. */
+enum { LAYOUT_NCHW = 0, LAYOUT_NHWC = 1 };
 
 typedef enum {
     AT_UNDEFINED = 0, AT_FLOAT = 1, AT_INT = 2, AT_STRING = 3, AT_TENSOR = 4,
@@ -482,6 +488,12 @@ void fold_node_lowered(Node *n, int tiled);          /* the same, lowered as for
 int node_foldable(const Node *n);                    /* every input is constant */
 void run_passes(Graph *g, const Options *o);         /* passes.c: the pass table */
 void lower_graph(Graph *g, Lowering *L);             /* lower.c */
+/* layout.c: chooses each tensor's layout (LAYOUT_*) for a lowering; all
+ * NCHW unless tiled (the C target's kernel variants) */
+void layout_assign(Graph *g, int tiled);
+/* conv.c: what a node can do with channels-innermost tensors */
+enum { CONV_ROLE_NONE, CONV_ROLE_PW, CONV_ROLE_DW };
+int conv_layout_role(Node *n);
 int64_t plan_graph(Graph *g, Lowering *L);           /* plan.c: returns the arena size */
 void lower_node(Node *n, Lowering *L);
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr);    /* emit_c.c */

@@ -209,8 +209,77 @@ enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW, CONV_PANEL, CONV_PWT, CONV
 static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw", "panel", "pwt", "dwflat"};
 #define CONV_NVARIANTS 7
 
+/* o2c_conv_pwt_f32: the weights transposed, M rounded up to a whole tile */
+static void lower_pwt(Lowering *L, KCall *c, int64_t N)
+{
+    int64_t *k = c->k, *out = k + O2C_CONV_OUT;
+    int64_t C = k[O2C_CONV_C], M = k[O2C_CONV_M], MP = (M + O2C_PW_NR - 1) / O2C_PW_NR * O2C_PW_NR;
+    int64_t S = out[0] * out[1] * out[2];
+    int64_t wd[2] = {C, MP};
+    Tensor *wt = lower_const(L, "W_CxM", DT_FLOAT, 2, wd);
+    const float *src = c->x[1]->data;
+    float *dst = wt->data;
+    for (int64_t ci = 0; ci < C; ci++)
+        for (int64_t m = 0; m < MP; m++) dst[ci * MP + m] = m < M ? src[m * C + ci] : 0.0f;
+    c->x[1] = wt;
+    c->kernel = kernel_find("o2c_conv_pwt_f32");
+    c->count = N * ((S + O2C_PW_MR - 1) / O2C_PW_MR) * (MP / O2C_PW_NR);
+}
+
+/* What a conv can do with channels-innermost tensors (layout.c): a
+ * pointwise conv (o2c_conv_pwt_f32) reads and writes either layout; a 1-D
+ * or 2-D depthwise conv of channel multiplier 1 and at least O2C_DWC_CB
+ * channels computes with both its tensors channels innermost
+ * (o2c_dwc_f32). Constant float weights (packed at lowering) only. */
+int conv_layout_role(Node *n)
+{
+    int fused = !strcmp(n->op_type, "FusedConv");
+    if ((!fused && strcmp(n->op_type, "Conv")) || n->folded || n->promoted) return CONV_ROLE_NONE;
+    Tensor *x = n->in[0], *w = n->in[1];
+    if (x->dtype != DT_FLOAT || !w->data || (x->rank != 3 && x->rank != 4)) return CONV_ROLE_NONE;
+    ConvGeom g;
+    int64_t group, M, C = x->dims[1];
+    conv_geom(n, &g, &group, &M);
+    int pointwise = group == 1;
+    for (int i = 0; i < 3; i++) pointwise &= g.k[i] == 1 && g.s[i] == 1 && g.pb[i] == 0 && g.out[i] == g.in[i];
+    if (pointwise) return CONV_ROLE_PW;
+    if (group == C && M == C && C >= O2C_DWC_CB) return CONV_ROLE_DW;
+    return CONV_ROLE_NONE;
+}
+
+/* A conv with a channels-innermost input or output (layout.c): no choice */
+static void conv_channels_inner(Lowering *L, KCall *c, int64_t N, int lay)
+{
+    int64_t *k = c->k;
+    k[O2C_CONV_LAYOUT] = lay;
+    if (k[O2C_CONV_K] == 1 && k[O2C_CONV_K + 1] == 1 && k[O2C_CONV_K + 2] == 1 && k[O2C_CONV_GROUP] == 1) {
+        lower_pwt(L, c, N);
+        c->variant = "pwt-nhwc";
+        return;
+    }
+    if (lay != (O2C_LAYOUT_IN_NHWC | O2C_LAYOUT_OUT_NHWC) || k[O2C_CONV_IN] != 1 || k[O2C_CONV_K] != 1)
+        fail("internal: a channels-innermost conv the layouts do not allow");
+    int64_t C = k[O2C_CONV_C], taps = k[O2C_CONV_K + 1] * k[O2C_CONV_K + 2];
+    int64_t wd[2] = {taps, C};
+    Tensor *wc = lower_const(L, "W_tapsxC", DT_FLOAT, 2, wd);
+    const float *src = c->x[1]->data;
+    float *dst = wc->data;
+    for (int64_t t = 0; t < taps; t++)
+        for (int64_t ci = 0; ci < C; ci++) dst[t * C + ci] = src[ci * taps + t];
+    c->x[1] = wc;
+    c->kernel = kernel_find("o2c_dwc_f32");
+    c->count = N * k[O2C_CONV_OUT + 1];
+    c->variant = "dwc";
+}
+
 static void conv_tiled(Lowering *L, KCall *c, int64_t N)
 {
+    int lay = (c->x[0]->layout == LAYOUT_NHWC ? O2C_LAYOUT_IN_NHWC : 0) |
+              (c->y[0]->layout == LAYOUT_NHWC ? O2C_LAYOUT_OUT_NHWC : 0);
+    if (lay) {
+        conv_channels_inner(L, c, N, lay);
+        return;
+    }
     int64_t *k = c->k, *in = k + O2C_CONV_IN, *out = k + O2C_CONV_OUT, *ks = k + O2C_CONV_K;
     int64_t *st = k + O2C_CONV_S, *dil = k + O2C_CONV_D, *pb = k + O2C_CONV_PB;
     char *key = xfmt("conv_f32 %s N%lld C%lld M%lld G%lld in%lldx%lldx%lld out%lldx%lldx%lld k%lldx%lldx%lld "
@@ -262,17 +331,7 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
         return;
     }
     if (v == CONV_PWT) {
-        int64_t C = k[O2C_CONV_C], M = k[O2C_CONV_M], MP = (M + O2C_PW_NR - 1) / O2C_PW_NR * O2C_PW_NR;
-        int64_t S = out[0] * out[1] * out[2];
-        int64_t wd[2] = {C, MP};
-        Tensor *wt = lower_const(L, "W_CxM", DT_FLOAT, 2, wd);
-        const float *src = c->x[1]->data;
-        float *dst = wt->data;
-        for (int64_t ci = 0; ci < C; ci++)
-            for (int64_t m = 0; m < MP; m++) dst[ci * MP + m] = m < M ? src[m * C + ci] : 0.0f;
-        c->x[1] = wt;
-        c->kernel = kernel_find("o2c_conv_pwt_f32");
-        c->count = N * ((S + O2C_PW_MR - 1) / O2C_PW_MR) * (MP / O2C_PW_NR);
+        lower_pwt(L, c, N);
         return;
     }
     if (v == CONV_PANEL) {
@@ -332,6 +391,8 @@ static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64
     }
     c->nk = O2C_CONV_NK;
     if (L->tiled && !strcmp(kind, "conv") && n->in[0]->dtype == DT_FLOAT) conv_tiled(L, c, y->dims[0]);
+    else if (n->in[0]->layout != LAYOUT_NCHW || y->layout != LAYOUT_NCHW)
+        fail("internal: a channels-innermost tensor outside the C target's convs");
     return c;
 }
 

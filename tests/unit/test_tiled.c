@@ -8,7 +8,8 @@
  * o2c_conv_panel_f32 (every conv case, its weights packed here as the
  * lowering packs them); the transposed pointwise product of
  * o2c_conv_pwt_f32; the softmax rows of o2c_softmax_rows_f32; the pool
- * rows of o2c_maxpool_rows_f32; and the C target's LSTM (one tiled projection, one call for the
+ * rows of o2c_maxpool_rows_f32; chains of convs with tensors channels
+ * innermost (layout.c, o2c_dwc_f32); and the C target's LSTM (one tiled projection, one call for the
  * whole recurrence) against the reference lowering of the same node. */
 #include <math.h>
 
@@ -423,6 +424,100 @@ static void test_maxpool_rows(void **state)
     check_maxpool(1, 2, 5, 4, 3, 3, 2, 1, 1, 1, 1);   /* every column at an edge */
 }
 
+/* ---- channels-innermost chains (layout.c, o2c_dwc_f32, o2c_conv_pwt_f32) -- */
+
+/* X -> pw1 -> A -> dw1 -> B -> pw2 -> P -> dw2 -> Q -> pw3 (+ B) -> R -> dw3
+ * -> S -> pw4 -> Y, each conv followed by a Relu (fused at -O2). Between
+ * the pointwise convs every tensor is a depthwise conv's, so A..S are
+ * channels innermost, B also as pw3's residual; X and Y stay NCHW. The C
+ * target's lowering is compared with the reference kernels on the same
+ * optimized graph, and the layouts are checked. dw1 has the stride and
+ * pads given; the others are 3x3, stride 1, pad 1. */
+static void check_layout_chain(int64_t N, int64_t C0, int64_t C, int64_t H, int64_t W, int64_t k, int64_t s, int64_t pad)
+{
+    Onnx__ModelProto *m = pb_model(8, 13);
+    char xs[64], ys[64];
+    snprintf(xs, sizeof xs, "%lldx%lldx%lldx%lld", (long long)N, (long long)C0, (long long)H, (long long)W);
+    pb_input(m, "X", DT_FLOAT, xs);
+    int64_t w1[4] = {C, C0, 1, 1}, wpw[4] = {C, C, 1, 1}, wd1[4] = {C, 1, k, k}, wd[4] = {C, 1, 3, 3}, b[1] = {C};
+    int64_t w4[4] = {5, C, 1, 1};
+    pt_init_pattern(m, "W1", 4, w1, 1);
+    pt_init_pattern(m, "W2", 4, wpw, 2);
+    pt_init_pattern(m, "W3", 4, wpw, 3);
+    pt_init_pattern(m, "W4", 4, w4, 4);
+    pt_init_pattern(m, "D1", 4, wd1, 5);
+    pt_init_pattern(m, "D2", 4, wd, 6);
+    pt_init_pattern(m, "D3", 4, wd, 7);
+    pt_init_pattern(m, "B1", 1, b, 8);
+    pt_init_pattern(m, "B2", 1, b, 9);
+    int64_t st[2] = {s, s}, pads[4] = {pad, pad, pad, pad}, one[2] = {1, 1}, p1[4] = {1, 1, 1, 1};
+    struct { const char *in, *out; int dw; } convs[] = {
+        {"X,W1,B1", "a0", 0}, {"A,D1,B2", "b0", 1}, {"B,W2", "p0", 0}, {"P,D2", "q0", 2},
+        {"Q,W3,B1", "r0", 0}, {"R,D3", "s0", 2}, {"S,W4", "Y", 0}};
+    const char *relu_out[] = {"A", "B", "P", "Q", "r1", "R", "S", NULL};
+    for (int i = 0; i < 7; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "conv%d", i);
+        Onnx__NodeProto *n = pb_node(m, "Conv", name, convs[i].in, convs[i].out);
+        if (convs[i].dw) {
+            pb_attr_i(n, "group", C);
+            pb_attr_ints(n, "strides", 2, convs[i].dw == 1 ? st : one);
+            pb_attr_ints(n, "pads", 4, convs[i].dw == 1 ? pads : p1);
+        }
+        if (i == 6) break;
+        char rn[16], rin[16];
+        snprintf(rn, sizeof rn, "relu%d", i);
+        snprintf(rin, sizeof rin, "%s", convs[i].out);
+        if (i == 4) {   /* pw3: Relu, then the residual B, then R */
+            pb_node(m, "Relu", rn, rin, "r1");
+            pb_node(m, "Add", "res", "r1,B", "R");
+            continue;
+        }
+        pb_node(m, "Relu", rn, rin, relu_out[i == 5 ? 6 : i]);
+    }
+    int64_t OH = (H + 2 * pad - k) / s + 1, OW = (W + 2 * pad - k) / s + 1;
+    snprintf(ys, sizeof ys, "%lldx5x%lldx%lld", (long long)N, (long long)OH, (long long)OW);
+    pb_output(m, "Y", DT_FLOAT, ys);
+
+    Graph *g = pt_optimize_checked(m, 2, NULL);
+    int fused_res = 0;
+    for (int i = 0; i < g->nnodes; i++) fused_res += !strcmp(g->nodes[i]->op_type, "FusedConv") && g->nodes[i]->nin > 3 && g->nodes[i]->in[3];
+    assert_int_equal(pt_count(g, "FusedConv") + pt_count(g, "Conv"), 7);
+    assert_int_equal(fused_res, 1);
+    EXPECT_OK(graph_evaluate(g));
+    int64_t ny = tensor_numel(g->outputs[0]);
+    float *want = xalloc(sizeof(float) * (size_t)ny);
+    memcpy(want, g->outputs[0]->data, sizeof(float) * (size_t)ny);
+    EXPECT_OK(graph_evaluate_lowered(g, 1));
+    int nhwc = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        nhwc += n->out[0]->layout == LAYOUT_NHWC;
+        if (conv_layout_role(n) == CONV_ROLE_DW) {   /* both sides channels innermost */
+            assert_int_equal(n->in[0]->layout, LAYOUT_NHWC);
+            assert_int_equal(n->out[0]->layout, LAYOUT_NHWC);
+        }
+    }
+    assert_int_equal(nhwc, 6);   /* A, B, P, Q, R, S */
+    assert_int_equal(g->outputs[0]->layout, LAYOUT_NCHW);
+    char what[160];
+    snprintf(what, sizeof what, "channels-innermost chain N%lld C0 %lld C %lld %lldx%lld k%lld s%lld p%lld", (long long)N,
+             (long long)C0, (long long)C, (long long)H, (long long)W, (long long)k, (long long)s, (long long)pad);
+    expect_close(g->outputs[0]->data, want, ny, what);
+    EXPECT_OK(graph_evaluate(g));   /* and back: the reference lowering resets the layouts */
+    assert_int_equal(g->outputs[0]->layout, LAYOUT_NCHW);
+    for (int i = 0; i < g->nnodes; i++) assert_int_equal(g->nodes[i]->out[0]->layout, LAYOUT_NCHW);
+}
+
+static void test_layout_chains(void **state)
+{
+    (void)state;
+    check_layout_chain(1, 8, 32, 6, 6, 3, 1, 1);     /* blocks of 32 */
+    check_layout_chain(2, 3, 40, 9, 7, 3, 2, 1);     /* 40 channels: the last block moved left; stride 2, batch 2 */
+    check_layout_chain(1, 16, 72, 5, 11, 5, 1, 2);   /* blocks of 64 and one moved left; 5x5 */
+    check_layout_chain(1, 4, 128, 3, 3, 3, 2, 0);    /* no pads, one output pixel */
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_teardown(f, o2c_teardown)
@@ -433,6 +528,7 @@ int main(void)
         T(test_lstm_tiled),
         T(test_softmax_rows),
         T(test_maxpool_rows),
+        T(test_layout_chains),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,11 @@ enum {
     O2C_CONV_S = O2C_CONV_K + 3,      /* strides */
     O2C_CONV_D = O2C_CONV_S + 3,      /* dilations */
     O2C_CONV_PB = O2C_CONV_D + 3,     /* pads at the beginning */
-    O2C_CONV_NK = O2C_CONV_PB + 3
+    O2C_CONV_LAYOUT = O2C_CONV_PB + 3, /* O2C_LAYOUT_* bits: channels innermost (o2c_conv_pwt_f32, o2c_dwc_f32) */
+    O2C_CONV_NK
 };
+/* The arena layout of a conv's input and output (compiler/layout.c): NCHW
+ * unless the bit says channels innermost (N x spatial x C). */
+enum { O2C_LAYOUT_IN_NHWC = 1, O2C_LAYOUT_OUT_NHWC = 2 };
 /* below the epilogue's slots (no real parameters of their own) */
 O2C_PARAMS_FIT(conv, O2C_CONV_NK + (O2C_NK - O2C_EPI_ACT), O2C_NF - O2C_EPI_FA)
