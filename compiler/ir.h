@@ -494,6 +494,10 @@ void layout_assign(Graph *g, int tiled);
 /* conv.c: what a node can do with channels-innermost tensors */
 enum { CONV_ROLE_NONE, CONV_ROLE_PW, CONV_ROLE_DW };
 int conv_layout_role(Node *n);
+int node_elementwise(const Node *n);   /* elementwise.c: the same result on any layout */
+/* matmul.c: constant B (K x N, rows sbk apart, N >= 32) packed for
+ * o2c_matmul_tile_f32 (O2C_MATMUL_BPACKED): ceil(N / 32) x K x 32 floats */
+void matmul_pack_panels(const float *B, int64_t K, int64_t N, int64_t sbk, float *dst);
 int64_t plan_graph(Graph *g, Lowering *L);           /* plan.c: returns the arena size */
 void lower_node(Node *n, Lowering *L);
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr);    /* emit_c.c */

@@ -8,21 +8,42 @@
  * Channels innermost, the vector runs along the channels (o2c_dwc_f32),
  * and the pointwise convolutions on both sides read and write that layout
  * as plainly as NCHW (o2c_conv_pwt_f32, a GEMM with the channels as
- * columns). So the layout changes only inside chains of such convolutions,
- * where no transposition is needed: no node outside sees the bytes.
+ * columns). So the layout changes only inside chains of such nodes, where
+ * no transposition is needed: no node outside sees the bytes.
  *
- * The rule (conv_layout_role in conv.c says what a node can do):
- *   - a depthwise conv (CONV_ROLE_DW) proposes its input and output;
- *   - a proposed tensor stays channels innermost only if it is an arena
- *     tensor (not a graph input or output, not a constant), its producer
- *     has a role, and every reader has a role and reads it as its data
- *     input, or as the residual of a conv whose output has the same
- *     layout (the epilogue adds the residual element by element);
- *   - a depthwise conv keeps the layout only with both its tensors in it
- *     (o2c_dwc_f32 reads and writes channels innermost).
+ * What a node can do (its kind):
+ *   DW  a depthwise conv that o2c_dwc_f32 computes (conv_layout_role):
+ *       both its tensors channels innermost, or neither;
+ *   PW  a pointwise conv: reads and writes either layout;
+ *   EW  an elementwise node (node_elementwise: activations, a learnable
+ *       affine between convs): its full-shape inputs and its output share
+ *       one layout, whichever;
+ *   and every other node reads and writes NCHW only.
+ * The rules:
+ *   - a DW node proposes its input and output, and an EW node with one of
+ *     its full-shape tensors proposed proposes the others (to a fixed
+ *     point);
+ *   - a proposed tensor keeps the layout only if it is an arena tensor
+ *     (computed at run time, not a graph input or output), its producer
+ *     has a kind, and every reader has a kind and reads it as its data
+ *     (a conv's input 0, an EW node's full-shape input), or as the
+ *     residual of a conv whose output has the same layout (the epilogue
+ *     adds the residual element by element);
+ *   - DW and EW nodes keep it only with all their tensors in it.
  * Dropping a tensor can break another's conditions, so the rules run to a
  * fixed point. Deterministic: the graph's order, no hashing. */
 #include "ir.h"
+
+enum { KIND_NONE, KIND_PW, KIND_DW, KIND_EW };
+
+static int kind(Node *n)
+{
+    switch (conv_layout_role(n)) {
+    case CONV_ROLE_PW: return KIND_PW;
+    case CONV_ROLE_DW: return KIND_DW;
+    default: return node_elementwise(n) ? KIND_EW : KIND_NONE;
+    }
+}
 
 static int is_arena_float(const Tensor *t)
 {
@@ -31,20 +52,43 @@ static int is_arena_float(const Tensor *t)
            (t->rank == 3 || t->rank == 4);
 }
 
+/* an EW node's tensors that take part in its layout: the output and the
+ * inputs of its shape (single values read the same in any layout) */
+static int ew_tensors(Node *n, Tensor **ts)
+{
+    int k = 0;
+    ts[k++] = n->out[0];
+    for (int j = 0; j < n->nin; j++)
+        if (n->in[j] && tensor_numel(n->in[j]) != 1) ts[k++] = n->in[j];
+    return k;
+}
+
 /* whether t may stay channels innermost, its readers as they are now */
 static int keeps(Graph *g, Tensor *t)
 {
-    if (!is_arena_float(t) || conv_layout_role(t->producer) == CONV_ROLE_NONE) return 0;
+    if (!is_arena_float(t) || kind(t->producer) == KIND_NONE) return 0;
     Node **rd;
     int nr = graph_readers(g, t, &rd);
     for (int i = 0; i < nr; i++) {
         Node *r = rd[i];
-        if (conv_layout_role(r) == CONV_ROLE_NONE) return 0;
+        int k = kind(r);
+        if (k == KIND_NONE) return 0;
+        if (k == KIND_EW) continue;   /* every input of t's shape is data */
         for (int j = 0; j < r->nin; j++) {
             if (r->in[j] != t || j == 0) continue;
             if (j != 3 || r->out[0]->layout != LAYOUT_NHWC) return 0;   /* weights, bias; a residual of another layout */
         }
     }
+    return 1;
+}
+
+/* all of ts in one layout, or all back to NCHW; 1 if that changed one */
+static int all_or_none(Tensor **ts, int k)
+{
+    int nhwc = 0;
+    for (int i = 0; i < k; i++) nhwc += ts[i]->layout == LAYOUT_NHWC;
+    if (nhwc == 0 || nhwc == k) return 0;
+    for (int i = 0; i < k; i++) ts[i]->layout = LAYOUT_NCHW;
     return 1;
 }
 
@@ -59,27 +103,42 @@ void layout_assign(Graph *g, int tiled)
             if (n->out[j]) n->out[j]->layout = LAYOUT_NCHW;
     }
     if (!tiled) return;
+    Tensor *ts[O2C_MAX_X + 1];
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
-        if (conv_layout_role(n) != CONV_ROLE_DW) continue;
+        if (kind(n) != KIND_DW) continue;
         if (is_arena_float(n->in[0])) n->in[0]->layout = LAYOUT_NHWC;
         if (is_arena_float(n->out[0])) n->out[0]->layout = LAYOUT_NHWC;
+    }
+    for (int changed = 1; changed;) {   /* proposals spread through EW nodes */
+        changed = 0;
+        for (int i = 0; i < g->nnodes; i++) {
+            Node *n = g->nodes[i];
+            if (kind(n) != KIND_EW || n->nin > O2C_MAX_X) continue;
+            int k = ew_tensors(n, ts), any = 0;
+            for (int j = 0; j < k; j++) any |= ts[j]->layout == LAYOUT_NHWC;
+            for (int j = 0; j < k && any; j++)
+                if (ts[j]->layout != LAYOUT_NHWC && is_arena_float(ts[j])) {
+                    ts[j]->layout = LAYOUT_NHWC;
+                    changed = 1;
+                }
+        }
     }
     for (int changed = 1; changed;) {
         changed = 0;
         for (int i = 0; i < g->nnodes; i++) {
             Node *n = g->nodes[i];
-            int role = conv_layout_role(n);
-            if (role == CONV_ROLE_NONE) continue;
-            Tensor *x = n->in[0], *y = n->out[0], *r = n->nin > 3 ? n->in[3] : NULL;
-            if (x->layout == LAYOUT_NHWC && !keeps(g, x)) { x->layout = LAYOUT_NCHW; changed = 1; }
-            if (y->layout == LAYOUT_NHWC && !keeps(g, y)) { y->layout = LAYOUT_NCHW; changed = 1; }
-            if (role == CONV_ROLE_DW && x->layout != y->layout) {
-                x->layout = y->layout = LAYOUT_NCHW;
-                changed = 1;
-            }
-            if (r && r->layout != y->layout) {
-                r->layout = y->layout = LAYOUT_NCHW;
+            int kd = kind(n);
+            if (kd == KIND_NONE) continue;
+            if (kd == KIND_EW && n->nin > O2C_MAX_X) continue;   /* never proposed */
+            int k = kd == KIND_EW ? ew_tensors(n, ts) : 2;
+            if (kd != KIND_EW) { ts[0] = n->in[0]; ts[1] = n->out[0]; }
+            for (int j = 0; j < k; j++)
+                if (ts[j]->layout == LAYOUT_NHWC && !keeps(g, ts[j])) { ts[j]->layout = LAYOUT_NCHW; changed = 1; }
+            if (kd != KIND_PW) changed |= all_or_none(ts, k);
+            Tensor *r = kd != KIND_EW && n->nin > 3 ? n->in[3] : NULL;
+            if (r && r->layout != n->out[0]->layout) {
+                r->layout = n->out[0]->layout = LAYOUT_NCHW;
                 changed = 1;
             }
         }

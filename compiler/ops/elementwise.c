@@ -229,3 +229,28 @@ void lower_where(Node *n, Lowering *L)
     bcast_params(c, y, n->in, 3);
     c->k[O2C_EW_ESIZE] = (int64_t)dtype_size(y->dtype);
 }
+
+/* ---- layout freedom (layout.c) ------------------------------------------ */
+
+void lower_fused_elementwise(Node *n, Lowering *L);
+
+/* Whether a node computes each output element from the elements of the
+ * same flat index of its inputs: an elementwise op (or a fused chain of
+ * them) with one output, every input either of the output's shape or a
+ * single value. Then it gives the same result on any layout, as long as
+ * its full-shape inputs and its output share it. */
+int node_elementwise(const Node *n)
+{
+    LowerFn f = n->op->lower;
+    if (n->promoted || n->folded || n->nout != 1 || !n->out[0]) return 0;
+    if (f != lower_unary && f != lower_binary && f != lower_clip && f != lower_fused_elementwise) return 0;
+    const Tensor *y = n->out[0];
+    for (int j = 0; j < n->nin; j++) {
+        const Tensor *t = n->in[j];
+        if (!t || tensor_numel(t) == 1) continue;
+        if (t->rank != y->rank || t->dtype != y->dtype) return 0;
+        for (int d = 0; d < t->rank; d++)
+            if (t->dims[d] != y->dims[d]) return 0;
+    }
+    return 1;
+}

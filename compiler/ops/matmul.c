@@ -14,6 +14,15 @@ static const char *const MATMUL_VARIANTS[] = {"tile", "direct", "tile_cols"};
  * 6625 product with its 3.2 MB of weights) */
 #define MATMUL_B_CACHE_BYTES (1 << 20)
 
+void matmul_pack_panels(const float *B, int64_t K, int64_t N, int64_t sbk, float *dst)
+{
+    for (int64_t tn = 0; tn < (N + O2C_MM_NR - 1) / O2C_MM_NR; tn++) {
+        int64_t n0 = tn * O2C_MM_NR + O2C_MM_NR > N ? N - O2C_MM_NR : tn * O2C_MM_NR;   /* as the kernel's */
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < O2C_MM_NR; j++) dst[(tn * K + k) * O2C_MM_NR + j] = B[k * sbk + n0 + j];
+    }
+}
+
 static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
 {
     if (!L->tiled || a->dtype != DT_FLOAT || c->k[O2C_MATMUL_SBN] != 1) return;
@@ -24,6 +33,15 @@ static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
     int v = lower_choose(L, c, key, MATMUL_VARIANTS, 3, heuristic);
     if (v == 1) return;
     c->k[O2C_MATMUL_COLS_OUTER] = v == 2;
+    int shared = 1;   /* one B for every batch */
+    for (int d = 0; d < c->k[O2C_MATMUL_R]; d++) shared &= c->k[O2C_MATMUL_BSTR + d] == 0;
+    if (c->x[1]->data && shared && N >= O2C_MM_NR) {   /* constant weights: column panels */
+        int64_t pd[3] = {(N + O2C_MM_NR - 1) / O2C_MM_NR, K, O2C_MM_NR};
+        Tensor *bp = lower_const(L, "B_panels", DT_FLOAT, 3, pd);
+        matmul_pack_panels(c->x[1]->data, K, N, c->k[O2C_MATMUL_SBK], bp->data);
+        c->x[1] = bp;
+        c->k[O2C_MATMUL_BPACKED] = 1;
+    }
     c->kernel = kernel_find("o2c_matmul_tile_f32");
     c->count = batch * ((M + O2C_MM_MR - 1) / O2C_MM_MR) * ((N + O2C_MM_NR - 1) / O2C_MM_NR);
 }

@@ -309,7 +309,13 @@
                 for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], xv, wr[j]); \
             }                                                                       \
         }                                                                           \
-        if (YC == 1) /* channels innermost: a row of channels a pixel */            \
+        if (YC == 1 && m0 + O2C_PW_NR <= M) /* channels innermost: rows of channels */ \
+            for (int i = 0; i < (ROWS); i++)                                        \
+                for (int j = 0; j < O2C_PW_NR; j++) {                               \
+                    const int64_t y = n * M * S + (s0 + i) * YP + m0 + j;           \
+                    Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];          \
+                }                                                                   \
+        else if (YC == 1)                                                           \
             for (int i = 0; i < (ROWS); i++)                                        \
                 for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++) {                 \
                     const int64_t y = n * M * S + (s0 + i) * YP + m0 + j;           \
@@ -334,7 +340,7 @@
         (void)CG; (void)MG; (void)KD; (void)KH; (void)KW; (void)SD; (void)SH; (void)SW; \
         (void)DD; (void)DH; (void)DW; (void)PD; (void)PH; (void)PW; (void)ID; (void)IH; (void)IW; (void)G; \
         O2C_FOR(t) {                                                                \
-            const int64_t tn = t % TN, ts = (t / TN) % TS, n = t / (TN * TS);       \
+            const int64_t ts = t % TS, tn = (t / TS) % TN, n = t / (TN * TS);       \
             const int64_t m0 = tn * O2C_PW_NR;                                      \
             const int64_t s0 = ts * O2C_PW_MR + O2C_PW_MR > S && S >= O2C_PW_MR ? S - O2C_PW_MR : ts * O2C_PW_MR; \
             const T *xn = X + n * C * S;                                            \

@@ -66,7 +66,12 @@
  * loop is a fixed-length, contiguous multiply-add the C compiler vectorizes.
  * Index space: the tiles, batch x ceil(M/MR) x ceil(N/NR). Needs B
  * contiguous along n (O2C_MATMUL_SBN == 1). Every output sums over k in the order the
- * reference does. The lowering picks it for the C target. */
+ * reference does. The lowering picks it for the C target. Constant weights
+ * shared by every batch come packed (O2C_MATMUL_BPACKED): the K x NR block
+ * of each column tile contiguous, Bp[(tn * K + k) * NR + j] = B[k, n0 + j]
+ * with n0 the tile's first column as below, so a tile streams its block
+ * instead of reading K rows N apart (ppocrv4's 120 x 6625 weights: one
+ * 4 KB page a k). */
 #define O2C_MM_MR 8
 #define O2C_MM_NR 32
 /* One tile: ROWS x COLS outputs from (m0, n0). With constant ROWS and COLS
@@ -99,7 +104,8 @@
         T *Y = (T *)p->y[0];                                                        \
         const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
         const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK];       \
-        const int64_t sbk = p->k[O2C_MATMUL_SBK];                                   \
+        const int packed = p->k[O2C_MATMUL_BPACKED] != 0;                           \
+        const int64_t sbk = packed ? O2C_MM_NR : p->k[O2C_MATMUL_SBK];              \
         const int64_t r = p->k[O2C_MATMUL_R];                                       \
         const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
@@ -118,7 +124,7 @@
             const int64_t m0 = tm * O2C_MM_MR;                                      \
             const int64_t mr = M - m0 < O2C_MM_MR ? M - m0 : O2C_MM_MR;             \
             const int64_t nr = N - n0 < O2C_MM_NR ? N - n0 : O2C_MM_NR;             \
-            const T *a = A + m0 * sam, *bb = B + n0;                                \
+            const T *a = A + m0 * sam, *bb = packed ? B + tn * K * O2C_MM_NR : B + n0; \
             if (r) {                                                                \
                 a += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_ASTR); \
                 bb += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_BSTR); \

@@ -87,6 +87,21 @@ static void check_matmul(MM t)
                  (long long)t.M, (long long)t.N, (long long)t.K, order ? "columns" : "rows");
         expect_close(got, ref, ny, what);
     }
+    if ((t.batch == 1 || t.bcast_b) && t.N >= O2C_MM_NR) {   /* constant weights, packed as the lowering packs them */
+        float *bp = xalloc(sizeof(float) * (size_t)((t.N + O2C_MM_NR - 1) / O2C_MM_NR * t.K * O2C_MM_NR));
+        matmul_pack_panels(B, t.K, t.N, t.N, bp);
+        p.x[1] = bp;
+        p.k[O2C_MATMUL_BPACKED] = 1;
+        for (int order = 0; order < 2; order++) {
+            for (int64_t i = 0; i < ny; i++) got[i] = NAN;
+            p.k[O2C_MATMUL_COLS_OUTER] = order;
+            K("o2c_matmul_tile_f32")(0, tiles, &p);
+            char what[128];
+            snprintf(what, sizeof what, "matmul batch %lld M %lld N %lld K %lld, %s outer, B packed", (long long)t.batch,
+                     (long long)t.M, (long long)t.N, (long long)t.K, order ? "columns" : "rows");
+            expect_close(got, ref, ny, what);
+        }
+    }
 }
 
 static void test_matmul_tiles(void **state)
@@ -104,6 +119,7 @@ static void test_matmul_tiles_batched(void **state)
     check_matmul((MM){3, 5, 20, 7, 0, 0, 0});
     check_matmul((MM){4, 8, 32, 9, 1, 1, 1});    /* B broadcast over the batch */
     check_matmul((MM){2, 1, 1, 1, 0, 1, 0});
+    check_matmul((MM){1, 40, 100, 120, 0, 1, 1});   /* panels, the last moved left */
 }
 
 /* ---- conv ---- */
@@ -426,9 +442,10 @@ static void test_maxpool_rows(void **state)
 
 /* ---- channels-innermost chains (layout.c, o2c_dwc_f32, o2c_conv_pwt_f32) -- */
 
-/* X -> pw1 -> A -> dw1 -> B -> pw2 -> P -> dw2 -> Q -> pw3 (+ B) -> R -> dw3
- * -> S -> pw4 -> Y, each conv followed by a Relu (fused at -O2). Between
- * the pointwise convs every tensor is a depthwise conv's, so A..S are
+/* X -> pw1 -> A -> dw1 -> B -> pw2 -> P -> dw2 -> q1 -> (x 0.5 + 0.25) -> Q
+ * -> pw3 (+ B) -> R -> dw3 -> S -> pw4 -> Y, each conv followed by a Relu
+ * (fused at -O2), the affine one elementwise node. Between the pointwise
+ * convs every tensor is a depthwise conv's or the elementwise node's, so A..S are
  * channels innermost, B also as pw3's residual; X and Y stay NCHW. The C
  * target's lowering is compared with the reference kernels on the same
  * optimized graph, and the layouts are checked. dw1 has the stride and
@@ -454,7 +471,10 @@ static void check_layout_chain(int64_t N, int64_t C0, int64_t C, int64_t H, int6
     struct { const char *in, *out; int dw; } convs[] = {
         {"X,W1,B1", "a0", 0}, {"A,D1,B2", "b0", 1}, {"B,W2", "p0", 0}, {"P,D2", "q0", 2},
         {"Q,W3,B1", "r0", 0}, {"R,D3", "s0", 2}, {"S,W4", "Y", 0}};
-    const char *relu_out[] = {"A", "B", "P", "Q", "r1", "R", "S", NULL};
+    const char *relu_out[] = {"A", "B", "P", "q1", "r1", "R", "S", NULL};
+    int64_t one1[1] = {1};
+    pt_init_fill(m, "half", 1, one1, 0.5f);
+    pt_init_fill(m, "quarter", 1, one1, 0.25f);
     for (int i = 0; i < 7; i++) {
         char name[16];
         snprintf(name, sizeof name, "conv%d", i);
@@ -474,6 +494,10 @@ static void check_layout_chain(int64_t N, int64_t C0, int64_t C, int64_t H, int6
             continue;
         }
         pb_node(m, "Relu", rn, rin, relu_out[i == 5 ? 6 : i]);
+        if (i == 3) {   /* an affine on single values (fused into one elementwise node): layout-free */
+            pb_node(m, "Mul", "scale", "q1,half", "q2");
+            pb_node(m, "Add", "shift", "q2,quarter", "Q");
+        }
     }
     int64_t OH = (H + 2 * pad - k) / s + 1, OW = (W + 2 * pad - k) / s + 1;
     snprintf(ys, sizeof ys, "%lldx5x%lldx%lld", (long long)N, (long long)OH, (long long)OW);
@@ -498,7 +522,7 @@ static void check_layout_chain(int64_t N, int64_t C0, int64_t C, int64_t H, int6
             assert_int_equal(n->out[0]->layout, LAYOUT_NHWC);
         }
     }
-    assert_int_equal(nhwc, 6);   /* A, B, P, Q, R, S */
+    assert_int_equal(nhwc, 7);   /* A, B, P, q1, Q, R, S */
     assert_int_equal(g->outputs[0]->layout, LAYOUT_NCHW);
     char what[160];
     snprintf(what, sizeof what, "channels-innermost chain N%lld C0 %lld C %lld %lldx%lld k%lld s%lld p%lld", (long long)N,

@@ -21,6 +21,7 @@ enum {
     O2C_MATMUL_SCM,                                      /* C stride m */
     O2C_MATMUL_SCN,                                      /* C stride n */
     O2C_MATMUL_COLS_OUTER,                               /* tile variant: 1 column blocks outer (reference: unused) */
+    O2C_MATMUL_BPACKED,                                  /* tile variant: 1 B packed in column panels (reference: unused) */
     O2C_MATMUL_NK
 };
 /* alpha, beta (also o2c_poolgemm_T's) */
