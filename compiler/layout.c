@@ -135,7 +135,7 @@ void layout_assign(Graph *g, int tiled)
             if (kd != KIND_EW) { ts[0] = n->in[0]; ts[1] = n->out[0]; }
             for (int j = 0; j < k; j++)
                 if (ts[j]->layout == LAYOUT_NHWC && !keeps(g, ts[j])) { ts[j]->layout = LAYOUT_NCHW; changed = 1; }
-            if (kd != KIND_PW) changed |= all_or_none(ts, k);
+            if (kd == KIND_DW || kd == KIND_EW) changed |= all_or_none(ts, k);
             Tensor *r = kd != KIND_EW && n->nin > 3 ? n->in[3] : NULL;
             if (r && r->layout != n->out[0]->layout) {
                 r->layout = n->out[0]->layout = LAYOUT_NCHW;

@@ -30,6 +30,7 @@ SUITES = [
     ("profile", [PY, "tests/test_profile.py", "--compiler", ASAN_CC]),
     ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
+    ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
 ]
 
 

@@ -57,6 +57,7 @@ SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-f
 # -fno-var-tracking: the schedule of a big model is one long function, and
 # gcc's variable tracking on it costs as much as the rest of the compile
 GCC_C = ["gcc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror"] + SAN + ["-g", "-fno-var-tracking", "-O1"]
+CC_WARN = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-g", "-O1"]   # with --cc (no sanitizers)
 CLANG_C = ["clang", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c"]
 GXX_EMU = ["g++", "-x", "c++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror",
            "-DO2C_CUDA_EMULATE", "-DO2C_HARNESS_CUDA", "-I" + CUDA_RT] + SAN + ["-g", "-fno-var-tracking", "-O1"]
@@ -395,7 +396,7 @@ class Case:
 
         def run_prog(exe, tag):
             outs = [os.path.join(work, "%s_out%d.bin" % (tag, k)) for k in range(nouts)]
-            rc, out = sh([exe] + once + in_files + ["--"] + ["%s:%d" % (o, n) for o, n in zip(outs, out_bytes)],
+            rc, out = sh(args.run_prefix.split() + [exe] + once + in_files + ["--"] + ["%s:%d" % (o, n) for o, n in zip(outs, out_bytes)],
                          args.run_timeout, env=RUN_ENV)
             if rc != 0:
                 raise CaseFailed("%s: run %s: %s" % (tag, "timed out" if rc is None else "failed (rc %d)" % rc,
@@ -440,7 +441,8 @@ class Case:
                 return
 
         def the_c():
-            self.step(GCC_C + ["-I" + cdir, "-o", os.path.join(cdir, "prog_c"), HARNESS,
+            cc = (args.cc.split() + CC_WARN) if args.cc else GCC_C
+            self.step(cc + self.args.cc_flags.split() + ["-I" + cdir, "-o", os.path.join(cdir, "prog_c"), HARNESS,
                                os.path.join(cdir, "m.c"), "-lm"], "c%s: gcc" % tag)
             self.compare_outputs("c" + tag, run_prog(os.path.join(cdir, "prog_c"), "c" + tag), refs)
             if not first:
@@ -470,7 +472,7 @@ class Case:
                 cut.append(c)
                 self.step(NVCC_C + ["-I" + cudir, "-o", os.path.join(cudir, "m.o"), src], "cuda: nvcc -c")
 
-        for part in (the_c, the_cuda):
+        for part in (the_c,) if args.c_only else (the_c, the_cuda):
             try:
                 part()
             except CaseFailed as e:
@@ -593,6 +595,11 @@ def main():
     ap.add_argument("--levels", default="2,0", help="optimization levels to build and check (default: 2,0)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every command")
     ap.add_argument("--c-flags", default="", help="more onnx2c flags for the C target only (e.g. --tune-file F)")
+    ap.add_argument("--cc-flags", default="", help="more gcc flags for the generated C (e.g. -mavx2 -mfma)")
+    ap.add_argument("--cc", default="", help="another C compiler for the generated C, without the sanitizers "
+                    "(e.g. 'aarch64-linux-gnu-gcc -static')")
+    ap.add_argument("--run-prefix", default="", help="runs the C programs through this command (e.g. qemu-aarch64)")
+    ap.add_argument("--c-only", action="store_true", help="the C target only (no CUDA emulation)")
     args = ap.parse_args()
     global VERBOSE
     VERBOSE = args.verbose

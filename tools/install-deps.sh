@@ -12,6 +12,11 @@ python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 # tests only: the Cortex-M4 build of the generated C (tests/test_cortexm.py)
 command -v arm-none-eabi-gcc >/dev/null || need+=(gcc-arm-none-eabi)
 [ -f /usr/lib/arm-none-eabi/newlib/libc.a ] || [ -f /usr/lib/arm-none-eabi/lib/libc.a ] || need+=(libnewlib-arm-none-eabi)
+# tests only: the generated C's NEON path, compiled for AArch64 and run under
+# qemu's user-mode emulator (tests/test_isa.py)
+command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
+[ -d /usr/aarch64-linux-gnu/lib ] || need+=(libc6-dev-arm64-cross)
+command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}"
 SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo

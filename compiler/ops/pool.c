@@ -91,6 +91,11 @@ void lower_pool(Node *n, Lowering *L)
         c->f[O2C_POOL_F_PARAM] = pv;
     } else {
         c->k[O2C_POOL_MODE] = is_global(n) ? 0 : attr_i(n, "count_include_pad") ? 1 : 0;
+        /* the C target: a global float average by contiguous rows */
+        if (L->tiled && x->dtype == DT_FLOAT && is_global(n) && tensor_numel(y) > 0) {
+            c->kernel = kernel_find("o2c_gavgpool_rows_f32");
+            c->count = tensor_numel(y);
+        }
     }
     c->nf = O2C_POOL_NF;
 }

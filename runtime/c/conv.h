@@ -414,17 +414,22 @@
 /* o2c_dwc_f32: a 1-D or 2-D depthwise convolution (C == group == M, any
  * stride, dilation and pads) of o2c_conv_* (same parameters) with X and Y
  * channels innermost (N x H x W x C, compiler/layout.c), for C of at least
- * O2C_DWC_CB: the vector runs along the channels, so any image size, even
+ * O2C_DWC_MIN_C: the vector runs along the channels, so any image size, even
  * 3 x 3, vectorizes fully. Index space: the output rows, N x OH. For each
  * output pixel, blocks of CB channels (64 where there are as many, else
  * 32; the last block moved left to stay full: channels computed twice, to
  * the same values) accumulate the taps
  * inside the input, each one multiply-add of a channel block of the input
  * pixel by the tap's weights. The weights x[1] are packed by the lowering
- * tap-major, Wc[(kh * KW + kw) * C + c] = W[c, 0, kh, kw]. Blocks of 16
- * would do for AVX-512, but gcc 12 then keeps the accumulators in memory
- * (6 x 6 x 128 with AVX-512: 15 GFLOP/s; blocks of 32: 63; of 64: 92). */
-#define O2C_DWC_CB 32      /* channels a block, at least (and the fewest channels it takes) */
+ * tap-major, Wc[(kh * KW + kw) * C + c] = W[c, 0, kh, kw]. Where the
+ * target has 16-float vectors (o2c_v16: AVX-512, AVX2, NEON), blocks of 64,
+ * 32 or 16 channels in 4, 2 or 1 vector accumulators, and below 64
+ * channels 2 or 4 pixels at once where their taps are inside; else blocks of 64 or
+ * 32 (16 below 32 channels) for the compiler to vectorize: gcc 12 keeps 16 accumulators in memory (6 x 6 x
+ * 128 with AVX-512: 15 GFLOP/s; blocks of 32: 63; of 64: 92; o2c_v16:
+ * 84; 16 channels at 48x48 stride 2: 93). */
+#define O2C_DWC_MIN_C 16   /* the fewest channels it takes (one block of 16) */
+#define O2C_DWC_CB 32      /* channels a block (portable path, 32 channels or more) */
 #define O2C_DWC_CB_WIDE 64 /* for 64 channels or more */
 #define O2C_DWC_BLOCK(T, EPI, CB)                                                   \
     for (int64_t c0 = 0; c0 < C; c0 += (CB)) {                                      \
@@ -444,6 +449,70 @@
             Y[y] = epi ? EPI(acc[j], y, cb + j, p) : acc[j];                        \
         }                                                                           \
     }
+/* the same with blocks of NV x 16 channels in vector registers (o2c_v16):
+ * NV independent accumulators, so the taps' multiply-adds do not wait on
+ * each other (one 16-channel accumulator made a 5x5 depthwise conv wait on
+ * the FMA latency: 22 GFLOP/s; four: 70) */
+#define O2C_DWC_V16(T, EPI, NV)                                                     \
+    for (int64_t c0 = 0; c0 < C; c0 += 16 * (NV)) {                                \
+        const int64_t cb = c0 + 16 * (NV) > C ? C - 16 * (NV) : c0;                 \
+        o2c_v16 acc[NV];                                                            \
+        for (int v = 0; v < (NV); v++) acc[v] = Bs ? o2c_v16_load(Bs + cb + 16 * v) : o2c_v16_zero(); \
+        for (int64_t kh = kh0; kh < kh1; kh++) {                                    \
+            const int64_t ih = oh * SH - PH + kh * DH;                              \
+            for (int64_t kw = kw0; kw < kw1; kw++) {                                \
+                const int64_t iw = ow * SW - PW + kw * DW;                          \
+                const T *ws = Wt + (kh * KW + kw) * C + cb, *xs = xn + (ih * IW + iw) * C + cb; \
+                for (int v = 0; v < (NV); v++)                                      \
+                    acc[v] = o2c_v16_fma(acc[v], o2c_v16_load(ws + 16 * v), o2c_v16_load(xs + 16 * v)); \
+            }                                                                       \
+        }                                                                           \
+        if (epi) {                                                                  \
+            T v[16 * (NV)];                                                         \
+            for (int u = 0; u < (NV); u++) o2c_v16_store(v + 16 * u, acc[u]);       \
+            for (int j = 0; j < 16 * (NV); j++) {                                   \
+                const int64_t y = yo + cb + j;                                      \
+                Y[y] = EPI(v[j], y, cb + j, p);                                     \
+            }                                                                       \
+        } else                                                                      \
+            for (int u = 0; u < (NV); u++) o2c_v16_store(Y + yo + cb + 16 * u, acc[u]); \
+    }
+/* PX output pixels side by side (all their taps inside the input), NV
+ * vectors of channels each: PX x NV independent accumulators for narrow
+ * channel counts (mobilenet_block's 16 channels at 36 x 36, one pixel, one
+ * accumulator: 32 GFLOP/s; four pixels: 110) */
+#define O2C_DWC_V16_PIX(T, EPI, NV, PX)                                             \
+    for (int64_t c0 = 0; c0 < C; c0 += 16 * (NV)) {                                \
+        const int64_t cb = c0 + 16 * (NV) > C ? C - 16 * (NV) : c0;                 \
+        o2c_v16 acc[(PX) * (NV)];                                                   \
+        for (int u = 0; u < (PX); u++)                                              \
+            for (int v = 0; v < (NV); v++)                                          \
+                acc[u * (NV) + v] = Bs ? o2c_v16_load(Bs + cb + 16 * v) : o2c_v16_zero(); \
+        for (int64_t kh = kh0; kh < kh1; kh++) {                                    \
+            const int64_t ih = oh * SH - PH + kh * DH;                              \
+            for (int64_t kw = 0; kw < KW; kw++) {                                   \
+                const int64_t iw = ow * SW - PW + kw * DW;                          \
+                const T *ws = Wt + (kh * KW + kw) * C + cb, *xs = xn + (ih * IW + iw) * C + cb; \
+                for (int v = 0; v < (NV); v++) {                                    \
+                    const o2c_v16 w = o2c_v16_load(ws + 16 * v);                    \
+                    for (int u = 0; u < (PX); u++)                                  \
+                        acc[u * (NV) + v] = o2c_v16_fma(acc[u * (NV) + v], w, o2c_v16_load(xs + u * SW * C + 16 * v)); \
+                }                                                                   \
+            }                                                                       \
+        }                                                                           \
+        for (int u = 0; u < (PX); u++) {                                            \
+            const int64_t yu = yo + u * C;                                          \
+            if (epi) {                                                              \
+                T v[16 * (NV)];                                                     \
+                for (int w = 0; w < (NV); w++) o2c_v16_store(v + 16 * w, acc[u * (NV) + w]); \
+                for (int j = 0; j < 16 * (NV); j++) {                               \
+                    const int64_t y = yu + cb + j;                                  \
+                    Y[y] = EPI(v[j], y, cb + j, p);                                 \
+                }                                                                   \
+            } else                                                                  \
+                for (int w = 0; w < (NV); w++) o2c_v16_store(Y + yu + cb + 16 * w, acc[u * (NV) + w]); \
+        }                                                                           \
+    }
 #define O2C_DWC(NAME, T, EPI)                                                       \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
@@ -456,12 +525,25 @@
             while (kh0 < KH && oh * SH - PH + kh0 * DH < 0) kh0++;                  \
             while (kh1 > kh0 && oh * SH - PH + (kh1 - 1) * DH >= IH) kh1--;         \
             for (int64_t ow = 0; ow < OW; ow++) {                                   \
+                const int64_t yo = (r * OW + ow) * C;                               \
+                /* 4 / NV pixels at once, where all their taps are inside */       \
+                const int64_t px = O2C_V16_NATIVE && C < 64 ? (C >= 32 ? 2 : 4) : 1;   \
+                if (px > 1 && ow * SW - PW >= 0 && ow + px <= OW &&                 \
+                    (ow + px - 1) * SW - PW + (KW - 1) * DW < IW) {                 \
+                    if (C >= 32) O2C_DWC_V16_PIX(T, EPI, 2, 2)                      \
+                    else O2C_DWC_V16_PIX(T, EPI, 1, 4)                              \
+                    ow += px - 1;                                                   \
+                    continue;                                                       \
+                }                                                                   \
                 int64_t kw0 = 0, kw1 = KW;                                          \
                 while (kw0 < KW && ow * SW - PW + kw0 * DW < 0) kw0++;              \
                 while (kw1 > kw0 && ow * SW - PW + (kw1 - 1) * DW >= IW) kw1--;     \
-                const int64_t yo = (r * OW + ow) * C;                               \
-                if (C >= O2C_DWC_CB_WIDE) O2C_DWC_BLOCK(T, EPI, O2C_DWC_CB_WIDE)     \
-                else O2C_DWC_BLOCK(T, EPI, O2C_DWC_CB)                              \
+                if (O2C_V16_NATIVE && C >= 64) O2C_DWC_V16(T, EPI, 4)               \
+                else if (O2C_V16_NATIVE && C >= 32) O2C_DWC_V16(T, EPI, 2)          \
+                else if (O2C_V16_NATIVE) O2C_DWC_V16(T, EPI, 1)                     \
+                else if (C >= O2C_DWC_CB_WIDE) O2C_DWC_BLOCK(T, EPI, O2C_DWC_CB_WIDE) \
+                else if (C >= O2C_DWC_CB) O2C_DWC_BLOCK(T, EPI, O2C_DWC_CB)         \
+                else O2C_DWC_BLOCK(T, EPI, 16)                                      \
             }                                                                       \
         }                                                                           \
     }
@@ -554,7 +636,7 @@ O2C_DWCONV(o2c_dwconv_f32, float, o2c_epi_f32)
 O2C_CONV_PANEL(o2c_conv_panel_f32, float, o2c_epi_f32)
 /*@ o2c_conv_pwt_f32 needs o2c_epi_f32 */
 O2C_CONV_PWT(o2c_conv_pwt_f32, float, o2c_epi_f32)
-/*@ o2c_dwc_f32 needs o2c_epi_f32 */
+/*@ o2c_dwc_f32 needs o2c_epi_f32 o2c_v16 */
 O2C_DWC(o2c_dwc_f32, float, o2c_epi_f32)
 /*@ o2c_dwflat_f32 needs o2c_epi_f32 */
 O2C_DWFLAT(o2c_dwflat_f32, float, o2c_epi_f32)

@@ -66,7 +66,9 @@
 /* o2c_softmax_rows_f32: o2c_softmax_f32 (same parameters) for a softmax
  * over contiguous rows (inner stride 1), the C target's variant: the max,
  * the exponentials (o2c_vexp_f32) and the sum as loops the C compiler
- * vectorizes (the sum in 8 partial sums, so not in the reference's order;
+ * vectorizes (max and sum in 8 partial ones, the sum so not in the
+ * reference's order; the max of the numbers the same; a NaN is skipped by
+ * the max as there, and the exponentials' NaN makes the sum NaN;
  * a NaN in a row makes the sum, so the whole row, NaN, as there). Index
  * space: the rows. */
 #define O2C_SOFTMAX_ROWS(NAME)                                                        \
@@ -78,9 +80,13 @@
         O2C_FOR(i) {                                                                  \
             const float *x = X + i * A;                                               \
             float *y = Y + i * A;                                                     \
-            float m = x[0];                                                           \
+            float m = x[0], m8[8];                                                    \
             int64_t j;                                                                \
-            for (j = 0; j < A; j++) m = x[j] > m ? x[j] : m;                          \
+            for (int u = 0; u < 8; u++) m8[u] = x[0];                                 \
+            for (j = 0; j + 8 <= A; j += 8)   /* 8 partial maxima: vectorized */      \
+                for (int u = 0; u < 8; u++) m8[u] = x[j + u] > m8[u] ? x[j + u] : m8[u]; \
+            for (; j < A; j++) m = x[j] > m ? x[j] : m;                               \
+            for (int u = 0; u < 8; u++) m = m8[u] > m ? m8[u] : m;                    \
             for (j = 0; j < A; j++) y[j] = o2c_vexp_f32(x[j] - m);                    \
             float s8[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;                            \
             for (j = 0; j + 8 <= A; j += 8)                                           \

@@ -186,6 +186,30 @@
         }                                                                           \
     }
 
+/* o2c_gavgpool_rows_f32: o2c_avgpool_f32 (same parameters) for a global
+ * average pool of floats, the C target's variant: each index (one channel
+ * of one image) sums its contiguous ID x IH x IW values in 16 partial sums
+ * (a loop the C compiler vectorizes; not the reference's order) and
+ * divides by their count. mobilenet_block's 48 x 18 x 18 pool: 6.6 ->
+ * 0.9 us. */
+#define O2C_GAVGPOOL_ROWS(NAME)                                                     \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const float *X = (const float *)p->x[0];                                    \
+        float *Y = (float *)p->y[0];                                                \
+        const int64_t S = p->k[O2C_POOL_IN] * p->k[O2C_POOL_IN + 1] * p->k[O2C_POOL_IN + 2]; \
+        O2C_FOR(i) {                                                                \
+            const float *x = X + i * S;                                             \
+            float s16[16] = {0}, s = 0;                                             \
+            int64_t j = 0;                                                          \
+            for (; j + 16 <= S; j += 16)                                            \
+                for (int u = 0; u < 16; u++) s16[u] += x[j + u];                    \
+            for (; j < S; j++) s += x[j];                                           \
+            for (int u = 0; u < 16; u++) s += s16[u];                               \
+            Y[i] = s / (float)S;                                                    \
+        }                                                                           \
+    }
+
 /*@ o2c_maxpool_f32 */
 O2C_MAXPOOL(o2c_maxpool_f32, float)
 /*@ o2c_maxpool_rows_f32 */
@@ -200,7 +224,9 @@ O2C_MAXPOOL(o2c_maxpool_u8, uint8_t)
 O2C_AVGPOOL(o2c_avgpool_f32, float)
 /*@ o2c_avgpool_f64 */
 O2C_AVGPOOL(o2c_avgpool_f64, double)
+/*@ o2c_gavgpool_rows_f32 */
+O2C_GAVGPOOL_ROWS(o2c_gavgpool_rows_f32)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_POOL(K) K(o2c_maxpool_f32) K(o2c_maxpool_rows_f32) K(o2c_maxpool_f64) K(o2c_maxpool_i8) K(o2c_maxpool_u8) \
-    K(o2c_avgpool_f32) K(o2c_avgpool_f64)
+    K(o2c_avgpool_f32) K(o2c_avgpool_f64) K(o2c_gavgpool_rows_f32)
