@@ -8,8 +8,13 @@
 /* The C target computes float products with B contiguous along n in
  * register tiles (o2c_matmul_tile_f32: same parameters, the tiles as index
  * space) or, a tunable choice (lower_choose), with the direct reference
- * loop; the heuristic takes the tiles. */
-static const char *const MATMUL_VARIANTS[] = {"tile", "direct", "tile_cols"};
+ * loop; the heuristic takes the tiles. The tiles' cache blocking is part of
+ * the choice: column tiles in blocks of NCB (O2C_MATMUL_NCB), all of them
+ * ("tile": row tiles outer), one ("tile_cols": B read once), 4 or 16
+ * (offered where there are more column tiles than that). */
+static const char *const MATMUL_VARIANTS[] = {"tile", "direct", "tile_cols", "tile_nc4", "tile_nc16"};
+static const int64_t MATMUL_NCB[] = {0, 0, 1, 4, 16};
+#define MATMUL_NVARIANTS 5
 /* B larger than this many bytes: column blocks outer (ppocrv4's 40 x 120 x
  * 6625 product with its 3.2 MB of weights) */
 #define MATMUL_B_CACHE_BYTES (1 << 20)
@@ -29,10 +34,18 @@ static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
     int64_t M = c->k[O2C_MATMUL_M], N = c->k[O2C_MATMUL_N], K = c->k[O2C_MATMUL_K];
     char *key = xfmt("matmul_f32 %s batch%lld M%lld N%lld K%lld", target_name(L->target), (long long)batch, (long long)M, (long long)N,
                      (long long)K);
+    int64_t TN = (N + O2C_MM_NR - 1) / O2C_MM_NR;
+    const char *names[MATMUL_NVARIANTS];
+    int which[MATMUL_NVARIANTS], nc = 0;
+    for (int i = 0; i < MATMUL_NVARIANTS; i++)
+        if (i < 3 || MATMUL_NCB[i] < TN) {   /* a block of TN or more is "tile" again */
+            names[nc] = MATMUL_VARIANTS[i];
+            which[nc++] = i;
+        }
     int heuristic = K * N * 4 > MATMUL_B_CACHE_BYTES && M > O2C_MM_MR ? 2 : 0;
-    int v = lower_choose(L, c, key, MATMUL_VARIANTS, 3, heuristic);
+    int v = which[lower_choose(L, c, key, names, nc, heuristic)];
     if (v == 1) return;
-    c->k[O2C_MATMUL_COLS_OUTER] = v == 2;
+    c->k[O2C_MATMUL_NCB] = MATMUL_NCB[v];
     int shared = 1;   /* one B for every batch */
     for (int d = 0; d < c->k[O2C_MATMUL_R]; d++) shared &= c->k[O2C_MATMUL_BSTR + d] == 0;
     if (c->x[1]->data && shared && N >= O2C_MM_NR) {   /* constant weights: column panels */

@@ -210,19 +210,22 @@
  *   Wp[((g * ceil(MG / MR) + t) * K + k) * MR + i] = W[g MG + t MR + i, k]. The last column block of a row
  * moves left to stay full (columns computed twice, to the same values). */
 #define O2C_CP_NR 32
-#define O2C_CP_TILE(T, EPI, ROWS, COLS)                                             \
+/* One tile: always MR channel rows (the packed weights are zero past the
+ * group's channels, so the accumulators stay in registers even for a
+ * partial tile), the first SROWS of them and COLS columns stored */
+#define O2C_CP_TILE(T, EPI, SROWS, COLS)                                            \
     {                                                                               \
         T acc[O2C_CV_MR][O2C_CP_NR];                                                \
-        for (int i = 0; i < (ROWS); i++)                                            \
-            for (int j = 0; j < O2C_CP_NR; j++) acc[i][j] = Bs ? Bs[m0 + i] : (T)0; \
+        for (int i = 0; i < O2C_CV_MR; i++)                                         \
+            for (int j = 0; j < O2C_CP_NR; j++) acc[i][j] = Bs && i < (SROWS) ? Bs[m0 + i] : (T)0; \
         for (int64_t kk = 0; kk < KG; kk++) {                                       \
             const T *prow = P + kk * O2C_CP_NR, *wk = wm + kk * O2C_CV_MR;          \
-            for (int i = 0; i < (ROWS); i++) {                                      \
+            for (int i = 0; i < O2C_CV_MR; i++) {                                   \
                 const T w = wk[i];                                                  \
                 for (int j = 0; j < O2C_CP_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], w, prow[j]); \
             }                                                                       \
         }                                                                           \
-        for (int i = 0; i < (ROWS); i++)                                            \
+        for (int i = 0; i < (SROWS); i++)                                           \
             for (int j = 0; j < (COLS); j++) {                                      \
                 const int64_t y = y0 + i * ys + j;                                  \
                 Y[y] = epi ? EPI(acc[i][j], y, m0 + i, p) : acc[i][j];              \

@@ -112,12 +112,15 @@
         const int64_t TM = (M + O2C_MM_MR - 1) / O2C_MM_MR;                         \
         const int64_t TN = (N + O2C_MM_NR - 1) / O2C_MM_NR;                         \
         O2C_FOR(t) {                                                                \
-            /* tile order: row tiles outer (a row tile of A stays in cache  \
-             * while it sweeps B), or, for a B too large for the cache,     \
-             * column blocks outer (a K x NR block of B serves every row tile) */ \
-            const int cols_outer = p->k[O2C_MATMUL_COLS_OUTER] != 0;        \
-            const int64_t tn = cols_outer ? (t / TM) % TN : t % TN;         \
-            const int64_t tm = cols_outer ? t % TM : (t / TN) % TM, b = t / (TM * TN); \
+            /* tile order: the column tiles in cache blocks of NCB (a K x    \
+             * NCB*NR block of B stays in cache while every row tile sweeps \
+             * it); within a block, row tiles outer. NCB 0 is one block of  \
+             * all (row tiles outer: a row tile of A stays in cache while it \
+             * sweeps B); NCB 1 reads a B too large for the cache once. */   \
+            const int64_t ncb = p->k[O2C_MATMUL_NCB] > 0 && p->k[O2C_MATMUL_NCB] < TN ? p->k[O2C_MATMUL_NCB] : TN; \
+            const int64_t b = t / (TM * TN), u = t % (TM * TN), blk = u / (TM * ncb), w = u % (TM * ncb); \
+            const int64_t nb = TN - blk * ncb < ncb ? TN - blk * ncb : ncb;       \
+            const int64_t tm = w / nb, tn = blk * ncb + w % nb;                   \
             /* the last column tile moves left to stay full (its first columns \
              * are computed twice, to the same values) */                         \
             const int64_t n0 = tn * O2C_MM_NR + O2C_MM_NR > N && N >= O2C_MM_NR ? N - O2C_MM_NR : tn * O2C_MM_NR; \

@@ -36,6 +36,7 @@ O2C_HD static inline O2C_INLINE void o2c_mv_elem(unsigned char *d, const unsigne
 }
 
 /*@ o2c_strided needs o2c_mv_elem */
+#define O2C_STRIDED_SHORT_RUN 16   /* last axes shorter than this: two axes a step */
 /* o2c_strided: a strided copy, the kernel behind Transpose, Slice, Concat,
  * Split, Expand, DepthToSpace and SpaceToDepth. Index space: the elements
  * of a box; parameters O2C_STRIDED_* (runtime/c/params/movement.h). */
@@ -50,6 +51,9 @@ O2C_KERNEL(o2c_strided)
      * (divisions), then stepped by the last strides (a plain loop, a
      * vector copy where both are 1) */
     const int64_t D = r > 0 ? dims[r - 1] : 1, sx = r > 0 ? xs[r - 1] : 0, sy = r > 0 ? ys[r - 1] : 0;
+    /* short runs (a pixel shuffle's last axis of 3): the last two axes at a time */
+    const int64_t D2 = r > 1 && D < O2C_STRIDED_SHORT_RUN ? dims[r - 2] : 1;
+    const int64_t sx2 = r > 1 ? xs[r - 2] : 0, sy2 = r > 1 ? ys[r - 2] : 0;
     for (int64_t i = i0; i < i1;) {
         int64_t q = i, xo = p->k[O2C_STRIDED_XBASE], yo = p->k[O2C_STRIDED_YBASE];
         for (int64_t d = r - 1; d >= 0; d--) {
@@ -57,6 +61,13 @@ O2C_KERNEL(o2c_strided)
             xo += c * xs[d];
             yo += c * ys[d];
             q = nq;
+        }
+        if (D2 > 1 && i % (D * D2) == 0 && i + D * D2 <= i1) {
+            for (int64_t a = 0; a < D2; a++)
+                for (int64_t j = 0; j < D; j++)
+                    o2c_mv_elem(Y + (yo + a * sy2 + j * sy) * es, X + (xo + a * sx2 + j * sx) * es, es);
+            i += D * D2;
+            continue;
         }
         int64_t n = D - i % D;
         if (n > i1 - i) n = i1 - i;

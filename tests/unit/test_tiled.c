@@ -95,13 +95,13 @@ static void check_matmul(MM t)
             p.x[1] = bp;
             p.k[O2C_MATMUL_BPACKED] = 1;
         }
-        for (int order = 0; order < 2; order++) {   /* row tiles outer, column blocks outer */
+        for (int ncb = 0; ncb < 4; ncb++) {   /* column tiles in cache blocks of all, 1, 2, 3 (a partial last block) */
             for (int64_t i = 0; i < ny; i++) got[i] = NAN;
-            p.k[O2C_MATMUL_COLS_OUTER] = order;
+            p.k[O2C_MATMUL_NCB] = ncb;
             K("o2c_matmul_tile_f32")(0, tiles, &p);
             char what[128];
-            snprintf(what, sizeof what, "matmul batch %lld M %lld N %lld K %lld, %s outer%s", (long long)t.batch,
-                     (long long)t.M, (long long)t.N, (long long)t.K, order ? "columns" : "rows", packed ? ", B packed" : "");
+            snprintf(what, sizeof what, "matmul batch %lld M %lld N %lld K %lld, column blocks of %d%s", (long long)t.batch,
+                     (long long)t.M, (long long)t.N, (long long)t.K, ncb, packed ? ", B packed" : "");
             expect_close(got, ref, ny, what);
         }
     }
@@ -123,6 +123,7 @@ static void test_matmul_tiles_batched(void **state)
     check_matmul((MM){4, 8, 32, 9, 1, 1, 1});    /* B broadcast over the batch */
     check_matmul((MM){2, 1, 1, 1, 0, 1, 0});
     check_matmul((MM){1, 40, 100, 120, 0, 1, 1});   /* panels, the last moved left */
+    check_matmul((MM){3, 20, 230, 17, 0, 0, 1});    /* 8 column tiles in blocks, batched */
 }
 
 /* ---- conv ---- */

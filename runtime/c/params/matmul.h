@@ -20,7 +20,7 @@ enum {
     O2C_MATMUL_HASC = O2C_MATMUL_BSTR + O2C_MAX_RANK,    /* C present */
     O2C_MATMUL_SCM,                                      /* C stride m */
     O2C_MATMUL_SCN,                                      /* C stride n */
-    O2C_MATMUL_COLS_OUTER,                               /* tile variant: 1 column blocks outer (reference: unused) */
+    O2C_MATMUL_NCB,                                      /* tile variant: column tiles a cache block (0: all) (reference: unused) */
     O2C_MATMUL_BPACKED,                                  /* tile variant: 1 B packed in column panels (reference: unused) */
     O2C_MATMUL_NK
 };
