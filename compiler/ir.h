@@ -498,6 +498,9 @@ int node_elementwise(const Node *n);   /* elementwise.c: the same result on any 
 /* matmul.c: constant B (K x N, rows sbk apart, N >= 32) packed for
  * o2c_matmul_tile_f32 (O2C_MATMUL_BPACKED): ceil(N / 32) x K x 32 floats */
 void matmul_pack_panels(const float *B, int64_t K, int64_t N, int64_t sbk, float *dst);
+/* conv.c: 3x3 weights (M x C x 3 x 3) transformed for o2c_conv_wino_f32:
+ * 16 x ceil(M / 8) x C x 8 floats */
+void conv_wino_weights(const float *W, int64_t M, int64_t C, float *dst);
 int64_t plan_graph(Graph *g, Lowering *L);           /* plan.c: returns the arena size */
 void lower_node(Node *n, Lowering *L);
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr);    /* emit_c.c */

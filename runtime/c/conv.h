@@ -283,6 +283,129 @@
         }                                                                           \
     }
 
+/* o2c_conv_wino_f32: a 2-D 3x3 convolution (stride 1, dilation 1, one
+ * group, any pads) of o2c_conv_* (same parameters) by Winograd's minimal
+ * filtering F(2x2, 3x3) (Lavin and Gray, 2016): each 2x2 output tile is
+ *   Y = A^T [ sum_c (G g_mc G^T) . (B^T d_c B) ] A
+ * with d_c the 4x4 input patch of channel c, so 16 multiplies a tile and
+ * channel pair instead of 36. Index space: N x ceil(OH / 2) x ceil(TX /
+ * O2C_WG_TB), TX = ceil(OW / 2): a strip of TB tiles (2 rows x 2 TB
+ * columns of outputs) for every output channel. For the strip:
+ *   1. the input transform V[e][c][t] = (B^T d_ct B)[e] into the scratch
+ *      y[1] (16 x C x TB floats), a loop over the tiles t the C compiler
+ *      vectorizes (the patch's inputs zero outside the image);
+ *   2. for each 8 output channels and each of the 16 elements e, the
+ *      product of the transformed weights U[e] (8 x C) with V[e] (C x TB)
+ *      in a register tile (8 x 32 like the other tiles), into the scratch
+ *      y[1] after V (16 x 8 x TB floats);
+ *   3. the output transform A^T m A, the bias and the epilogue, stored
+ *      where the tile is inside the output.
+ * The weights x[1] are transformed and packed by the lowering:
+ *   Wu[((e * ceil(M / 8) + tm) * C + c) * 8 + i] = (G g G^T)[e] of channel
+ *   tm * 8 + i (zero past M), G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
+ * Sums run in another order than the reference's, through the transforms:
+ * results differ in the last digits. */
+#define O2C_WG_TB 32
+#define O2C_CONV_WINO(NAME, T, EPI)                                                 \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        O2C_CONV_OPERANDS(T);                                                       \
+        T *V = (T *)p->y[1], *Mx = V + 16 * C * O2C_WG_TB;   /* scratch */          \
+        const int64_t TY = (OH + 1) / 2, TX = (OW + 1) / 2, TXB = (TX + O2C_WG_TB - 1) / O2C_WG_TB; \
+        const int64_t TM = (M + O2C_CV_MR - 1) / O2C_CV_MR;                          \
+        (void)CG; (void)MG; (void)G; (void)ID; (void)OD; (void)KD; (void)KH; (void)KW; \
+        (void)SD; (void)SH; (void)SW; (void)DD; (void)DH; (void)DW; (void)PD;        \
+        O2C_FOR(s) {                                                                \
+            const int64_t txb = s % TXB, ty = (s / TXB) % TY, n = s / (TXB * TY);   \
+            const int64_t tx0 = txb * O2C_WG_TB, ow0 = 2 * tx0, iw0 = ow0 - PW;     \
+            /* 1. input transform */                                                \
+            for (int64_t c = 0; c < C; c++) {                                       \
+                const T *xc = X + (n * C + c) * IH * IW;                            \
+                T rt[4][4][O2C_WG_TB];   /* each row's column transform */          \
+                for (int r = 0; r < 4; r++) {                                       \
+                    const int64_t ih = 2 * ty - PH + r;                             \
+                    T rb[2 * O2C_WG_TB + 2];                                        \
+                    const T *rp = rb;   /* the row's inputs iw0.. (zero outside) */ \
+                    if (ih >= 0 && ih < IH && iw0 >= 0 && iw0 + 2 * O2C_WG_TB + 2 <= IW) \
+                        rp = xc + ih * IW + iw0;                                    \
+                    else                                                            \
+                        for (int j = 0; j < 2 * O2C_WG_TB + 2; j++) {               \
+                            const int64_t iw = iw0 + j;                             \
+                            rb[j] = ih >= 0 && ih < IH && iw >= 0 && iw < IW ? xc[ih * IW + iw] : (T)0; \
+                        }                                                           \
+                    for (int t = 0; t < O2C_WG_TB; t++) {                           \
+                        const T d0 = rp[2 * t], d1 = rp[2 * t + 1], d2 = rp[2 * t + 2], d3 = rp[2 * t + 3]; \
+                        rt[r][0][t] = d0 - d2;                                      \
+                        rt[r][1][t] = d1 + d2;                                      \
+                        rt[r][2][t] = d2 - d1;                                      \
+                        rt[r][3][t] = d1 - d3;                                      \
+                    }                                                               \
+                }                                                                   \
+                for (int j = 0; j < 4; j++) {                                       \
+                    T *v0 = V + ((0 * 4 + j) * C + c) * O2C_WG_TB, *v1 = V + ((1 * 4 + j) * C + c) * O2C_WG_TB; \
+                    T *v2 = V + ((2 * 4 + j) * C + c) * O2C_WG_TB, *v3 = V + ((3 * 4 + j) * C + c) * O2C_WG_TB; \
+                    for (int t = 0; t < O2C_WG_TB; t++) {                           \
+                        v0[t] = rt[0][j][t] - rt[2][j][t];                          \
+                        v1[t] = rt[1][j][t] + rt[2][j][t];                          \
+                        v2[t] = rt[2][j][t] - rt[1][j][t];                          \
+                        v3[t] = rt[1][j][t] - rt[3][j][t];                          \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+            for (int64_t tm = 0; tm < TM; tm++) {                                   \
+                const int64_t m0 = tm * O2C_CV_MR;                                  \
+                /* 2. the 16 products, 8 channels x TB tiles each */                \
+                for (int e = 0; e < 16; e++) {                                     \
+                    const T *ue = Wt + ((int64_t)e * TM + tm) * C * O2C_CV_MR, *ve = V + (int64_t)e * C * O2C_WG_TB; \
+                    T acc[O2C_CV_MR][O2C_WG_TB];                                    \
+                    for (int i = 0; i < O2C_CV_MR; i++)                             \
+                        for (int t = 0; t < O2C_WG_TB; t++) acc[i][t] = (T)0;       \
+                    for (int64_t c = 0; c < C; c++) {                               \
+                        const T *vr = ve + c * O2C_WG_TB, *uk = ue + c * O2C_CV_MR; \
+                        for (int i = 0; i < O2C_CV_MR; i++) {                       \
+                            const T u = uk[i];                                      \
+                            for (int t = 0; t < O2C_WG_TB; t++) acc[i][t] = O2C_FMA_f32(acc[i][t], u, vr[t]); \
+                        }                                                           \
+                    }                                                               \
+                    for (int i = 0; i < O2C_CV_MR; i++)                             \
+                        for (int t = 0; t < O2C_WG_TB; t++) Mx[(e * O2C_CV_MR + i) * O2C_WG_TB + t] = acc[i][t]; \
+                }                                                                   \
+                /* 3. output transform, bias, epilogue */                           \
+                for (int i = 0; i < O2C_CV_MR && m0 + i < M; i++) {                 \
+                    const int64_t m = m0 + i;                                       \
+                    const T bias = Bs ? Bs[m] : (T)0;                               \
+                    T o[2][2 * O2C_WG_TB];   /* the strip's two output rows */    \
+                    const T *mq = Mx + i * O2C_WG_TB;                               \
+                    for (int t = 0; t < O2C_WG_TB; t++) {                           \
+                        T w0[4], w1[4];   /* A^T q: two rows */                     \
+                        for (int j = 0; j < 4; j++) {                               \
+                            const T q0 = mq[(0 * 4 + j) * O2C_CV_MR * O2C_WG_TB + t]; \
+                            const T q1 = mq[(1 * 4 + j) * O2C_CV_MR * O2C_WG_TB + t]; \
+                            const T q2 = mq[(2 * 4 + j) * O2C_CV_MR * O2C_WG_TB + t]; \
+                            const T q3 = mq[(3 * 4 + j) * O2C_CV_MR * O2C_WG_TB + t]; \
+                            w0[j] = q0 + q1 + q2;                                   \
+                            w1[j] = q1 - q2 - q3;                                   \
+                        }                                                           \
+                        o[0][2 * t] = w0[0] + w0[1] + w0[2] + bias;                 \
+                        o[0][2 * t + 1] = w0[1] - w0[2] - w0[3] + bias;             \
+                        o[1][2 * t] = w1[0] + w1[1] + w1[2] + bias;                 \
+                        o[1][2 * t + 1] = w1[1] - w1[2] - w1[3] + bias;             \
+                    }                                                               \
+                    const int64_t nw = OW - ow0 < 2 * O2C_WG_TB ? OW - ow0 : 2 * O2C_WG_TB; \
+                    for (int rr = 0; rr < 2 && 2 * ty + rr < OH; rr++) {            \
+                        const int64_t y0 = ((n * M + m) * OH + 2 * ty + rr) * OW + ow0; \
+                        if (nw == 2 * O2C_WG_TB)                                    \
+                            for (int j = 0; j < 2 * O2C_WG_TB; j++)                 \
+                                Y[y0 + j] = epi ? EPI(o[rr][j], y0 + j, m, p) : o[rr][j]; \
+                        else                                                        \
+                            for (int j = 0; j < nw; j++)                            \
+                                Y[y0 + j] = epi ? EPI(o[rr][j], y0 + j, m, p) : o[rr][j]; \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+        }                                                                           \
+    }
+
 /* o2c_conv_pwt_f32: a pointwise convolution (kernel 1, stride 1, no pads,
  * one group) of o2c_conv_* (same parameters, the spatial dims flattened
  * into one row of S columns) as the product Y^T = X^T W^T, for images of
@@ -637,6 +760,8 @@ O2C_CONV_TILE(o2c_conv_tile_f32, float, o2c_epi_f32, O2C_CV_NR)
 O2C_DWCONV(o2c_dwconv_f32, float, o2c_epi_f32)
 /*@ o2c_conv_panel_f32 needs o2c_epi_f32 */
 O2C_CONV_PANEL(o2c_conv_panel_f32, float, o2c_epi_f32)
+/*@ o2c_conv_wino_f32 needs o2c_epi_f32 */
+O2C_CONV_WINO(o2c_conv_wino_f32, float, o2c_epi_f32)
 /*@ o2c_conv_pwt_f32 needs o2c_epi_f32 */
 O2C_CONV_PWT(o2c_conv_pwt_f32, float, o2c_epi_f32)
 /*@ o2c_dwc_f32 needs o2c_epi_f32 o2c_v16 */
@@ -651,4 +776,4 @@ O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_conv_tile_f32) K(o2c_conv_tile8_f32) K(o2c_dwconv_f32) K(o2c_conv_panel_f32) K(o2c_conv_pwt_f32) K(o2c_dwflat_f32) K(o2c_dwc_f32) K(o2c_convt_f32) K(o2c_convt_f64)
+#define O2C_KERNELS_CONV(K) K(o2c_conv_f32) K(o2c_conv_f64) K(o2c_conv_tile_f32) K(o2c_conv_tile8_f32) K(o2c_dwconv_f32) K(o2c_conv_panel_f32) K(o2c_conv_pwt_f32) K(o2c_conv_wino_f32) K(o2c_dwflat_f32) K(o2c_dwc_f32) K(o2c_convt_f32) K(o2c_convt_f64)

@@ -222,6 +222,22 @@ static void check_conv(CV t)
                  (long long)t.P);
         expect_close(got, ref, ny, what);
     }
+    if (t.G == 1 && KD == 1 && t.ID == 1 && t.KH == 3 && t.KW == 3 && t.S == 1 && t.D == 1) {   /* Winograd */
+        int64_t TM = (t.M + O2C_CV_MR - 1) / O2C_CV_MR;
+        float *wu = xalloc(sizeof(float) * (size_t)(16 * TM * t.C * O2C_CV_MR));
+        float *scratch = xalloc(sizeof(float) * (size_t)(16 * t.C * O2C_WG_TB + 16 * O2C_CV_MR * O2C_WG_TB));
+        conv_wino_weights(W, t.M, t.C, wu);
+        for (int64_t i = 0; i < ny; i++) got[i] = NAN;
+        p.x[1] = wu;
+        p.y[1] = scratch;
+        K("o2c_conv_wino_f32")(0, t.N * ((OH + 1) / 2) * (((OW + 1) / 2 + O2C_WG_TB - 1) / O2C_WG_TB), &p);
+        p.x[1] = W;
+        p.y[1] = NULL;
+        char what[200];
+        snprintf(what, sizeof what, "o2c_conv_wino_f32 N%lld C%lld M%lld in %lldx%lld p%lld", (long long)t.N, (long long)t.C,
+                 (long long)t.M, (long long)t.IH, (long long)t.IW, (long long)t.P);
+        expect_close_tol(got, ref, ny, what, 1e-4f);   /* sums through the transforms */
+    }
     if (CG == 1 && !t.pointwise_layout && KD == 1 && t.ID == 1) {   /* o2c_dwflat_f32 */
         int64_t wpd = (OW - 1) * t.S + (t.KW - 1) * t.D + 1, hpd = t.S * OH + (t.KH - 1) * t.D;
         float *buf = xalloc(sizeof(float) * (size_t)(hpd * wpd + (t.KW - 1) * t.D + 1));
@@ -261,6 +277,8 @@ static void test_conv_tiles(void **state)
     check_conv((CV){2, 16, 24, 1, 1, 7, 7, 1, 1, 1, 1, 1, 0, 1, 1});  /* 1x1, the pointwise layout */
     check_conv((CV){1, 2, 3, 1, 4, 5, 18, 3, 3, 3, 1, 1, 1, 0, 0});   /* 3-D */
     check_conv((CV){1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0});    /* one element */
+    check_conv((CV){2, 5, 11, 1, 1, 9, 70, 1, 3, 3, 1, 1, 1, 0, 1});  /* 3x3: Winograd over two strips, odd sizes */
+    check_conv((CV){1, 3, 8, 1, 1, 6, 6, 1, 3, 3, 1, 1, 0, 0, 0});    /* 3x3 without pads */
     check_conv((CV){1, 5, 5, 5, 1, 6, 70, 1, 5, 5, 1, 1, 2, 0, 1});   /* depthwise, full-width rows */
     check_conv((CV){2, 4, 8, 2, 1, 5, 75, 1, 3, 3, 1, 1, 1, 0, 0});   /* 4 channels a group, last tile moved left */
     check_conv((CV){1, 8, 16, 1, 1, 3, 80, 1, 1, 1, 1, 1, 0, 1, 1});  /* pointwise rows of 240 */
