@@ -56,9 +56,10 @@ SHARED_MODELS = os.path.normpath(os.path.join(ROOT, "..", "shared", "models"))
 SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 # -fno-var-tracking: the schedule of a big model is one long function, and
 # gcc's variable tracking on it costs as much as the rest of the compile
-GCC_C = ["gcc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror"] + SAN + ["-g", "-fno-var-tracking", "-O1"]
-CC_WARN = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-g", "-O1"]   # with --cc (no sanitizers)
-CLANG_C = ["clang", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c"]
+C_WARN = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror"]
+GCC_C = ["gcc"] + C_WARN + SAN + ["-g", "-fno-var-tracking", "-O1"]
+CC_WARN = C_WARN + ["-g", "-O1"]   # with --cc (no sanitizers)
+CLANG_C = ["clang"] + C_WARN + ["-c"]
 GXX_EMU = ["g++", "-x", "c++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror",
            "-DO2C_CUDA_EMULATE", "-DO2C_HARNESS_CUDA", "-I" + CUDA_RT] + SAN + ["-g", "-fno-var-tracking", "-O1"]
 NVCC_C = ["nvcc", "-c", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]

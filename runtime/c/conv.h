@@ -210,6 +210,17 @@
  *   Wp[((g * ceil(MG / MR) + t) * K + k) * MR + i] = W[g MG + t MR + i, k]. The last column block of a row
  * moves left to stay full (columns computed twice, to the same values). */
 #define O2C_CP_NR 32
+/* The micro-kernel of the panel and Winograd kernels: acc (MR x 32, in
+ * registers) += W x R over K steps, W packed MR values a step, R 32 values
+ * a step (a panel row, a Winograd element's row of tiles). */
+#define O2C_CV_PRODUCT(T, acc, K, W, R)                                             \
+    for (int64_t kk = 0; kk < (K); kk++) {                                          \
+        const T *rrow = (R) + kk * O2C_CP_NR, *wk = (W) + kk * O2C_CV_MR;           \
+        for (int i = 0; i < O2C_CV_MR; i++) {                                       \
+            const T w = wk[i];                                                      \
+            for (int j = 0; j < O2C_CP_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], w, rrow[j]); \
+        }                                                                           \
+    }
 /* One tile: always MR channel rows (the packed weights are zero past the
  * group's channels, so the accumulators stay in registers even for a
  * partial tile), the first SROWS of them and COLS columns stored */
@@ -218,13 +229,7 @@
         T acc[O2C_CV_MR][O2C_CP_NR];                                                \
         for (int i = 0; i < O2C_CV_MR; i++)                                         \
             for (int j = 0; j < O2C_CP_NR; j++) acc[i][j] = Bs && i < (SROWS) ? Bs[m0 + i] : (T)0; \
-        for (int64_t kk = 0; kk < KG; kk++) {                                       \
-            const T *prow = P + kk * O2C_CP_NR, *wk = wm + kk * O2C_CV_MR;          \
-            for (int i = 0; i < O2C_CV_MR; i++) {                                   \
-                const T w = wk[i];                                                  \
-                for (int j = 0; j < O2C_CP_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], w, prow[j]); \
-            }                                                                       \
-        }                                                                           \
+        O2C_CV_PRODUCT(T, acc, KG, wm, P);                                          \
         for (int i = 0; i < (SROWS); i++)                                           \
             for (int j = 0; j < (COLS); j++) {                                      \
                 const int64_t y = y0 + i * ys + j;                                  \
@@ -305,7 +310,7 @@
  *   tm * 8 + i (zero past M), G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
  * Sums run in another order than the reference's, through the transforms:
  * results differ in the last digits. */
-#define O2C_WG_TB 32
+#define O2C_WG_TB O2C_CP_NR   /* tiles a strip: the micro-kernel's columns */
 #define O2C_CONV_WINO(NAME, T, EPI)                                                 \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
@@ -357,16 +362,10 @@
                 /* 2. the 16 products, 8 channels x TB tiles each */                \
                 for (int e = 0; e < 16; e++) {                                     \
                     const T *ue = Wt + ((int64_t)e * TM + tm) * C * O2C_CV_MR, *ve = V + (int64_t)e * C * O2C_WG_TB; \
-                    T acc[O2C_CV_MR][O2C_WG_TB];                                    \
+                    T acc[O2C_CV_MR][O2C_CP_NR];                                    \
                     for (int i = 0; i < O2C_CV_MR; i++)                             \
                         for (int t = 0; t < O2C_WG_TB; t++) acc[i][t] = (T)0;       \
-                    for (int64_t c = 0; c < C; c++) {                               \
-                        const T *vr = ve + c * O2C_WG_TB, *uk = ue + c * O2C_CV_MR; \
-                        for (int i = 0; i < O2C_CV_MR; i++) {                       \
-                            const T u = uk[i];                                      \
-                            for (int t = 0; t < O2C_WG_TB; t++) acc[i][t] = O2C_FMA_f32(acc[i][t], u, vr[t]); \
-                        }                                                           \
-                    }                                                               \
+                    O2C_CV_PRODUCT(T, acc, C, ue, ve);                              \
                     for (int i = 0; i < O2C_CV_MR; i++)                             \
                         for (int t = 0; t < O2C_WG_TB; t++) Mx[(e * O2C_CV_MR + i) * O2C_WG_TB + t] = acc[i][t]; \
                 }                                                                   \
@@ -551,7 +550,9 @@
  * target has 16-float vectors (o2c_v16: AVX-512, AVX2, NEON), blocks of 64,
  * 32 or 16 channels in 4, 2 or 1 vector accumulators, and below 64
  * channels 2 or 4 pixels at once where their taps are inside; else blocks of 64 or
- * 32 (16 below 32 channels) for the compiler to vectorize: gcc 12 keeps 16 accumulators in memory (6 x 6 x
+ * 32 (16 below 32 channels) for the compiler to vectorize (built for
+ * SSE2 only, vww's depthwise layers take 0.049 ms so, 0.073 on the portable
+ * o2c_v16 array): gcc 12 keeps 16 accumulators in memory (6 x 6 x
  * 128 with AVX-512: 15 GFLOP/s; blocks of 32: 63; of 64: 92; o2c_v16:
  * 84; 16 channels at 48x48 stride 2: 93). */
 #define O2C_DWC_MIN_C 16   /* the fewest channels it takes (one block of 16) */
