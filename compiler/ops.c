@@ -39,6 +39,8 @@
 #include "../runtime/c/attention.h"
 #include "../runtime/c/params/loss.h"
 #include "../runtime/c/loss.h"
+#include "../runtime/c/params/training.h"
+#include "../runtime/c/training.h"
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -133,6 +135,7 @@ uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f)
 #define R_MISC(name) R_FILE(name, "misc.h")
 #define R_ATTENTION(name) R_FILE(name, "attention.h")
 #define R_LOSS(name) R_FILE(name, "loss.h")
+#define R_TRAINING(name) R_FILE(name, "training.h")
 
 static const Kernel KERNELS[] = {
 #define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
@@ -174,6 +177,7 @@ static const Kernel KERNELS[] = {
     O2C_KERNELS_MISC(R_MISC)
     O2C_KERNELS_ATTENTION(R_ATTENTION)
     O2C_KERNELS_LOSS(R_LOSS)
+    O2C_KERNELS_TRAINING(R_TRAINING)
 };
 
 const Kernel *kernel_find(const char *name)
