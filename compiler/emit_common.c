@@ -69,7 +69,7 @@ static Chunk chunks[512];
 static int nchunks;
 static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h", "pool.h", "norm.h",
                               "reduce.h", "movement.h", "resize.h", "rnn.h", "index.h", "misc.h", "attention.h", "loss.h",
-                              "training.h", NULL};
+                              "training.h", "ml.h", NULL};
 
 static void parse_chunks(void)
 {

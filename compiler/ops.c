@@ -41,6 +41,8 @@
 #include "../runtime/c/loss.h"
 #include "../runtime/c/params/training.h"
 #include "../runtime/c/training.h"
+#include "../runtime/c/params/ml.h"
+#include "../runtime/c/ml.h"
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -136,6 +138,7 @@ uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f)
 #define R_ATTENTION(name) R_FILE(name, "attention.h")
 #define R_LOSS(name) R_FILE(name, "loss.h")
 #define R_TRAINING(name) R_FILE(name, "training.h")
+#define R_ML(name) R_FILE(name, "ml.h")
 
 static const Kernel KERNELS[] = {
 #define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
@@ -178,6 +181,7 @@ static const Kernel KERNELS[] = {
     O2C_KERNELS_ATTENTION(R_ATTENTION)
     O2C_KERNELS_LOSS(R_LOSS)
     O2C_KERNELS_TRAINING(R_TRAINING)
+    O2C_KERNELS_ML(R_ML)
 };
 
 const Kernel *kernel_find(const char *name)
