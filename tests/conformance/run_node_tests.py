@@ -15,6 +15,10 @@ dirs (../shared/onnx-node-tests, say). Each test gets one outcome:
   run-crash       the program crashed, hung or returned an error code
   wrong           an output differs from the expected one
 
+With --cuda-emu each model is also compiled to .cu, built with the CPU
+emulation of the CUDA runtime (runtime/cuda/o2c_cuda_emulate.h) and checked
+the same way (reasons then start with "cuda").
+
 Where the compiler's refusal names inputs as `--bind NAME=` (inputs that decide
 a shape), the test is compiled again with exactly those inputs bound to their
 values in test_data_set_0 (the other data sets must then hold the same
@@ -191,6 +195,25 @@ def run_one(test, args):
         if r.returncode != 0:
             return name, "cc-failed", "clang: " + (r.stderr.strip().splitlines() or [""])[0][:200]
         rtol, atol = tolerances(test, args)
+        progs = [("", exe)]
+        if args.cuda_emu:
+            # the .cu of the same model, built with the CPU emulation of the CUDA
+            # runtime (every block and thread of the grid a GPU would run)
+            cu = os.path.join(work, "m.cu")
+            r, why = compile_model([cmd[0], cmd[1], "-o", cu] + cmd[4:])
+            if r is None or r.returncode != 0:
+                return name, "compiler-crash" if r is None or r.returncode != 1 else "refused", \
+                    "cuda: " + (why or r.stderr.strip()[-200:])
+            cexe = os.path.join(work, "prog_cu")
+            for step in (["g++", "-x", "c++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1",
+                          "-DO2C_CUDA_EMULATE", "-I" + os.path.join(ROOT, "runtime", "cuda"), "-I" + work, "-c", cu,
+                          "-o", cu + ".o"],
+                         ["gcc", "-std=c99", "-O1", "-c", os.path.join(work, "main.c"), "-o", os.path.join(work, "main.o")],
+                         ["g++", "-o", cexe, os.path.join(work, "main.o"), cu + ".o", "-lm"]):
+                r = subprocess.run(step, capture_output=True, text=True)
+                if r.returncode != 0:
+                    return name, "cc-failed", "cuda (emulated): " + (r.stderr.strip().splitlines() or [""])[0][:200]
+            progs.append(("cuda (emulated): ", cexe))
         for si, (ins, refs) in enumerate(data):
             if [len(raw(a)) for a in ins] != [len(raw(a)) for a in ins0] or \
                [len(raw(a)) for a in refs] != [len(raw(a)) for a in refs0]:
@@ -201,16 +224,18 @@ def run_one(test, args):
                 open(fn, "wb").write(raw(a))
                 files.append(fn)
             outs = [os.path.join(work, "out%d" % k) for k in range(len(refs))]
-            try:
-                r = subprocess.run([exe] + files + outs, capture_output=True, timeout=60)
-            except subprocess.TimeoutExpired:
-                return name, "run-crash", "run hang"
-            if r.returncode != 0:
-                return name, "run-crash", "data set %d: exit %d %s" % (si, r.returncode, r.stderr.decode(errors="replace").strip()[:120])
-            for k, ref in enumerate(refs):
-                why = close(open(outs[k], "rb").read(), ref, rtol, atol)
-                if why:
-                    return name, "wrong", "data set %d output %d: %s" % (si, k, why)
+            for what, prog in progs:
+                try:
+                    r = subprocess.run([prog] + files + outs, capture_output=True, timeout=60)
+                except subprocess.TimeoutExpired:
+                    return name, "run-crash", what + "run hang"
+                if r.returncode != 0:
+                    return name, "run-crash", "%sdata set %d: exit %d %s" % (what, si, r.returncode,
+                                                                           r.stderr.decode(errors="replace").strip()[:120])
+                for k, ref in enumerate(refs):
+                    why = close(open(outs[k], "rb").read(), ref, rtol, atol)
+                    if why:
+                        return name, "wrong", "%sdata set %d output %d: %s" % (what, si, k, why)
         return name, "pass", ("bound: " + ",".join(bound)) if bound else ""
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -286,6 +311,8 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
     ap.add_argument("--quiet", action="store_true", help="list only failures and regressions")
+    ap.add_argument("--cuda-emu", action="store_true",
+                    help="also compile each model to .cu, build it with the CPU emulation of CUDA and check it")
     ap.add_argument("filters", nargs="*", help="only tests whose name contains one of these")
     args = ap.parse_args()
     corpus = args.corpus
