@@ -37,6 +37,10 @@
 #include "../runtime/c/misc.h"
 #include "../runtime/c/params/attention.h"
 #include "../runtime/c/attention.h"
+#include "../runtime/c/params/signal.h"
+#include "../runtime/c/signal.h"
+#include "../runtime/c/params/image.h"
+#include "../runtime/c/image.h"
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -130,6 +134,8 @@ uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f)
 #define R_INDEX(name) R_FILE(name, "index.h")
 #define R_MISC(name) R_FILE(name, "misc.h")
 #define R_ATTENTION(name) R_FILE(name, "attention.h")
+#define R_SIGNAL(name) R_FILE(name, "signal.h")
+#define R_IMAGE(name) R_FILE(name, "image.h")
 
 static const Kernel KERNELS[] = {
 #define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
@@ -170,6 +176,8 @@ static const Kernel KERNELS[] = {
     O2C_KERNELS_INDEX(R_INDEX)
     O2C_KERNELS_MISC(R_MISC)
     O2C_KERNELS_ATTENTION(R_ATTENTION)
+    O2C_KERNELS_SIGNAL(R_SIGNAL)
+    O2C_KERNELS_IMAGE(R_IMAGE)
 };
 
 const Kernel *kernel_find(const char *name)
