@@ -114,6 +114,10 @@ static int affine_size(Node *n, int64_t *size)
     if (ns != 4 && ns != 5) fail("size ('%s') has %d values; it must be N, C, H, W or N, C, D, H, W", ts->name, ns);
     for (int i = 0; i < ns; i++)
         if (size[i] < 0) fail("size ('%s') holds the negative value %lld", ts->name, (long long)size[i]);
+    for (int i = 2; i < ns; i++)
+        if (size[i] == 1 && attr_i(n, "align_corners"))
+            fail("align_corners=1 with a spatial size of 1 (size '%s', axis %d) has no defined grid (the ONNX function "
+                 "divides by zero; implementations give -1, 0 or 1)", ts->name, i);
     return ns - 2;
 }
 
