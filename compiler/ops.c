@@ -43,6 +43,10 @@
 #include "../runtime/c/training.h"
 #include "../runtime/c/params/ml.h"
 #include "../runtime/c/ml.h"
+#include "../runtime/c/params/signal.h"
+#include "../runtime/c/signal.h"
+#include "../runtime/c/params/image.h"
+#include "../runtime/c/image.h"
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -139,6 +143,8 @@ uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f)
 #define R_LOSS(name) R_FILE(name, "loss.h")
 #define R_TRAINING(name) R_FILE(name, "training.h")
 #define R_ML(name) R_FILE(name, "ml.h")
+#define R_SIGNAL(name) R_FILE(name, "signal.h")
+#define R_IMAGE(name) R_FILE(name, "image.h")
 
 static const Kernel KERNELS[] = {
 #define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
@@ -182,6 +188,8 @@ static const Kernel KERNELS[] = {
     O2C_KERNELS_LOSS(R_LOSS)
     O2C_KERNELS_TRAINING(R_TRAINING)
     O2C_KERNELS_ML(R_ML)
+    O2C_KERNELS_SIGNAL(R_SIGNAL)
+    O2C_KERNELS_IMAGE(R_IMAGE)
 };
 
 const Kernel *kernel_find(const char *name)
