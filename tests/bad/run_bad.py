@@ -334,7 +334,7 @@ def _(d):
 def _(d):
     # a few bytes of model declaring a 2^30 x 2^30 float tensor: refused for
     # its missing data, not by trying to allocate 4 EiB
-    w = helper.make_tensor("w", TensorProto.FLOAT, [1 << 30, 1 << 30], [])
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 30, 1 << 30])   # (make_tensor checks sizes)
     w.raw_data = b""
     m = model([helper.make_node("Add", ["x", "w"], ["y"], name="add_w")], [vi("x")], [vi("y", shape=None)], [w])
     return [save(m, d), "-o", out(d)], ["model.onnx", "'w'"]
@@ -342,7 +342,7 @@ def _(d):
 
 @case("typed data of the wrong length")
 def _(d):
-    w = helper.make_tensor("w", TensorProto.FLOAT, [2, 3], [1.0, 2.0, 3.0])
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[2, 3], float_data=[1.0, 2.0, 3.0])
     return [save(add_w_model(w), d), "-o", out(d)], ["model.onnx", "'w'"]
 
 
