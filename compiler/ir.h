@@ -486,6 +486,12 @@ typedef struct Options {
 Graph *load_model(const char *path);                 /* load.c */
 Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path);
 void load_tensor_file(const char *path, Tensor *t);  /* a TensorProto file: t's type, shape and data */
+/* inline.c: expands calls of the model's local functions in its graph's node
+ * list (before load.c reads it); *saved: the model's own list, to put back
+ * before the model is freed. Returns the number of calls expanded. */
+struct Onnx__ModelProto;
+struct Onnx__NodeProto;
+int inline_functions(struct Onnx__ModelProto *m, struct Onnx__NodeProto ***saved, size_t *nsaved);
 void infer_graph(Graph *g, const Options *o);        /* infer.c */
 void infer_node(Node *n);                            /* one node's shape rule (checks arity and types) */
 void topo_sort(Graph *g);                            /* infer.c: re-runnable, stable */

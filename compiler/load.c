@@ -313,9 +313,16 @@ Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path)
     G->model_dir = dir;
     /* the ModelProto is freed on every path: copy what we keep */
     jmp_buf here, *outer = diag_jmp;
+    /* inline.c may swap in a node list with local functions expanded; the
+     * model's own list goes back before protobuf-c frees the model */
+    static Onnx__NodeProto **own_nodes;
+    static size_t own_n;
+    own_nodes = m->graph ? m->graph->node : NULL;
+    own_n = m->graph ? m->graph->n_node : 0;
     diag_jmp = &here;
     if (setjmp(here)) {
         diag_jmp = outer;
+        if (m->graph) { m->graph->node = own_nodes; m->graph->n_node = own_n; }
         onnx__model_proto__free_unpacked(m, NULL);
         if (outer) longjmp(*outer, 1);
         fprintf(stderr, "onnx2c: %s\n", diag_msg);
@@ -332,8 +339,11 @@ Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path)
         if (!os->domain || !*os->domain || !strcmp(os->domain, "ai.onnx")) G->opset = (int)os->version;
     }
     if (!G->opset) G->opset = 1;
+    inline_functions(m, &own_nodes, &own_n);
     load_graph(m->graph);
     diag_jmp = outer;
+    m->graph->node = own_nodes;
+    m->graph->n_node = own_n;
     onnx__model_proto__free_unpacked(m, NULL);
     return G;
 }

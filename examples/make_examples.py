@@ -326,9 +326,35 @@ def mobilenet_block():
             "pointwise → Relu → depthwise 3x3 stride 2 → Relu → pointwise → Relu → GlobalAveragePool → Gemm", {})
 
 
+def local_functions():
+    """two calls of a model-local function LinearAct(x, W, b; alpha) = LeakyRelu(Scale(x W + b)),
+    whose body calls a second function Scale; alpha is an attribute reference (absent in the
+    second call: LeakyRelu's default)"""
+    r = rng(16)
+    scale = helper.make_function("pkg", "Scale", ["a"], ["b"], [
+        helper.make_node("Constant", [], ["k"], value_float=0.5),
+        helper.make_node("Mul", ["a", "k"], ["b"])], [helper.make_opsetid("", 13)])
+    leaky = helper.make_node("LeakyRelu", ["s"], ["y"])
+    leaky.attribute.append(helper.make_attribute_ref("alpha", TensorProto.FLOAT))
+    lin = helper.make_function("pkg", "LinearAct", ["x", "w", "bias"], ["y"], [
+        helper.make_node("MatMul", ["x", "w"], ["t"]),
+        helper.make_node("Add", ["t", "bias"], ["u"]),
+        helper.make_node("Scale", ["u"], ["s"], domain="pkg"),
+        leaky], [helper.make_opsetid("", 13), helper.make_opsetid("pkg", 1)], attributes=["alpha"])
+    nodes = [helper.make_node("LinearAct", ["x", "W1", "B1"], ["h"], domain="pkg", name="l1", alpha=0.2),
+             helper.make_node("LinearAct", ["h", "W2", "B2"], ["y"], domain="pkg", name="l2")]
+    m = model("local_functions", nodes, [vi("x", [2, 8])], [vi("y", [2, 4])],
+              [init("W1", w(r, 8, 16)), init("B1", w(r, 16)), init("W2", w(r, 16, 4)), init("B2", w(r, 4))],
+              extra_opsets=[("pkg", 1)])
+    m.functions.extend([scale, lin])
+    return (m, [w(r, 2, 8, scale=1.0)],
+            "ONNX local functions (as the PyTorch exporters write them): two calls of LinearAct, whose body "
+            "calls Scale, with an attribute reference; inlined at load", {})
+
+
 EXAMPLES = [linear, two_heads, dynamic_batch, conv_bn_relu, small_convnet, flatten_shape_ops, clamp_min_max,
             layernorm_decomposed, gemm_chain, asinh, srcnn_cubic, self_attention, sibling_convs_concat,
-            custom_domain_op, elementwise_chain, mobilenet_block]
+            custom_domain_op, elementwise_chain, mobilenet_block, local_functions]
 
 
 # ---------------------------------------------------------------- writing

@@ -402,6 +402,17 @@ def _(d):
     return [save(tree_model([7, 1], [0, 1]), d), "-o", out(d)], ["node id 7", "out of range"]
 
 
+
+@case("local function that calls itself")
+def _(d):
+    f = helper.make_function("pkg", "Loop1", ["a"], ["b"], [helper.make_node("Loop1", ["a"], ["b"], domain="pkg")],
+                             [helper.make_opsetid("", OPSET), helper.make_opsetid("pkg", 1)])
+    m = model([helper.make_node("Loop1", ["x"], ["y"], name="call", domain="pkg")], [vi("x")], [vi("y")])
+    m.opset_import.append(helper.make_opsetid("pkg", 1))
+    m.functions.append(f)
+    return [save(m, d), "-o", out(d)], ["Loop1", "recursion"]
+
+
 def sanitizer_env():
     env = dict(os.environ)
     # sanitizers must not be mistaken for the compiler's own exit status 1
