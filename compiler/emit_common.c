@@ -68,7 +68,8 @@ typedef struct Chunk { const char *file, *name, *text; size_t len; char deps[256
 static Chunk chunks[512];
 static int nchunks;
 static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h", "pool.h", "norm.h",
-                              "reduce.h", "movement.h", "resize.h", "rnn.h", "index.h", "misc.h", "attention.h", NULL};
+                              "reduce.h", "movement.h", "resize.h", "rnn.h", "index.h", "misc.h", "attention.h",
+                              "types.h", NULL};
 
 static void parse_chunks(void)
 {
@@ -221,7 +222,9 @@ static void put_elem(FILE *f, int dt, const void *p, int64_t i)
     }
     case DT_UINT32: fprintf(f, "%luU", (unsigned long)((const uint32_t *)p)[i]); break;
     case DT_FLOAT16: case DT_BFLOAT16: fprintf(f, "0x%04x", (unsigned)((const uint16_t *)p)[i]); break;
-    default: fprintf(f, "%lld", (long long)elem_i64(dt, p, i)); break;
+    default:
+        if (dtype_is_narrow(dt)) { fprintf(f, "0x%02x", (unsigned)((const uint8_t *)p)[i]); break; }   /* bit pattern */
+        fprintf(f, "%lld", (long long)elem_i64(dt, p, i)); break;
     }
 }
 

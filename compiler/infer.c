@@ -240,6 +240,9 @@ void infer_node(Node *n)
         if (!dtype_supported(t->dtype))
             fail("input '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(t->dtype));
         if (t->rank < 0) fail("input '%s' has an unknown shape", t->name);
+        if (dtype_is_narrow(t->dtype) && !node_takes_narrow(n))   /* ops/types.c */
+            fail("input '%s' has data type %s; onnx2c converts that type (Cast, CastLike) and moves its bytes, "
+                 "but does not compute %s on it", t->name, dtype_name(t->dtype), n->op_type);
     }
     int half = computes_on_half(n);
     if (half) infer_promoted(n, half);
@@ -249,6 +252,9 @@ void infer_node(Node *n)
         if (!t) continue;
         if (!dtype_supported(t->dtype) || t->rank < 0)
             fail("internal: the shape rule left output '%s' without type or shape", t->name);
+        if (dtype_is_narrow(t->dtype) && !node_takes_narrow(n))
+            fail("output '%s' has data type %s; onnx2c converts that type (Cast, CastLike) and moves its bytes, "
+                 "but does not compute %s into it", t->name, dtype_name(t->dtype), n->op_type);
     }
     int all_out_const = 1;
     for (int j = 0; j < nout; j++) if (n->out[j] && !n->out[j]->data) all_out_const = 0;

@@ -37,6 +37,8 @@
 #include "../runtime/c/misc.h"
 #include "../runtime/c/params/attention.h"
 #include "../runtime/c/attention.h"
+#include "../runtime/c/params/types.h"
+#include "../runtime/c/types.h"
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -97,6 +99,8 @@ O2C_CAST_16(o2c_cast_bf16_f16, o2c_bf2f, o2c_f2h)
 
 float half_to_float(int dt, uint16_t h) { return dt == DT_BFLOAT16 ? o2c_bf2f(h) : o2c_h2f(h); }
 uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f) : o2c_f2h(f); }
+float narrow_to_float(int dt, uint8_t b) { return o2c_n_to_f32(b, dt); }
+uint8_t float_to_narrow(int dt, float f) { return o2c_f32_to_n(f, dt, 1, O2C_E8M0_UP); }
 
 /* 2. the registry */
 #define R_UNARY(sfx, T, Name, text, expr) \
@@ -130,6 +134,7 @@ uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f)
 #define R_INDEX(name) R_FILE(name, "index.h")
 #define R_MISC(name) R_FILE(name, "misc.h")
 #define R_ATTENTION(name) R_FILE(name, "attention.h")
+#define R_TYPES(name) R_FILE(name, "types.h")
 
 static const Kernel KERNELS[] = {
 #define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
@@ -170,6 +175,7 @@ static const Kernel KERNELS[] = {
     O2C_KERNELS_INDEX(R_INDEX)
     O2C_KERNELS_MISC(R_MISC)
     O2C_KERNELS_ATTENTION(R_ATTENTION)
+    O2C_KERNELS_TYPES(R_TYPES)
 };
 
 const Kernel *kernel_find(const char *name)
