@@ -27,14 +27,14 @@
  *
  * Cast kernels (index space: the elements): o2c_cast_T_n (T -> the narrow
  * type k[O2C_CASTN_TO]), o2c_cast_n_T (the narrow type k[O2C_CASTN_FROM]
- * -> T), o2c_cast_n_n. A wide source is first made a float rounded to odd
- * (o2c_u64_f32_odd, o2c_f64_f32_odd), which then rounds to the narrow
- * float as the exact value would; float8e8m0 takes the float32 value
- * rounded to nearest, as the ONNX reference does. */
+ * -> T), o2c_cast_n_n. A double or wide integer source becomes a float
+ * (rounded to nearest) first, and that float the narrow float: what the
+ * ONNX reference (ml_dtypes) and onnxruntime compute; integer targets take
+ * the value truncated from the source itself. */
 
-/* T -> narrow: ODD(x) x as float rounded to odd, RNE(x) x as float rounded
- * to nearest, TOI(x) x truncated to an integer, as uint64_t (wraps) */
-#define O2C_CASTN_TO_DEF(NAME, TI, ODD, RNE, TOI)                          \
+/* T -> narrow: TOF(x) x as float (rounded to nearest), TOI(x) x truncated
+ * to an integer, as uint64_t (wraps) */
+#define O2C_CASTN_TO_DEF(NAME, TI, TOF, TOI)                               \
     O2C_KERNEL(NAME)                                                       \
     {                                                                      \
         const TI *X = (const TI *)p->x[0];                                 \
@@ -44,9 +44,9 @@
         if (o2c_nt_is_int(to)) {                                           \
             O2C_FOR(i) Y[i] = (uint8_t)o2c_nint_bits(TOI(X[i]), to);       \
         } else if (to == O2C_NT_E8M0) {                                    \
-            O2C_FOR(i) Y[i] = (uint8_t)o2c_f32_to_e8m0(RNE(X[i]), sat, rnd); \
+            O2C_FOR(i) Y[i] = (uint8_t)o2c_f32_to_e8m0(TOF(X[i]), sat, rnd); \
         } else {                                                           \
-            O2C_FOR(i) Y[i] = (uint8_t)o2c_f32_to_mf(ODD(X[i]), to, sat);  \
+            O2C_FOR(i) Y[i] = (uint8_t)o2c_f32_to_mf(TOF(X[i]), to, sat);  \
         }                                                                  \
     }
 
@@ -71,8 +71,6 @@
 #define O2C_NX_F64(x) ((double)(x))
 #define O2C_NX_U64(x) ((uint64_t)(x))
 #define O2C_NX_BOOL(x) ((uint8_t)((x) != 0))
-#define O2C_NX_I64ODD(x) o2c_i64_f32_odd((int64_t)(x))
-#define O2C_NX_U64ODD(x) o2c_u64_f32_odd((uint64_t)(x))
 #define O2C_NX_FTRUNC(x) ((uint64_t)o2c_f2i64(x))
 #define O2C_NX_DTRUNC(x) ((uint64_t)o2c_d2i64(x))
 #define O2C_NX_H2TRUNC(x) ((uint64_t)o2c_f2i64(o2c_h2f(x)))
@@ -244,50 +242,6 @@ O2C_HD static inline uint8_t o2c_f32_to_n(float f, int nt, int sat, int rnd)
     return (uint8_t)(nt == O2C_NT_E8M0 ? o2c_f32_to_e8m0(f, sat, rnd) : o2c_f32_to_mf(f, nt, sat));
 }
 
-/*@ o2c_u64_f32_odd needs o2c_nbits_f32 */
-/* integers as float rounded to odd: the nearest float toward zero, its
- * last bit set if that was inexact (so a second rounding to fewer bits is
- * the correct rounding of the integer) */
-O2C_HD static inline float o2c_u64_f32_odd(uint64_t u)
-{
-    int sh = 0;
-    while ((u >> sh) >= 0x1000000u) sh++;
-    uint32_t m = (uint32_t)(u >> sh);
-    if (sh && (u & ((UINT64_C(1) << sh) - 1u))) m |= 1u;
-    return (float)m * o2c_nbits_f32((uint32_t)(127 + sh) << 23);
-}
-/*@ o2c_i64_f32_odd needs o2c_u64_f32_odd */
-O2C_HD static inline float o2c_i64_f32_odd(int64_t v)
-{
-    return v < 0 ? -o2c_u64_f32_odd(0u - (uint64_t)v) : o2c_u64_f32_odd((uint64_t)v);
-}
-
-/*@ o2c_f64_f32_odd needs o2c_nbits_f32 */
-/* double as float rounded to odd (see o2c_u64_f32_odd); past the float
- * range the largest float (which rounds as an infinity does) */
-O2C_HD static inline float o2c_f64_f32_odd(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    const uint32_t s = (uint32_t)(u >> 32) & 0x80000000u;
-    const uint64_t a = u & UINT64_C(0x7fffffffffffffff), frac = a & UINT64_C(0xfffffffffffff);
-    const int e = (int)(a >> 52) - 1023;
-    uint32_t r;
-    if (a > UINT64_C(0x7ff0000000000000)) r = 0x7fc00000u;                    /* NaN */
-    else if (a == UINT64_C(0x7ff0000000000000)) r = 0x7f800000u;
-    else if (!a) r = 0;
-    else if (e > 127) r = 0x7f7fffffu;
-    else if (e >= -126)
-        r = ((uint32_t)(e + 127) << 23) | (uint32_t)(frac >> 29) | ((frac & 0x1fffffffu) ? 1u : 0u);
-    else if (e >= -149) {                                         /* a float subnormal */
-        const uint64_t sig = frac | (UINT64_C(1) << 52);
-        const int sh = -97 - e;                                   /* 30 .. 52 */
-        r = (uint32_t)(sig >> sh) | ((sig & ((UINT64_C(1) << sh) - 1u)) ? 1u : 0u);
-    } else {
-        r = 1;                                                    /* below 2^-149 */
-    }
-    return o2c_nbits_f32(s | r);
-}
 /*@ o2c_d2i64 */
 O2C_HD static inline int64_t o2c_d2i64(double d)
 {
@@ -295,31 +249,31 @@ O2C_HD static inline int64_t o2c_d2i64(double d)
 }
 
 /*@ o2c_cast_f32_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_f2i64 */
-O2C_CASTN_TO_DEF(o2c_cast_f32_n, float, O2C_NX_SAME, O2C_NX_SAME, O2C_NX_FTRUNC)
-/*@ o2c_cast_f64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_f64_f32_odd o2c_d2i64 */
-O2C_CASTN_TO_DEF(o2c_cast_f64_n, double, o2c_f64_f32_odd, O2C_NX_F32, O2C_NX_DTRUNC)
+O2C_CASTN_TO_DEF(o2c_cast_f32_n, float, O2C_NX_SAME, O2C_NX_FTRUNC)
+/*@ o2c_cast_f64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_d2i64 */
+O2C_CASTN_TO_DEF(o2c_cast_f64_n, double, O2C_NX_F32, O2C_NX_DTRUNC)
 /*@ o2c_cast_f16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_h2f o2c_f2i64 */
-O2C_CASTN_TO_DEF(o2c_cast_f16_n, uint16_t, o2c_h2f, o2c_h2f, O2C_NX_H2TRUNC)
+O2C_CASTN_TO_DEF(o2c_cast_f16_n, uint16_t, o2c_h2f, O2C_NX_H2TRUNC)
 /*@ o2c_cast_bf16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_bf2f o2c_f2i64 */
-O2C_CASTN_TO_DEF(o2c_cast_bf16_n, uint16_t, o2c_bf2f, o2c_bf2f, O2C_NX_BF2TRUNC)
+O2C_CASTN_TO_DEF(o2c_cast_bf16_n, uint16_t, o2c_bf2f, O2C_NX_BF2TRUNC)
 /*@ o2c_cast_i8_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
-O2C_CASTN_TO_DEF(o2c_cast_i8_n, int8_t, O2C_NX_F32, O2C_NX_F32, O2C_NX_U64)
+O2C_CASTN_TO_DEF(o2c_cast_i8_n, int8_t, O2C_NX_F32, O2C_NX_U64)
 /*@ o2c_cast_i16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
-O2C_CASTN_TO_DEF(o2c_cast_i16_n, int16_t, O2C_NX_F32, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_i32_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_i64_f32_odd */
-O2C_CASTN_TO_DEF(o2c_cast_i32_n, int32_t, O2C_NX_I64ODD, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_i64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_i64_f32_odd */
-O2C_CASTN_TO_DEF(o2c_cast_i64_n, int64_t, O2C_NX_I64ODD, O2C_NX_F32, O2C_NX_U64)
+O2C_CASTN_TO_DEF(o2c_cast_i16_n, int16_t, O2C_NX_F32, O2C_NX_U64)
+/*@ o2c_cast_i32_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+O2C_CASTN_TO_DEF(o2c_cast_i32_n, int32_t, O2C_NX_F32, O2C_NX_U64)
+/*@ o2c_cast_i64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+O2C_CASTN_TO_DEF(o2c_cast_i64_n, int64_t, O2C_NX_F32, O2C_NX_U64)
 /*@ o2c_cast_u8_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
-O2C_CASTN_TO_DEF(o2c_cast_u8_n, uint8_t, O2C_NX_F32, O2C_NX_F32, O2C_NX_U64)
+O2C_CASTN_TO_DEF(o2c_cast_u8_n, uint8_t, O2C_NX_F32, O2C_NX_U64)
 /*@ o2c_cast_u16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
-O2C_CASTN_TO_DEF(o2c_cast_u16_n, uint16_t, O2C_NX_F32, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_u32_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_u64_f32_odd */
-O2C_CASTN_TO_DEF(o2c_cast_u32_n, uint32_t, O2C_NX_U64ODD, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_u64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_u64_f32_odd */
-O2C_CASTN_TO_DEF(o2c_cast_u64_n, uint64_t, O2C_NX_U64ODD, O2C_NX_F32, O2C_NX_U64)
+O2C_CASTN_TO_DEF(o2c_cast_u16_n, uint16_t, O2C_NX_F32, O2C_NX_U64)
+/*@ o2c_cast_u32_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+O2C_CASTN_TO_DEF(o2c_cast_u32_n, uint32_t, O2C_NX_F32, O2C_NX_U64)
+/*@ o2c_cast_u64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+O2C_CASTN_TO_DEF(o2c_cast_u64_n, uint64_t, O2C_NX_F32, O2C_NX_U64)
 /*@ o2c_cast_b_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
-O2C_CASTN_TO_DEF(o2c_cast_b_n, uint8_t, O2C_NX_F32, O2C_NX_F32, O2C_NX_U64)
+O2C_CASTN_TO_DEF(o2c_cast_b_n, uint8_t, O2C_NX_F32, O2C_NX_U64)
 
 /*@ o2c_cast_n_f32 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 */
 O2C_CASTN_FROM_DEF(o2c_cast_n_f32, float, O2C_NX_SAME, O2C_NX_F32)
