@@ -445,8 +445,8 @@ static void io_macros(FILE *f, Graph *g, const char *N)
         Tensor *t = is_in ? g->inputs[i] : g->outputs[i - g->ninputs];
         int k = is_in ? i : i - g->ninputs;
         const char *kind = is_in ? "INPUT" : "OUTPUT";
-        fprintf(f, "/* %s %d: \"%s\", %s[%s] */\n", is_in ? "input" : "output", k, c_comment(t->name), dtype_name(t->dtype),
-                tensor_shape_str(t));
+        fprintf(f, "/* %s %d: \"%s\", %s[%s]%s */\n", is_in ? "input" : "output", k, c_comment(t->name), dtype_name(t->dtype),
+                tensor_shape_str(t), dtype_is_narrow(t->dtype) ? ", one element a byte (uint8_t, the bits in the low end)" : "");
         fprintf(f, "#define %s_%s%d_NAME \"%s\"\n", N, kind, k, c_string(t->name));
         fprintf(f, "#define %s_%s%d_TYPE \"%s\"\n", N, kind, k, dtype_name(t->dtype));
         fprintf(f, "#define %s_%s%d_RANK %d\n", N, kind, k, t->rank);
