@@ -178,8 +178,8 @@ typedef struct Node {
     const char **origins;    /* the original ONNX nodes this node covers (provenance) */
     int norigins;
     const char *fused;       /* what a pass fused into it ("Conv+BatchNormalization+Relu"), or NULL */
-    int promoted;            /* DT_FLOAT16/DT_BFLOAT16: computed in float32 (infer.c) */
-    Tensor **shadow_in;      /* with promoted: float32 stand-ins of the 16-bit inputs */
+    int promoted;            /* DT_FLOAT16/DT_BFLOAT16 (or a float8 for IsNaN/IsInf): computed in float32 (infer.c) */
+    Tensor **shadow_in;      /* with promoted: float32 stand-ins of the 16-bit (float8) inputs */
 } Node;
 
 typedef struct Graph {
@@ -412,7 +412,9 @@ int ew_node_step(Node *n, const char **op, Tensor **x, int *nx, double *f);
 /* ops/types.c: the narrow types (dtype_is_narrow). Whether op n may take
  * or make them (infer.c refuses the others), and Cast/CastLike with one. */
 int node_takes_narrow(const Node *n);
+int node_promotes_narrow(const Node *n);     /* computes on float32 stand-ins (IsNaN, IsInf) */
 void lower_cast_narrow(Node *n, Lowering *L);
+void lower_narrow_to_f32(Lowering *L, Tensor *x, Tensor *y);
 
 /* ---- decompositions (decompose.c) -------------------------------------- */
 

@@ -9,15 +9,37 @@
 #include "../../runtime/c/params/types.h"
 
 /* Ops that convert these types or only move their bytes (views keep the
- * bytes: node_is_view). QuantizeLinear/DequantizeLinear will join them. */
+ * bytes: node_is_view), and IsNaN/IsInf (node_promotes_narrow).
+ * QuantizeLinear/DequantizeLinear join them when they handle the types. */
 int node_takes_narrow(const Node *n)
 {
-    static const char *const OK[] = {"Cast", "CastLike", "Identity", "Constant", "Shape", "Size", "Transpose", NULL};
+    static const char *const OK[] = {"Cast", "CastLike", "Identity", "Constant", "ConstantOfShape", "Shape", "Size",
+                                     "Transpose", "Pad", NULL};
     if (*n->domain) return 0;
+    if (node_promotes_narrow(n)) return 1;
     if (n->op && node_is_view(n)) return 1;
     for (int i = 0; OK[i]; i++)
         if (!strcmp(n->op_type, OK[i])) return 1;
     return 0;
+}
+
+/* IsNaN and IsInf of a float8 run on its float32 value (exact): infer.c's
+ * promotion of 16-bit floats takes them too. */
+int node_promotes_narrow(const Node *n)
+{
+    if (*n->domain || (strcmp(n->op_type, "IsNaN") && strcmp(n->op_type, "IsInf")) || n->nin != 1 || !n->in[0]) return 0;
+    int dt = n->in[0]->dtype;   /* a float type: not int4/uint4/int2/uint2 */
+    return dtype_is_narrow(dt) && dt != DT_INT4 && dt != DT_UINT4 && dt != DT_INT2 && dt != DT_UINT2;
+}
+
+/* y (float32) = the values of the narrow tensor x */
+void lower_narrow_to_f32(Lowering *L, Tensor *x, Tensor *y)
+{
+    KCall *c = lower_call(L, "o2c_cast_n_f32", tensor_numel(x));
+    c->x[0] = x;
+    c->y[0] = y;
+    c->k[O2C_CASTN_FROM] = x->dtype;
+    c->nk = O2C_CASTN_NK;
 }
 
 /* Cast/CastLike with a narrow input or output: o2c_cast_T_n, o2c_cast_n_T
