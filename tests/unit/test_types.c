@@ -155,6 +155,39 @@ static void test_packed_initializers(void **state)
     pb_load_fails(m);
 }
 
+/* --emit-onnx packs int4/uint2 constants again: the emitted model loads
+ * back to the same elements */
+static void test_emit_onnx_packs(void **state)
+{
+    (void)state;
+    Onnx__ModelProto *m = pb_model(10, 25);
+    pb_output(m, "y", DT_INT4, "3");
+    pb_output(m, "z", DT_UINT2, "5");
+    pb_node(m, "Identity", "i", "a", "y");
+    pb_node(m, "Identity", "j", "b", "z");
+    const uint8_t i4[2] = {0xf8, 0x07};           /* -8, -1, 7 */
+    pb_init_raw(m, "a", DT_INT4, 1, D3, i4, sizeof i4);
+    const uint8_t u2[2] = {0xe4, 0x03};           /* 0 1 2 3 3 */
+    pb_init_raw(m, "b", DT_UINT2, 1, (const int64_t[]){5}, u2, sizeof u2);
+    Graph *g = pb_load(m);
+    Options o;
+    memset(&o, 0, sizeof o);
+    EXPECT_OK(infer_graph(g, &o));
+    uint8_t *volatile buf = NULL;
+    size_t len = 0;
+    EXPECT_OK(buf = emit_onnx_buffer(g, &len));
+    Graph *volatile back = NULL;
+    EXPECT_OK(back = load_model_buffer(buf, len, "emitted.onnx"));
+    int seen = 0;
+    for (int i = 0; i < back->ntensors; i++) {
+        Tensor *t = back->tensors[i];
+        if (!t->data) continue;
+        if (t->dtype == DT_INT4) { assert_memory_equal(t->data, ((const uint8_t[]){0x8, 0xf, 0x7}), 3); seen |= 1; }
+        if (t->dtype == DT_UINT2) { assert_memory_equal(t->data, ((const uint8_t[]){0, 1, 2, 3, 3}), 5); seen |= 2; }
+    }
+    assert_int_equal(seen, 3);
+}
+
 /* arithmetic on a narrow type is refused, with the op named */
 static void test_refused(void **state)
 {
@@ -180,6 +213,7 @@ int main(void)
         T(test_encode),
         T(test_cast_kernels),
         T(test_packed_initializers),
+        T(test_emit_onnx_packs),
         T(test_refused),
     };
     return cmocka_run_group_tests_name("types", tests, NULL, NULL);
