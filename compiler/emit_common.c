@@ -75,6 +75,7 @@ static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h",
                               "ml.h",
                               "signal.h",
                               "image.h",
+                              "types.h",
                               NULL};
 
 static void parse_chunks(void)
@@ -228,7 +229,9 @@ static void put_elem(FILE *f, int dt, const void *p, int64_t i)
     }
     case DT_UINT32: fprintf(f, "%luU", (unsigned long)((const uint32_t *)p)[i]); break;
     case DT_FLOAT16: case DT_BFLOAT16: fprintf(f, "0x%04x", (unsigned)((const uint16_t *)p)[i]); break;
-    default: fprintf(f, "%lld", (long long)elem_i64(dt, p, i)); break;
+    default:
+        if (dtype_is_narrow(dt)) { fprintf(f, "0x%02x", (unsigned)((const uint8_t *)p)[i]); break; }   /* bit pattern */
+        fprintf(f, "%lld", (long long)elem_i64(dt, p, i)); break;
     }
 }
 
@@ -477,8 +480,8 @@ static void io_macros(FILE *f, Graph *g, const char *N)
         Tensor *t = is_in ? g->inputs[i] : g->outputs[i - g->ninputs];
         int k = is_in ? i : i - g->ninputs;
         const char *kind = is_in ? "INPUT" : "OUTPUT";
-        fprintf(f, "/* %s %d: \"%s\", %s[%s] */\n", is_in ? "input" : "output", k, c_comment(t->name), dtype_name(t->dtype),
-                tensor_shape_str(t));
+        fprintf(f, "/* %s %d: \"%s\", %s[%s]%s */\n", is_in ? "input" : "output", k, c_comment(t->name), dtype_name(t->dtype),
+                tensor_shape_str(t), dtype_is_narrow(t->dtype) ? ", one element a byte (uint8_t, the bits in the low end)" : "");
         fprintf(f, "#define %s_%s%d_NAME \"%s\"\n", N, kind, k, c_string(t->name));
         fprintf(f, "#define %s_%s%d_TYPE \"%s\"\n", N, kind, k, dtype_name(t->dtype));
         fprintf(f, "#define %s_%s%d_RANK %d\n", N, kind, k, t->rank);

@@ -38,6 +38,16 @@ static Onnx__TensorProto *tensor_proto(const Tensor *t, const char *name)
     p->has_raw_data = 1;
     p->raw_data.len = tensor_bytes(t);
     p->raw_data.data = t->data;
+    int bits = t->dtype == DT_INT4 || t->dtype == DT_UINT4 || t->dtype == DT_FLOAT4E2M1 ? 4 :
+               t->dtype == DT_INT2 || t->dtype == DT_UINT2 ? 2 : 8;
+    if (bits < 8) {   /* ONNX packs them: two (four) to a byte, the first in the low bits */
+        int64_t n = tensor_numel(t);
+        uint8_t *pk = xalloc((size_t)(n * bits + 7) / 8 + 1);
+        for (int64_t i = 0; i < n; i++)
+            pk[i * bits / 8] |= (uint8_t)((((const uint8_t *)t->data)[i] & ((1u << bits) - 1u)) << (i * bits % 8));
+        p->raw_data.len = (size_t)(n * bits + 7) / 8;
+        p->raw_data.data = pk;
+    }
     return p;
 }
 

@@ -193,7 +193,8 @@ static int computes_on_half(const Node *n)
 {
     int half = 0;
     for (int j = 0; j < n->nin; j++)
-        if (n->in[j] && dtype_is_half(n->in[j]->dtype)) half = n->in[j]->dtype;
+        if (n->in[j] && (dtype_is_half(n->in[j]->dtype) || (dtype_is_narrow(n->in[j]->dtype) && node_promotes_narrow(n))))
+            half = n->in[j]->dtype;   /* IsNaN/IsInf of a float8 too (ops/types.c) */
     if (!half || node_is_view(n)) return 0;
     if (!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike") || !strcmp(n->op_type, "EyeLike")) return 0;
     return half;
@@ -213,7 +214,9 @@ static Tensor *float_shadow(Tensor *t)
     memcpy(s->sym, t->sym, sizeof s->sym);
     if (t->data) {
         float *d = tensor_alloc_data(s);
-        for (int64_t i = 0; i < tensor_numel(t); i++) d[i] = half_to_float(t->dtype, ((const uint16_t *)t->data)[i]);
+        for (int64_t i = 0; i < tensor_numel(t); i++)
+            d[i] = dtype_is_narrow(t->dtype) ? narrow_to_float(t->dtype, ((const uint8_t *)t->data)[i])
+                                             : half_to_float(t->dtype, ((const uint16_t *)t->data)[i]);
     }
     return s;
 }
@@ -226,7 +229,7 @@ static void infer_promoted(Node *n, int half)
     n->shadow_in = xalloc(sizeof(Tensor *) * (size_t)(n->nin + 1));
     for (int j = 0; j < n->nin; j++) {
         in[j] = n->in[j];
-        if (in[j] && dtype_is_half(in[j]->dtype)) n->in[j] = n->shadow_in[j] = float_shadow(in[j]);
+        if (in[j] && (dtype_is_half(in[j]->dtype) || dtype_is_narrow(in[j]->dtype))) n->in[j] = n->shadow_in[j] = float_shadow(in[j]);
     }
     for (int j = 0; j < n->nout; j++) {
         out[j] = n->out[j];
@@ -264,6 +267,9 @@ void infer_node(Node *n)
         if (!dtype_supported(t->dtype))
             fail("input '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(t->dtype));
         if (t->rank < 0) fail("input '%s' has an unknown shape", t->name);
+        if (dtype_is_narrow(t->dtype) && !node_takes_narrow(n))   /* ops/types.c */
+            fail("input '%s' has data type %s; onnx2c converts that type (Cast, CastLike) and moves its bytes, "
+                 "but does not compute %s on it", t->name, dtype_name(t->dtype), n->op_type);
     }
     int half = computes_on_half(n);
     if (half) infer_promoted(n, half);
@@ -273,6 +279,9 @@ void infer_node(Node *n)
         if (!t) continue;
         if (!dtype_supported(t->dtype) || t->rank < 0)
             fail("internal: the shape rule left output '%s' without type or shape", t->name);
+        if (dtype_is_narrow(t->dtype) && !node_takes_narrow(n))
+            fail("output '%s' has data type %s; onnx2c converts that type (Cast, CastLike) and moves its bytes, "
+                 "but does not compute %s into it", t->name, dtype_name(t->dtype), n->op_type);
     }
     int all_out_const = 1;
     for (int j = 0; j < nout; j++) if (n->out[j] && !n->out[j]->data) all_out_const = 0;

@@ -22,6 +22,18 @@ static const struct { int dt; const char *name, *ctype, *sfx; size_t size; int k
     {DT_BOOL, "bool", "uint8_t", "b", 1, 4},
     {DT_FLOAT16, "float16", "uint16_t", "f16", 2, 5},
     {DT_BFLOAT16, "bfloat16", "uint16_t", "bf16", 2, 5},
+    /* kind 6: narrow types, one element a byte (the bit pattern in its low
+     * bits); only Cast/CastLike convert them (ops/types.c) */
+    {DT_FLOAT8E4M3FN, "float8e4m3fn", "uint8_t", "e4m3fn", 1, 6},
+    {DT_FLOAT8E4M3FNUZ, "float8e4m3fnuz", "uint8_t", "e4m3fnuz", 1, 6},
+    {DT_FLOAT8E5M2, "float8e5m2", "uint8_t", "e5m2", 1, 6},
+    {DT_FLOAT8E5M2FNUZ, "float8e5m2fnuz", "uint8_t", "e5m2fnuz", 1, 6},
+    {DT_FLOAT8E8M0, "float8e8m0", "uint8_t", "e8m0", 1, 6},
+    {DT_FLOAT4E2M1, "float4e2m1", "uint8_t", "e2m1", 1, 6},
+    {DT_INT4, "int4", "uint8_t", "i4", 1, 6},
+    {DT_UINT4, "uint4", "uint8_t", "u4", 1, 6},
+    {DT_INT2, "int2", "uint8_t", "i2", 1, 6},
+    {DT_UINT2, "uint2", "uint8_t", "u2", 1, 6},
 };
 #define NDTYPES (int)(sizeof DTYPES / sizeof DTYPES[0])
 
@@ -48,6 +60,7 @@ size_t dtype_size(int dt) { int i = dt_index(dt); return i < 0 ? 0 : DTYPES[i].s
 int dtype_supported(int dt) { return dt_index(dt) >= 0; }
 int dtype_is_float(int dt) { int i = dt_index(dt); return i >= 0 && DTYPES[i].kind == 1; }
 int dtype_is_half(int dt) { return dt == DT_FLOAT16 || dt == DT_BFLOAT16; }
+int dtype_is_narrow(int dt) { int i = dt_index(dt); return i >= 0 && DTYPES[i].kind == 6; }
 int dtype_is_int(int dt) { int i = dt_index(dt); return i >= 0 && (DTYPES[i].kind == 2 || DTYPES[i].kind == 3); }
 
 double elem_f64(int dt, const void *p, int64_t i)
@@ -64,7 +77,9 @@ double elem_f64(int dt, const void *p, int64_t i)
     case DT_UINT32: return ((const uint32_t *)p)[i];
     case DT_UINT64: return (double)((const uint64_t *)p)[i];
     case DT_FLOAT16: case DT_BFLOAT16: return half_to_float(dt, ((const uint16_t *)p)[i]);
-    default: fail("cannot read elements of type %s", dtype_name(dt));
+    default:
+        if (dtype_is_narrow(dt)) return narrow_to_float(dt, ((const uint8_t *)p)[i]);
+        fail("cannot read elements of type %s", dtype_name(dt));
     }
 }
 
@@ -83,7 +98,9 @@ void elem_set(int dt, void *p, int64_t i, double v)
     case DT_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
     case DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
     case DT_FLOAT16: case DT_BFLOAT16: ((uint16_t *)p)[i] = float_to_half(dt, (float)v); break;
-    default: fail("cannot write elements of type %s", dtype_name(dt));
+    default:
+        if (dtype_is_narrow(dt)) { ((uint8_t *)p)[i] = float_to_narrow(dt, (float)v); break; }
+        fail("cannot write elements of type %s", dtype_name(dt));
     }
 }
 
@@ -99,7 +116,12 @@ int64_t elem_i64(int dt, const void *p, int64_t i)
     case DT_UINT32: return ((const uint32_t *)p)[i];
     case DT_UINT64: return (int64_t)((const uint64_t *)p)[i];
     case DT_FLOAT: case DT_DOUBLE: case DT_FLOAT16: case DT_BFLOAT16: return (int64_t)elem_f64(dt, p, i);
-    default: fail("cannot read elements of type %s", dtype_name(dt));
+    default:
+        if (dtype_is_narrow(dt)) {
+            double v = elem_f64(dt, p, i);
+            return v == v && v > -9.2e18 && v < 9.2e18 ? (int64_t)v : 0;   /* NaN, e8m0's huge values: 0 */
+        }
+        fail("cannot read elements of type %s", dtype_name(dt));
     }
 }
 

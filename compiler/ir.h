@@ -70,7 +70,10 @@ typedef enum {
     DT_UNDEFINED = 0, DT_FLOAT = 1, DT_UINT8 = 2, DT_INT8 = 3, DT_UINT16 = 4,
     DT_INT16 = 5, DT_INT32 = 6, DT_INT64 = 7, DT_STRING = 8, DT_BOOL = 9,
     DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_UINT32 = 12, DT_UINT64 = 13,
-    DT_COMPLEX64 = 14, DT_COMPLEX128 = 15, DT_BFLOAT16 = 16
+    DT_COMPLEX64 = 14, DT_COMPLEX128 = 15, DT_BFLOAT16 = 16,
+    /* narrow types (dtype_is_narrow): one element a byte, its bit pattern in the low bits */
+    DT_FLOAT8E4M3FN = 17, DT_FLOAT8E4M3FNUZ = 18, DT_FLOAT8E5M2 = 19, DT_FLOAT8E5M2FNUZ = 20,
+    DT_UINT4 = 21, DT_INT4 = 22, DT_FLOAT4E2M1 = 23, DT_FLOAT8E8M0 = 24, DT_UINT2 = 25, DT_INT2 = 26
 } DType;
 
 const char *dtype_name(int dt);          /* "float32", ... */
@@ -83,6 +86,12 @@ int dtype_is_int(int dt);                /* signed or unsigned integer */
 int dtype_is_half(int dt);               /* float16 or bfloat16 (stored as 16-bit patterns) */
 float half_to_float(int dt, uint16_t h); /* ops.c: the runtime's conversions */
 uint16_t float_to_half(int dt, float f);
+/* float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0), float4e2m1, int4/uint4,
+ * int2/uint2: bit patterns, one element a byte (runtime/c/types.h); only
+ * conversions and byte moves take them (infer.c) */
+int dtype_is_narrow(int dt);
+float narrow_to_float(int dt, uint8_t b);   /* ops.c: exact (int4: -8..7) */
+uint8_t float_to_narrow(int dt, float f);   /* ops.c: as Cast with its defaults */
 /* Reads element i of a buffer of type dt as double / int64. */
 double elem_f64(int dt, const void *p, int64_t i);
 int64_t elem_i64(int dt, const void *p, int64_t i);
@@ -171,8 +180,8 @@ typedef struct Node {
     const char **origins;    /* the original ONNX nodes this node covers (provenance) */
     int norigins;
     const char *fused;       /* what a pass fused into it ("Conv+BatchNormalization+Relu"), or NULL */
-    int promoted;            /* DT_FLOAT16/DT_BFLOAT16: computed in float32 (infer.c) */
-    Tensor **shadow_in;      /* with promoted: float32 stand-ins of the 16-bit inputs */
+    int promoted;            /* DT_FLOAT16/DT_BFLOAT16 (or a float8 for IsNaN/IsInf): computed in float32 (infer.c) */
+    Tensor **shadow_in;      /* with promoted: float32 stand-ins of the 16-bit (float8) inputs */
 } Node;
 
 typedef struct Graph {
@@ -402,6 +411,13 @@ KCall *lower_gemm_call(Node *n, Lowering *L);
  * (its kernel-table op name, e.g. "Sigmoid", "Add", "Clip", "Cast", the
  * inputs its kernel reads and its real parameters); 0 if it cannot be one. */
 int ew_node_step(Node *n, const char **op, Tensor **x, int *nx, double *f);
+
+/* ops/types.c: the narrow types (dtype_is_narrow). Whether op n may take
+ * or make them (infer.c refuses the others), and Cast/CastLike with one. */
+int node_takes_narrow(const Node *n);
+int node_promotes_narrow(const Node *n);     /* computes on float32 stand-ins (IsNaN, IsInf) */
+void lower_cast_narrow(Node *n, Lowering *L);
+void lower_narrow_to_f32(Lowering *L, Tensor *x, Tensor *y);
 
 /* ---- decompositions (decompose.c) -------------------------------------- */
 

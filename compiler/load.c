@@ -87,6 +87,26 @@ static const uint8_t *external_data(Onnx__TensorProto *tp, size_t want)
     return buf + off;
 }
 
+/* Bits an element of type dt takes in an ONNX file: 4 (int4, uint4,
+ * float4e2m1), 2 (int2, uint2) or 8 (the others; their data is read
+ * whole). */
+static int narrow_bits(int dt)
+{
+    if (dt == DT_INT4 || dt == DT_UINT4 || dt == DT_FLOAT4E2M1) return 4;
+    if (dt == DT_INT2 || dt == DT_UINT2) return 2;
+    return 8;
+}
+
+/* Packed elements of `bits` bits (the first in the lowest bits of the
+ * first byte) -> one element a byte, in its low bits. */
+static void unpack_bits(uint8_t *dst, const uint8_t *src, int64_t numel, int bits)
+{
+    const int per = 8 / bits;
+    const unsigned mask = (1u << bits) - 1u;
+    for (int64_t i = 0; i < numel; i++)
+        dst[i] = (uint8_t)((src[i / per] >> (bits * (int)(i % per))) & mask);
+}
+
 /* TensorProto -> constant tensor (type, shape and data). */
 static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
 {
@@ -107,17 +127,23 @@ static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
     size_t es = dtype_size(dt);
     if ((uint64_t)numel > (uint64_t)SIZE_MAX / 8) fail_plain("tensor '%s' is too large", tp->name);
     size_t bytes = (size_t)numel * es;
+    /* the 4-bit types are stored two to a byte, the 2-bit ones four (the
+     * first element in the lowest bits); in memory one element a byte */
+    int bits = narrow_bits(dt);
+    size_t stored = bits == 8 ? bytes : ((size_t)numel * (size_t)bits + 7) / 8;
     /* check the data's size before allocating: the shape alone can be huge */
     if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        const uint8_t *src = external_data(tp, bytes);
-        memcpy(tensor_alloc_data(t), src, bytes);
+        const uint8_t *src = external_data(tp, stored);
+        if (bits != 8) unpack_bits(tensor_alloc_data(t), src, numel, bits);
+        else memcpy(tensor_alloc_data(t), src, bytes);
         return;
     }
     if (tp->has_raw_data) {
-        if (tp->raw_data.len != bytes)
-            fail_plain("tensor '%s' holds %zu bytes of raw data; its type and shape need %zu", tp->name, tp->raw_data.len, bytes);
+        if (tp->raw_data.len != stored)
+            fail_plain("tensor '%s' holds %zu bytes of raw data; its type and shape need %zu", tp->name, tp->raw_data.len, stored);
         uint8_t *d = tensor_alloc_data(t);
-        if (bytes) memcpy(d, tp->raw_data.data, bytes);
+        if (bits != 8) unpack_bits(d, tp->raw_data.data, numel, bits);
+        else if (bytes) memcpy(d, tp->raw_data.data, bytes);
         return;
     }
     size_t n = 0;
@@ -127,6 +153,14 @@ static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
     case DT_INT64: n = tp->n_int64_data; break;
     case DT_UINT32: case DT_UINT64: n = tp->n_uint64_data; break;
     default: n = tp->n_int32_data; break;
+    }
+    if (bits != 8) {   /* int32_data: each holds one packed byte */
+        if (n != stored)
+            fail_plain("tensor '%s' holds %zu values; its shape needs %zu packed bytes", tp->name, n, stored);
+        uint8_t *pk = xalloc(stored ? stored : 1);
+        for (size_t i = 0; i < n; i++) pk[i] = (uint8_t)tp->int32_data[i];
+        unpack_bits(tensor_alloc_data(t), pk, numel, bits);
+        return;
     }
     if (n != (size_t)numel)
         fail_plain("tensor '%s' holds %zu values; its shape needs %lld", tp->name, n, (long long)numel);
@@ -145,6 +179,7 @@ static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
         case DT_UINT8: ((uint8_t *)d)[i] = (uint8_t)tp->int32_data[i]; break;
         case DT_BOOL: ((uint8_t *)d)[i] = tp->int32_data[i] != 0; break;
         case DT_FLOAT16: case DT_BFLOAT16: ((uint16_t *)d)[i] = (uint16_t)tp->int32_data[i]; break;
+        default: d[i] = (uint8_t)tp->int32_data[i]; break;   /* float8: the bit pattern */
         }
     }
 }

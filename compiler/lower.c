@@ -119,9 +119,12 @@ static void lower_promoted(Node *n, Lowering *L)
     if (n->nin > 64 || n->nout > 64) fail("too many inputs or outputs");
     for (int j = 0; j < n->nin; j++) {
         in[j] = n->in[j];
-        if (!in[j] || !dtype_is_half(in[j]->dtype)) continue;
+        if (!in[j] || !(dtype_is_half(in[j]->dtype) || dtype_is_narrow(in[j]->dtype))) continue;
         if (in[j]->data) {
             n->in[j] = n->shadow_in[j];
+        } else if (dtype_is_narrow(in[j]->dtype)) {   /* a float8 (IsNaN, IsInf): ops/types.c */
+            n->in[j] = lower_temp(L, DT_FLOAT, in[j]->rank, in[j]->dims);
+            lower_narrow_to_f32(L, in[j], n->in[j]);
         } else {
             n->in[j] = lower_temp(L, DT_FLOAT, in[j]->rank, in[j]->dims);
             KCall *c = lower_call(L, xfmt("o2c_cast_%s_f32", dtype_suffix(in[j]->dtype)), tensor_numel(in[j]));

@@ -47,6 +47,8 @@
 #include "../runtime/c/signal.h"
 #include "../runtime/c/params/image.h"
 #include "../runtime/c/image.h"
+#include "../runtime/c/params/types.h"
+#include "../runtime/c/types.h"
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -107,6 +109,8 @@ O2C_CAST_16(o2c_cast_bf16_f16, o2c_bf2f, o2c_f2h)
 
 float half_to_float(int dt, uint16_t h) { return dt == DT_BFLOAT16 ? o2c_bf2f(h) : o2c_h2f(h); }
 uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f) : o2c_f2h(f); }
+float narrow_to_float(int dt, uint8_t b) { return o2c_n_to_f32(b, dt); }
+uint8_t float_to_narrow(int dt, float f) { return o2c_f32_to_n(f, dt, 1, O2C_E8M0_UP); }
 
 /* 2. the registry */
 #define R_UNARY(sfx, T, Name, text, expr) \
@@ -145,6 +149,7 @@ uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f)
 #define R_ML(name) R_FILE(name, "ml.h")
 #define R_SIGNAL(name) R_FILE(name, "signal.h")
 #define R_IMAGE(name) R_FILE(name, "image.h")
+#define R_TYPES(name) R_FILE(name, "types.h")
 
 static const Kernel KERNELS[] = {
 #define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
@@ -190,6 +195,7 @@ static const Kernel KERNELS[] = {
     O2C_KERNELS_ML(R_ML)
     O2C_KERNELS_SIGNAL(R_SIGNAL)
     O2C_KERNELS_IMAGE(R_IMAGE)
+    O2C_KERNELS_TYPES(R_TYPES)
 };
 
 const Kernel *kernel_find(const char *name)

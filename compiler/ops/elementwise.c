@@ -212,6 +212,7 @@ void lower_cast(Node *n, Lowering *L)
 {
     Tensor *x = n->in[0], *y = n->out[0];
     if (x->dtype == y->dtype) { lower_copy(L, x, y); return; }
+    if (dtype_is_narrow(x->dtype) || dtype_is_narrow(y->dtype)) { lower_cast_narrow(n, L); return; }   /* ops/types.c */
     KCall *c = lower_call(L, xfmt("o2c_cast_%s_%s", dtype_suffix(x->dtype), dtype_suffix(y->dtype)), tensor_numel(y));
     c->x[0] = x;
     c->y[0] = y;

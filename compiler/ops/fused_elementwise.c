@@ -417,11 +417,11 @@ int ew_node_step(Node *n, const char **op, Tensor **x, int *nx, double *f)
     for (int j = 0; j < n->nin; j++) {
         Tensor *in = n->in[j];
         if (!in) { if (strcmp(t, "Clip")) return 0; continue; }
-        if (!dtype_supported(in->dtype) || dtype_is_half(in->dtype)) return 0;
+        if (!dtype_supported(in->dtype) || dtype_is_half(in->dtype) || dtype_is_narrow(in->dtype)) return 0;
         if (!strcmp(t, "Clip") && j > 0 && !in->data) return 0;   /* bounds computed at run time */
     }
     Tensor *y = n->out[0];
-    if (!dtype_supported(y->dtype) || dtype_is_half(y->dtype) || tensor_numel(y) <= 0) return 0;
+    if (!dtype_supported(y->dtype) || dtype_is_half(y->dtype) || dtype_is_narrow(y->dtype) || tensor_numel(y) <= 0) return 0;
     if (!strcmp(t, "Cast") && y->dtype == n->in[0]->dtype) return 0;   /* a copy */
     /* the node's own lowering says which kernel and parameters */
     Lowering L = {0};
