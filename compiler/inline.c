@@ -40,6 +40,9 @@ static int is_default_domain(const char *d) { return !d || !*d || !strcmp(d, "ai
 
 static Onnx__FunctionProto *find_function(Onnx__ModelProto *m, const Onnx__NodeProto *n)
 {
+    /* domain onnx2c: --emit-onnx's fused ops, whose bodies describe them for
+     * other tools; load.c reads such a call back as the op itself */
+    if (!strcmp(str(n->domain), "onnx2c")) return NULL;
     for (size_t i = 0; i < m->n_functions; i++) {
         Onnx__FunctionProto *f = m->functions[i];
         if (!strcmp(str(f->name), str(n->op_type)) && !strcmp(str(f->domain), str(n->domain)) &&
