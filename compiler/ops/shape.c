@@ -111,7 +111,7 @@ void infer_dropout(Node *n)
     Tensor *tm = in_t(n, 2);
     if (tm && tm->data && elem_i64(tm->dtype, tm->data, 0))
         fail("training_mode is true; onnx2c compiles inference graphs only");
-    if (tm && !tm->data) fail("training_mode must be a constant");
+    if (tm) need_const_value(n, tm, "training_mode");
 }
 
 void lower_dropout(Node *n, Lowering *L)
