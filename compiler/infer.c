@@ -188,7 +188,7 @@ int node_foldable(const Node *n)
  * and lowered on float32 stand-ins of those inputs, and its float32 results
  * are stored back as 16-bit values (lower.c inserts the casts). Views move
  * bytes and Cast/CastLike/EyeLike convert to a type they are told, so they
- * handle the 16-bit types themselves (so do Unique and NonZero). */
+ * handle the 16-bit types themselves. */
 static int computes_on_half(const Node *n)
 {
     int half = 0;
@@ -196,8 +196,6 @@ static int computes_on_half(const Node *n)
         if (n->in[j] && dtype_is_half(n->in[j]->dtype)) half = n->in[j]->dtype;
     if (!half || node_is_view(n)) return 0;
     if (!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike") || !strcmp(n->op_type, "EyeLike")) return 0;
-    /* computed in the compiler from constant inputs of any type (ops/extra.c) */
-    if (!strcmp(n->op_type, "Unique") || !strcmp(n->op_type, "NonZero")) return 0;
     return half;
 }
 

@@ -555,7 +555,7 @@ static int64_t unique_compute(Node *n, UniqueView *v, int64_t **first, int64_t *
 void infer_unique(Node *n)
 {
     Tensor *x = n->in[0];
-    static const int DTS_UNIQUE[] = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT16, DT_INT8, DT_INT16, DT_INT32, DT_INT64,
+    static const int DTS_UNIQUE[] = {DT_FLOAT, DT_DOUBLE, DT_INT8, DT_INT16, DT_INT32, DT_INT64,
                                      DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DT_BOOL, 0};
     need_dtype(n, x, DTS_UNIQUE);
     UniqueView v;
