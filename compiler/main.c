@@ -49,7 +49,7 @@ static void usage(FILE *f)
           "  --tune-runner CMD  run `CMD PROGRAM.c` to build and run the timing program (a board,\n"
           "                  an emulator); default: $CC (else cc) -O3 -march=native, run here\n"
           "  -v              print what each stage and pass does\n"
-          "  --list-ops      print the supported ONNX ops\n"
+          "  --list-ops      print the supported ONNX ops (other domains as DOMAIN::Name)\n"
           "  --list-passes   print the optimization passes in the order they run\n"
           "  --version, --help\n", f);
 }
@@ -72,8 +72,12 @@ static void parse_args(int argc, char **argv, Options *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         if (!strcmp(a, "--version")) { printf("onnx2c %s\n", ONNX2C_VERSION); exit(0); }
         if (!strcmp(a, "--list-ops")) {
+            /* the default domain's ops, then the other ONNX domains' as DOMAIN::Name
+             * (the onnx2c domain's fused ops are made by passes, not read from models) */
             for (int k = 0; k < op_count(); k++)
                 if (!*op_at(k)->domain) printf("%s\n", op_name(k));
+            for (int k = 0; k < op_count(); k++)
+                if (*op_at(k)->domain && strcmp(op_at(k)->domain, "onnx2c")) printf("%s::%s\n", op_at(k)->domain, op_name(k));
             exit(0);
         }
         if (!strcmp(a, "--list-passes")) {

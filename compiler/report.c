@@ -48,6 +48,7 @@ static const struct { const char *op; Rule rule; int factor; } FLOP_RULES[] = {
     {"Cast", R_ZERO, 0}, {"CastLike", R_ZERO, 0}, {"EyeLike", R_ZERO, 0}, {"OneHot", R_ZERO, 0},
     {"Trilu", R_ZERO, 0}, {"ScatterElements", R_ZERO, 0}, {"Scatter", R_ZERO, 0},
     {"ScatterND", R_ZERO, 0}, {"TensorScatter", R_ZERO, 0},
+    {"SoftmaxCrossEntropyLoss", R_IN, 5},   /* its log-softmax; NegativeLogLikelihoodLoss: the default */
 };
 
 static int64_t numel_or0(const Tensor *t) { return t && t->rank >= 0 ? tensor_numel(t) : 0; }

@@ -163,6 +163,18 @@ def t_info_flags(c):
     assert r.returncode == 0 and "arena" in r.stderr and "MatMul" in r.stderr, r.stderr
 
 
+def t_readme_ops(c):
+    """the README's op list is --list-ops (the op table), no more, no less"""
+    r = c.onnx2c("--list-ops")
+    table = r.stdout.split()
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    sec = readme.split("## Supported ops", 1)[1].split("\n## ", 1)[0]
+    listed = [w.strip("`") for w in sec.split() if w.startswith("`") and w.endswith("`") and len(w) > 2]
+    assert sorted(set(listed) & set(table)) == sorted(table), "missing from README: %s" % sorted(set(table) - set(listed))
+    count = "%d ops" % len(table)
+    assert count in sec, "the README should say '%s'" % count
+
+
 def t_name_default_and_ident(c):
     m = os.path.join(c.tmp, "a.onnx")
     mlp(m, 1)
@@ -367,7 +379,8 @@ int main(void)
 
 
 TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_info_flags,
-         t_name_default_and_ident, t_hostile_names, t_io_names_like_the_entrys_own, t_optimization_flags, t_views_of_constants]
+         t_name_default_and_ident, t_hostile_names, t_io_names_like_the_entrys_own, t_optimization_flags, t_views_of_constants,
+         t_readme_ops]
 
 
 def t_targets(c):
