@@ -10,7 +10,6 @@
 void infer_binary_NUM(Node *n);
 void infer_binary_INT(Node *n);
 
-
 static int is_unsigned(int dt) { return dt == DT_UINT8 || dt == DT_UINT16 || dt == DT_UINT32 || dt == DT_UINT64; }
 
 static int64_t prod(const int64_t *d, int from, int to)
