@@ -16,13 +16,11 @@ OUT = sys.argv[1] if len(sys.argv) > 1 else "build/extra-cases"
 shutil.rmtree(OUT, ignore_errors=True)
 rng = np.random.default_rng(1)
 
-def case(name, op, inputs, attrs=None, nout=1, opset=None, use_ort=False, consts=None, outtypes=None):
+def case(name, op, inputs, attrs=None, nout=1, opset=None, use_ort=False, consts=None):
     """inputs: list of (name, array); consts: list of (name, array) initializers"""
     attrs = attrs or {}
     consts = consts or []
     in_names = [n for n, _ in inputs] + [n for n, _ in consts]
-    order = attrs.pop("_order", None)
-    if order: in_names = order
     outs = ["y%d" % i for i in range(nout)]
     node = h.make_node(op, in_names, outs, **attrs)
     gi = [h.make_tensor_value_info(n, nh.from_array(a).data_type, a.shape) for n, a in inputs]
@@ -38,7 +36,7 @@ def case(name, op, inputs, attrs=None, nout=1, opset=None, use_ort=False, consts
         res = s.run(None, feeds)
     else:
         res = ReferenceEvaluator(m).run(None, feeds)
-    # fix the output types
+    # the outputs' types and shapes, from the results
     del m.graph.output[:]
     for o, r in zip(outs, res):
         r = np.asarray(r)
