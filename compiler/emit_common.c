@@ -76,6 +76,7 @@ static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h",
                               "signal.h",
                               "image.h",
                               "types.h",
+                              "extra.h",
                               NULL};
 
 static void parse_chunks(void)

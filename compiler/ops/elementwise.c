@@ -108,7 +108,8 @@ void lower_clip(Node *n, Lowering *L)
 static void binary_rule(Node *n, const int *allowed, int out_dtype)
 {
     Tensor *a = n->in[0], *b = n->in[1];
-    need_dtype(n, a, allowed);
+    static const int DTS_POW[] = {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64, 0};   /* the spec's base types */
+    need_dtype(n, a, strcmp(n->op_type, "Pow") ? allowed : DTS_POW);
     if (b->dtype != a->dtype && !(!strcmp(n->op_type, "Pow") && dtype_supported(b->dtype)))
         fail("inputs '%s' (%s) and '%s' (%s) must have the same data type", a->name, dtype_name(a->dtype), b->name,
              dtype_name(b->dtype));
@@ -152,9 +153,15 @@ static void binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tenso
     bcast_params(c, y, xs, 2);
 }
 
+void lower_pow_int(Node *n, Lowering *L);   /* ops/extra.c */
+
 void lower_binary(Node *n, Lowering *L)
 {
     Tensor *b = n->in[1];
+    if (!strcmp(n->op_type, "Pow") && dtype_is_int(n->in[0]->dtype)) {   /* integer base */
+        lower_pow_int(n, L);
+        return;
+    }
     if (b->dtype != n->in[0]->dtype) {   /* Pow with another exponent type */
         Tensor *cb = lower_temp(L, n->in[0]->dtype, b->rank, b->dims);
         KCall *c = lower_call(L, xfmt("o2c_cast_%s_%s", dtype_suffix(b->dtype), dtype_suffix(cb->dtype)), tensor_numel(b));

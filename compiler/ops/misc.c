@@ -10,8 +10,6 @@
 void infer_binary_NUM(Node *n);
 void infer_binary_INT(Node *n);
 
-static const int DTS_UINT[] = {DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, 0};
-
 static int is_unsigned(int dt) { return dt == DT_UINT8 || dt == DT_UINT16 || dt == DT_UINT32 || dt == DT_UINT64; }
 
 static int64_t prod(const int64_t *d, int from, int to)
@@ -52,9 +50,6 @@ static int64_t const_scalar(Node *n, Tensor *t, const char *what)
 void infer_mod(Node *n)
 {
     infer_binary_NUM(n);
-    if (dtype_is_float(n->in[0]->dtype) && !attr_i(n, "fmod"))
-        fail("Mod of %s inputs needs fmod=1 (the ONNX spec requires it for floating-point types)",
-             dtype_name(n->in[0]->dtype));
 }
 
 /* fmod=0: the result takes the divisor's sign (Python %); fmod=1: C fmod
@@ -62,23 +57,27 @@ void infer_mod(Node *n)
 void lower_mod(Node *n, Lowering *L)
 {
     int dt = n->in[0]->dtype;
-    const char *k = dtype_is_float(dt) ? "Fmod" : is_unsigned(dt) ? "ModU" : attr_i(n, "fmod") ? "FmodS" : "ModS";
+    const char *k = dtype_is_float(dt) ? (attr_i(n, "fmod") ? "Fmod" : "FloorMod")
+                    : is_unsigned(dt) ? "ModU" : attr_i(n, "fmod") ? "FmodS" : "ModS";
     bin_call(L, k, n->in[0], n->in[1], n->out[0]);
 }
 
 void infer_bitshift(Node *n)
 {
-    need_dtype(n, n->in[0], DTS_UINT);
+    need_dtype(n, n->in[0], DTS_INT);
     const char *d = attr_s(n, "direction");
     if (!d || (strcmp(d, "LEFT") && strcmp(d, "RIGHT")))
         fail("attribute direction must be LEFT or RIGHT, it is '%s'", d ? d : "(absent)");
     infer_binary_INT(n);
 }
 
-/* Shifts by the type's width or more give 0. */
+/* Shifts by the type's width or more give 0 (-1 for a right shift of a
+ * negative signed value); signed types since opset 28. */
 void lower_bitshift(Node *n, Lowering *L)
 {
-    bin_call(L, strcmp(attr_s(n, "direction"), "LEFT") ? "Shr" : "Shl", n->in[0], n->in[1], n->out[0]);
+    int u = is_unsigned(n->in[0]->dtype);
+    const char *k = strcmp(attr_s(n, "direction"), "LEFT") ? (u ? "Shr" : "ShrS") : (u ? "Shl" : "ShlS");
+    bin_call(L, k, n->in[0], n->in[1], n->out[0]);
 }
 
 /* ---- PREDICATE lines: IsNaN, IsInf -------------------------------------- */

@@ -583,6 +583,7 @@ void infer_space_to_depth(Node *n)
 {
     Tensor *x = n->in[0];
     int64_t b = block_size(n);
+    (void)dcr_mode(n);
     if (x->dims[2] % b || x->dims[3] % b)
         fail("the spatial size %lldx%lld does not divide by blocksize %lld", (long long)x->dims[2],
              (long long)x->dims[3], (long long)b);
@@ -590,13 +591,19 @@ void infer_space_to_depth(Node *n)
     set_out(n, 0, x->dtype, 4, d);
 }
 
-/* output box (N, b1, b2, C, H', W') read from the input seen as
- * (N, C, H', b1, W', b2) */
+/* output box DCR: (N, b1, b2, C, H', W'), CRD (opset 25): (N, C, b1, b2,
+ * H', W'), read from the input seen as (N, C, H', b1, W', b2) */
 void lower_space_to_depth(Node *n, Lowering *L)
 {
     Tensor *x = n->in[0];
     int64_t b = block_size(n), N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
-    int64_t box[6] = {N, b, b, C, H / b, W / b};
-    int64_t xs[6] = {C * H * W, W, 1, H * W, b * W, b};
-    gather_box(L, x, n->out[0], 6, box, 0, xs);
+    if (dcr_mode(n)) {
+        int64_t box[6] = {N, b, b, C, H / b, W / b};
+        int64_t xs[6] = {C * H * W, W, 1, H * W, b * W, b};
+        gather_box(L, x, n->out[0], 6, box, 0, xs);
+    } else {
+        int64_t box[6] = {N, C, b, b, H / b, W / b};
+        int64_t xs[6] = {C * H * W, H * W, W, 1, b * W, b};
+        gather_box(L, x, n->out[0], 6, box, 0, xs);
+    }
 }

@@ -159,6 +159,7 @@
  * statistics in double.
  *   mode 0 MVN: y = (x - mean) / (sqrt(var) + eps)   (var: biased)
  *   mode 1 L1:  y = x / sum |x|      mode 2 L2: y = x / sqrt(sum x^2)
+ *               (a zero norm gives y = 0, as the spec says)
  *   mode 3 RMS: y = x / sqrt(mean x^2 + eps) * scale
  *   x[0] X, x[1] scale (mode 3); y[0] Y (X's layout)
  *   O2C_NORMGROUP_* */
@@ -191,9 +192,9 @@
                 sub = mean;                                                          \
                 mul = 1 / (O2C_M(TY, sqrt)(var / (T)N) + eps);                             \
             } else if (mode == 1) {                                                  \
-                mul = 1 / s1;                                                        \
+                mul = s1 == 0 ? 0 : 1 / s1;   /* a zero norm gives 0 (the spec) */  \
             } else if (mode == 2) {                                                  \
-                mul = 1 / O2C_M(TY, sqrt)(s2);                                                  \
+                mul = s2 == 0 ? 0 : 1 / O2C_M(TY, sqrt)(s2);                         \
             } else {                                                                 \
                 mul = 1 / O2C_M(TY, sqrt)(s2 / (T)N + eps);                                \
             }                                                                        \
