@@ -39,8 +39,9 @@ more). Integer and bool outputs are always exact. meta.json records the
 measured difference ("ort_all_vs_disabled") and the tolerance with the
 reason; run_models reads meta.json's "tolerance".
 
-A folder is rebuilt when its meta.json does not match the pinned model
-(sha256), FETCH_VERSION, or the installed onnxruntime's version.
+A folder is rebuilt when its meta.json does not match the pinned wheel
+(sha256), the model file, the inputs the recipe makes now (sha256),
+FETCH_VERSION, or the installed onnxruntime's version.
 """
 import argparse
 import hashlib
@@ -203,10 +204,31 @@ def in_nudenet(rng):
     return {"images": smooth_image(rng, 3, 320, 320)[None]}
 
 
+GLYPHS = {  # 5x7 bitmaps of a few characters, for a text-like image
+    "2": ["01110", "10001", "00001", "00010", "00100", "01000", "11111"],
+    "7": ["11111", "00001", "00010", "00100", "01000", "01000", "01000"],
+    "A": ["01110", "10001", "10001", "11111", "10001", "10001", "10001"],
+    "K": ["10001", "10010", "10100", "11000", "10100", "10010", "10001"],
+}
+
+
+def text_image(rng, text, h, scale):
+    """Dark glyphs (GLYPHS, scaled) on a light background with mild noise, in
+    [0,1]; 4 pixels of margin at each side. float32 [h, 8 + 6*scale*len(text)]."""
+    img = np.full((h, 8 + len(text) * 6 * scale), 0.9)
+    for i, ch in enumerate(text):
+        g = np.kron(np.array([[c == "1" for c in r] for r in GLYPHS[ch]]), np.ones((scale, scale))) > 0
+        y0, x0 = (h - g.shape[0]) // 2, 4 + i * 6 * scale
+        img[y0:y0 + g.shape[0], x0:x0 + g.shape[1]][g] = 0.1
+    img += 0.03 * rng.standard_normal(img.shape)
+    return np.clip(img, 0, 1).astype(np.float32)
+
+
 def in_ddddocr(rng):
-    # a 64x160 grayscale text-line-like image, normalized as ddddocr does: (x/255 - 0.5)/0.5
-    img = smooth_image(rng, 1, 64, 160)
-    return {"input1": ((img - 0.5) / 0.5)[None].astype(np.float32)}
+    # a 64x152 grayscale text image (152: the width the model's declared output
+    # [1,19] was exported for), normalized as ddddocr does: (x/255 - 0.5)/0.5
+    img = text_image(rng, "27AK", 64, 6)
+    return {"input1": ((img - 0.5) / 0.5)[None, None]}
 
 
 # ---------------------------------------------------------------- the models
@@ -278,7 +300,7 @@ MODELS = [
          member="ddddocr/common.onnx",
          license="MIT",
          inputs=in_ddddocr,
-         notes="input: a synthetic 64x160 grayscale image normalized to [-1,1]; output: int64 class ids (ArgMax)"),
+         notes="input: the text '27AK' drawn from 5x7 bitmaps, 64x152, normalized to [-1,1]; output: int64 class ids per column (ArgMax)"),
 ]
 
 
@@ -377,10 +399,17 @@ def prepare(m, log, force=False):
     import onnxruntime as ort
     folder = os.path.join(OUT, m["name"])
     meta_path = os.path.join(folder, "meta.json")
+    feeds = m["inputs"](rng_for(m["name"]))
+    h = hashlib.sha256()
+    for name in sorted(feeds):
+        h.update(name.encode() + str(feeds[name].dtype).encode() + str(feeds[name].shape).encode())
+        h.update(np.ascontiguousarray(feeds[name]).tobytes())
+    inputs_sha = h.hexdigest()
     if not force and os.path.exists(meta_path):
         try:
             meta = json.load(open(meta_path, encoding="utf-8"))
             if (meta.get("fetch_version") == FETCH_VERSION and meta.get("wheel_sha256") == m["wheel_sha256"]
+                    and meta.get("inputs_sha256") == inputs_sha
                     and meta.get("onnxruntime", {}).get("version") == ort.__version__
                     and os.path.exists(os.path.join(folder, "model.onnx"))
                     and sha256_file(os.path.join(folder, "model.onnx")) == meta.get("model_sha256")):
@@ -397,7 +426,6 @@ def prepare(m, log, force=False):
     model = onnx.load(model_path)
     inits = {i.name for i in model.graph.initializer}
     gin = [i for i in model.graph.input if i.name not in inits]
-    feeds = m["inputs"](rng_for(m["name"]))
     if sorted(feeds) != sorted(i.name for i in gin):
         raise RuntimeError("%s: inputs %s, the model has %s" % (m["name"], sorted(feeds), [i.name for i in gin]))
     for k, vi in enumerate(gin):
@@ -441,7 +469,7 @@ def prepare(m, log, force=False):
         "ort_all_vs_disabled": diffs,
         "tolerance": {"rtol": DEFAULT_RTOL, "atol": atols, "why": whys},
         "ort_latency_ms_1thread": round(1000 * float(np.median(times)), 3),
-        "fetch_version": FETCH_VERSION, "seed": SEED,
+        "fetch_version": FETCH_VERSION, "seed": SEED, "inputs_sha256": inputs_sha,
     }
     with open(meta_path, "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=1)
