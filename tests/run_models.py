@@ -15,7 +15,8 @@ For each model:
      tests/harness/main.c; run (twice inside the harness, outputs poisoned
      with 0xFF) and compare with onnxruntime run live and with the stored
      output_K.pb: |got - want| <= atol + rtol*|want| (ints, bools exact, NaN
-     equals NaN); also clang -std=c99 -pedantic -Wall -Wextra -Werror -c;
+     equals NaN; a folder's meta.json may set a larger "tolerance", per
+     output: tests/models/fetch.py measures it on onnxruntime); also clang -std=c99 -pedantic -Wall -Wextra -Werror -c;
   3. the CUDA: onnx2c -o m.cu; g++ -x c++ -std=c++17 -DO2C_CUDA_EMULATE with
      runtime/cuda/o2c_cuda_emulate.h (ASan+UBSan) and the same harness;
      run and compare; nvcc -c m.cu (a compile check; skipped with a note if
