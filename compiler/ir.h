@@ -523,6 +523,10 @@ void layout_assign(Graph *g, int tiled);
 enum { CONV_ROLE_NONE, CONV_ROLE_PW, CONV_ROLE_DW };
 int conv_layout_role(Node *n);
 int node_elementwise(const Node *n);   /* elementwise.c: the same result on any layout */
+/* elementwise.c: one call of the elementwise kernel KNAME (an ops.def UNARY/KUNARY
+ * name) on x; of BINARY/KBINARY kernel OP on a and b with numpy broadcasting */
+KCall *ew_unary_call(Lowering *L, const char *kname, Tensor *x, Tensor *y);
+void ew_binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y);
 /* matmul.c: constant B (K x N, rows sbk apart, N >= 32) packed for
  * o2c_matmul_tile_f32 (O2C_MATMUL_BPACKED): ceil(N / 32) x K x 32 floats */
 void matmul_pack_panels(const float *B, int64_t K, int64_t N, int64_t sbk, float *dst);

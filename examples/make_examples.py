@@ -352,9 +352,48 @@ def local_functions():
             "calls Scale, with an attribute reference; inlined at load", {})
 
 
+def ms_transformer_ops():
+    """the com.microsoft ops onnxruntime's transformer optimizer writes"""
+    r = rng(17)
+    ms = "com.microsoft"
+    nodes = [
+        helper.make_node("SkipLayerNormalization", ["x", "skip", "gamma", "beta", "bias"], ["h", "", "", "sum"],
+                         domain=ms, epsilon=1e-5),
+        helper.make_node("FusedMatMul", ["h", "Wt"], ["p"], domain=ms, alpha=0.5, transB=1),
+        helper.make_node("BiasGelu", ["p", "b1"], ["g"], domain=ms),
+        helper.make_node("FastGelu", ["g", "b2"], ["f"], domain=ms),
+        helper.make_node("QuickGelu", ["f"], ["q"], domain=ms, alpha=1.702),
+        helper.make_node("FusedMatMul", ["q", "q"], ["y"], domain=ms, alpha=0.25, transA=1),
+    ]
+    m = model("ms_transformer_ops", nodes, [vi("x", [2, 5, 8]), vi("skip", [2, 5, 8])], [vi("y", [2, 12, 12]), vi("sum", [2, 5, 8])],
+              [init("gamma", w(r, 8)), init("beta", w(r, 8)), init("bias", w(r, 8)), init("Wt", w(r, 12, 8)),
+               init("b1", w(r, 12)), init("b2", w(r, 12))], extra_opsets=[("com.microsoft", 1)])
+    return (m, [w(r, 2, 5, 8, scale=1.0), w(r, 2, 5, 8, scale=1.0)],
+            "com.microsoft SkipLayerNormalization (with its sum output), FusedMatMul (transposes, alpha), BiasGelu, "
+            "FastGelu, QuickGelu, as onnxruntime's transformer optimizer writes them", {})
+
+
+def ms_fused_conv():
+    r = rng(18)
+    ms = "com.microsoft"
+    nodes = [
+        helper.make_node("FusedConv", ["x", "W1", "B1"], ["a"], domain=ms, activation="Relu", pads=[1, 1, 1, 1]),
+        helper.make_node("FusedConv", ["a", "W2", "B2", "x"], ["b"], domain=ms, activation="LeakyRelu",
+                         activation_params=[0.1], pads=[1, 1, 1, 1]),
+        helper.make_node("FusedConv", ["b", "W3"], ["y"], domain=ms, activation="Clip", activation_params=[-1.0, 1.0],
+                         strides=[2, 2]),
+    ]
+    m = model("ms_fused_conv", nodes, [vi("x", [1, 4, 10, 10])], [vi("y", [1, 6, 4, 4])],
+              [init("W1", w(r, 4, 4, 3, 3)), init("B1", w(r, 4)), init("W2", w(r, 4, 4, 3, 3)), init("B2", w(r, 4)),
+               init("W3", w(r, 6, 4, 3, 3))], extra_opsets=[("com.microsoft", 1)])
+    return (m, [w(r, 1, 4, 10, 10, scale=1.0)],
+            "com.microsoft FusedConv: Relu, LeakyRelu with the residual input Z, Clip with a stride", {})
+
+
 EXAMPLES = [linear, two_heads, dynamic_batch, conv_bn_relu, small_convnet, flatten_shape_ops, clamp_min_max,
             layernorm_decomposed, gemm_chain, asinh, srcnn_cubic, self_attention, sibling_convs_concat,
-            custom_domain_op, elementwise_chain, mobilenet_block, local_functions]
+            custom_domain_op, elementwise_chain, mobilenet_block, local_functions,
+            ms_transformer_ops, ms_fused_conv]
 
 
 # ---------------------------------------------------------------- writing

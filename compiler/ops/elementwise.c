@@ -30,7 +30,7 @@ void infer_same(Node *n) { out_like(n, 0, n->in[0]); }
 
 /* A unary kernel over the whole tensor; real attributes go to
  * O2C_EW_FA, FB, FC in schema order. */
-static KCall *unary_call(Lowering *L, const char *kname, Tensor *x, Tensor *y)
+KCall *ew_unary_call(Lowering *L, const char *kname, Tensor *x, Tensor *y)
 {
     KCall *c = lower_call(L, ew_kernel(kname, x->dtype), tensor_numel(y));
     c->x[0] = x;
@@ -40,7 +40,7 @@ static KCall *unary_call(Lowering *L, const char *kname, Tensor *x, Tensor *y)
 
 void lower_unary(Node *n, Lowering *L)
 {
-    KCall *c = unary_call(L, n->op_type, n->in[0], n->out[0]);
+    KCall *c = ew_unary_call(L, n->op_type, n->in[0], n->out[0]);
     /* the op's real attributes, in schema order */
     const char *s = n->op->attrs;
     int nf = 0;
@@ -65,10 +65,9 @@ void lower_gelu(Node *n, Lowering *L)
     const char *ap = attr_s(n, "approximate");
     if (strcmp(ap, "none") && strcmp(ap, "tanh")) fail("approximate='%s' is not one of none, tanh", ap);
     need_dtype(n, n->in[0], DTS_FLOAT);
-    unary_call(L, !strcmp(ap, "tanh") ? "GeluTanh" : "GeluErf", n->in[0], n->out[0]);
+    ew_unary_call(L, !strcmp(ap, "tanh") ? "GeluTanh" : "GeluErf", n->in[0], n->out[0]);
 }
 
-static void binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y);
 
 /* Clip: bounds from attributes (opset < 11) or optional inputs. */
 void lower_clip(Node *n, Lowering *L)
@@ -85,8 +84,8 @@ void lower_clip(Node *n, Lowering *L)
         /* bounds known only at run time: y = min(hi, max(lo, x)), the bound
          * first so that a NaN x stays NaN (BMax(a, b) is a >= b ? a : b) */
         Tensor *src = x;
-        if (tmin) { binary_call(L, "BMax", tmin, src, n->out[0]); src = n->out[0]; }
-        if (tmax) { binary_call(L, "BMin", tmax, src, n->out[0]); src = n->out[0]; }
+        if (tmin) { ew_binary_call(L, "BMax", tmin, src, n->out[0]); src = n->out[0]; }
+        if (tmax) { ew_binary_call(L, "BMin", tmax, src, n->out[0]); src = n->out[0]; }
         return;
     }
     if (tmin) lo = elem_f64(tmin->dtype, tmin->data, 0);
@@ -98,7 +97,7 @@ void lower_clip(Node *n, Lowering *L)
         if (lo < tlo) lo = tlo;
         if (hi > thi) hi = thi;
     }
-    KCall *c = unary_call(L, "Clip", x, n->out[0]);
+    KCall *c = ew_unary_call(L, "Clip", x, n->out[0]);
     c->f[O2C_EW_FA] = lo;
     c->f[O2C_EW_FB] = hi;
 }
@@ -143,7 +142,7 @@ static void bcast_params(KCall *c, Tensor *y, Tensor **xs, int nx)
     for (int j = 0; j < nx; j++) bcast_strides(xs[j], y->rank, c->k + O2C_EW_STR_AT(j));
 }
 
-static void binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y)
+void ew_binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y)
 {
     KCall *c = lower_call(L, ew_kernel(op, a->dtype), tensor_numel(y));
     c->x[0] = a;
@@ -169,7 +168,7 @@ void lower_binary(Node *n, Lowering *L)
         c->y[0] = cb;
         b = cb;
     }
-    binary_call(L, n->op_type, n->in[0], b, n->out[0]);
+    ew_binary_call(L, n->op_type, n->in[0], b, n->out[0]);
 }
 
 /* ---- variadic: Sum, Mean, Max, Min ------------------------------------ */
@@ -197,11 +196,11 @@ void lower_variadic(Node *n, Lowering *L)
         lower_copy(L, n->in[0], y);
     } else {
         /* y = in0 op in1, then y = y op in_j: each step reads y[i] before writing it */
-        binary_call(L, op, n->in[0], n->in[1], y);
-        for (int j = 2; j < n->nin; j++) binary_call(L, op, y, n->in[j], y);
+        ew_binary_call(L, op, n->in[0], n->in[1], y);
+        for (int j = 2; j < n->nin; j++) ew_binary_call(L, op, y, n->in[j], y);
     }
     if (!strcmp(n->op_type, "Mean")) {
-        KCall *c = unary_call(L, "Scale", y, y);
+        KCall *c = ew_unary_call(L, "Scale", y, y);
         c->f[O2C_EW_FA] = 1.0 / n->nin;
     }
 }
