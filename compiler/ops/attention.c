@@ -1,4 +1,4 @@
-/* onnx2c.Attention: the attention core fused by the fuse_attention pass
+/* onnx2c.FusedAttention: the attention core fused by the fuse_attention pass
  * (kernel in runtime/c/attention.h):
  *     Y = transpose(softmax(scale * Q K^T + mask, last axis) V, y_perm)
  *     Q = transpose(x0, q_perm)   [batch.., Sq, D]
@@ -79,7 +79,7 @@ static void att_shape(Node *n, AttShape *s)
     get_perm(n, 3, s->nb + 2, s->perm[3]);
 }
 
-void infer_attention(Node *n)
+void infer_fused_attention(Node *n)
 {
     Tensor *q = n->in[0];
     need_dtype(n, q, DTS_FLOAT);
@@ -129,7 +129,7 @@ static void stride_block(int64_t *blk, int nb, int rank, const int64_t *ldims, c
     blk[O2C_ATT_COL] = ldims[rank - 1] != 1 ? lst[rank - 1] : 0;
 }
 
-void lower_attention(Node *n, Lowering *L)
+void lower_fused_attention(Node *n, Lowering *L)
 {
     AttShape s;
     att_shape(n, &s);
@@ -194,7 +194,7 @@ static const char *dc_perm(Decomp *d, const char *x, const int64_t *perm, int ra
     return t;
 }
 
-void decompose_attention(const Node *cn, Decomp *d)
+void decompose_fused_attention(const Node *cn, Decomp *d)
 {
     Node *n = (Node *)cn;
     AttShape s;

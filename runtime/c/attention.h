@@ -1,4 +1,4 @@
-/* Attention core (the fused op onnx2c.Attention, made by the fuse_attention
+/* Attention core (the fused op onnx2c.FusedAttention, made by the fuse_attention
  * pass; shape rule and lowering in compiler/ops/attention.c):
  *     Y = softmax(scale * Q K^T + mask, last axis) V
  * with Q [batch.., Sq, D], K [batch.., Skv, D], V [batch.., Skv, Dv],
