@@ -8,6 +8,7 @@
  * An absent perm is the identity. Batch dims broadcast as in MatMul. The
  * perms let the node read its inputs, and write its output, through the
  * Transposes the pass folded in. */
+#include <math.h>
 #include <string.h>
 
 #include "../ir.h"
@@ -218,4 +219,295 @@ void decompose_fused_attention(const Node *cn, Decomp *d)
     const char *y = dc_op(d, "MatMul", 2, a, v);
     y = dc_perm(d, y, s.perm[3], s.nb + 2);
     dc_output(d, 0, y);
+}
+
+/* ---- the standard ONNX Attention (opset 23+) ------------------------------
+ * Reference kernel o2c_sdpa_T (runtime/c/attention.h): 3-D or 4-D Q/K/V,
+ * grouped heads (GQA/MQA), attn_mask (bool or float, right-aligned
+ * broadcast, keys past its last dim masked), is_causal (bottom-right, offset
+ * by the past rows or nonpad_kv_seqlen - Sq), sliding windows, softcap,
+ * past/present key and value, the four qk_matmul_output modes and
+ * softmax_precision. float16/bfloat16 data computes on float32 stand-ins
+ * rounded to the 16-bit type after each step as onnx's reference does. */
+
+typedef struct Sdpa {
+    int r3;                           /* 3-D inputs (B x S x heads*size) */
+    int64_t B, Hq, Hkv, Sq, Skv, P, D, Dv, Tk;
+} Sdpa;
+
+static void sdpa_shape(Node *n, Sdpa *a)
+{
+    Tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    memset(a, 0, sizeof *a);
+    if (q->rank != k->rank || q->rank != v->rank || (q->rank != 3 && q->rank != 4))
+        fail("Q, K and V must be all 3-D or all 4-D (they are %s, %s, %s)", tensor_shape_str(q),
+             tensor_shape_str(k), tensor_shape_str(v));
+    a->r3 = q->rank == 3;
+    a->B = q->dims[0];
+    if (k->dims[0] != a->B || v->dims[0] != a->B) fail("Q, K and V have different batch sizes");
+    if (a->r3) {
+        a->Hq = attr_i(n, "q_num_heads");
+        a->Hkv = attr_i(n, "kv_num_heads");
+        if (a->Hq <= 0 || a->Hkv <= 0) fail("3-D inputs need the attributes q_num_heads and kv_num_heads");
+        if (q->dims[2] % a->Hq || k->dims[2] % a->Hkv || v->dims[2] % a->Hkv)
+            fail("the hidden sizes (%lld, %lld, %lld) are not multiples of the head counts (%lld, %lld)",
+                 (long long)q->dims[2], (long long)k->dims[2], (long long)v->dims[2], (long long)a->Hq,
+                 (long long)a->Hkv);
+        a->Sq = q->dims[1];
+        a->D = q->dims[2] / a->Hq;
+        a->Skv = k->dims[1];
+        if (k->dims[2] / a->Hkv != a->D) fail("Q and K have different head sizes");
+        if (v->dims[1] != a->Skv) fail("K and V have different sequence lengths");
+        a->Dv = v->dims[2] / a->Hkv;
+    } else {
+        a->Hq = q->dims[1];
+        a->Sq = q->dims[2];
+        a->D = q->dims[3];
+        a->Hkv = k->dims[1];
+        a->Skv = k->dims[2];
+        if (k->dims[3] != a->D) fail("Q and K have different head sizes");
+        if (v->dims[1] != a->Hkv || v->dims[2] != a->Skv) fail("K and V have different heads or sequence lengths");
+        a->Dv = v->dims[3];
+    }
+    if (a->Hkv <= 0 || a->Hq % a->Hkv)
+        fail("q_num_heads (%lld) must be a multiple of kv_num_heads (%lld)", (long long)a->Hq, (long long)a->Hkv);
+    Tensor *pk = in_t(n, 4), *pv = in_t(n, 5), *np = in_t(n, 6);
+    if (!pk != !pv) fail("past_key and past_value must be given together");
+    if (pk) {
+        if (pk->rank != 4 || pv->rank != 4 || pk->dims[0] != a->B || pk->dims[1] != a->Hkv || pk->dims[3] != a->D ||
+            pv->dims[0] != a->B || pv->dims[1] != a->Hkv || pv->dims[2] != pk->dims[2] || pv->dims[3] != a->Dv)
+            fail("past_key %s / past_value %s do not match (batch, kv_num_heads, past, head size)",
+                 tensor_shape_str(pk), tensor_shape_str(pv));
+        a->P = pk->dims[2];
+    }
+    if (np) {
+        if (pk) fail("nonpad_kv_seqlen cannot be combined with past_key/past_value");
+        if (np->dtype != DT_INT64 || np->rank != 1 || np->dims[0] != a->B)
+            fail("nonpad_kv_seqlen must be an int64 vector of the batch size, it is %s %s", dtype_name(np->dtype),
+                 tensor_shape_str(np));
+    }
+    a->Tk = a->P + a->Skv;
+}
+
+static int sdpa_used(const Node *n, int j)
+{
+    return j < n->nout && n->out[j] && (n->out[j]->nuses > 0 || n->out[j]->is_output);
+}
+
+void infer_sdpa(Node *n)
+{
+    Tensor *q = n->in[0];
+    need_dtype(n, q, DTS_FLOAT);
+    static const int PEERS[] = {1, 2, 4, 5};
+    for (int j = 0; j < 4; j++) {
+        Tensor *t = in_t(n, PEERS[j]);
+        if (t && t->dtype != q->dtype)
+            fail("input %d has type %s, Q %s: onnx2c needs one data type for Q, K, V and the past", PEERS[j],
+                 dtype_name(t->dtype), dtype_name(q->dtype));
+    }
+    Sdpa a;
+    sdpa_shape(n, &a);
+    if (a.Tk == 0) fail("attention over zero keys is not supported");
+    int64_t mode = attr_i(n, "qk_matmul_output_mode"), prec = attr_i(n, "softmax_precision");
+    if (mode < 0 || mode > 3) fail("qk_matmul_output_mode %lld is not 0, 1, 2 or 3", (long long)mode);
+    if (prec && prec != DT_FLOAT && prec != DT_DOUBLE && prec != DT_FLOAT16 && prec != DT_BFLOAT16)
+        fail("softmax_precision %lld is not float, double, float16 or bfloat16", (long long)prec);
+    Tensor *m = in_t(n, 3);
+    if (m) {
+        if (m->dtype != DT_BOOL && m->dtype != q->dtype)
+            fail("attn_mask of type %s is not supported (bool or Q's type)", dtype_name(m->dtype));
+        if (m->rank < 1 || m->rank > 4) fail("attn_mask must have rank 1 to 4, it is %s", tensor_shape_str(m));
+        const int64_t want[4] = {a.B, a.Hq, a.Sq, a.Tk};
+        for (int d = 0; d < m->rank; d++) {
+            int64_t md = m->dims[d], w = want[4 - m->rank + d];
+            if (d == m->rank - 1 ? md > w : (md != 1 && md != w))
+                fail("attn_mask %s does not broadcast to (batch, heads, q rows, keys) = (%lld, %lld, %lld, %lld)",
+                     tensor_shape_str(m), (long long)a.B, (long long)a.Hq, (long long)a.Sq, (long long)a.Tk);
+        }
+    }
+    int64_t yd[4] = {a.B, a.Hq, a.Sq, a.Dv};
+    if (a.r3) {
+        yd[1] = a.Sq;
+        yd[2] = a.Hq * a.Dv;
+    }
+    set_out(n, 0, q->dtype, a.r3 ? 3 : 4, yd);
+    int64_t pk[4] = {a.B, a.Hkv, a.Tk, a.D}, pv[4] = {a.B, a.Hkv, a.Tk, a.Dv}, qk[4] = {a.B, a.Hq, a.Sq, a.Tk};
+    set_out(n, 1, q->dtype, 4, pk);
+    set_out(n, 2, q->dtype, 4, pv);
+    set_out(n, 3, q->dtype, 4, qk);
+}
+
+/* element strides (batch, head, row) of a 3-D (B x S x H*size) or 4-D
+ * (B x H x S x size) tensor */
+static void sdpa_strides(int64_t *st, int r3, int64_t H, int64_t S, int64_t size)
+{
+    st[0] = H * S * size;
+    st[1] = r3 ? size : S * size;
+    st[2] = r3 ? H * size : size;
+}
+
+static int half_mode(int dt) { return dt == DT_BFLOAT16 ? 2 : dt == DT_FLOAT16 ? 1 : 0; }
+
+/* the 16-bit type of input j of a node computing on float32 stand-ins
+ * (infer.c: n->promoted is the type of its first 16-bit input), or 0 */
+static int promoted_mode(const Node *n, int j)
+{
+    return n->promoted && n->shadow_in && n->shadow_in[j] ? half_mode(n->promoted) : 0;
+}
+
+void lower_sdpa(Node *n, Lowering *L)
+{
+    Sdpa a;
+    sdpa_shape(n, &a);
+    Tensor *q = n->in[0], *y = n->out[0];
+    const char *sfx = dtype_suffix(q->dtype);
+    int h16 = promoted_mode(n, 0);
+    if (h16 && !(n->shadow_in[1] && n->shadow_in[2]))
+        fail("internal: Q is 16-bit and K or V is not");
+    for (int j = 1; j <= 2; j++) {   /* present_key, present_value */
+        if (!sdpa_used(n, j)) continue;
+        KCall *c = lower_call(L, xfmt("o2c_sdpa_cat_%s", sfx), tensor_numel(n->out[j]));
+        c->x[O2C_SDPA_CAT_XPAST] = in_t(n, 3 + j);
+        c->x[O2C_SDPA_CAT_XNEW] = n->in[j];
+        c->y[0] = n->out[j];
+        c->nk = O2C_SDPA_CAT_NK;
+        c->k[O2C_SDPA_CAT_H] = a.Hkv;
+        c->k[O2C_SDPA_CAT_PAST] = a.P;
+        c->k[O2C_SDPA_CAT_S] = a.Skv;
+        c->k[O2C_SDPA_CAT_D] = j == 1 ? a.D : a.Dv;
+        sdpa_strides(c->k + O2C_SDPA_CAT_NS, a.r3, a.Hkv, a.Skv, j == 1 ? a.D : a.Dv);
+    }
+    int64_t mode = attr_i(n, "qk_matmul_output_mode"), prec = attr_i(n, "softmax_precision");
+    int qk_used = sdpa_used(n, 3);
+    int64_t sd[4] = {a.B, a.Hq, a.Sq, a.Tk};
+    Tensor *scores = qk_used && mode == 3 ? n->out[3] : lower_temp(L, q->dtype, 4, sd);
+    double scale = attr_has(n, "scale") ? attr_f(n, "scale") : 1 / sqrt((double)a.D);
+    double sq = sqrt(scale);
+    /* sqrt(scale) in the data type, as the reference casts it */
+    if (h16) sq = half_to_float(n->promoted, float_to_half(n->promoted, (float)sq));
+    else if (q->dtype == DT_FLOAT) sq = (float)sq;
+    for (int pass = 0; pass < (qk_used && mode < 3 ? 2 : 1); pass++) {
+        KCall *c = lower_call(L, xfmt("o2c_sdpa_%s", sfx), a.B * a.Hq * a.Sq);
+        c->x[O2C_SDPA_XQ] = q;
+        c->x[O2C_SDPA_XK] = n->in[1];
+        c->x[O2C_SDPA_XV] = n->in[2];
+        c->x[O2C_SDPA_XMASK] = in_t(n, 3);
+        c->x[O2C_SDPA_XPK] = in_t(n, 4);
+        c->x[O2C_SDPA_XPV] = in_t(n, 5);
+        c->x[O2C_SDPA_XNONPAD] = in_t(n, 6);
+        c->y[0] = pass ? NULL : y;
+        c->y[1] = pass ? n->out[3] : scores;
+        c->nk = O2C_SDPA_NK;
+        c->k[O2C_SDPA_B] = a.B;
+        c->k[O2C_SDPA_HQ] = a.Hq;
+        c->k[O2C_SDPA_HKV] = a.Hkv;
+        c->k[O2C_SDPA_SQ] = a.Sq;
+        c->k[O2C_SDPA_SKV] = a.Skv;
+        c->k[O2C_SDPA_PAST] = a.P;
+        c->k[O2C_SDPA_D] = a.D;
+        c->k[O2C_SDPA_DV] = a.Dv;
+        sdpa_strides(c->k + O2C_SDPA_QS, a.r3, a.Hq, a.Sq, a.D);
+        sdpa_strides(c->k + O2C_SDPA_KS, a.r3, a.Hkv, a.Skv, a.D);
+        sdpa_strides(c->k + O2C_SDPA_VS, a.r3, a.Hkv, a.Skv, a.Dv);
+        sdpa_strides(c->k + O2C_SDPA_YS, a.r3, a.Hq, a.Sq, a.Dv);
+        Tensor *m = in_t(n, 3);
+        if (m) {
+            int64_t st[4], k = 1;
+            for (int d = m->rank - 1; d >= 0; d--) {
+                st[d] = k;
+                k *= m->dims[d];
+            }
+            for (int e = 0; e < 3; e++) {   /* batch, head, row of the scores */
+                int d = e - (4 - m->rank);
+                c->k[O2C_SDPA_MS + e] = d >= 0 && m->dims[d] != 1 ? st[d] : 0;
+            }
+            c->k[O2C_SDPA_MCOLS] = m->dims[m->rank - 1];
+            c->k[O2C_SDPA_MBOOL] = m->dtype == DT_BOOL;
+        }
+        c->k[O2C_SDPA_CAUSAL] = attr_i(n, "is_causal") != 0;
+        c->k[O2C_SDPA_LEFT] = attr_i(n, "left_window_size") < 0 ? -1 : attr_i(n, "left_window_size");
+        c->k[O2C_SDPA_RIGHT] = attr_i(n, "right_window_size") < 0 ? -1 : attr_i(n, "right_window_size");
+        c->k[O2C_SDPA_HALF] = h16;
+        c->k[O2C_SDPA_SMHALF] = prec ? half_mode((int)prec) : h16;
+        c->k[O2C_SDPA_STOP] = pass ? mode : -1;
+        c->nf = O2C_SDPA_NF;
+        c->f[O2C_SDPA_FSCALE] = sq;
+        c->f[O2C_SDPA_FCAP] = attr_f(n, "softcap");
+    }
+}
+
+/* ---- RotaryEmbedding (opset 23+) -------------------------------------------
+ * X 4-D (batch, heads, rows, head size) or 3-D (batch, rows, heads * head
+ * size, num_heads given); cos/sin caches (batch, rows, RD/2), or (max
+ * position, RD/2) indexed by position_ids (batch, rows). */
+
+typedef struct Rot { int64_t B, S, H, HD, RD; } Rot;
+
+static void rot_shape(Node *n, Rot *r)
+{
+    Tensor *x = n->in[0];
+    if (x->rank == 4) {
+        r->B = x->dims[0];
+        r->H = x->dims[1];
+        r->S = x->dims[2];
+        r->HD = x->dims[3];
+    } else if (x->rank == 3) {
+        r->B = x->dims[0];
+        r->S = x->dims[1];
+        r->H = attr_i(n, "num_heads");
+        if (r->H <= 0 || x->dims[2] % r->H) fail("a 3-D input needs num_heads dividing its hidden size %lld", (long long)x->dims[2]);
+        r->HD = x->dims[2] / r->H;
+    } else {
+        fail("the input must be 3-D or 4-D, it is %s", tensor_shape_str(x));
+    }
+    r->RD = attr_i(n, "rotary_embedding_dim");
+    if (r->RD == 0) r->RD = r->HD;
+    if (r->RD < 0 || r->RD > r->HD || r->RD % 2) fail("rotary_embedding_dim %lld must be even and at most the head size %lld", (long long)r->RD, (long long)r->HD);
+}
+
+void infer_rotary(Node *n)
+{
+    Tensor *x = n->in[0], *cs = n->in[1], *sn = n->in[2], *pos = in_t(n, 3);
+    need_dtype(n, x, DTS_FLOAT);
+    if (cs->dtype != x->dtype || sn->dtype != x->dtype) fail("cos_cache and sin_cache must have the input's type");
+    Rot r;
+    rot_shape(n, &r);
+    if (cs->rank != sn->rank) fail("cos_cache %s and sin_cache %s differ", tensor_shape_str(cs), tensor_shape_str(sn));
+    for (int d = 0; d < cs->rank; d++) if (cs->dims[d] != sn->dims[d]) fail("cos_cache and sin_cache have different shapes");
+    if (pos) {
+        if (pos->dtype != DT_INT64 || pos->rank != 2 || pos->dims[0] != r.B || pos->dims[1] != r.S)
+            fail("position_ids must be int64 (batch, rows) = (%lld, %lld), it is %s", (long long)r.B, (long long)r.S, tensor_shape_str(pos));
+        if (cs->rank != 2 || cs->dims[1] != r.RD / 2) fail("with position_ids the caches must be (max position, %lld), they are %s", (long long)(r.RD / 2), tensor_shape_str(cs));
+    } else if (cs->rank != 3 || cs->dims[0] != r.B || cs->dims[1] != r.S || cs->dims[2] != r.RD / 2) {
+        fail("without position_ids the caches must be (batch, rows, rotary_dim/2) = (%lld, %lld, %lld), they are %s",
+             (long long)r.B, (long long)r.S, (long long)(r.RD / 2), tensor_shape_str(cs));
+    }
+    out_like(n, 0, x);
+}
+
+void lower_rotary(Node *n, Lowering *L)
+{
+    Rot r;
+    rot_shape(n, &r);
+    Tensor *x = n->in[0], *pos = in_t(n, 3);
+    KCall *c = lower_call(L, xfmt("o2c_rotary_%s", dtype_suffix(x->dtype)), r.B * r.S * r.H);
+    c->x[O2C_ROT_XX] = x;
+    c->x[O2C_ROT_XCOS] = n->in[1];
+    c->x[O2C_ROT_XSIN] = n->in[2];
+    c->x[O2C_ROT_XPOS] = pos;
+    c->y[0] = n->out[0];
+    c->nk = O2C_ROT_NK;
+    c->k[O2C_ROT_S] = r.S;
+    c->k[O2C_ROT_H] = r.H;
+    c->k[O2C_ROT_HD] = r.HD;
+    c->k[O2C_ROT_RD] = r.RD;
+    c->k[O2C_ROT_INTER] = attr_i(n, "interleaved") != 0;
+    /* X strides: batch, row, head */
+    c->k[O2C_ROT_XS] = r.S * r.H * r.HD;
+    c->k[O2C_ROT_XS + 1] = x->rank == 4 ? r.HD : r.H * r.HD;
+    c->k[O2C_ROT_XS + 2] = x->rank == 4 ? r.S * r.HD : r.HD;
+    c->k[O2C_ROT_CS] = r.S * (r.RD / 2);
+    c->k[O2C_ROT_CS + 1] = r.RD / 2;
+    c->k[O2C_ROT_NPOS] = pos ? n->in[1]->dims[0] : 0;
+    c->k[O2C_ROT_HALF] = promoted_mode(n, 0);
 }
