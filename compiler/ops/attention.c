@@ -511,3 +511,147 @@ void lower_rotary(Node *n, Lowering *L)
     c->k[O2C_ROT_NPOS] = pos ? n->in[1]->dims[0] : 0;
     c->k[O2C_ROT_HALF] = promoted_mode(n, 0);
 }
+
+/* a node on float32 stand-ins (16-bit data) whose float outputs would all
+ * be stored as that 16-bit type: refuse inputs that mix float32 with it */
+static void need_one_float_type(Node *n, const int *ins, int nins)
+{
+    if (!n->promoted) return;
+    for (int j = 0; j < nins; j++)
+        if (in_t(n, ins[j]) && n->in[ins[j]]->dtype == DT_FLOAT && !(n->shadow_in && n->shadow_in[ins[j]]))
+            fail("input %d is float32 and another input 16-bit: onnx2c needs one floating type here", ins[j]);
+}
+
+/* ---- LinearAttention (opset 27) ---------------------------------------------
+ * Q, K, V 3-D (B x T x heads*size); past_state (B, HKV, DK, DV); decay
+ * (B, T, HKV or HKV*DK) for the gated rules; beta (B, T, HKV or 1) for
+ * the delta rules. Computes in float32 as the reference does. */
+
+typedef struct LinAtt { int64_t B, T, Hq, Hkv, Dk, Dv; int gate, beta; } LinAtt;
+
+static void linatt_shape(Node *n, LinAtt *a)
+{
+    Tensor *q = n->in[0], *k = n->in[1], *v = n->in[2], *ps = in_t(n, 3), *g = in_t(n, 4), *bt = in_t(n, 5);
+    const char *rule = attr_s(n, "update_rule");
+    int gating = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta");
+    int delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
+    if (!gating && !delta && strcmp(rule, "linear")) fail("update_rule '%s' is not linear, gated, delta or gated_delta", rule);
+    if (gating != !!g) fail("update_rule '%s' %s the decay input", rule, gating ? "needs" : "forbids");
+    if (delta != !!bt) fail("update_rule '%s' %s the beta input", rule, delta ? "needs" : "forbids");
+    a->Hq = attr_i(n, "q_num_heads");
+    a->Hkv = attr_i(n, "kv_num_heads");
+    if (a->Hq <= 0 || a->Hkv <= 0 || a->Hq % a->Hkv) fail("q_num_heads (%lld) must be a positive multiple of kv_num_heads (%lld)", (long long)a->Hq, (long long)a->Hkv);
+    if (q->rank != 3 || k->rank != 3 || v->rank != 3) fail("query, key and value must be 3-D (batch, time, heads * size)");
+    a->B = q->dims[0];
+    a->T = q->dims[1];
+    for (int j = 1; j < 3; j++)
+        if (n->in[j]->dims[0] != a->B || n->in[j]->dims[1] != a->T) fail("query, key and value have different batch or time sizes");
+    if (q->dims[2] % a->Hq || k->dims[2] % a->Hkv || v->dims[2] % a->Hkv) fail("the hidden sizes are not multiples of the head counts");
+    a->Dk = q->dims[2] / a->Hq;
+    a->Dv = v->dims[2] / a->Hkv;
+    if (k->dims[2] / a->Hkv != a->Dk) fail("query and key have different head sizes");
+    if (ps && (ps->rank != 4 || ps->dims[0] != a->B || ps->dims[1] != a->Hkv || ps->dims[2] != a->Dk || ps->dims[3] != a->Dv))
+        fail("past_state %s is not (batch, kv_num_heads, dk, dv) = (%lld, %lld, %lld, %lld)", tensor_shape_str(ps), (long long)a->B, (long long)a->Hkv, (long long)a->Dk, (long long)a->Dv);
+    a->gate = a->beta = 0;
+    if (g) {
+        if (g->rank != 3 || g->dims[0] != a->B || g->dims[1] != a->T) fail("decay %s is not (batch, time, ...)", tensor_shape_str(g));
+        if (g->dims[2] == a->Hkv) a->gate = 1;
+        else if (g->dims[2] == a->Hkv * a->Dk) a->gate = 2;
+        else fail("decay's last dim %lld is neither kv_num_heads nor kv_num_heads * dk", (long long)g->dims[2]);
+    }
+    if (bt) {
+        if (bt->rank != 3 || bt->dims[0] != a->B || bt->dims[1] != a->T) fail("beta %s is not (batch, time, ...)", tensor_shape_str(bt));
+        if (bt->dims[2] == a->Hkv) a->beta = 1;
+        else if (bt->dims[2] == 1) a->beta = 2;
+        else fail("beta's last dim %lld is neither kv_num_heads nor 1", (long long)bt->dims[2]);
+    }
+}
+
+void infer_linear_attention(Node *n)
+{
+    Tensor *q = n->in[0];
+    static const int FL[] = {DT_FLOAT, 0};
+    need_dtype(n, q, FL);
+    for (int j = 1; j < n->nin; j++)
+        if (in_t(n, j) && n->in[j]->dtype != DT_FLOAT) fail("input %d must be a floating type like the query", j);
+    static const int INS[] = {0, 1, 2, 3, 4, 5};
+    need_one_float_type(n, INS, n->nin);
+    LinAtt a;
+    linatt_shape(n, &a);
+    int64_t yd[3] = {a.B, a.T, a.Hq * a.Dv}, sd[4] = {a.B, a.Hkv, a.Dk, a.Dv};
+    set_out(n, 0, DT_FLOAT, 3, yd);
+    set_out(n, 1, DT_FLOAT, 4, sd);
+}
+
+void lower_linear_attention(Node *n, Lowering *L)
+{
+    LinAtt a;
+    linatt_shape(n, &a);
+    int64_t sd[4] = {a.B, a.Hkv, a.Dk, a.Dv};
+    Tensor *st = n->nout > 1 && n->out[1] ? n->out[1] : lower_temp(L, DT_FLOAT, 4, sd);
+    KCall *c = lower_call(L, "o2c_linatt_f32", a.B * a.Hkv * a.Dv);
+    for (int j = 0; j < 6; j++) c->x[j] = in_t(n, j);
+    c->y[0] = n->out[0];
+    c->y[1] = st;
+    c->nk = O2C_LINATT_NK;
+    c->k[O2C_LINATT_T] = a.T;
+    c->k[O2C_LINATT_HQ] = a.Hq;
+    c->k[O2C_LINATT_HKV] = a.Hkv;
+    c->k[O2C_LINATT_DK] = a.Dk;
+    c->k[O2C_LINATT_DV] = a.Dv;
+    c->k[O2C_LINATT_GATE] = a.gate;
+    c->k[O2C_LINATT_BETA] = a.beta;
+    double scale = attr_has(n, "scale") ? attr_f(n, "scale") : 0;
+    c->nf = O2C_LINATT_NF;
+    c->f[O2C_LINATT_FSCALE] = scale == 0 ? 1 / sqrt((double)a.Dk) : scale;
+}
+
+/* ---- CausalConvWithState (opset 27) -----------------------------------------
+ * input (B, C, L), weight (C, 1, K), bias (C), past_state (B, C, K - 1):
+ * a depthwise causal conv over the input padded on the left by the state;
+ * present_state is the padded input's last K - 1 positions. */
+
+void infer_causal_conv_with_state(Node *n)
+{
+    Tensor *x = n->in[0], *w = n->in[1], *b = in_t(n, 2), *ps = in_t(n, 3);
+    static const int FL[] = {DT_FLOAT, 0};
+    need_dtype(n, x, FL);
+    for (int j = 1; j < n->nin; j++)
+        if (in_t(n, j) && n->in[j]->dtype != DT_FLOAT) fail("input %d must have the input's type", j);
+    static const int INS[] = {0, 1, 2, 3};
+    need_one_float_type(n, INS, n->nin);
+    const char *act = attr_s(n, "activation");
+    if (strcmp(act, "none") && strcmp(act, "silu") && strcmp(act, "swish")) fail("activation '%s' is not none, silu or swish", act);
+    if (x->rank != 3) fail("input must be (batch, channels, length), it is %s", tensor_shape_str(x));
+    int64_t B = x->dims[0], C = x->dims[1];
+    if (w->rank != 3 || w->dims[0] != C || w->dims[1] != 1 || w->dims[2] < 1)
+        fail("weight %s is not (channels, 1, k)", tensor_shape_str(w));
+    int64_t K = w->dims[2];
+    if (b && (b->rank != 1 || b->dims[0] != C)) fail("bias %s is not (channels)", tensor_shape_str(b));
+    if (ps && (ps->rank != 3 || ps->dims[0] != B || ps->dims[1] != C || ps->dims[2] != K - 1))
+        fail("past_state %s is not (batch, channels, k - 1)", tensor_shape_str(ps));
+    int64_t sd[3] = {B, C, K - 1};
+    out_like(n, 0, x);
+    set_out(n, 1, x->dtype, 3, sd);
+}
+
+void lower_causal_conv_with_state(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0];
+    int64_t K = n->in[1]->dims[2];
+    for (int j = 0; j < 2; j++) {
+        if (j == 1 && !sdpa_used(n, 1)) break;
+        KCall *c = lower_call(L, j ? "o2c_ccstate_present_f32" : "o2c_ccstate_f32", tensor_numel(n->out[j]));
+        c->x[O2C_CCS_XX] = x;
+        c->x[O2C_CCS_XW] = n->in[1];
+        c->x[O2C_CCS_XB] = in_t(n, 2);
+        c->x[O2C_CCS_XPAST] = in_t(n, 3);
+        c->y[0] = n->out[j];
+        c->nk = O2C_CCS_NK;
+        c->k[O2C_CCS_C] = x->dims[1];
+        c->k[O2C_CCS_L] = x->dims[2];
+        c->k[O2C_CCS_K] = K;
+        c->k[O2C_CCS_SILU] = strcmp(attr_s(n, "activation"), "none") != 0;
+        c->k[O2C_CCS_HALF] = promoted_mode(n, 0);
+    }
+}

@@ -264,6 +264,90 @@ O2C_ROTARY(o2c_rotary_f32, float, O2C_ROUND16)
 /*@ o2c_rotary_f64 */
 O2C_ROTARY(o2c_rotary_f64, double, O2C_NOROUND)
 
+/*@ o2c_linatt_f32 */
+/* LinearAttention: the state column m of kv head h, (DK values, kept in
+ * present_state y[1] at stride DV), through the T steps: decay, delta
+ * correction, write k v^T, then every query head of the group reads it
+ * (y[0], B x T x HQ*DV). Q, K, V, decay and beta are 3-D (B x T x heads*size). */
+O2C_KERNEL(o2c_linatt_f32)
+{
+    const float *Q = (const float *)p->x[O2C_LINATT_XQ], *K = (const float *)p->x[O2C_LINATT_XK];
+    const float *V = (const float *)p->x[O2C_LINATT_XV], *PS = (const float *)p->x[O2C_LINATT_XPAST];
+    const float *G = (const float *)p->x[O2C_LINATT_XDECAY], *BT = (const float *)p->x[O2C_LINATT_XBETA];
+    float *Y = (float *)p->y[0], *ST = (float *)p->y[1];
+    const int64_t T = p->k[O2C_LINATT_T], Hq = p->k[O2C_LINATT_HQ], Hkv = p->k[O2C_LINATT_HKV];
+    const int64_t Dk = p->k[O2C_LINATT_DK], Dv = p->k[O2C_LINATT_DV], gate = p->k[O2C_LINATT_GATE];
+    const int64_t beta = p->k[O2C_LINATT_BETA], grp = Hq / Hkv;
+    const float scale = p->ff[O2C_LINATT_FSCALE];
+    O2C_FOR(i) {
+        const int64_t m = i % Dv, h = (i / Dv) % Hkv, b = i / (Dv * Hkv);
+        float *s = ST + (b * Hkv + h) * Dk * Dv + m;
+        int64_t t, d, g;
+        for (d = 0; d < Dk; d++) s[d * Dv] = PS ? PS[(b * Hkv + h) * Dk * Dv + d * Dv + m] : 0.0f;
+        for (t = 0; t < T; t++) {
+            const float *k = K + (b * T + t) * Hkv * Dk + h * Dk;
+            float v = V[(b * T + t) * Hkv * Dv + h * Dv + m];
+            if (gate == 1) {
+                const float e = expf(G[(b * T + t) * Hkv + h]);
+                for (d = 0; d < Dk; d++) s[d * Dv] *= e;
+            } else if (gate == 2) {
+                for (d = 0; d < Dk; d++) s[d * Dv] *= expf(G[(b * T + t) * Hkv * Dk + h * Dk + d]);
+            }
+            if (beta) {
+                float r = 0;
+                for (d = 0; d < Dk; d++) r += s[d * Dv] * k[d];
+                v = BT[beta == 1 ? (b * T + t) * Hkv + h : b * T + t] * (v - r);
+            }
+            for (d = 0; d < Dk; d++) s[d * Dv] += k[d] * v;
+            for (g = 0; g < grp; g++) {
+                const int64_t hq = h * grp + g;
+                const float *q = Q + (b * T + t) * Hq * Dk + hq * Dk;
+                float o = 0;
+                for (d = 0; d < Dk; d++) o += q[d] * s[d * Dv];
+                Y[(b * T + t) * Hq * Dv + hq * Dv + m] = scale * o;
+            }
+        }
+    }
+}
+/*@ o2c_ccstate_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf */
+/* CausalConvWithState: y[b, c, t] = bias[c] + sum_j w[c, j] * padded[b, c, t + j]
+ * over the input padded on the left by past_state (or zeros) */
+O2C_KERNEL(o2c_ccstate_f32)
+{
+    const float *X = (const float *)p->x[O2C_CCS_XX], *W = (const float *)p->x[O2C_CCS_XW];
+    const float *Bi = (const float *)p->x[O2C_CCS_XB], *PS = (const float *)p->x[O2C_CCS_XPAST];
+    float *Y = (float *)p->y[0];
+    const int64_t C = p->k[O2C_CCS_C], L = p->k[O2C_CCS_L], K = p->k[O2C_CCS_K];
+    const int64_t silu = p->k[O2C_CCS_SILU], h16 = p->k[O2C_CCS_HALF];
+    O2C_FOR(i) {
+        const int64_t t = i % L, bc = i / L, c = bc % C;
+        float acc = Bi ? Bi[c] : 0.0f;
+        int64_t j;
+        for (j = 0; j < K; j++) {
+            const int64_t pos = t + j;   /* in the padded row: K - 1 state positions, then X */
+            const float xv = pos >= K - 1 ? X[bc * L + pos - (K - 1)] : PS ? PS[bc * (K - 1) + pos] : 0.0f;
+            acc += W[c * K + j] * xv;
+        }
+        if (silu) {
+            acc = O2C_ROUND16(h16, acc);
+            acc = acc * (1.0f / (1.0f + expf(-acc)));
+        }
+        Y[i] = acc;
+    }
+}
+/*@ o2c_ccstate_present_f32 */
+O2C_KERNEL(o2c_ccstate_present_f32)
+{
+    const float *X = (const float *)p->x[O2C_CCS_XX], *PS = (const float *)p->x[O2C_CCS_XPAST];
+    float *Y = (float *)p->y[0];
+    const int64_t L = p->k[O2C_CCS_L], K = p->k[O2C_CCS_K];
+    O2C_FOR(i) {
+        const int64_t s = i % (K - 1), bc = i / (K - 1), pos = L + s;
+        Y[i] = pos >= K - 1 ? X[bc * L + pos - (K - 1)] : PS ? PS[bc * (K - 1) + pos] : 0.0f;
+    }
+}
+
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_ATTENTION(K) K(o2c_attention_f32) K(o2c_attention_f64) K(o2c_sdpa_f32) K(o2c_sdpa_f64) \
-    K(o2c_sdpa_cat_f32) K(o2c_sdpa_cat_f64) K(o2c_rotary_f32) K(o2c_rotary_f64)
+    K(o2c_sdpa_cat_f32) K(o2c_sdpa_cat_f64) K(o2c_rotary_f32) K(o2c_rotary_f64) \
+    K(o2c_linatt_f32) K(o2c_ccstate_f32) K(o2c_ccstate_present_f32)

@@ -84,3 +84,31 @@ enum {
     O2C_ROT_NK
 };
 O2C_PARAMS_FIT(rotary, O2C_ROT_NK, 0)
+
+/* o2c_linatt_f32: LinearAttention (opset 27), one (batch, kv head, value column) an index */
+enum { O2C_LINATT_XQ, O2C_LINATT_XK, O2C_LINATT_XV, O2C_LINATT_XPAST, O2C_LINATT_XDECAY, O2C_LINATT_XBETA };
+enum { O2C_LINATT_FSCALE, O2C_LINATT_NF };
+enum {
+    O2C_LINATT_T,          /* time steps */
+    O2C_LINATT_HQ,         /* query heads */
+    O2C_LINATT_HKV,        /* key/value heads (divides HQ) */
+    O2C_LINATT_DK,         /* key head size */
+    O2C_LINATT_DV,         /* value head size */
+    O2C_LINATT_GATE,       /* decay: 0 none, 1 one per kv head, 2 one per key dim */
+    O2C_LINATT_BETA,       /* beta (delta rule): 0 none, 1 one per kv head, 2 one for all heads */
+    O2C_LINATT_NK
+};
+O2C_PARAMS_FIT(linatt, O2C_LINATT_NK, O2C_LINATT_NF)
+
+/* o2c_ccstate_f32: CausalConvWithState (opset 27), one output element an
+ * index; o2c_ccstate_present_f32: present_state, one element an index */
+enum { O2C_CCS_XX, O2C_CCS_XW, O2C_CCS_XB, O2C_CCS_XPAST };
+enum {
+    O2C_CCS_C,             /* channels */
+    O2C_CCS_L,             /* input length */
+    O2C_CCS_K,             /* kernel size (the state holds K - 1 positions) */
+    O2C_CCS_SILU,          /* 1: output y * sigmoid(y) */
+    O2C_CCS_HALF,          /* 0 float, 1 float16, 2 bfloat16 data (the conv rounded to it before SiLU) */
+    O2C_CCS_NK
+};
+O2C_PARAMS_FIT(ccstate, O2C_CCS_NK, 0)
