@@ -355,6 +355,60 @@ static int promoted_mode(const Node *n, int j)
     return n->promoted && n->shadow_in && n->shadow_in[j] ? half_mode(n->promoted) : 0;
 }
 
+/* one call of o2c_sdpa_T: the attention (stop -1: Y into y, the scores
+ * into `scores`) or the scores of qk_matmul_output_mode `stop` into it */
+static void sdpa_call(Node *n, Lowering *L, const Sdpa *a, Tensor *y, Tensor *scores, int stop, int h16, int hs,
+                      double sq, double cap, int flex)
+{
+    KCall *c = lower_call(L, xfmt("o2c_sdpa_%s", dtype_suffix(n->in[0]->dtype)), a->B * a->Hq * a->Sq);
+    c->x[O2C_SDPA_XQ] = n->in[0];
+    c->x[O2C_SDPA_XK] = n->in[1];
+    c->x[O2C_SDPA_XV] = n->in[2];
+    c->x[O2C_SDPA_XMASK] = in_t(n, 3);
+    c->x[O2C_SDPA_XPK] = in_t(n, 4);
+    c->x[O2C_SDPA_XPV] = in_t(n, 5);
+    c->x[O2C_SDPA_XNONPAD] = in_t(n, 6);
+    c->y[0] = y;
+    c->y[1] = scores;
+    c->nk = O2C_SDPA_NK;
+    c->k[O2C_SDPA_B] = a->B;
+    c->k[O2C_SDPA_HQ] = a->Hq;
+    c->k[O2C_SDPA_HKV] = a->Hkv;
+    c->k[O2C_SDPA_SQ] = a->Sq;
+    c->k[O2C_SDPA_SKV] = a->Skv;
+    c->k[O2C_SDPA_PAST] = a->P;
+    c->k[O2C_SDPA_D] = a->D;
+    c->k[O2C_SDPA_DV] = a->Dv;
+    sdpa_strides(c->k + O2C_SDPA_QS, a->r3, a->Hq, a->Sq, a->D);
+    sdpa_strides(c->k + O2C_SDPA_KS, a->r3, a->Hkv, a->Skv, a->D);
+    sdpa_strides(c->k + O2C_SDPA_VS, a->r3, a->Hkv, a->Skv, a->Dv);
+    sdpa_strides(c->k + O2C_SDPA_YS, a->r3, a->Hq, a->Sq, a->Dv);
+    Tensor *m = in_t(n, 3);
+    if (m) {
+        int64_t st[4], k = 1;
+        for (int d = m->rank - 1; d >= 0; d--) {
+            st[d] = k;
+            k *= m->dims[d];
+        }
+        for (int e = 0; e < 3; e++) {   /* batch, head, row of the scores */
+            int d = e - (4 - m->rank);
+            c->k[O2C_SDPA_MS + e] = d >= 0 && m->dims[d] != 1 ? st[d] : 0;
+        }
+        c->k[O2C_SDPA_MCOLS] = m->dims[m->rank - 1];
+        c->k[O2C_SDPA_MBOOL] = m->dtype == DT_BOOL;
+    }
+    c->k[O2C_SDPA_CAUSAL] = !flex && attr_i(n, "is_causal") != 0;
+    c->k[O2C_SDPA_LEFT] = flex || attr_i(n, "left_window_size") < 0 ? -1 : attr_i(n, "left_window_size");
+    c->k[O2C_SDPA_RIGHT] = flex || attr_i(n, "right_window_size") < 0 ? -1 : attr_i(n, "right_window_size");
+    c->k[O2C_SDPA_HALF] = h16;
+    c->k[O2C_SDPA_SMHALF] = hs;
+    c->k[O2C_SDPA_STOP] = stop;
+    c->k[O2C_SDPA_FLEX] = flex;
+    c->nf = O2C_SDPA_NF;
+    c->f[O2C_SDPA_FSCALE] = sq;
+    c->f[O2C_SDPA_FCAP] = cap;
+}
+
 void lower_sdpa(Node *n, Lowering *L)
 {
     Sdpa a;
@@ -363,7 +417,7 @@ void lower_sdpa(Node *n, Lowering *L)
     const char *sfx = dtype_suffix(q->dtype);
     int h16 = promoted_mode(n, 0);
     if (h16 && !(n->shadow_in[1] && n->shadow_in[2]))
-        fail("internal: Q is 16-bit and K or V is not");
+        fail("Q is 16-bit and K or V is float32: onnx2c needs one data type for Q, K and V");
     for (int j = 1; j <= 2; j++) {   /* present_key, present_value */
         if (!sdpa_used(n, j)) continue;
         KCall *c = lower_call(L, xfmt("o2c_sdpa_cat_%s", sfx), tensor_numel(n->out[j]));
@@ -386,54 +440,64 @@ void lower_sdpa(Node *n, Lowering *L)
     /* sqrt(scale) in the data type, as the reference casts it */
     if (h16) sq = half_to_float(n->promoted, float_to_half(n->promoted, (float)sq));
     else if (q->dtype == DT_FLOAT) sq = (float)sq;
-    for (int pass = 0; pass < (qk_used && mode < 3 ? 2 : 1); pass++) {
-        KCall *c = lower_call(L, xfmt("o2c_sdpa_%s", sfx), a.B * a.Hq * a.Sq);
-        c->x[O2C_SDPA_XQ] = q;
-        c->x[O2C_SDPA_XK] = n->in[1];
-        c->x[O2C_SDPA_XV] = n->in[2];
-        c->x[O2C_SDPA_XMASK] = in_t(n, 3);
-        c->x[O2C_SDPA_XPK] = in_t(n, 4);
-        c->x[O2C_SDPA_XPV] = in_t(n, 5);
-        c->x[O2C_SDPA_XNONPAD] = in_t(n, 6);
-        c->y[0] = pass ? NULL : y;
-        c->y[1] = pass ? n->out[3] : scores;
-        c->nk = O2C_SDPA_NK;
-        c->k[O2C_SDPA_B] = a.B;
-        c->k[O2C_SDPA_HQ] = a.Hq;
-        c->k[O2C_SDPA_HKV] = a.Hkv;
-        c->k[O2C_SDPA_SQ] = a.Sq;
-        c->k[O2C_SDPA_SKV] = a.Skv;
-        c->k[O2C_SDPA_PAST] = a.P;
-        c->k[O2C_SDPA_D] = a.D;
-        c->k[O2C_SDPA_DV] = a.Dv;
-        sdpa_strides(c->k + O2C_SDPA_QS, a.r3, a.Hq, a.Sq, a.D);
-        sdpa_strides(c->k + O2C_SDPA_KS, a.r3, a.Hkv, a.Skv, a.D);
-        sdpa_strides(c->k + O2C_SDPA_VS, a.r3, a.Hkv, a.Skv, a.Dv);
-        sdpa_strides(c->k + O2C_SDPA_YS, a.r3, a.Hq, a.Sq, a.Dv);
-        Tensor *m = in_t(n, 3);
-        if (m) {
-            int64_t st[4], k = 1;
-            for (int d = m->rank - 1; d >= 0; d--) {
-                st[d] = k;
-                k *= m->dims[d];
-            }
-            for (int e = 0; e < 3; e++) {   /* batch, head, row of the scores */
-                int d = e - (4 - m->rank);
-                c->k[O2C_SDPA_MS + e] = d >= 0 && m->dims[d] != 1 ? st[d] : 0;
-            }
-            c->k[O2C_SDPA_MCOLS] = m->dims[m->rank - 1];
-            c->k[O2C_SDPA_MBOOL] = m->dtype == DT_BOOL;
-        }
-        c->k[O2C_SDPA_CAUSAL] = attr_i(n, "is_causal") != 0;
-        c->k[O2C_SDPA_LEFT] = attr_i(n, "left_window_size") < 0 ? -1 : attr_i(n, "left_window_size");
-        c->k[O2C_SDPA_RIGHT] = attr_i(n, "right_window_size") < 0 ? -1 : attr_i(n, "right_window_size");
-        c->k[O2C_SDPA_HALF] = h16;
-        c->k[O2C_SDPA_SMHALF] = prec ? half_mode((int)prec) : h16;
-        c->k[O2C_SDPA_STOP] = pass ? mode : -1;
-        c->nf = O2C_SDPA_NF;
-        c->f[O2C_SDPA_FSCALE] = sq;
-        c->f[O2C_SDPA_FCAP] = attr_f(n, "softcap");
-    }
+    int hs = prec ? half_mode((int)prec) : h16;
+    sdpa_call(n, L, &a, y, scores, -1, h16, hs, sq, attr_f(n, "softcap"), 0);
+    if (qk_used && mode < 3) sdpa_call(n, L, &a, NULL, n->out[3], (int)mode, h16, hs, sq, attr_f(n, "softcap"), 0);
+}
+
+/* ---- FlexAttention (ai.onnx.preview 1) without score_mod / prob_mod ------
+ * 4-D Q, K, V (GQA allowed): softmax((Q s)(K s)^T) V with s = sqrt(scale)
+ * (computed in float32, cast to the data type), the softmax and the
+ * product with V in softmax_precision (default: float32 for 16-bit data). */
+
+static void flex_shape(Node *n, Sdpa *a)
+{
+    Tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    if (q->rank != 4 || k->rank != 4 || v->rank != 4) fail("Q, K and V must be 4-D");
+    memset(a, 0, sizeof *a);
+    a->B = q->dims[0];
+    a->Hq = q->dims[1];
+    a->Sq = q->dims[2];
+    a->D = q->dims[3];
+    a->Hkv = k->dims[1];
+    a->Skv = k->dims[2];
+    a->Dv = v->dims[3];
+    a->Tk = a->Skv;
+    if (k->dims[0] != a->B || v->dims[0] != a->B) fail("Q, K and V have different batch sizes");
+    if (k->dims[3] != a->D) fail("Q and K have different head sizes");
+    if (v->dims[1] != a->Hkv || v->dims[2] != a->Skv) fail("K and V have different heads or sequence lengths");
+    if (a->Hkv <= 0 || a->Hq % a->Hkv) fail("Q's heads (%lld) must be a multiple of K's (%lld)", (long long)a->Hq, (long long)a->Hkv);
+}
+
+void infer_flex_attention(Node *n)
+{
+    Tensor *q = n->in[0];
+    need_dtype(n, q, DTS_FLOAT);
+    for (int j = 1; j < 3; j++)
+        if (n->in[j]->dtype != q->dtype) fail("input %d has type %s, Q %s", j, dtype_name(n->in[j]->dtype), dtype_name(q->dtype));
+    if (attr_has(n, "score_mod") || attr_has(n, "prob_mod"))
+        fail("the score_mod / prob_mod graph attributes are not supported (graph attributes are not compiled)");
+    int64_t prec = attr_i(n, "softmax_precision");
+    if (prec && prec != DT_FLOAT && prec != DT_DOUBLE && prec != DT_FLOAT16 && prec != DT_BFLOAT16)
+        fail("softmax_precision %lld is not float, double, float16 or bfloat16", (long long)prec);
+    Sdpa a;
+    flex_shape(n, &a);
+    if (a.Tk == 0) fail("attention over zero keys is not supported");
+    int64_t yd[4] = {a.B, a.Hq, a.Sq, a.Dv};
+    set_out(n, 0, q->dtype, 4, yd);
+}
+
+void lower_flex_attention(Node *n, Lowering *L)
+{
+    Sdpa a;
+    flex_shape(n, &a);
+    int h16 = promoted_mode(n, 0);
+    int64_t prec = attr_i(n, "softmax_precision");
+    int64_t sd[4] = {a.B, a.Hq, a.Sq, a.Tk};
+    double scale = attr_has(n, "scale") ? attr_f(n, "scale") : 1 / sqrt((double)a.D);
+    double sq = sqrtf((float)scale);
+    if (h16) sq = half_to_float(n->promoted, float_to_half(n->promoted, (float)sq));
+    sdpa_call(n, L, &a, n->out[0], lower_temp(L, n->in[0]->dtype, 4, sd), -1, h16, prec ? half_mode((int)prec) : 0, sq, 0, 1);
 }
 
 /* ---- RotaryEmbedding (opset 23+) -------------------------------------------

@@ -32,6 +32,9 @@
  * y[1] the row's scores (B x HQ x SQ x keys: scratch, or qk_matmul_output,
  * which then holds the probabilities, mode 3). With O2C_SDPA_STOP 0, 1 or
  * 2 it writes only the scores of that qk_matmul_output_mode into y[1].
+ * With O2C_SDPA_FLEX (FlexAttention): no masks, no zero-row rules, and the
+ * probabilities times V in the softmax precision (not rounded to the data
+ * type before the product).
  * float16/bfloat16 data computes on float32 stand-ins rounded to the
  * 16-bit type after each step (O2C_SDPA_HALF, O2C_SDPA_SMHALF), sums of
  * products in float32; softmax sums accumulate in float32 for float16 and
@@ -67,7 +70,7 @@
         const int64_t mcols = k[O2C_SDPA_MCOLS], mbool = k[O2C_SDPA_MBOOL];              \
         const int64_t causal = k[O2C_SDPA_CAUSAL], left = k[O2C_SDPA_LEFT];              \
         const int64_t right = k[O2C_SDPA_RIGHT], stop = k[O2C_SDPA_STOP];                \
-        const int64_t h16 = k[O2C_SDPA_HALF], hs = k[O2C_SDPA_SMHALF];                   \
+        const int64_t h16 = k[O2C_SDPA_HALF], hs = k[O2C_SDPA_SMHALF], flex = k[O2C_SDPA_FLEX]; \
         const T sc = O2C_PF(TY, p, O2C_SDPA_FSCALE), cap = O2C_PF(TY, p, O2C_SDPA_FCAP); \
         O2C_FOR(i) {                                                                     \
             const int64_t qi = i % Sq, h = (i / Sq) % Hq, b = i / (Sq * Hq);             \
@@ -108,7 +111,7 @@
             if (stop >= 0) continue;                                                     \
             {                                                                            \
                 /* softmax; a row of -inf subtracts 0, a NaN makes every value NaN */    \
-                const T m = nan ? (T)NAN : mx == -INFINITY ? (T)0 : mx;                  \
+                const T m = nan ? (T)NAN : mx == -INFINITY && !flex ? (T)0 : mx;         \
                 T sum = 0;                                                               \
                 for (j = 0; j < Tk; j++) {                                               \
                     const T e = RND(hs, O2C_M(TY, exp)(RND(hs, s[j] - m)));              \
@@ -116,17 +119,20 @@
                     sum = hs == 2 ? RND(hs, sum + e) : sum + e;                          \
                 }                                                                        \
                 sum = RND(hs, sum);                                                      \
-                if (sum == 0) sum = 1;                                                   \
-                for (j = 0; j < Tk; j++) s[j] = live ? RND(h16, RND(hs, s[j] / sum)) : (T)0; \
+                if (sum == 0 && !flex) sum = 1;                                          \
+                for (j = 0; j < Tk; j++) {                                               \
+                    const T pj = RND(hs, s[j] / sum);                                    \
+                    s[j] = !live ? (T)0 : flex ? pj : RND(h16, pj);                      \
+                }                                                                        \
             }                                                                            \
             for (c = 0; c < Dv; c++) {                                                   \
                 T acc = 0;                                                               \
                 for (j = 0; j < Tk; j++) {                                               \
                     const T *vr = j < P ? PV + ((b * Hkv + hk) * P + j) * Dv             \
                                         : V + b * vs[0] + hk * vs[1] + (j - P) * vs[2];  \
-                    acc += s[j] * vr[c];                                                 \
+                    acc += s[j] * (flex ? RND(hs, vr[c]) : vr[c]);                       \
                 }                                                                        \
-                Y[b * ys[0] + h * ys[1] + qi * ys[2] + c] = RND(h16, acc);               \
+                Y[b * ys[0] + h * ys[1] + qi * ys[2] + c] = RND(h16, flex ? RND(hs, acc) : acc); \
             }                                                                            \
         }                                                                                \
     }

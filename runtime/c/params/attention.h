@@ -53,6 +53,7 @@ enum {
     O2C_SDPA_HALF,         /* the data type: 0 float/double, 1 float16, 2 bfloat16 (rounded to it at each step) */
     O2C_SDPA_SMHALF,       /* the same for softmax_precision */
     O2C_SDPA_STOP,         /* -1: the attention; 0, 1, 2: only the scores of qk_matmul_output_mode STOP into y[1] */
+    O2C_SDPA_FLEX,         /* 1: FlexAttention's rules (see attention.h) */
     O2C_SDPA_NK
 };
 O2C_PARAMS_FIT(sdpa, O2C_SDPA_NK, O2C_SDPA_NF)
