@@ -316,6 +316,9 @@ void infer_sdpa(Node *n)
     if (m) {
         if (m->dtype != DT_BOOL && m->dtype != q->dtype)
             fail("attn_mask of type %s is not supported (bool or Q's type)", dtype_name(m->dtype));
+        /* 16-bit Q with a float32 mask: the reference adds in float32 */
+        if (m->dtype == DT_FLOAT && n->promoted && n->shadow_in && n->shadow_in[0] && !n->shadow_in[3])
+            fail("a float32 attn_mask with 16-bit Q, K, V is not supported (give the mask Q's type)");
         if (m->rank < 1 || m->rank > 4) fail("attn_mask must have rank 1 to 4, it is %s", tensor_shape_str(m));
         const int64_t want[4] = {a.B, a.Hq, a.Sq, a.Tk};
         for (int d = 0; d < m->rank; d++) {
