@@ -193,7 +193,8 @@ static int computes_on_half(const Node *n)
 {
     int half = 0;
     for (int j = 0; j < n->nin; j++)
-        if (n->in[j] && (dtype_is_half(n->in[j]->dtype) || (dtype_is_narrow(n->in[j]->dtype) && node_promotes_narrow(n))))
+        if (n->in[j] && !half &&   /* the first one's type */
+            (dtype_is_half(n->in[j]->dtype) || (dtype_is_narrow(n->in[j]->dtype) && node_promotes_narrow(n))))
             half = n->in[j]->dtype;   /* IsNaN/IsInf of a float8 too (ops/types.c) */
     if (!half || node_is_view(n)) return 0;
     if (!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike") || !strcmp(n->op_type, "EyeLike")) return 0;

@@ -18,7 +18,8 @@ typedef enum {
     R_OUT,       /* factor * output elements (elementwise and the default) */
     R_IN,        /* factor * elements of input 0 (reductions) */
     R_ZERO,      /* data movement, views, shape values */
-    R_CONV, R_CONVT, R_MATMUL, R_GEMM, R_POOL, R_RNN, R_GRU, R_LSTM, R_INPUTS
+    R_CONV, R_CONVT, R_MATMUL, R_GEMM, R_POOL, R_RNN, R_GRU, R_LSTM, R_INPUTS,
+    R_SDPA       /* attention: Q K^T and P V, factor * (Q + Y elements) * keys */
 } Rule;
 
 static const struct { const char *op; Rule rule; int factor; } FLOP_RULES[] = {
@@ -51,6 +52,7 @@ static const struct { const char *op; Rule rule; int factor; } FLOP_RULES[] = {
     {"SoftmaxCrossEntropyLoss", R_IN, 5},   /* its log-softmax; NegativeLogLikelihoodLoss: the default */
     /* image family (ops/image.c) */
     {"CenterCropPad", R_ZERO, 0}, {"MaxUnpool", R_ZERO, 0}, {"Col2Im", R_IN, 1}, {"GridSample", R_OUT, 8},
+    {"Attention", R_SDPA, 2}, {"FlexAttention", R_SDPA, 2}, {"RotaryEmbedding", R_OUT, 3},
 };
 
 static int64_t numel_or0(const Tensor *t) { return t && t->rank >= 0 ? tensor_numel(t) : 0; }
@@ -106,6 +108,12 @@ int64_t node_flops(const Node *n)
         int64_t mac = gates * (w->dims[2] + r->dims[2]);
         int64_t act = gates * (rule == R_RNN ? 2 : 4) + r->dims[2] * (rule == R_RNN ? 0 : 3);
         return steps * (f * mac + act);
+    }
+    case R_SDPA: {      /* K 3-D (B, S, H*D) or 4-D (B, H, S, D), plus the past rows */
+        if (!w || (w->rank != 3 && w->rank != 4)) return out;
+        int64_t keys = w->dims[w->rank - 2];
+        if (n->nin > 4 && n->in[4] && n->in[4]->rank == 4) keys += n->in[4]->dims[2];
+        return f * (in + out) * keys;
     }
     }
     return out;

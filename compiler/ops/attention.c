@@ -1,4 +1,4 @@
-/* onnx2c.Attention: the attention core fused by the fuse_attention pass
+/* onnx2c.FusedAttention: the attention core fused by the fuse_attention pass
  * (kernel in runtime/c/attention.h):
  *     Y = transpose(softmax(scale * Q K^T + mask, last axis) V, y_perm)
  *     Q = transpose(x0, q_perm)   [batch.., Sq, D]
@@ -8,6 +8,7 @@
  * An absent perm is the identity. Batch dims broadcast as in MatMul. The
  * perms let the node read its inputs, and write its output, through the
  * Transposes the pass folded in. */
+#include <math.h>
 #include <string.h>
 
 #include "../ir.h"
@@ -79,7 +80,7 @@ static void att_shape(Node *n, AttShape *s)
     get_perm(n, 3, s->nb + 2, s->perm[3]);
 }
 
-void infer_attention(Node *n)
+void infer_fused_attention(Node *n)
 {
     Tensor *q = n->in[0];
     need_dtype(n, q, DTS_FLOAT);
@@ -129,7 +130,7 @@ static void stride_block(int64_t *blk, int nb, int rank, const int64_t *ldims, c
     blk[O2C_ATT_COL] = ldims[rank - 1] != 1 ? lst[rank - 1] : 0;
 }
 
-void lower_attention(Node *n, Lowering *L)
+void lower_fused_attention(Node *n, Lowering *L)
 {
     AttShape s;
     att_shape(n, &s);
@@ -194,7 +195,7 @@ static const char *dc_perm(Decomp *d, const char *x, const int64_t *perm, int ra
     return t;
 }
 
-void decompose_attention(const Node *cn, Decomp *d)
+void decompose_fused_attention(const Node *cn, Decomp *d)
 {
     Node *n = (Node *)cn;
     AttShape s;
@@ -218,4 +219,506 @@ void decompose_attention(const Node *cn, Decomp *d)
     const char *y = dc_op(d, "MatMul", 2, a, v);
     y = dc_perm(d, y, s.perm[3], s.nb + 2);
     dc_output(d, 0, y);
+}
+
+/* ---- the standard ONNX Attention (opset 23+) ------------------------------
+ * Reference kernel o2c_sdpa_T (runtime/c/attention.h): 3-D or 4-D Q/K/V,
+ * grouped heads (GQA/MQA), attn_mask (bool or float, right-aligned
+ * broadcast, keys past its last dim masked), is_causal (bottom-right, offset
+ * by the past rows or nonpad_kv_seqlen - Sq), sliding windows, softcap,
+ * past/present key and value, the four qk_matmul_output modes and
+ * softmax_precision. float16/bfloat16 data computes on float32 stand-ins
+ * rounded to the 16-bit type after each step as onnx's reference does. */
+
+typedef struct Sdpa {
+    int r3;                           /* 3-D inputs (B x S x heads*size) */
+    int64_t B, Hq, Hkv, Sq, Skv, P, D, Dv, Tk;
+} Sdpa;
+
+static void sdpa_shape(Node *n, Sdpa *a)
+{
+    Tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    memset(a, 0, sizeof *a);
+    if (q->rank != k->rank || q->rank != v->rank || (q->rank != 3 && q->rank != 4))
+        fail("Q, K and V must be all 3-D or all 4-D (they are %s, %s, %s)", tensor_shape_str(q),
+             tensor_shape_str(k), tensor_shape_str(v));
+    a->r3 = q->rank == 3;
+    a->B = q->dims[0];
+    if (k->dims[0] != a->B || v->dims[0] != a->B) fail("Q, K and V have different batch sizes");
+    if (a->r3) {
+        a->Hq = attr_i(n, "q_num_heads");
+        a->Hkv = attr_i(n, "kv_num_heads");
+        if (a->Hq <= 0 || a->Hkv <= 0) fail("3-D inputs need the attributes q_num_heads and kv_num_heads");
+        if (q->dims[2] % a->Hq || k->dims[2] % a->Hkv || v->dims[2] % a->Hkv)
+            fail("the hidden sizes (%lld, %lld, %lld) are not multiples of the head counts (%lld, %lld)",
+                 (long long)q->dims[2], (long long)k->dims[2], (long long)v->dims[2], (long long)a->Hq,
+                 (long long)a->Hkv);
+        a->Sq = q->dims[1];
+        a->D = q->dims[2] / a->Hq;
+        a->Skv = k->dims[1];
+        if (k->dims[2] / a->Hkv != a->D) fail("Q and K have different head sizes");
+        if (v->dims[1] != a->Skv) fail("K and V have different sequence lengths");
+        a->Dv = v->dims[2] / a->Hkv;
+    } else {
+        a->Hq = q->dims[1];
+        a->Sq = q->dims[2];
+        a->D = q->dims[3];
+        a->Hkv = k->dims[1];
+        a->Skv = k->dims[2];
+        if (k->dims[3] != a->D) fail("Q and K have different head sizes");
+        if (v->dims[1] != a->Hkv || v->dims[2] != a->Skv) fail("K and V have different heads or sequence lengths");
+        a->Dv = v->dims[3];
+    }
+    if (a->Hkv <= 0 || a->Hq % a->Hkv)
+        fail("q_num_heads (%lld) must be a multiple of kv_num_heads (%lld)", (long long)a->Hq, (long long)a->Hkv);
+    Tensor *pk = in_t(n, 4), *pv = in_t(n, 5), *np = in_t(n, 6);
+    if (!pk != !pv) fail("past_key and past_value must be given together");
+    if (pk) {
+        if (pk->rank != 4 || pv->rank != 4 || pk->dims[0] != a->B || pk->dims[1] != a->Hkv || pk->dims[3] != a->D ||
+            pv->dims[0] != a->B || pv->dims[1] != a->Hkv || pv->dims[2] != pk->dims[2] || pv->dims[3] != a->Dv)
+            fail("past_key %s / past_value %s do not match (batch, kv_num_heads, past, head size)",
+                 tensor_shape_str(pk), tensor_shape_str(pv));
+        a->P = pk->dims[2];
+    }
+    if (np) {
+        if (pk) fail("nonpad_kv_seqlen cannot be combined with past_key/past_value");
+        if (np->dtype != DT_INT64 || np->rank != 1 || np->dims[0] != a->B)
+            fail("nonpad_kv_seqlen must be an int64 vector of the batch size, it is %s %s", dtype_name(np->dtype),
+                 tensor_shape_str(np));
+    }
+    a->Tk = a->P + a->Skv;
+}
+
+static int sdpa_used(const Node *n, int j)
+{
+    return j < n->nout && n->out[j] && (n->out[j]->nuses > 0 || n->out[j]->is_output);
+}
+
+void infer_sdpa(Node *n)
+{
+    Tensor *q = n->in[0];
+    need_dtype(n, q, DTS_FLOAT);
+    static const int PEERS[] = {1, 2, 4, 5};
+    for (int j = 0; j < 4; j++) {
+        Tensor *t = in_t(n, PEERS[j]);
+        if (t && t->dtype != q->dtype)
+            fail("input %d has type %s, Q %s: onnx2c needs one data type for Q, K, V and the past", PEERS[j],
+                 dtype_name(t->dtype), dtype_name(q->dtype));
+    }
+    Sdpa a;
+    sdpa_shape(n, &a);
+    if (a.Tk == 0) fail("attention over zero keys is not supported");
+    int64_t mode = attr_i(n, "qk_matmul_output_mode"), prec = attr_i(n, "softmax_precision");
+    if (mode < 0 || mode > 3) fail("qk_matmul_output_mode %lld is not 0, 1, 2 or 3", (long long)mode);
+    if (prec && prec != DT_FLOAT && prec != DT_DOUBLE && prec != DT_FLOAT16 && prec != DT_BFLOAT16)
+        fail("softmax_precision %lld is not float, double, float16 or bfloat16", (long long)prec);
+    Tensor *m = in_t(n, 3);
+    if (m) {
+        if (m->dtype != DT_BOOL && m->dtype != q->dtype)
+            fail("attn_mask of type %s is not supported (bool or Q's type)", dtype_name(m->dtype));
+        /* 16-bit Q with a float32 mask: the reference adds in float32 */
+        if (m->dtype == DT_FLOAT && n->promoted && n->shadow_in && n->shadow_in[0] && !n->shadow_in[3])
+            fail("a float32 attn_mask with 16-bit Q, K, V is not supported (give the mask Q's type)");
+        if (m->rank < 1 || m->rank > 4) fail("attn_mask must have rank 1 to 4, it is %s", tensor_shape_str(m));
+        const int64_t want[4] = {a.B, a.Hq, a.Sq, a.Tk};
+        for (int d = 0; d < m->rank; d++) {
+            int64_t md = m->dims[d], w = want[4 - m->rank + d];
+            if (d == m->rank - 1 ? md > w : (md != 1 && md != w))
+                fail("attn_mask %s does not broadcast to (batch, heads, q rows, keys) = (%lld, %lld, %lld, %lld)",
+                     tensor_shape_str(m), (long long)a.B, (long long)a.Hq, (long long)a.Sq, (long long)a.Tk);
+        }
+    }
+    int64_t yd[4] = {a.B, a.Hq, a.Sq, a.Dv};
+    if (a.r3) {
+        yd[1] = a.Sq;
+        yd[2] = a.Hq * a.Dv;
+    }
+    set_out(n, 0, q->dtype, a.r3 ? 3 : 4, yd);
+    int64_t pk[4] = {a.B, a.Hkv, a.Tk, a.D}, pv[4] = {a.B, a.Hkv, a.Tk, a.Dv}, qk[4] = {a.B, a.Hq, a.Sq, a.Tk};
+    set_out(n, 1, q->dtype, 4, pk);
+    set_out(n, 2, q->dtype, 4, pv);
+    set_out(n, 3, q->dtype, 4, qk);
+}
+
+/* element strides (batch, head, row) of a 3-D (B x S x H*size) or 4-D
+ * (B x H x S x size) tensor */
+static void sdpa_strides(int64_t *st, int r3, int64_t H, int64_t S, int64_t size)
+{
+    st[0] = H * S * size;
+    st[1] = r3 ? size : S * size;
+    st[2] = r3 ? H * size : size;
+}
+
+static int half_mode(int dt) { return dt == DT_BFLOAT16 ? 2 : dt == DT_FLOAT16 ? 1 : 0; }
+
+/* the 16-bit type of input j of a node computing on float32 stand-ins
+ * (infer.c: n->promoted is the type of its first 16-bit input), or 0 */
+static int promoted_mode(const Node *n, int j)
+{
+    return n->promoted && n->shadow_in && n->shadow_in[j] ? half_mode(n->promoted) : 0;
+}
+
+/* one call of o2c_sdpa_T: the attention (stop -1: Y into y, the scores
+ * into `scores`) or the scores of qk_matmul_output_mode `stop` into it */
+static void sdpa_call(Node *n, Lowering *L, const Sdpa *a, Tensor *y, Tensor *scores, int stop, int h16, int hs,
+                      double sq, double cap, int flex)
+{
+    KCall *c = lower_call(L, xfmt("o2c_sdpa_%s", dtype_suffix(n->in[0]->dtype)), a->B * a->Hq * a->Sq);
+    c->x[O2C_SDPA_XQ] = n->in[0];
+    c->x[O2C_SDPA_XK] = n->in[1];
+    c->x[O2C_SDPA_XV] = n->in[2];
+    c->x[O2C_SDPA_XMASK] = in_t(n, 3);
+    c->x[O2C_SDPA_XPK] = in_t(n, 4);
+    c->x[O2C_SDPA_XPV] = in_t(n, 5);
+    c->x[O2C_SDPA_XNONPAD] = in_t(n, 6);
+    c->y[0] = y;
+    c->y[1] = scores;
+    c->nk = O2C_SDPA_NK;
+    c->k[O2C_SDPA_B] = a->B;
+    c->k[O2C_SDPA_HQ] = a->Hq;
+    c->k[O2C_SDPA_HKV] = a->Hkv;
+    c->k[O2C_SDPA_SQ] = a->Sq;
+    c->k[O2C_SDPA_SKV] = a->Skv;
+    c->k[O2C_SDPA_PAST] = a->P;
+    c->k[O2C_SDPA_D] = a->D;
+    c->k[O2C_SDPA_DV] = a->Dv;
+    sdpa_strides(c->k + O2C_SDPA_QS, a->r3, a->Hq, a->Sq, a->D);
+    sdpa_strides(c->k + O2C_SDPA_KS, a->r3, a->Hkv, a->Skv, a->D);
+    sdpa_strides(c->k + O2C_SDPA_VS, a->r3, a->Hkv, a->Skv, a->Dv);
+    sdpa_strides(c->k + O2C_SDPA_YS, a->r3, a->Hq, a->Sq, a->Dv);
+    Tensor *m = in_t(n, 3);
+    if (m) {
+        int64_t st[4], k = 1;
+        for (int d = m->rank - 1; d >= 0; d--) {
+            st[d] = k;
+            k *= m->dims[d];
+        }
+        for (int e = 0; e < 3; e++) {   /* batch, head, row of the scores */
+            int d = e - (4 - m->rank);
+            c->k[O2C_SDPA_MS + e] = d >= 0 && m->dims[d] != 1 ? st[d] : 0;
+        }
+        c->k[O2C_SDPA_MCOLS] = m->dims[m->rank - 1];
+        c->k[O2C_SDPA_MBOOL] = m->dtype == DT_BOOL;
+    }
+    c->k[O2C_SDPA_CAUSAL] = !flex && attr_i(n, "is_causal") != 0;
+    c->k[O2C_SDPA_LEFT] = flex || attr_i(n, "left_window_size") < 0 ? -1 : attr_i(n, "left_window_size");
+    c->k[O2C_SDPA_RIGHT] = flex || attr_i(n, "right_window_size") < 0 ? -1 : attr_i(n, "right_window_size");
+    c->k[O2C_SDPA_HALF] = h16;
+    c->k[O2C_SDPA_SMHALF] = hs;
+    c->k[O2C_SDPA_STOP] = stop;
+    c->k[O2C_SDPA_FLEX] = flex;
+    c->nf = O2C_SDPA_NF;
+    c->f[O2C_SDPA_FSCALE] = sq;
+    c->f[O2C_SDPA_FCAP] = cap;
+}
+
+void lower_sdpa(Node *n, Lowering *L)
+{
+    Sdpa a;
+    sdpa_shape(n, &a);
+    Tensor *q = n->in[0], *y = n->out[0];
+    const char *sfx = dtype_suffix(q->dtype);
+    int h16 = promoted_mode(n, 0);
+    if (h16 && !(n->shadow_in[1] && n->shadow_in[2]))
+        fail("Q is 16-bit and K or V is float32: onnx2c needs one data type for Q, K and V");
+    for (int j = 1; j <= 2; j++) {   /* present_key, present_value */
+        if (!sdpa_used(n, j)) continue;
+        KCall *c = lower_call(L, xfmt("o2c_sdpa_cat_%s", sfx), tensor_numel(n->out[j]));
+        c->x[O2C_SDPA_CAT_XPAST] = in_t(n, 3 + j);
+        c->x[O2C_SDPA_CAT_XNEW] = n->in[j];
+        c->y[0] = n->out[j];
+        c->nk = O2C_SDPA_CAT_NK;
+        c->k[O2C_SDPA_CAT_H] = a.Hkv;
+        c->k[O2C_SDPA_CAT_PAST] = a.P;
+        c->k[O2C_SDPA_CAT_S] = a.Skv;
+        c->k[O2C_SDPA_CAT_D] = j == 1 ? a.D : a.Dv;
+        sdpa_strides(c->k + O2C_SDPA_CAT_NS, a.r3, a.Hkv, a.Skv, j == 1 ? a.D : a.Dv);
+    }
+    int64_t mode = attr_i(n, "qk_matmul_output_mode"), prec = attr_i(n, "softmax_precision");
+    int qk_used = sdpa_used(n, 3);
+    int64_t sd[4] = {a.B, a.Hq, a.Sq, a.Tk};
+    Tensor *scores = qk_used && mode == 3 ? n->out[3] : lower_temp(L, q->dtype, 4, sd);
+    double scale = attr_has(n, "scale") ? attr_f(n, "scale") : 1 / sqrt((double)a.D);
+    double sq = sqrt(scale);
+    /* sqrt(scale) in the data type, as the reference casts it */
+    if (h16) sq = half_to_float(n->promoted, float_to_half(n->promoted, (float)sq));
+    else if (q->dtype == DT_FLOAT) sq = (float)sq;
+    int hs = prec ? half_mode((int)prec) : h16;
+    sdpa_call(n, L, &a, y, scores, -1, h16, hs, sq, attr_f(n, "softcap"), 0);
+    if (qk_used && mode < 3) sdpa_call(n, L, &a, NULL, n->out[3], (int)mode, h16, hs, sq, attr_f(n, "softcap"), 0);
+}
+
+/* ---- FlexAttention (ai.onnx.preview 1) without score_mod / prob_mod ------
+ * 4-D Q, K, V (GQA allowed): softmax((Q s)(K s)^T) V with s = sqrt(scale)
+ * (computed in float32, cast to the data type), the softmax and the
+ * product with V in softmax_precision (default: float32 for 16-bit data). */
+
+static void flex_shape(Node *n, Sdpa *a)
+{
+    Tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    if (q->rank != 4 || k->rank != 4 || v->rank != 4) fail("Q, K and V must be 4-D");
+    memset(a, 0, sizeof *a);
+    a->B = q->dims[0];
+    a->Hq = q->dims[1];
+    a->Sq = q->dims[2];
+    a->D = q->dims[3];
+    a->Hkv = k->dims[1];
+    a->Skv = k->dims[2];
+    a->Dv = v->dims[3];
+    a->Tk = a->Skv;
+    if (k->dims[0] != a->B || v->dims[0] != a->B) fail("Q, K and V have different batch sizes");
+    if (k->dims[3] != a->D) fail("Q and K have different head sizes");
+    if (v->dims[1] != a->Hkv || v->dims[2] != a->Skv) fail("K and V have different heads or sequence lengths");
+    if (a->Hkv <= 0 || a->Hq % a->Hkv) fail("Q's heads (%lld) must be a multiple of K's (%lld)", (long long)a->Hq, (long long)a->Hkv);
+}
+
+void infer_flex_attention(Node *n)
+{
+    Tensor *q = n->in[0];
+    need_dtype(n, q, DTS_FLOAT);
+    for (int j = 1; j < 3; j++)
+        if (n->in[j]->dtype != q->dtype) fail("input %d has type %s, Q %s", j, dtype_name(n->in[j]->dtype), dtype_name(q->dtype));
+    if (attr_has(n, "score_mod") || attr_has(n, "prob_mod"))
+        fail("the score_mod / prob_mod graph attributes are not supported (graph attributes are not compiled)");
+    int64_t prec = attr_i(n, "softmax_precision");
+    if (prec && prec != DT_FLOAT && prec != DT_DOUBLE && prec != DT_FLOAT16 && prec != DT_BFLOAT16)
+        fail("softmax_precision %lld is not float, double, float16 or bfloat16", (long long)prec);
+    Sdpa a;
+    flex_shape(n, &a);
+    if (a.Tk == 0) fail("attention over zero keys is not supported");
+    int64_t yd[4] = {a.B, a.Hq, a.Sq, a.Dv};
+    set_out(n, 0, q->dtype, 4, yd);
+}
+
+void lower_flex_attention(Node *n, Lowering *L)
+{
+    Sdpa a;
+    flex_shape(n, &a);
+    int h16 = promoted_mode(n, 0);
+    int64_t prec = attr_i(n, "softmax_precision");
+    int64_t sd[4] = {a.B, a.Hq, a.Sq, a.Tk};
+    double scale = attr_has(n, "scale") ? attr_f(n, "scale") : 1 / sqrt((double)a.D);
+    double sq = sqrtf((float)scale);
+    if (h16) sq = half_to_float(n->promoted, float_to_half(n->promoted, (float)sq));
+    sdpa_call(n, L, &a, n->out[0], lower_temp(L, n->in[0]->dtype, 4, sd), -1, h16, prec ? half_mode((int)prec) : 0, sq, 0, 1);
+}
+
+/* ---- RotaryEmbedding (opset 23+) -------------------------------------------
+ * X 4-D (batch, heads, rows, head size) or 3-D (batch, rows, heads * head
+ * size, num_heads given); cos/sin caches (batch, rows, RD/2), or (max
+ * position, RD/2) indexed by position_ids (batch, rows). */
+
+typedef struct Rot { int64_t B, S, H, HD, RD; } Rot;
+
+static void rot_shape(Node *n, Rot *r)
+{
+    Tensor *x = n->in[0];
+    if (x->rank == 4) {
+        r->B = x->dims[0];
+        r->H = x->dims[1];
+        r->S = x->dims[2];
+        r->HD = x->dims[3];
+    } else if (x->rank == 3) {
+        r->B = x->dims[0];
+        r->S = x->dims[1];
+        r->H = attr_i(n, "num_heads");
+        if (r->H <= 0 || x->dims[2] % r->H) fail("a 3-D input needs num_heads dividing its hidden size %lld", (long long)x->dims[2]);
+        r->HD = x->dims[2] / r->H;
+    } else {
+        fail("the input must be 3-D or 4-D, it is %s", tensor_shape_str(x));
+    }
+    r->RD = attr_i(n, "rotary_embedding_dim");
+    if (r->RD == 0) r->RD = r->HD;
+    if (r->RD < 0 || r->RD > r->HD || r->RD % 2) fail("rotary_embedding_dim %lld must be even and at most the head size %lld", (long long)r->RD, (long long)r->HD);
+}
+
+void infer_rotary(Node *n)
+{
+    Tensor *x = n->in[0], *cs = n->in[1], *sn = n->in[2], *pos = in_t(n, 3);
+    need_dtype(n, x, DTS_FLOAT);
+    if (cs->dtype != x->dtype || sn->dtype != x->dtype) fail("cos_cache and sin_cache must have the input's type");
+    Rot r;
+    rot_shape(n, &r);
+    if (cs->rank != sn->rank) fail("cos_cache %s and sin_cache %s differ", tensor_shape_str(cs), tensor_shape_str(sn));
+    for (int d = 0; d < cs->rank; d++) if (cs->dims[d] != sn->dims[d]) fail("cos_cache and sin_cache have different shapes");
+    if (pos) {
+        if (pos->dtype != DT_INT64 || pos->rank != 2 || pos->dims[0] != r.B || pos->dims[1] != r.S)
+            fail("position_ids must be int64 (batch, rows) = (%lld, %lld), it is %s", (long long)r.B, (long long)r.S, tensor_shape_str(pos));
+        if (cs->rank != 2 || cs->dims[1] != r.RD / 2) fail("with position_ids the caches must be (max position, %lld), they are %s", (long long)(r.RD / 2), tensor_shape_str(cs));
+    } else if (cs->rank != 3 || cs->dims[0] != r.B || cs->dims[1] != r.S || cs->dims[2] != r.RD / 2) {
+        fail("without position_ids the caches must be (batch, rows, rotary_dim/2) = (%lld, %lld, %lld), they are %s",
+             (long long)r.B, (long long)r.S, (long long)(r.RD / 2), tensor_shape_str(cs));
+    }
+    out_like(n, 0, x);
+}
+
+void lower_rotary(Node *n, Lowering *L)
+{
+    Rot r;
+    rot_shape(n, &r);
+    Tensor *x = n->in[0], *pos = in_t(n, 3);
+    KCall *c = lower_call(L, xfmt("o2c_rotary_%s", dtype_suffix(x->dtype)), r.B * r.S * r.H);
+    c->x[O2C_ROT_XX] = x;
+    c->x[O2C_ROT_XCOS] = n->in[1];
+    c->x[O2C_ROT_XSIN] = n->in[2];
+    c->x[O2C_ROT_XPOS] = pos;
+    c->y[0] = n->out[0];
+    c->nk = O2C_ROT_NK;
+    c->k[O2C_ROT_S] = r.S;
+    c->k[O2C_ROT_H] = r.H;
+    c->k[O2C_ROT_HD] = r.HD;
+    c->k[O2C_ROT_RD] = r.RD;
+    c->k[O2C_ROT_INTER] = attr_i(n, "interleaved") != 0;
+    /* X strides: batch, row, head */
+    c->k[O2C_ROT_XS] = r.S * r.H * r.HD;
+    c->k[O2C_ROT_XS + 1] = x->rank == 4 ? r.HD : r.H * r.HD;
+    c->k[O2C_ROT_XS + 2] = x->rank == 4 ? r.S * r.HD : r.HD;
+    c->k[O2C_ROT_CS] = r.S * (r.RD / 2);
+    c->k[O2C_ROT_CS + 1] = r.RD / 2;
+    c->k[O2C_ROT_NPOS] = pos ? n->in[1]->dims[0] : 0;
+    c->k[O2C_ROT_HALF] = promoted_mode(n, 0);
+}
+
+/* a node on float32 stand-ins (16-bit data) whose float outputs would all
+ * be stored as that 16-bit type: refuse inputs that mix float32 with it */
+static void need_one_float_type(Node *n, const int *ins, int nins)
+{
+    if (!n->promoted) return;
+    for (int j = 0; j < nins; j++)
+        if (in_t(n, ins[j]) && n->in[ins[j]]->dtype == DT_FLOAT && !(n->shadow_in && n->shadow_in[ins[j]]))
+            fail("input %d is float32 and another input 16-bit: onnx2c needs one floating type here", ins[j]);
+}
+
+/* ---- LinearAttention (opset 27) ---------------------------------------------
+ * Q, K, V 3-D (B x T x heads*size); past_state (B, HKV, DK, DV); decay
+ * (B, T, HKV or HKV*DK) for the gated rules; beta (B, T, HKV or 1) for
+ * the delta rules. Computes in float32 as the reference does. */
+
+typedef struct LinAtt { int64_t B, T, Hq, Hkv, Dk, Dv; int gate, beta; } LinAtt;
+
+static void linatt_shape(Node *n, LinAtt *a)
+{
+    Tensor *q = n->in[0], *k = n->in[1], *v = n->in[2], *ps = in_t(n, 3), *g = in_t(n, 4), *bt = in_t(n, 5);
+    const char *rule = attr_s(n, "update_rule");
+    int gating = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta");
+    int delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
+    if (!gating && !delta && strcmp(rule, "linear")) fail("update_rule '%s' is not linear, gated, delta or gated_delta", rule);
+    if (gating != !!g) fail("update_rule '%s' %s the decay input", rule, gating ? "needs" : "forbids");
+    if (delta != !!bt) fail("update_rule '%s' %s the beta input", rule, delta ? "needs" : "forbids");
+    a->Hq = attr_i(n, "q_num_heads");
+    a->Hkv = attr_i(n, "kv_num_heads");
+    if (a->Hq <= 0 || a->Hkv <= 0 || a->Hq % a->Hkv) fail("q_num_heads (%lld) must be a positive multiple of kv_num_heads (%lld)", (long long)a->Hq, (long long)a->Hkv);
+    if (q->rank != 3 || k->rank != 3 || v->rank != 3) fail("query, key and value must be 3-D (batch, time, heads * size)");
+    a->B = q->dims[0];
+    a->T = q->dims[1];
+    for (int j = 1; j < 3; j++)
+        if (n->in[j]->dims[0] != a->B || n->in[j]->dims[1] != a->T) fail("query, key and value have different batch or time sizes");
+    if (q->dims[2] % a->Hq || k->dims[2] % a->Hkv || v->dims[2] % a->Hkv) fail("the hidden sizes are not multiples of the head counts");
+    a->Dk = q->dims[2] / a->Hq;
+    a->Dv = v->dims[2] / a->Hkv;
+    if (k->dims[2] / a->Hkv != a->Dk) fail("query and key have different head sizes");
+    if (ps && (ps->rank != 4 || ps->dims[0] != a->B || ps->dims[1] != a->Hkv || ps->dims[2] != a->Dk || ps->dims[3] != a->Dv))
+        fail("past_state %s is not (batch, kv_num_heads, dk, dv) = (%lld, %lld, %lld, %lld)", tensor_shape_str(ps), (long long)a->B, (long long)a->Hkv, (long long)a->Dk, (long long)a->Dv);
+    a->gate = a->beta = 0;
+    if (g) {
+        if (g->rank != 3 || g->dims[0] != a->B || g->dims[1] != a->T) fail("decay %s is not (batch, time, ...)", tensor_shape_str(g));
+        if (g->dims[2] == a->Hkv) a->gate = 1;
+        else if (g->dims[2] == a->Hkv * a->Dk) a->gate = 2;
+        else fail("decay's last dim %lld is neither kv_num_heads nor kv_num_heads * dk", (long long)g->dims[2]);
+    }
+    if (bt) {
+        if (bt->rank != 3 || bt->dims[0] != a->B || bt->dims[1] != a->T) fail("beta %s is not (batch, time, ...)", tensor_shape_str(bt));
+        if (bt->dims[2] == a->Hkv) a->beta = 1;
+        else if (bt->dims[2] == 1) a->beta = 2;
+        else fail("beta's last dim %lld is neither kv_num_heads nor 1", (long long)bt->dims[2]);
+    }
+}
+
+void infer_linear_attention(Node *n)
+{
+    Tensor *q = n->in[0];
+    static const int FL[] = {DT_FLOAT, 0};
+    need_dtype(n, q, FL);
+    for (int j = 1; j < n->nin; j++)
+        if (in_t(n, j) && n->in[j]->dtype != DT_FLOAT) fail("input %d must be a floating type like the query", j);
+    static const int INS[] = {0, 1, 2, 3, 4, 5};
+    need_one_float_type(n, INS, n->nin);
+    LinAtt a;
+    linatt_shape(n, &a);
+    int64_t yd[3] = {a.B, a.T, a.Hq * a.Dv}, sd[4] = {a.B, a.Hkv, a.Dk, a.Dv};
+    set_out(n, 0, DT_FLOAT, 3, yd);
+    set_out(n, 1, DT_FLOAT, 4, sd);
+}
+
+void lower_linear_attention(Node *n, Lowering *L)
+{
+    LinAtt a;
+    linatt_shape(n, &a);
+    int64_t sd[4] = {a.B, a.Hkv, a.Dk, a.Dv};
+    Tensor *st = n->nout > 1 && n->out[1] ? n->out[1] : lower_temp(L, DT_FLOAT, 4, sd);
+    KCall *c = lower_call(L, "o2c_linatt_f32", a.B * a.Hkv * a.Dv);
+    for (int j = 0; j < 6; j++) c->x[j] = in_t(n, j);
+    c->y[0] = n->out[0];
+    c->y[1] = st;
+    c->nk = O2C_LINATT_NK;
+    c->k[O2C_LINATT_T] = a.T;
+    c->k[O2C_LINATT_HQ] = a.Hq;
+    c->k[O2C_LINATT_HKV] = a.Hkv;
+    c->k[O2C_LINATT_DK] = a.Dk;
+    c->k[O2C_LINATT_DV] = a.Dv;
+    c->k[O2C_LINATT_GATE] = a.gate;
+    c->k[O2C_LINATT_BETA] = a.beta;
+    double scale = attr_has(n, "scale") ? attr_f(n, "scale") : 0;
+    c->nf = O2C_LINATT_NF;
+    c->f[O2C_LINATT_FSCALE] = scale == 0 ? 1 / sqrt((double)a.Dk) : scale;
+}
+
+/* ---- CausalConvWithState (opset 27) -----------------------------------------
+ * input (B, C, L), weight (C, 1, K), bias (C), past_state (B, C, K - 1):
+ * a depthwise causal conv over the input padded on the left by the state;
+ * present_state is the padded input's last K - 1 positions. */
+
+void infer_causal_conv_with_state(Node *n)
+{
+    Tensor *x = n->in[0], *w = n->in[1], *b = in_t(n, 2), *ps = in_t(n, 3);
+    static const int FL[] = {DT_FLOAT, 0};
+    need_dtype(n, x, FL);
+    for (int j = 1; j < n->nin; j++)
+        if (in_t(n, j) && n->in[j]->dtype != DT_FLOAT) fail("input %d must have the input's type", j);
+    static const int INS[] = {0, 1, 2, 3};
+    need_one_float_type(n, INS, n->nin);
+    const char *act = attr_s(n, "activation");
+    if (strcmp(act, "none") && strcmp(act, "silu") && strcmp(act, "swish")) fail("activation '%s' is not none, silu or swish", act);
+    if (x->rank != 3) fail("input must be (batch, channels, length), it is %s", tensor_shape_str(x));
+    int64_t B = x->dims[0], C = x->dims[1];
+    if (w->rank != 3 || w->dims[0] != C || w->dims[1] != 1 || w->dims[2] < 1)
+        fail("weight %s is not (channels, 1, k)", tensor_shape_str(w));
+    int64_t K = w->dims[2];
+    if (b && (b->rank != 1 || b->dims[0] != C)) fail("bias %s is not (channels)", tensor_shape_str(b));
+    if (ps && (ps->rank != 3 || ps->dims[0] != B || ps->dims[1] != C || ps->dims[2] != K - 1))
+        fail("past_state %s is not (batch, channels, k - 1)", tensor_shape_str(ps));
+    int64_t sd[3] = {B, C, K - 1};
+    out_like(n, 0, x);
+    set_out(n, 1, x->dtype, 3, sd);
+}
+
+void lower_causal_conv_with_state(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0];
+    int64_t K = n->in[1]->dims[2];
+    for (int j = 0; j < 2; j++) {
+        if (j == 1 && !sdpa_used(n, 1)) break;
+        KCall *c = lower_call(L, j ? "o2c_ccstate_present_f32" : "o2c_ccstate_f32", tensor_numel(n->out[j]));
+        c->x[O2C_CCS_XX] = x;
+        c->x[O2C_CCS_XW] = n->in[1];
+        c->x[O2C_CCS_XB] = in_t(n, 2);
+        c->x[O2C_CCS_XPAST] = in_t(n, 3);
+        c->y[0] = n->out[j];
+        c->nk = O2C_CCS_NK;
+        c->k[O2C_CCS_C] = x->dims[1];
+        c->k[O2C_CCS_L] = x->dims[2];
+        c->k[O2C_CCS_K] = K;
+        c->k[O2C_CCS_SILU] = strcmp(attr_s(n, "activation"), "none") != 0;
+        c->k[O2C_CCS_HALF] = promoted_mode(n, 0);
+    }
 }

@@ -65,6 +65,13 @@ void lower_softmax(Node *n, Lowering *L)
     /* the C target: rows with vectorized exponentials (ppocrv4's 40 rows of
      * 6625 in a one-node model: 1.16 -> 0.24 ms) */
     if (L->tiled && x->dtype == DT_FLOAT && inner == 1) c->kernel = kernel_find("o2c_softmax_rows_f32");
+    /* float16/bfloat16 data (computed on float32 stand-ins): rounded to the
+     * 16-bit type after each step of Softmax's function body, as onnx's
+     * reference does (one rounding at the end differs by an ulp) */
+    if (n->promoted && !c->k[O2C_SOFTMAX_LOG]) {
+        c->kernel = kernel_find("o2c_softmax16_f32");
+        c->k[O2C_SOFTMAX_HALF] = n->promoted == DT_BFLOAT16 ? 2 : 1;
+    }
 }
 
 /* ---- BatchNormalization --------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* Pass fuse_attention: the attention core
  *     S = MatMul(Q, K^T) -> scale (Mul or Div by a constant) -> Add(mask)
  *       -> Softmax(last axis) -> MatMul(., V)
- * becomes one onnx2c.Attention node (compiler/ops/attention.c). The scale
+ * becomes one onnx2c.FusedAttention node (compiler/ops/attention.c). The scale
  * may also be applied to Q or to K^T before the MatMul (the factors
  * multiply), the mask Add is optional and comes after the scale. The
  * Transposes that make Q, K^T and V, and one Transpose of the result, are
@@ -150,7 +150,7 @@ int pass_fuse_attention(Graph *g)
             y = ty->out[0];
         }
         Tensor *ins[4] = {q.t, kt.t, v.t, mask};
-        Node *n = pat_replace(g, &m, last, "Attention", "onnx2c", ins, mask ? 4 : 3, y);
+        Node *n = pat_replace(g, &m, last, "FusedAttention", "onnx2c", ins, mask ? 4 : 3, y);
         node_set_attr_f(n, "scale", scale);
         Src *srcs[3] = {&q, NULL, &v};
         static const char *const names[3] = {"q_perm", "k_perm", "v_perm"};
@@ -164,7 +164,7 @@ int pass_fuse_attention(Graph *g)
         for (int a = 0; a < y->rank; a++) id &= yp[a] == a;
         if (!id) node_set_attr_ints(n, "y_perm", yp, y->rank);
         node_reinfer(n);
-        note("fuse_attention: %s -> Attention(scale %g%s) '%s'", n->fused, scale, mask ? ", mask" : "", y->name);
+        note("fuse_attention: %s -> FusedAttention(scale %g%s) '%s'", n->fused, scale, mask ? ", mask" : "", y->name);
         changes++;
         i = -1;
     }

@@ -1,4 +1,4 @@
-/* Attention core (the fused op onnx2c.Attention, made by the fuse_attention
+/* Attention core (the fused op onnx2c.FusedAttention, made by the fuse_attention
  * pass; shape rule and lowering in compiler/ops/attention.c):
  *     Y = softmax(scale * Q K^T + mask, last axis) V
  * with Q [batch.., Sq, D], K [batch.., Skv, D], V [batch.., Skv, Dv],
@@ -18,6 +18,175 @@
  * (slot O2C_ATT_ROW) and the column stride (O2C_ATT_COL). */
 
 #define O2C_ATT_TILE 32
+
+/* The standard ONNX Attention (opset 23+; compiler/ops/attention.c) as
+ * onnx's reference computes it, with K and V the present rows (past_key
+ * rows first, then K's):
+ *     s = (Q * sqrt(scale)) (K * sqrt(scale))^T     [softcap: c tanh(s / c)]
+ *     x = s + bias   (attn_mask: bool -> 0 / -inf, float added; keys past
+ *                     the mask's last dim, causal, window and padding: -inf)
+ *     p = softmax(x) in softmax_precision; a row whose bias is -inf
+ *         everywhere is all zero
+ *     Y = p V
+ * o2c_sdpa_T: index space: the query rows (batch x heads x rows); y[0] Y,
+ * y[1] the row's scores (B x HQ x SQ x keys: scratch, or qk_matmul_output,
+ * which then holds the probabilities, mode 3). With O2C_SDPA_STOP 0, 1 or
+ * 2 it writes only the scores of that qk_matmul_output_mode into y[1].
+ * With O2C_SDPA_FLEX (FlexAttention): no masks, no zero-row rules, and the
+ * probabilities times V in the softmax precision (not rounded to the data
+ * type before the product).
+ * float16/bfloat16 data computes on float32 stand-ins rounded to the
+ * 16-bit type after each step (O2C_SDPA_HALF, O2C_SDPA_SMHALF), sums of
+ * products in float32; softmax sums accumulate in float32 for float16 and
+ * round after each add for bfloat16 (numpy and ml_dtypes, as the reference).
+ * o2c_sdpa_cat_T: present_key / present_value, index space: its elements.
+ * o2c_rotary_T: RotaryEmbedding, index space: batch x rows x heads; each
+ * rotates the first RD values of its head (pairs (j, j + RD/2), or (2j,
+ * 2j + 1) interleaved) by the cache row of its position and copies the rest. */
+
+/* x rounded to float16 (h 1) or bfloat16 (h 2), or x itself (h 0) */
+#ifndef O2C_ROUND16
+#define O2C_ROUND16(h, x) ((h) == 1 ? o2c_h2f(o2c_f2h(x)) : (h) == 2 ? o2c_bf2f(o2c_f2bf(x)) : (x))
+#endif
+#define O2C_NOROUND(h, x) ((void)(h), (x))
+
+#define O2C_SDPA(NAME, TY, RND)                                                          \
+    O2C_KERNEL(NAME)                                                                     \
+    {                                                                                    \
+        typedef TY T;                                                                    \
+        const T *Q = (const T *)p->x[O2C_SDPA_XQ], *K = (const T *)p->x[O2C_SDPA_XK];    \
+        const T *V = (const T *)p->x[O2C_SDPA_XV];                                       \
+        const T *PK = (const T *)p->x[O2C_SDPA_XPK], *PV = (const T *)p->x[O2C_SDPA_XPV]; \
+        const T *MF = (const T *)p->x[O2C_SDPA_XMASK];                                   \
+        const uint8_t *MB = (const uint8_t *)p->x[O2C_SDPA_XMASK];                       \
+        const int64_t *NP = (const int64_t *)p->x[O2C_SDPA_XNONPAD];                     \
+        T *Y = (T *)p->y[0], *S = (T *)p->y[1];                                          \
+        const int64_t *k = p->k;                                                         \
+        const int64_t Hq = k[O2C_SDPA_HQ], Hkv = k[O2C_SDPA_HKV], Sq = k[O2C_SDPA_SQ];   \
+        const int64_t P = k[O2C_SDPA_PAST], Tk = P + k[O2C_SDPA_SKV];                    \
+        const int64_t D = k[O2C_SDPA_D], Dv = k[O2C_SDPA_DV];                            \
+        const int64_t *qs = k + O2C_SDPA_QS, *ks = k + O2C_SDPA_KS, *vs = k + O2C_SDPA_VS; \
+        const int64_t *ys = k + O2C_SDPA_YS, *ms = k + O2C_SDPA_MS;                      \
+        const int64_t mcols = k[O2C_SDPA_MCOLS], mbool = k[O2C_SDPA_MBOOL];              \
+        const int64_t causal = k[O2C_SDPA_CAUSAL], left = k[O2C_SDPA_LEFT];              \
+        const int64_t right = k[O2C_SDPA_RIGHT], stop = k[O2C_SDPA_STOP];                \
+        const int64_t h16 = k[O2C_SDPA_HALF], hs = k[O2C_SDPA_SMHALF], flex = k[O2C_SDPA_FLEX]; \
+        const T sc = O2C_PF(TY, p, O2C_SDPA_FSCALE), cap = O2C_PF(TY, p, O2C_SDPA_FCAP); \
+        O2C_FOR(i) {                                                                     \
+            const int64_t qi = i % Sq, h = (i / Sq) % Hq, b = i / (Sq * Hq);             \
+            const int64_t hk = h / (Hq / Hkv);                                           \
+            const T *q = Q + b * qs[0] + h * qs[1] + qi * qs[2];                         \
+            T *s = S + i * Tk;                                                           \
+            /* keys before the query block: the past rows, or (external cache) */        \
+            const int64_t pos = qi + (NP ? NP[b] - Sq : P);                              \
+            int64_t j, c, live = 0, nan = 0;                                             \
+            T mx = -INFINITY;                                                            \
+            for (j = 0; j < Tk; j++) {                                                   \
+                const T *kr = j < P ? PK + ((b * Hkv + hk) * P + j) * D                  \
+                                    : K + b * ks[0] + hk * ks[1] + (j - P) * ks[2];      \
+                T x = 0, bias = 0;                                                       \
+                for (c = 0; c < D; c++) x += RND(h16, q[c] * sc) * RND(h16, kr[c] * sc); \
+                x = RND(h16, x);                                                         \
+                if (stop == 0) { s[j] = x; continue; }                                   \
+                if (cap > 0) x = RND(h16, RND(h16, O2C_M(TY, tanh)(RND(h16, x / cap))) * cap); \
+                if (stop == 1) { s[j] = x; continue; }                                   \
+                if (MB) {                                                                \
+                    const int64_t mo = b * ms[0] + h * ms[1] + qi * ms[2] + j;           \
+                    if (j >= mcols) bias = -INFINITY;                                    \
+                    else if (mbool) bias = MB[mo] ? (T)0 : (T)-INFINITY;                 \
+                    else bias = MF[mo];                                                  \
+                }                                                                        \
+                if (causal && j > pos) bias += -INFINITY;                                \
+                if (left >= 0 && pos - j > left) bias += -INFINITY;                      \
+                if (right >= 0 && j - pos > right) bias += -INFINITY;                    \
+                if (NP && j >= NP[b]) bias += -INFINITY;                                 \
+                if (!(bias == -INFINITY)) live = 1;                                      \
+                x = RND(h16, x + bias);                                                  \
+                if (stop == 2) { s[j] = x; continue; }                                   \
+                x = RND(hs, x);                                                          \
+                s[j] = x;                                                                \
+                if (x != x) nan = 1;                                                     \
+                else if (x > mx) mx = x;                                                 \
+            }                                                                            \
+            if (stop >= 0) continue;                                                     \
+            {                                                                            \
+                /* softmax; a row of -inf subtracts 0, a NaN makes every value NaN */    \
+                const T m = nan ? (T)NAN : mx == -INFINITY && !flex ? (T)0 : mx;         \
+                T sum = 0;                                                               \
+                for (j = 0; j < Tk; j++) {                                               \
+                    const T e = RND(hs, O2C_M(TY, exp)(RND(hs, s[j] - m)));              \
+                    s[j] = e;                                                            \
+                    sum = hs == 2 ? RND(hs, sum + e) : sum + e;                          \
+                }                                                                        \
+                sum = RND(hs, sum);                                                      \
+                if (sum == 0 && !flex) sum = 1;                                          \
+                for (j = 0; j < Tk; j++) {                                               \
+                    const T pj = RND(hs, s[j] / sum);                                    \
+                    s[j] = !live ? (T)0 : flex ? pj : RND(h16, pj);                      \
+                }                                                                        \
+            }                                                                            \
+            for (c = 0; c < Dv; c++) {                                                   \
+                T acc = 0;                                                               \
+                for (j = 0; j < Tk; j++) {                                               \
+                    const T *vr = j < P ? PV + ((b * Hkv + hk) * P + j) * Dv             \
+                                        : V + b * vs[0] + hk * vs[1] + (j - P) * vs[2];  \
+                    acc += s[j] * (flex ? RND(hs, vr[c]) : vr[c]);                       \
+                }                                                                        \
+                Y[b * ys[0] + h * ys[1] + qi * ys[2] + c] = RND(h16, flex ? RND(hs, acc) : acc); \
+            }                                                                            \
+        }                                                                                \
+    }
+
+#define O2C_SDPA_CAT(NAME, TY)                                                           \
+    O2C_KERNEL(NAME)                                                                     \
+    {                                                                                    \
+        const TY *X0 = (const TY *)p->x[O2C_SDPA_CAT_XPAST];                             \
+        const TY *X1 = (const TY *)p->x[O2C_SDPA_CAT_XNEW];                              \
+        TY *Y = (TY *)p->y[0];                                                           \
+        const int64_t H = p->k[O2C_SDPA_CAT_H], P = p->k[O2C_SDPA_CAT_PAST];             \
+        const int64_t S = p->k[O2C_SDPA_CAT_S], D = p->k[O2C_SDPA_CAT_D];                \
+        const int64_t *ns = p->k + O2C_SDPA_CAT_NS;                                      \
+        O2C_FOR(i) {                                                                     \
+            const int64_t c = i % D, t = (i / D) % (P + S), bh = i / (D * (P + S));      \
+            const int64_t h = bh % H, b = bh / H;                                        \
+            Y[i] = t < P ? X0[(bh * P + t) * D + c] : X1[b * ns[0] + h * ns[1] + (t - P) * ns[2] + c]; \
+        }                                                                                \
+    }
+
+#define O2C_ROTARY(NAME, TY, RND)                                                           \
+    O2C_KERNEL(NAME)                                                                     \
+    {                                                                                    \
+        typedef TY T;                                                                    \
+        const T *X = (const T *)p->x[O2C_ROT_XX];                                        \
+        const T *C = (const T *)p->x[O2C_ROT_XCOS], *SN = (const T *)p->x[O2C_ROT_XSIN]; \
+        const int64_t *POS = (const int64_t *)p->x[O2C_ROT_XPOS];                        \
+        T *Y = (T *)p->y[0];                                                             \
+        const int64_t S = p->k[O2C_ROT_S], H = p->k[O2C_ROT_H], HD = p->k[O2C_ROT_HD];   \
+        const int64_t RD = p->k[O2C_ROT_RD], half = RD / 2, inter = p->k[O2C_ROT_INTER]; \
+        const int64_t *xs = p->k + O2C_ROT_XS, *cs = p->k + O2C_ROT_CS;                  \
+        const int64_t h16 = p->k[O2C_ROT_HALF];                                          \
+        O2C_FOR(i) {                                                                     \
+            const int64_t h = i % H, r = (i / H) % S, b = i / (H * S);                   \
+            const int64_t o = b * xs[0] + r * xs[1] + h * xs[2];                         \
+            const T *x = X + o;                                                          \
+            T *y = Y + o;                                                                \
+            int64_t cr = b * cs[0] + r * cs[1], j;                                       \
+            int bad = 0;                                                                 \
+            if (POS) {                                                                   \
+                const int64_t ps = POS[b * S + r];                                       \
+                bad = ps < 0 || ps >= p->k[O2C_ROT_NPOS];                                \
+                cr = bad ? 0 : ps * half;                                                \
+            }                                                                            \
+            for (j = 0; j < half; j++) {                                                 \
+                const int64_t j1 = inter ? 2 * j : j, j2 = inter ? 2 * j + 1 : j + half; \
+                const T cv = bad ? (T)NAN : C[cr + j], sv = bad ? (T)NAN : SN[cr + j];   \
+                const T x1 = x[j1], x2 = x[j2];                                          \
+                y[j1] = RND(h16, RND(h16, cv * x1) - RND(h16, sv * x2));                 \
+                y[j2] = RND(h16, RND(h16, sv * x1) + RND(h16, cv * x2));                 \
+            }                                                                            \
+            for (j = RD; j < HD; j++) y[j] = x[j];                                       \
+        }                                                                                \
+    }
 
 #define O2C_ATTENTION(NAME, TY)                                                          \
     O2C_KERNEL(NAME)                                                                     \
@@ -88,5 +257,103 @@ O2C_ATTENTION(o2c_attention_f32, float)
 /*@ o2c_attention_f64 */
 O2C_ATTENTION(o2c_attention_f64, double)
 
+/*@ o2c_sdpa_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf */
+O2C_SDPA(o2c_sdpa_f32, float, O2C_ROUND16)
+/*@ o2c_sdpa_f64 */
+O2C_SDPA(o2c_sdpa_f64, double, O2C_NOROUND)
+/*@ o2c_sdpa_cat_f32 */
+O2C_SDPA_CAT(o2c_sdpa_cat_f32, float)
+/*@ o2c_sdpa_cat_f64 */
+O2C_SDPA_CAT(o2c_sdpa_cat_f64, double)
+/*@ o2c_rotary_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf */
+O2C_ROTARY(o2c_rotary_f32, float, O2C_ROUND16)
+/*@ o2c_rotary_f64 */
+O2C_ROTARY(o2c_rotary_f64, double, O2C_NOROUND)
+
+/*@ o2c_linatt_f32 */
+/* LinearAttention: the state column m of kv head h, (DK values, kept in
+ * present_state y[1] at stride DV), through the T steps: decay, delta
+ * correction, write k v^T, then every query head of the group reads it
+ * (y[0], B x T x HQ*DV). Q, K, V, decay and beta are 3-D (B x T x heads*size). */
+O2C_KERNEL(o2c_linatt_f32)
+{
+    const float *Q = (const float *)p->x[O2C_LINATT_XQ], *K = (const float *)p->x[O2C_LINATT_XK];
+    const float *V = (const float *)p->x[O2C_LINATT_XV], *PS = (const float *)p->x[O2C_LINATT_XPAST];
+    const float *G = (const float *)p->x[O2C_LINATT_XDECAY], *BT = (const float *)p->x[O2C_LINATT_XBETA];
+    float *Y = (float *)p->y[0], *ST = (float *)p->y[1];
+    const int64_t T = p->k[O2C_LINATT_T], Hq = p->k[O2C_LINATT_HQ], Hkv = p->k[O2C_LINATT_HKV];
+    const int64_t Dk = p->k[O2C_LINATT_DK], Dv = p->k[O2C_LINATT_DV], gate = p->k[O2C_LINATT_GATE];
+    const int64_t beta = p->k[O2C_LINATT_BETA], grp = Hq / Hkv;
+    const float scale = p->ff[O2C_LINATT_FSCALE];
+    O2C_FOR(i) {
+        const int64_t m = i % Dv, h = (i / Dv) % Hkv, b = i / (Dv * Hkv);
+        float *s = ST + (b * Hkv + h) * Dk * Dv + m;
+        int64_t t, d, g;
+        for (d = 0; d < Dk; d++) s[d * Dv] = PS ? PS[(b * Hkv + h) * Dk * Dv + d * Dv + m] : 0.0f;
+        for (t = 0; t < T; t++) {
+            const float *k = K + (b * T + t) * Hkv * Dk + h * Dk;
+            float v = V[(b * T + t) * Hkv * Dv + h * Dv + m];
+            if (gate == 1) {
+                const float e = expf(G[(b * T + t) * Hkv + h]);
+                for (d = 0; d < Dk; d++) s[d * Dv] *= e;
+            } else if (gate == 2) {
+                for (d = 0; d < Dk; d++) s[d * Dv] *= expf(G[(b * T + t) * Hkv * Dk + h * Dk + d]);
+            }
+            if (beta) {
+                float r = 0;
+                for (d = 0; d < Dk; d++) r += s[d * Dv] * k[d];
+                v = BT[beta == 1 ? (b * T + t) * Hkv + h : b * T + t] * (v - r);
+            }
+            for (d = 0; d < Dk; d++) s[d * Dv] += k[d] * v;
+            for (g = 0; g < grp; g++) {
+                const int64_t hq = h * grp + g;
+                const float *q = Q + (b * T + t) * Hq * Dk + hq * Dk;
+                float o = 0;
+                for (d = 0; d < Dk; d++) o += q[d] * s[d * Dv];
+                Y[(b * T + t) * Hq * Dv + hq * Dv + m] = scale * o;
+            }
+        }
+    }
+}
+/*@ o2c_ccstate_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf */
+/* CausalConvWithState: y[b, c, t] = bias[c] + sum_j w[c, j] * padded[b, c, t + j]
+ * over the input padded on the left by past_state (or zeros) */
+O2C_KERNEL(o2c_ccstate_f32)
+{
+    const float *X = (const float *)p->x[O2C_CCS_XX], *W = (const float *)p->x[O2C_CCS_XW];
+    const float *Bi = (const float *)p->x[O2C_CCS_XB], *PS = (const float *)p->x[O2C_CCS_XPAST];
+    float *Y = (float *)p->y[0];
+    const int64_t C = p->k[O2C_CCS_C], L = p->k[O2C_CCS_L], K = p->k[O2C_CCS_K];
+    const int64_t silu = p->k[O2C_CCS_SILU], h16 = p->k[O2C_CCS_HALF];
+    O2C_FOR(i) {
+        const int64_t t = i % L, bc = i / L, c = bc % C;
+        float acc = Bi ? Bi[c] : 0.0f;
+        int64_t j;
+        for (j = 0; j < K; j++) {
+            const int64_t pos = t + j;   /* in the padded row: K - 1 state positions, then X */
+            const float xv = pos >= K - 1 ? X[bc * L + pos - (K - 1)] : PS ? PS[bc * (K - 1) + pos] : 0.0f;
+            acc += W[c * K + j] * xv;
+        }
+        if (silu) {
+            acc = O2C_ROUND16(h16, acc);
+            acc = acc * (1.0f / (1.0f + expf(-acc)));
+        }
+        Y[i] = acc;
+    }
+}
+/*@ o2c_ccstate_present_f32 */
+O2C_KERNEL(o2c_ccstate_present_f32)
+{
+    const float *X = (const float *)p->x[O2C_CCS_XX], *PS = (const float *)p->x[O2C_CCS_XPAST];
+    float *Y = (float *)p->y[0];
+    const int64_t L = p->k[O2C_CCS_L], K = p->k[O2C_CCS_K];
+    O2C_FOR(i) {
+        const int64_t s = i % (K - 1), bc = i / (K - 1), pos = L + s;
+        Y[i] = pos >= K - 1 ? X[bc * L + pos - (K - 1)] : PS ? PS[bc * (K - 1) + pos] : 0.0f;
+    }
+}
+
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_ATTENTION(K) K(o2c_attention_f32) K(o2c_attention_f64)
+#define O2C_KERNELS_ATTENTION(K) K(o2c_attention_f32) K(o2c_attention_f64) K(o2c_sdpa_f32) K(o2c_sdpa_f64) \
+    K(o2c_sdpa_cat_f32) K(o2c_sdpa_cat_f64) K(o2c_rotary_f32) K(o2c_rotary_f64) \
+    K(o2c_linatt_f32) K(o2c_ccstate_f32) K(o2c_ccstate_present_f32)

@@ -6,6 +6,13 @@
  * positions); each loops over its axis.
  *   O2C_SOFTMAX_*
  *
+ * o2c_softmax16_f32: Softmax of float16/bfloat16 data on its float32
+ * stand-ins (O2C_SOFTMAX_HALF: 1 float16, 2 bfloat16), rounded to the 16-bit
+ * type after each step of the op's function body as onnx's reference
+ * computes it: d = x - max, e = exp(d), s = sum(e), y = e / s. The sum
+ * accumulates in float32 for float16 (numpy) and rounds after every add
+ * for bfloat16 (ml_dtypes). Same index space and slots as o2c_softmax_T.
+ *
  * o2c_layernorm_T: LayerNormalization. Index space: the rows (product of the
  * dims before axis); each normalizes its N contiguous elements.
  *   x[0] X, x[1] Scale, x[2] B (optional)
@@ -29,6 +36,11 @@
  *
  * o2c_instnorm_T: InstanceNormalization. Index space: N x C rows.
  *   x[0] X, x[1] scale, x[2] B; O2C_INSTNORM_*; O2C_NORM_F_EPS */
+
+/* x rounded to float16 (h 1) or bfloat16 (h 2), or x itself (h 0) */
+#ifndef O2C_ROUND16
+#define O2C_ROUND16(h, x) ((h) == 1 ? o2c_h2f(o2c_f2h(x)) : (h) == 2 ? o2c_bf2f(o2c_f2bf(x)) : (x))
+#endif
 
 #define O2C_SOFTMAX(NAME, TY)                                                         \
     O2C_KERNEL(NAME)                                                                  \
@@ -238,6 +250,30 @@
         }                                                                             \
     }
 
+/*@ o2c_softmax16_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf */
+O2C_KERNEL(o2c_softmax16_f32)
+{
+    const float *X = (const float *)p->x[0];
+    float *Y = (float *)p->y[0];
+    const int64_t A = p->k[O2C_SOFTMAX_A], inner = p->k[O2C_SOFTMAX_INNER];
+    const int64_t h = p->k[O2C_SOFTMAX_HALF];
+    O2C_FOR(i) {
+        const int64_t base = (i / inner) * A * inner + i % inner;
+        const float *x = X + base;
+        float *y = Y + base;
+        float m = x[0], s = 0;
+        int64_t j;
+        for (j = 1; j < A; j++)
+            if (x[j * inner] > m || x[j * inner] != x[j * inner]) m = x[j * inner];
+        for (j = 0; j < A; j++) {
+            const float e = O2C_ROUND16(h, expf(O2C_ROUND16(h, x[j * inner] - m)));
+            y[j * inner] = e;
+            s = h == 2 ? O2C_ROUND16(h, s + e) : s + e;
+        }
+        s = O2C_ROUND16(h, s);
+        for (j = 0; j < A; j++) y[j * inner] = O2C_ROUND16(h, y[j * inner] / s);
+    }
+}
 /*@ o2c_softmax_f32 */
 O2C_SOFTMAX(o2c_softmax_f32, float)
 /*@ o2c_softmax_rows_f32 needs o2c_vexp_f32 */
@@ -275,7 +311,7 @@ O2C_INSTNORM(o2c_instnorm_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_NORM(K) \
-    K(o2c_softmax_f32) K(o2c_softmax_rows_f32) K(o2c_softmax_f64) K(o2c_layernorm_f32) K(o2c_layernorm_f64) \
+    K(o2c_softmax_f32) K(o2c_softmax16_f32) K(o2c_softmax_rows_f32) K(o2c_softmax_f64) K(o2c_layernorm_f32) K(o2c_layernorm_f64) \
     K(o2c_layernorm_f32_f64) K(o2c_layernorm_f64_f32) \
     K(o2c_instnorm_f32) K(o2c_instnorm_f64) K(o2c_batchnorm_prep_f32) K(o2c_batchnorm_prep_f64) \
     K(o2c_batchnorm_f32) K(o2c_batchnorm_f64) K(o2c_batchnorm_train_f32) K(o2c_batchnorm_train_f64) \

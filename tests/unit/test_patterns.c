@@ -551,7 +551,7 @@ static void test_attention(void **state)
     for (size_t i = 0; i < sizeof V / sizeof V[0]; i++) {
         Graph *g = pt_optimize_checked(att_model(V[i].flags, V[i].opset, V[i].S), 0, ONLY_ATT);
         if (pt_count(g, NULL) != 1) fail_msg("variant %zu: %d nodes left", i, pt_count(g, NULL));
-        Node *n = pt_find(g, "Attention");
+        Node *n = pt_find(g, "FusedAttention");
         assert_string_equal(n->domain, "onnx2c");
         assert_int_equal(n->nin, V[i].flags & AT_MASK ? 4 : 3);
         assert_string_equal(n->in[0]->name, "q");
@@ -569,7 +569,7 @@ static void test_attention(void **state)
     Graph *g = pt_optimize_checked(att_model(AT_MASK | AT_OUT_T, 13, 4), 2, NULL);
     assert_int_equal(pt_count(g, NULL), 1);
     Decomp d;
-    EXPECT_OK(decompose_node(pt_find(g, "Attention"), &d));
+    EXPECT_OK(decompose_node(pt_find(g, "FusedAttention"), &d));
     int nmm = 0, nsm = 0, ntr = 0, nadd = 0;
     for (int i = 0; i < d.n; i++) {
         nmm += !strcmp(d.nodes[i].op_type, "MatMul");
@@ -592,32 +592,32 @@ static void test_attention_negative(void **state)
     for (size_t i = 0; i < m->graph->n_node; i++)
         if (!strcmp(m->graph->node[i]->op_type, "Softmax")) m->graph->node[i]->attribute[0]->i = 2;
     Graph *g = pt_optimize_checked(m, 0, ONLY_ATT);
-    assert_int_equal(pt_count(g, "Attention"), 0);
+    assert_int_equal(pt_count(g, "FusedAttention"), 0);
     /* the scores are a graph output */
     m = att_model(AT_MASK, 13, 4);
     pb_output(m, "scs", DT_FLOAT, NULL);
     g = pt_optimize_checked(m, 0, ONLY_ATT);
-    assert_int_equal(pt_count(g, "Attention"), 0);
+    assert_int_equal(pt_count(g, "FusedAttention"), 0);
     /* the probabilities have another reader */
     m = att_model(0, 13, 4);
     pb_output(m, "z", DT_FLOAT, NULL);
     pb_node(m, "Neg", "extra", "att", "z");
     g = pt_optimize_checked(m, 0, ONLY_ATT);
-    assert_int_equal(pt_count(g, "Attention"), 0);
+    assert_int_equal(pt_count(g, "FusedAttention"), 0);
     /* a scale from a run-time input */
     m = att_model(0, 13, 4);
     pb_input(m, "c_in", DT_FLOAT, "");
     for (size_t i = 0; i < m->graph->n_node; i++)
         if (!strcmp(m->graph->node[i]->name, "scale")) m->graph->node[i]->input[1] = S("c_in");
     g = pt_optimize_checked(m, 0, ONLY_ATT);
-    assert_int_equal(pt_count(g, "Attention"), 0);
+    assert_int_equal(pt_count(g, "FusedAttention"), 0);
     /* the K Transpose has another reader: the node reads K^T itself */
     m = att_model(0, 13, 4);
     pb_output(m, "kT", DT_FLOAT, NULL);
     g = pt_optimize_checked(m, 0, ONLY_ATT);
-    assert_int_equal(pt_count(g, "Attention"), 1);
+    assert_int_equal(pt_count(g, "FusedAttention"), 1);
     assert_int_equal(pt_count(g, "Transpose"), 1);
-    assert_string_equal(pt_find(g, "Attention")->in[1]->name, "kT");
+    assert_string_equal(pt_find(g, "FusedAttention")->in[1]->name, "kT");
 }
 
 /* ---- HardSwish, HardSigmoid ---------------------------------------------- */

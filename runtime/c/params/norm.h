@@ -6,6 +6,7 @@ enum {
     O2C_SOFTMAX_A,        /* length of the axis */
     O2C_SOFTMAX_INNER,    /* stride of the axis */
     O2C_SOFTMAX_LOG,      /* 1: LogSoftmax */
+    O2C_SOFTMAX_HALF,     /* o2c_softmax16_f32: 1 float16, 2 bfloat16 data */
     O2C_SOFTMAX_NK
 };
 O2C_PARAMS_FIT(softmax, O2C_SOFTMAX_NK, 0)
