@@ -68,7 +68,8 @@ typedef struct Chunk { const char *file, *name, *text; size_t len; char deps[256
 static Chunk chunks[512];
 static int nchunks;
 static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h", "pool.h", "norm.h",
-                              "reduce.h", "movement.h", "resize.h", "rnn.h", "index.h", "misc.h", "attention.h", NULL};
+                              "reduce.h", "movement.h", "resize.h", "rnn.h", "index.h", "misc.h", "attention.h",
+                              "quant.h", NULL};
 
 static void parse_chunks(void)
 {
