@@ -67,6 +67,26 @@ static Tensor *cast_to(Lowering *L, Tensor *t, int dt)
     return c;
 }
 
+/* A call whose inputs are all constant (scales and zero points given as
+ * initializers: the usual case) is run now, at lowering: its output
+ * becomes a constant (what: its name) and the call is dropped. */
+static Tensor *run_if_const(Lowering *L, KCall *c, const char *what)
+{
+    for (int j = 0; j < O2C_MAX_X; j++)
+        if (c->x[j] && !c->x[j]->data) return c->y[0];
+    Tensor *t = lower_const(L, what, c->y[0]->dtype, c->y[0]->rank, c->y[0]->dims);
+    o2c_p p;
+    memset(&p, 0, sizeof p);
+    for (int j = 0; j < O2C_MAX_X; j++) p.x[j] = c->x[j] ? c->x[j]->data : NULL;
+    p.y[0] = t->data;
+    memcpy(p.k, c->k, sizeof p.k);
+    memcpy(p.f, c->f, sizeof p.f);
+    for (int j = 0; j < O2C_NF; j++) p.ff[j] = (float)c->f[j];
+    c->kernel->fn(0, c->count, &p);
+    L->n--;
+    return t;
+}
+
 /* ---- QuantizeLinear, DequantizeLinear ------------------------------------ */
 
 /* The O2C_QP_* slots of a scale (and its zero point) for data x: per
@@ -487,6 +507,7 @@ void lower_qconv(Node *n, Lowering *L)
         s->y[0] = mul;
         s->k[O2C_QSCALE_SB] = nmul > 1;
         s->nk = O2C_QSCALE_NK;
+        mul = run_if_const(L, s, "multipliers");
     }
     KCall *c = lower_call(L, xfmt("o2c_qconv_%s_%s_%s", dtype_suffix(x->dtype), dtype_suffix(w->dtype),
                                   dtype_suffix(y->dtype)), tensor_numel(y));
@@ -596,6 +617,7 @@ void lower_qlinear_unary(Node *n, Lowering *L)
     }
     c->nk = O2C_QLUT_NK;
     c->nf = O2C_QLUT_NF;
+    tbl = run_if_const(L, c, "table");
     c = lower_call(L, "o2c_qlut_apply", tensor_numel(x));
     c->x[0] = x;
     c->x[1] = tbl;
