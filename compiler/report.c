@@ -48,6 +48,7 @@ static const struct { const char *op; Rule rule; int factor; } FLOP_RULES[] = {
     {"Cast", R_ZERO, 0}, {"CastLike", R_ZERO, 0}, {"EyeLike", R_ZERO, 0}, {"OneHot", R_ZERO, 0},
     {"Trilu", R_ZERO, 0}, {"ScatterElements", R_ZERO, 0}, {"Scatter", R_ZERO, 0},
     {"ScatterND", R_ZERO, 0}, {"TensorScatter", R_ZERO, 0},
+    {"MatMulInteger", R_MATMUL, 2}, {"QLinearMatMul", R_MATMUL, 2}, {"ConvInteger", R_CONV, 2},
 };
 
 static int64_t numel_or0(const Tensor *t) { return t && t->rank >= 0 ? tensor_numel(t) : 0; }
