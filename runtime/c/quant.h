@@ -279,7 +279,7 @@
  * the value a computation in that type would hold. O2C_QPREC_NONE: v. */
 O2C_HD static inline float o2c_q_prec(float v, int64_t prec)
 {
-    int e, bits, emin, qe;
+    int e = 0, bits, emin, qe;
     float q;
     if (prec == O2C_QPREC_NONE || v == 0 || !(v - v == 0)) return v;   /* zero, infinite or NaN */
     bits = prec == O2C_QPREC_F16 ? 11 : 8;
@@ -299,11 +299,13 @@ O2C_HD static inline float o2c_q_prec(float v, int64_t prec)
  * m NaN (or acc 0 with m infinite): lo. */
 O2C_HD static inline int64_t o2c_q_requant(int32_t acc, float m, int64_t zp, int64_t lo, int64_t hi)
 {
-    int e, s;
+    int e = 0, s;
     int64_t v, r;
+    float fr;
     if (m != m) return lo;
     if (!(m - m == 0)) return acc == 0 ? lo : (acc > 0) == (m > 0) ? hi : lo;
-    v = (int64_t)acc * (int64_t)(int32_t)ldexpf(frexpf(m, &e), 24);   /* |v| < 2^55 */
+    fr = frexpf(m, &e);
+    v = (int64_t)acc * (int64_t)(int32_t)ldexpf(fr, 24);   /* |v| < 2^55 */
     s = 24 - e;                                                          /* value = v / 2^s + zp */
     if (v == 0 || s >= 62) {
         r = zp;                                                          /* |v / 2^s| < 2^-7 */
