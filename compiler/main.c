@@ -70,6 +70,9 @@ static void parse_args(int argc, char **argv, Options *o)
         if (!strcmp(a, "--list-ops")) {
             for (int k = 0; k < op_count(); k++)
                 if (!*op_at(k)->domain) printf("%s\n", op_name(k));
+            for (int k = 0; k < op_count(); k++)   /* other tools' domains (com.microsoft) */
+                if (*op_at(k)->domain && strcmp(op_at(k)->domain, "onnx2c"))
+                    printf("%s::%s\n", op_at(k)->domain, op_name(k));
             exit(0);
         }
         if (!strcmp(a, "--list-passes")) {
