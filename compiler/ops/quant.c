@@ -507,6 +507,8 @@ void lower_qconv(Node *n, Lowering *L)
         s->y[0] = mul;
         s->k[O2C_QSCALE_SB] = nmul > 1;
         s->nk = O2C_QSCALE_NK;
+        s->f[O2C_QSCALE_F_ALPHA] = 1.0;
+        s->nf = O2C_QSCALE_NF;
         mul = run_if_const(L, s, "multipliers");
     }
     KCall *c = lower_call(L, xfmt("o2c_qconv_%s_%s_%s", dtype_suffix(x->dtype), dtype_suffix(w->dtype),
@@ -582,6 +584,108 @@ void lower_qlinear_binary(Node *n, Lowering *L)
     for (int d = 0; d < y->rank; d++) c->k[O2C_QBIN_DIMS + d] = y->dims[d];
     bcast_strides(a, y->rank, c->k + O2C_QBIN_SA);
     bcast_strides(b, y->rank, c->k + O2C_QBIN_SB);
+}
+
+/* ---- com.microsoft: QGemm ---------------------------------------------------- */
+
+/* inputs: A, a_scale, a_zero_point, B, b_scale, b_zero_point, C (int32
+ * bias), y_scale, y_zero_point; Y float without y_scale, else 8-bit */
+static void qgemm_dims(Node *n, int64_t *M, int64_t *N, int64_t *K)
+{
+    Tensor *a = n->in[0], *b = n->in[3];
+    if (a->rank != 2 || b->rank != 2)
+        fail("A (%s) and B (%s) must be matrices", tensor_shape_str(a), tensor_shape_str(b));
+    int ta = attr_i(n, "transA") != 0, tb = attr_i(n, "transB") != 0;
+    *M = a->dims[ta ? 1 : 0];
+    *K = a->dims[ta ? 0 : 1];
+    *N = b->dims[tb ? 0 : 1];
+    if (b->dims[tb ? 1 : 0] != *K)
+        fail("inconsistent shapes: A is %s%s and B is %s%s", tensor_shape_str(a), ta ? " (transposed)" : "",
+             tensor_shape_str(b), tb ? " (transposed)" : "");
+}
+
+/* C's strides along m and n (a broadcast to M x N); -1 if it does not broadcast */
+static int qgemm_bias_strides(const Tensor *c, int64_t M, int64_t N, int64_t *sm, int64_t *sn)
+{
+    Tensor t = *c;
+    if (t.rank > 2) return -1;
+    int64_t d0 = t.rank == 2 ? t.dims[0] : 1, d1 = t.rank >= 1 ? t.dims[t.rank - 1] : 1;
+    if ((d0 != 1 && d0 != M) || (d1 != 1 && d1 != N)) return -1;
+    *sm = d0 == 1 ? 0 : d1;
+    *sn = d1 == 1 ? 0 : 1;
+    return 0;
+}
+
+void infer_qgemm(Node *n)
+{
+    Tensor *a = n->in[0], *b = need_in(n, 3), *c = in_t(n, 6), *ys = in_t(n, 7), *yz = in_t(n, 8);
+    int64_t M, N, K, sm, sn;
+    need_dtype(n, a, DTS_Q8);
+    need_dtype(n, b, DTS_Q8);
+    ms_scale(n, 1, "a_scale");
+    if (!in_t(n, 2) || !in_t(n, 5)) fail("a_zero_point and b_zero_point are required");
+    ms_zero_point(n, 2, a->dtype, "a_zero_point");
+    qgemm_dims(n, &M, &N, &K);
+    Tensor *bs = need_in(n, 4), *bz = n->in[5];
+    if (n->promoted || bs->dtype != DT_FLOAT) fail("b_scale ('%s') must be float", bs->name);
+    need_same_type(n, bz, b->dtype, "b_zero_point");
+    if (tensor_numel(bs) != 1 && (bs->rank != 1 || bs->dims[0] != N))
+        bad_granularity(n, bs, "b_scale", "one per column of the output");
+    if (tensor_numel(bz) != 1 && (bz->rank != 1 || bz->dims[0] != N))
+        bad_granularity(n, bz, "b_zero_point", "one per column of the output");
+    if (c && (c->dtype != DT_INT32 || qgemm_bias_strides(c, M, N, &sm, &sn) < 0))
+        fail("C ('%s') is %s %s; it must be int32 and broadcast to %lldx%lld", c->name, dtype_name(c->dtype),
+             tensor_shape_str(c), (long long)M, (long long)N);
+    if (yz && !ys) fail("y_zero_point needs y_scale");
+    if (ys && !yz) fail("y_scale without y_zero_point (a float output scaled by it) is not supported by onnx2c yet");
+    if (ys) ms_scale(n, 7, "y_scale");
+    if (yz) {
+        need_dtype(n, yz, DTS_Q8);
+        need_scalar(n, yz, "y_zero_point");
+    }
+    int64_t dims[2] = {M, N};
+    set_out(n, 0, yz ? yz->dtype : DT_FLOAT, 2, dims);
+}
+
+void lower_qgemm(Node *n, Lowering *L)
+{
+    Tensor *a = n->in[0], *b = n->in[3], *c = in_t(n, 6), *y = n->out[0];
+    int64_t M, N, K, nsc = tensor_numel(n->in[4]);
+    qgemm_dims(n, &M, &N, &K);
+    /* the output scales alpha * a_scale * b_scale (/ y_scale), one per column or one */
+    Tensor *sc = lower_temp(L, DT_FLOAT, 1, &nsc);
+    KCall *s = lower_call(L, "o2c_qscale_f32", nsc);
+    s->x[0] = n->in[1];
+    s->x[1] = n->in[4];
+    s->x[2] = in_t(n, 7);
+    s->y[0] = sc;
+    s->k[O2C_QSCALE_SB] = nsc > 1;
+    s->nk = O2C_QSCALE_NK;
+    s->f[O2C_QSCALE_F_ALPHA] = attr_f(n, "alpha");
+    s->nf = O2C_QSCALE_NF;
+    sc = run_if_const(L, s, "scales");
+    KCall *k = lower_call(L, xfmt("o2c_qgemm_%s_%s_%s", dtype_suffix(a->dtype), dtype_suffix(b->dtype),
+                                  dtype_suffix(y->dtype)), tensor_numel(y));
+    k->x[0] = a;
+    k->x[1] = n->in[2];
+    k->x[2] = b;
+    k->x[3] = n->in[5];
+    k->x[4] = c;
+    k->x[5] = sc;
+    k->x[6] = in_t(n, 8);
+    k->y[0] = y;
+    int ta = attr_i(n, "transA") != 0, tb = attr_i(n, "transB") != 0;
+    k->k[O2C_QGEMM_M] = M;
+    k->k[O2C_QGEMM_N] = N;
+    k->k[O2C_QGEMM_K] = K;
+    k->k[O2C_QGEMM_SAM] = ta ? 1 : K;
+    k->k[O2C_QGEMM_SAK] = ta ? M : 1;
+    k->k[O2C_QGEMM_SBK] = tb ? 1 : N;
+    k->k[O2C_QGEMM_SBN] = tb ? K : 1;
+    if (c) qgemm_bias_strides(c, M, N, &k->k[O2C_QGEMM_SCM], &k->k[O2C_QGEMM_SCN]);
+    k->k[O2C_QGEMM_BZ_N] = tensor_numel(n->in[5]) > 1;
+    k->k[O2C_QGEMM_SC_N] = nsc > 1;
+    k->nk = O2C_QGEMM_NK;
 }
 
 /* ---- com.microsoft: QLinearSigmoid, QLinearLeakyRelu ------------------------ */

@@ -176,6 +176,41 @@
         }                                                                   \
     }
 
+/* com.microsoft QGemm (REQ 0: float Y = acc * SC[n]; REQ 1: Y 8-bit,
+ * saturate(round(acc * SC[n]) + yz) with the product in float, as
+ * onnxruntime). O2C_QGEMM_* */
+#define O2C_QGEMM_DEF(NAME, TA, TB, TY, REQ, LO, HI)                        \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TA *A = (const TA *)p->x[0], *AZ = (const TA *)p->x[1];       \
+        const TB *B = (const TB *)p->x[2], *BZ = (const TB *)p->x[3];       \
+        const int32_t *Cb = (const int32_t *)p->x[4];                       \
+        const float *SC = (const float *)p->x[5];                           \
+        const TY *YZ = (const TY *)p->x[6];                                 \
+        TY *Y = (TY *)p->y[0];                                              \
+        const int64_t N = p->k[O2C_QGEMM_N], K = p->k[O2C_QGEMM_K];         \
+        const int64_t sam = p->k[O2C_QGEMM_SAM], sak = p->k[O2C_QGEMM_SAK]; \
+        const int64_t sbk = p->k[O2C_QGEMM_SBK], sbn = p->k[O2C_QGEMM_SBN]; \
+        const int32_t az = AZ ? (int32_t)AZ[0] : 0;                         \
+        const float yz = YZ ? (float)YZ[0] : 0.0f;                          \
+        (void)yz;                                                           \
+        O2C_FOR(i) {                                                        \
+            const int64_t n = i % N, m = i / N;                             \
+            const int32_t bz = BZ ? (int32_t)BZ[n * p->k[O2C_QGEMM_BZ_N]] : 0; \
+            uint32_t acc = Cb ? (uint32_t)Cb[m * p->k[O2C_QGEMM_SCM] + n * p->k[O2C_QGEMM_SCN]] : 0u; \
+            float v;                                                        \
+            for (int64_t k = 0; k < K; k++)                                 \
+                acc += (uint32_t)(((int32_t)A[m * sam + k * sak] - az) * ((int32_t)B[k * sbk + n * sbn] - bz)); \
+            v = (float)(int32_t)acc * SC[n * p->k[O2C_QGEMM_SC_N]];         \
+            if (REQ) {                                                      \
+                v = nearbyintf(v) + yz;                                     \
+                Y[i] = (TY)O2C_Q_SAT(float, v, LO, HI);                     \
+            } else {                                                        \
+                Y[i] = (TY)v;                                               \
+            }                                                               \
+        }                                                                   \
+    }
+
 /* com.microsoft QLinearAdd: c = round(as/cs * (a - az) + bs/cs * (b - bz)
  * + cz), saturated; QLinearMul: c = round((a - az) * (b - bz) * (as * bs /
  * cs) + cz): onnxruntime's float formulas. Broadcasting: O2C_QBIN_*. */
@@ -389,13 +424,17 @@ O2C_KERNEL(o2c_dynq_params_f32)
 }
 
 /*@ o2c_qscale_f32 */
-/* y[j] = (a[j * SA] * b[j * SB]) / c[j * SC] (QLinearConv's multipliers).
- * O2C_QSCALE_* */
+/* y[j] = (alpha * a[j * SA] * b[j * SB]) / c[j * SC] (QLinearConv's and
+ * QGemm's multipliers; c NULL: no division). O2C_QSCALE_* */
 O2C_KERNEL(o2c_qscale_f32)
 {
     const float *A = (const float *)p->x[0], *B = (const float *)p->x[1], *C = (const float *)p->x[2];
+    const float alpha = p->ff[O2C_QSCALE_F_ALPHA];
     float *Y = (float *)p->y[0];
-    O2C_FOR(j) Y[j] = A[j * p->k[O2C_QSCALE_SA]] * B[j * p->k[O2C_QSCALE_SB]] / C[j * p->k[O2C_QSCALE_SC]];
+    O2C_FOR(j) {
+        const float v = alpha * A[j * p->k[O2C_QSCALE_SA]] * B[j * p->k[O2C_QSCALE_SB]];
+        Y[j] = C ? v / C[j * p->k[O2C_QSCALE_SC]] : v;
+    }
 }
 
 /*@ o2c_qmatmul_u8_u8_i32 needs o2c_q_requant o2c_q_prec */
@@ -448,6 +487,31 @@ O2C_QCONV_DEF(o2c_qconv_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q
 /*@ o2c_qconv_i8_i8_i8 needs o2c_q_requant */
 O2C_QCONV_DEF(o2c_qconv_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
+/*@ o2c_qgemm_u8_u8_f32 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_u8_f32, uint8_t, uint8_t, float, 0, 0, 0)
+/*@ o2c_qgemm_u8_u8_u8 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qgemm_u8_u8_i8 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_u8_i8, uint8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qgemm_u8_i8_f32 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_i8_f32, uint8_t, int8_t, float, 0, 0, 0)
+/*@ o2c_qgemm_u8_i8_u8 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_i8_u8, uint8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qgemm_u8_i8_i8 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_i8_i8, uint8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qgemm_i8_u8_f32 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_u8_f32, int8_t, uint8_t, float, 0, 0, 0)
+/*@ o2c_qgemm_i8_u8_u8 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_u8_u8, int8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qgemm_i8_u8_i8 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qgemm_i8_i8_f32 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_i8_f32, int8_t, int8_t, float, 0, 0, 0)
+/*@ o2c_qgemm_i8_i8_u8 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_i8_u8, int8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qgemm_i8_i8_i8 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+
 /*@ o2c_qladd_u8 needs o2c_offset */
 O2C_QBIN_DEF(o2c_qladd_u8, uint8_t, 0, O2C_Q_LO_u8, O2C_Q_HI_u8)
 /*@ o2c_qladd_i8 needs o2c_offset */
@@ -493,6 +557,9 @@ O2C_QCAT_DEF(o2c_qconcat_i8, int8_t, i8)
     K(o2c_qconv_u8_u8_i32) K(o2c_qconv_u8_i8_i32) K(o2c_qconv_i8_u8_i32) K(o2c_qconv_i8_i8_i32) \
     K(o2c_qconv_u8_u8_u8) K(o2c_qconv_u8_i8_u8) K(o2c_qconv_i8_u8_u8) K(o2c_qconv_i8_i8_u8) \
     K(o2c_qconv_u8_u8_i8) K(o2c_qconv_u8_i8_i8) K(o2c_qconv_i8_u8_i8) K(o2c_qconv_i8_i8_i8) \
+    K(o2c_qgemm_u8_u8_f32) K(o2c_qgemm_u8_u8_u8) K(o2c_qgemm_u8_u8_i8) K(o2c_qgemm_u8_i8_f32) \
+    K(o2c_qgemm_u8_i8_u8) K(o2c_qgemm_u8_i8_i8) K(o2c_qgemm_i8_u8_f32) K(o2c_qgemm_i8_u8_u8) \
+    K(o2c_qgemm_i8_u8_i8) K(o2c_qgemm_i8_i8_f32) K(o2c_qgemm_i8_i8_u8) K(o2c_qgemm_i8_i8_i8) \
     K(o2c_qladd_u8) K(o2c_qladd_i8) K(o2c_qlmul_u8) K(o2c_qlmul_i8)    \
     K(o2c_qlut_u8) K(o2c_qlut_i8) K(o2c_qlut_apply)                     \
     K(o2c_qgavgpool_u8) K(o2c_qgavgpool_i8) K(o2c_qconcat_u8) K(o2c_qconcat_i8)

@@ -85,9 +85,31 @@ enum {
 };
 O2C_PARAMS_FIT(qconv, O2C_QCONV_NK, 0)
 
-/* o2c_qscale_f32: y[j] = (a[j * SA] * b[j * SB]) / c[j * SC] in float
- * (QLinearConv's multipliers); index space: the values */
+/* o2c_qscale_f32: y[j] = (alpha * a[j * SA] * b[j * SB]) / c[j * SC] in
+ * float, c NULL: no division (QLinearConv's and QGemm's multipliers);
+ * index space: the values */
 enum { O2C_QSCALE_SA, O2C_QSCALE_SB, O2C_QSCALE_SC, O2C_QSCALE_NK };
+enum { O2C_QSCALE_F_ALPHA, O2C_QSCALE_NF };
+O2C_PARAMS_FIT(qscale, O2C_QSCALE_NK, O2C_QSCALE_NF)
+
+/* o2c_qgemm_A_B_Y (com.microsoft QGemm): acc = C[m, n] + sum_k (A[m, k] -
+ * az) (B[k, n] - bz[n]) in 32 bits; Y = acc * SC[n] (float output) or
+ * saturate(round(acc * SC[n]) + yz) in float, as onnxruntime. x[0] A, x[1]
+ * az, x[2] B, x[3] bz, x[4] C (int32 or NULL), x[5] SC (float), x[6] yz */
+enum {
+    O2C_QGEMM_M,
+    O2C_QGEMM_N,
+    O2C_QGEMM_K,
+    O2C_QGEMM_SAM,    /* A strides along m and k (transA) */
+    O2C_QGEMM_SAK,
+    O2C_QGEMM_SBK,    /* B strides along k and n (transB) */
+    O2C_QGEMM_SBN,
+    O2C_QGEMM_SCM,    /* C strides along m and n (0: broadcast) */
+    O2C_QGEMM_SCN,
+    O2C_QGEMM_BZ_N,   /* bz stride along n (0 or 1) */
+    O2C_QGEMM_SC_N,   /* SC stride along n */
+    O2C_QGEMM_NK
+};
 
 /* o2c_qladd_T, o2c_qlmul_T (com.microsoft QLinearAdd, QLinearMul): x[0] A,
  * x[1] as, x[2] az, x[3] B, x[4] bs, x[5] bz, x[6] cs, x[7] cz (zero points
