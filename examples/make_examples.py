@@ -413,9 +413,37 @@ def quantized_mlp():
             "DequantizeLinear; the uint8 product is an output too (exact)", {})
 
 
+def quantized_gemm():
+    r = rng(18)
+    ms = "com.microsoft"
+    w1 = w(r, 10, 24, scale=0.4)                       # N x K: transB
+    w1s = (np.abs(w1).max(axis=1) / 127).astype(np.float32)
+    w1q = np.clip(np.rint(w1 / w1s[:, None]), -127, 127).astype(np.int8)
+    b1 = np.rint(w(r, 10, scale=0.2) / (0.03 * w1s)).astype(np.int32)
+    w2 = w(r, 10, 5, scale=0.4)
+    w2s = np.float32(np.abs(w2).max() / 127)
+    w2q = np.clip(np.rint(w2 / w2s), -127, 127).astype(np.int8)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
+        helper.make_node("QGemm", ["xq", "x_s", "x_z", "W1", "W1_s", "W1_z", "b1", "h_s", "h_z"], ["h"], domain=ms,
+                         transB=1),
+        helper.make_node("QGemm", ["h", "h_s", "h_z", "W2", "W2_s", "W2_z", "b2"], ["y"], domain=ms, alpha=0.5),
+    ]
+    m = model("quantized_gemm", nodes, [vi("x", [3, 24])], [vi("y", [3, 5]), vi("h", [3, 10], TensorProto.UINT8)],
+              [qinit("x_s", 0.03, np.float32), qinit("x_z", 120, np.uint8), qinit("W1", w1q, np.int8),
+               qinit("W1_s", w1s, np.float32), qinit("W1_z", np.zeros(10), np.int8), qinit("b1", b1, np.int32),
+               qinit("h_s", 0.05, np.float32), qinit("h_z", 100, np.uint8), qinit("W2", w2q, np.int8),
+               qinit("W2_s", w2s, np.float32), qinit("W2_z", 0, np.int8), qinit("b2", r.randint(-500, 500, size=(1, 5)), np.int32)],
+              extra_opsets=[(ms, 1)])
+    return (m, [w(r, 3, 24, scale=1.0)],
+            "com.microsoft QGemm as quantize_static writes Gemm: transB with per-row int8 weights and an int32 bias, "
+            "requantized to uint8 (an output too, exact), then alpha 0.5 with a float output and a (1, N) bias", {})
+
+
 EXAMPLES = [linear, two_heads, dynamic_batch, conv_bn_relu, small_convnet, flatten_shape_ops, clamp_min_max,
             layernorm_decomposed, gemm_chain, asinh, srcnn_cubic, self_attention, sibling_convs_concat,
-            custom_domain_op, elementwise_chain, mobilenet_block, quantized_convnet, quantized_mlp]
+            custom_domain_op, elementwise_chain, mobilenet_block, quantized_convnet, quantized_mlp,
+            quantized_gemm]
 
 
 # ---------------------------------------------------------------- writing
