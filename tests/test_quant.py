@@ -5,8 +5,9 @@ the type combinations and granularities it supports:
 
   - the com.microsoft ops (QLinearAdd, QLinearMul with broadcasting,
     QLinearSigmoid, QLinearLeakyRelu on every input byte,
-    QLinearGlobalAveragePool channels first and last, QLinearConcat with a
-    copied and requantized inputs, QGemm) against onnxruntime;
+    QLinearGlobalAveragePool channels first and last, QLinearAveragePool,
+    QLinearConcat with copied and requantized inputs, QGemm) against
+    onnxruntime;
   - the standard ops (QuantizeLinear, DequantizeLinear per tensor, per axis,
     blocked, 16-bit and int32 types, float16/bfloat16 scales, output_dtype,
     precision; DynamicQuantizeLinear; MatMulInteger, QLinearMatMul, ConvInteger,
@@ -134,6 +135,19 @@ def contrib_cases(c, r, it):
             feeds["X%d" % j] = qrand(r, dt, [2, ch, 5])
         n = h.make_node("QLinearConcat", names, ["Y"], domain="com.microsoft", axis=1)
         c.add("QLinearConcat_%s_%d" % (tn, it), [n], gin, [vi("Y", dt, None)], inits, feeds, ms=True)
+    # QLinearAveragePool: 1-D to 3-D, pads, strides, ceil_mode, count_include_pad, channels last
+    for dt in (TP.UINT8, TP.INT8):
+        for shp, ks, kw in (([2, 3, 9, 8], [3, 2], dict(pads=[1, 0, 1, 1], strides=[2, 2])),
+                            ([1, 4, 10], [3], dict(pads=[1, 2], strides=[2], ceil_mode=1)),
+                            ([1, 2, 4, 5, 6], [2, 3, 2], dict(pads=[0, 1, 1, 1, 1, 0], count_include_pad=1)),
+                            ([2, 7, 6, 5], [2, 2], dict(auto_pad="SAME_UPPER", channels_last=1))):
+            kw = dict(kw, count_include_pad=kw.get("count_include_pad", it % 2))
+            n = h.make_node("QLinearAveragePool", ["X", "xs", "xz", "ys", "yz"], ["Y"], domain="com.microsoft",
+                            kernel_shape=ks, **kw)
+            c.add("QLinearAveragePool_%s_%dd%s_%d" % (SFX[dt], len(ks), "cl" if kw.get("channels_last") else "", it), [n], [vi("X", dt, shp)], [vi("Y", dt, None)],
+                  [init("xs", f32(r.uniform(0.01, 0.1))), init("xz", qrand(r, dt, ())),
+                   init("ys", f32(r.uniform(0.005, 0.05))), init("yz", qrand(r, dt, ()))],
+                  {"X": qrand(r, dt, shp)}, ms=True)
     # QGemm: uint8 A with int8 B (per-column) to uint8 or float, int8 A with int8 B to int8
     for adt, bdt, quant in ((TP.UINT8, TP.INT8, True), (TP.UINT8, TP.UINT8, False), (TP.INT8, TP.INT8, True)):
         M, K, N = 3, 11, 6

@@ -760,6 +760,66 @@ void lower_qlinear_gavgpool(Node *n, Lowering *L)
     c->nk = O2C_QGAP_NK;
 }
 
+/* ---- com.microsoft: QLinearAveragePool ----------------------------------------- */
+
+/* the geometry, on an N x C x spatial view of x (channels_last: N x spatial x C) */
+static void qavgpool_geom(Node *n, ConvGeom *g)
+{
+    Tensor *x = n->in[0], v = *x;
+    int cl = attr_i(n, "channels_last") != 0;
+    if (x->rank < 3) fail("input '%s' is %s; it needs rank 3 or more", x->name, tensor_shape_str(x));
+    if (cl) {
+        v.dims[1] = x->dims[x->rank - 1];
+        for (int d = 2; d < x->rank; d++) v.dims[d] = x->dims[d - 1];
+    }
+    const int64_t *ks, *dl;
+    int nks = attr_ints(n, "kernel_shape", &ks), ndl = attr_ints(n, "dilations", &dl);
+    if (nks != x->rank - 2) fail("kernel_shape must have %d values, it has %d", x->rank - 2, nks);
+    for (int i = 0; i < ndl; i++)
+        if (dl[i] != 1) fail("dilations other than 1 are not supported (onnxruntime has none)");
+    conv_geom_init(n, &v, ks, nks, g);
+    conv_geom_forward(n, g, attr_i(n, "ceil_mode") != 0);
+}
+
+void infer_qlinear_avgpool(Node *n)
+{
+    Tensor *x = n->in[0];
+    need_dtype(n, x, DTS_Q8);
+    ms_scale(n, 1, "x_scale");
+    ms_scale(n, 3, "y_scale");
+    ms_zero_point(n, 2, x->dtype, "x_zero_point");
+    ms_zero_point(n, 4, x->dtype, "y_zero_point");
+    ConvGeom g;
+    qavgpool_geom(n, &g);
+    int cl = attr_i(n, "channels_last") != 0, nsp = x->rank - 2;
+    int64_t dims[MAX_RANK];
+    memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+    for (int i = 0; i < nsp; i++) dims[(cl ? 1 : 2) + i] = g.out[3 - nsp + i];
+    set_out(n, 0, x->dtype, x->rank, dims);
+}
+
+void lower_qlinear_avgpool(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    ConvGeom g;
+    qavgpool_geom(n, &g);
+    int cl = attr_i(n, "channels_last") != 0;
+    KCall *c = lower_call(L, xfmt("o2c_qavgpool_%s", dtype_suffix(x->dtype)), tensor_numel(y));
+    for (int j = 0; j < 5; j++) c->x[j] = in_t(n, j);
+    c->y[0] = y;
+    c->k[O2C_QAP_C] = x->dims[cl ? x->rank - 1 : 1];
+    for (int i = 0; i < 3; i++) {
+        c->k[O2C_QAP_IN + i] = g.in[i];
+        c->k[O2C_QAP_OUT + i] = g.out[i];
+        c->k[O2C_QAP_K + i] = g.k[i];
+        c->k[O2C_QAP_S + i] = g.s[i];
+        c->k[O2C_QAP_PB + i] = g.pb[i];
+    }
+    c->k[O2C_QAP_INCL] = attr_i(n, "count_include_pad") != 0;
+    c->k[O2C_QAP_CL] = cl;
+    c->nk = O2C_QAP_NK;
+}
+
 /* ---- com.microsoft: QLinearConcat -------------------------------------------- */
 
 static int64_t qconcat_axis(Node *n)

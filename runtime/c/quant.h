@@ -284,6 +284,47 @@
         }                                                                   \
     }
 
+/* com.microsoft QLinearAveragePool: onnxruntime's order of float sums.
+ * O2C_QAP_* */
+#define O2C_QAP_DEF(NAME, T, SFX)                                           \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const T *X = (const T *)p->x[0];                                    \
+        const float xs = *(const float *)p->x[1], ys = *(const float *)p->x[3]; \
+        const int32_t xz = p->x[2] ? (int32_t) * (const T *)p->x[2] : 0;    \
+        const float yz = p->x[4] ? (float)*(const T *)p->x[4] : 0.0f;       \
+        const int64_t C = p->k[O2C_QAP_C], cl = p->k[O2C_QAP_CL];           \
+        const int64_t ID = p->k[O2C_QAP_IN], IH = p->k[O2C_QAP_IN + 1], IW = p->k[O2C_QAP_IN + 2]; \
+        const int64_t OD = p->k[O2C_QAP_OUT], OH = p->k[O2C_QAP_OUT + 1], OW = p->k[O2C_QAP_OUT + 2]; \
+        T *Y = (T *)p->y[0];                                                \
+        O2C_FOR(i) {                                                        \
+            int64_t r = i, c = 0, o[3], st[3], en[3], cnt = 1;              \
+            float v = 0.0f;                                                 \
+            if (cl) { c = r % C; r /= C; }                                  \
+            o[2] = r % OW; r /= OW;                                         \
+            o[1] = r % OH; r /= OH;                                         \
+            o[0] = r % OD; r /= OD;                                         \
+            if (!cl) { c = r % C; r /= C; }                                 \
+            for (int d = 0; d < 3; d++) {                                   \
+                const int64_t in = p->k[O2C_QAP_IN + d];                    \
+                st[d] = o[d] * p->k[O2C_QAP_S + d] - p->k[O2C_QAP_PB + d];  \
+                en[d] = st[d] + p->k[O2C_QAP_K + d] < in ? st[d] + p->k[O2C_QAP_K + d] : in; \
+                if (st[d] < 0) st[d] = 0;                                   \
+                cnt *= p->k[O2C_QAP_INCL] ? p->k[O2C_QAP_K + d] : en[d] - st[d]; \
+            }                                                               \
+            for (int64_t id = st[0]; id < en[0]; id++)                      \
+                for (int64_t ih = st[1]; ih < en[1]; ih++)                  \
+                    for (int64_t iw = st[2]; iw < en[2]; iw++) {            \
+                        const int64_t sp = (id * IH + ih) * IW + iw;        \
+                        const int64_t at = cl ? (r * ID * IH * IW + sp) * C + c : (r * C + c) * ID * IH * IW + sp; \
+                        v += xs * (float)((int32_t)X[at] - xz);             \
+                    }                                                       \
+            v /= (float)cnt;                                                \
+            v = nearbyintf(v / ys + yz);                                    \
+            Y[i] = (T)O2C_Q_SAT(float, v, O2C_Q_LO_##SFX, O2C_Q_HI_##SFX);  \
+        }                                                                   \
+    }
+
 /* com.microsoft QLinearConcat, one input: its elements copied (same scale
  * and zero point as the output) or requantized, saturate(round(xs * (x -
  * xz) / ys) + yz), into their places in the output. O2C_QCAT_* */
@@ -540,6 +581,11 @@ O2C_QGAP_DEF(o2c_qgavgpool_u8, uint8_t, u8)
 /*@ o2c_qgavgpool_i8 */
 O2C_QGAP_DEF(o2c_qgavgpool_i8, int8_t, i8)
 
+/*@ o2c_qavgpool_u8 */
+O2C_QAP_DEF(o2c_qavgpool_u8, uint8_t, u8)
+/*@ o2c_qavgpool_i8 */
+O2C_QAP_DEF(o2c_qavgpool_i8, int8_t, i8)
+
 /*@ o2c_qconcat_u8 */
 O2C_QCAT_DEF(o2c_qconcat_u8, uint8_t, u8)
 /*@ o2c_qconcat_i8 */
@@ -562,4 +608,5 @@ O2C_QCAT_DEF(o2c_qconcat_i8, int8_t, i8)
     K(o2c_qgemm_i8_u8_i8) K(o2c_qgemm_i8_i8_f32) K(o2c_qgemm_i8_i8_u8) K(o2c_qgemm_i8_i8_i8) \
     K(o2c_qladd_u8) K(o2c_qladd_i8) K(o2c_qlmul_u8) K(o2c_qlmul_i8)    \
     K(o2c_qlut_u8) K(o2c_qlut_i8) K(o2c_qlut_apply)                     \
-    K(o2c_qgavgpool_u8) K(o2c_qgavgpool_i8) K(o2c_qconcat_u8) K(o2c_qconcat_i8)
+    K(o2c_qgavgpool_u8) K(o2c_qgavgpool_i8) K(o2c_qavgpool_u8) K(o2c_qavgpool_i8) \
+    K(o2c_qconcat_u8) K(o2c_qconcat_i8)

@@ -148,3 +148,20 @@ enum {
  * x[1] its scale, x[2] its zero point, x[3] ys, x[4] yz; index space: the
  * input's elements */
 enum { O2C_QCAT_PIN, O2C_QCAT_POUT, O2C_QCAT_OFF, O2C_QCAT_NK };
+
+/* o2c_qavgpool_T (com.microsoft QLinearAveragePool): the window's values
+ * dequantized (xs * (x - xz), float), summed in row-major window order,
+ * divided by the count, requantized round(v / ys + yz); x[0] X, x[1] xs,
+ * x[2] xz, x[3] ys, x[4] yz; index space: the output elements (in the
+ * output's layout) */
+enum {
+    O2C_QAP_C,
+    O2C_QAP_IN,                       /* input spatial dims (depth, height, width) */
+    O2C_QAP_OUT = O2C_QAP_IN + 3,     /* output spatial dims */
+    O2C_QAP_K = O2C_QAP_OUT + 3,      /* kernel */
+    O2C_QAP_S = O2C_QAP_K + 3,        /* strides */
+    O2C_QAP_PB = O2C_QAP_S + 3,       /* pads at the beginning */
+    O2C_QAP_INCL = O2C_QAP_PB + 3,    /* count_include_pad: divide by the kernel size */
+    O2C_QAP_CL,                       /* 1: channels last (N x spatial x C) */
+    O2C_QAP_NK
+};
