@@ -77,6 +77,7 @@ static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h",
                               "image.h",
                               "types.h",
                               "extra.h",
+                              "quant.h",
                               NULL};
 
 static void parse_chunks(void)

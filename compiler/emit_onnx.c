@@ -490,12 +490,16 @@ static Onnx__FunctionProto *function_proto(const Node *n, const char *fname, int
     return f;
 }
 
+/* A node of another tool's domain that onnx2c supports (com.microsoft's
+ * quantized ops): written as it is, its domain imported at version 1. */
+static int external_domain(const Node *n) { return *n->domain && strcmp(n->domain, "onnx2c"); }
+
 static Onnx__ModelProto *build_model(Graph *g)
 {
     /* refuse first: internal ops with no standard form */
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
-        if (*n->domain && !(n->op && n->op->decompose))
+        if (*n->domain && !external_domain(n) && !(n->op && n->op->decompose))
             fail_plain("--emit-onnx: node '%s' is the internal onnx2c op %s, which has no decomposition into "
                        "standard ONNX ops; the optimized graph cannot be written as ONNX (try -O0 or "
                        "--disable-pass for the pass that made it)", n->name, n->op_type);
@@ -508,6 +512,8 @@ static Onnx__ModelProto *build_model(Graph *g)
     gp->node = xalloc(sizeof(void *) * (size_t)cap);
     Onnx__FunctionProto **funcs = xalloc(sizeof(void *) * (size_t)(g->nnodes + 1));
     int nfuncs = 0;
+    const char *ext[4];   /* the external domains used */
+    int n_ext = 0, j_ext;
     /* initializers: every constant a node reads, and constant graph outputs */
     for (int t = 0; t < g->ntensors; t++) g->tensors[t]->mark = 0;
     int icap = 16, ni = 0;
@@ -527,7 +533,11 @@ static Onnx__ModelProto *build_model(Graph *g)
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         Onnx__NodeProto *p;
-        if (*n->domain || op_since(n->op_type) > g->opset) {
+        if (external_domain(n)) {
+            p = node_proto(n->name, n->op_type, n->domain);
+            for (j_ext = 0; j_ext < n_ext && strcmp(ext[j_ext], n->domain); j_ext++) continue;
+            if (j_ext == n_ext && n_ext < 4) ext[n_ext++] = n->domain;
+        } else if (*n->domain || op_since(n->op_type) > g->opset) {
             const char *fname = xfmt("%s_%d", n->op_type, i);
             funcs[nfuncs++] = function_proto(n, fname, g->opset);
             p = node_proto(n->name, fname, "onnx2c");
@@ -594,10 +604,11 @@ static Onnx__ModelProto *build_model(Graph *g)
     m->producer_version = "0.1.0";
     m->doc_string = xfmt("optimized by onnx2c%s%s", *g->producer ? " from a model by " : "", g->producer);
     m->graph = gp;
-    m->n_opset_import = nfuncs ? 2 : 1;
-    m->opset_import = xalloc(sizeof(void *) * 3);
+    m->n_opset_import = 1;
+    m->opset_import = xalloc(sizeof(void *) * (size_t)(3 + n_ext));
     m->opset_import[0] = opset("", g->opset);
-    if (nfuncs) m->opset_import[1] = opset("onnx2c", 1);
+    if (nfuncs) m->opset_import[m->n_opset_import++] = opset("onnx2c", 1);
+    for (j_ext = 0; j_ext < n_ext; j_ext++) m->opset_import[m->n_opset_import++] = opset(ext[j_ext], 1);
     m->n_functions = (size_t)nfuncs;
     m->functions = funcs;
     return m;

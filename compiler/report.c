@@ -53,6 +53,7 @@ static const struct { const char *op; Rule rule; int factor; } FLOP_RULES[] = {
     /* image family (ops/image.c) */
     {"CenterCropPad", R_ZERO, 0}, {"MaxUnpool", R_ZERO, 0}, {"Col2Im", R_IN, 1}, {"GridSample", R_OUT, 8},
     {"Attention", R_SDPA, 2}, {"FlexAttention", R_SDPA, 2}, {"RotaryEmbedding", R_OUT, 3},
+    {"MatMulInteger", R_MATMUL, 2}, {"QLinearMatMul", R_MATMUL, 2}, {"ConvInteger", R_CONV, 2},
 };
 
 static int64_t numel_or0(const Tensor *t) { return t && t->rank >= 0 ? tensor_numel(t) : 0; }

@@ -388,12 +388,124 @@ def ms_fused_conv():
                init("W3", w(r, 6, 4, 3, 3))], extra_opsets=[("com.microsoft", 1)])
     return (m, [w(r, 1, 4, 10, 10, scale=1.0)],
             "com.microsoft FusedConv: Relu, LeakyRelu with the residual input Z, Clip with a stride", {})
+# ---- quantized models (the formats onnxruntime's quantization tools write)
+def qinit(name, arr, dtype):
+    return init(name, np.asarray(arr, dtype=dtype))
+
+
+def qconv_weights(r, name, m, c, k, x_scale, prefix):
+    """int8 symmetric per-channel weights and an int32 bias quantized with
+    x_scale * w_scale, as quantize_static writes them"""
+    wf = w(r, m, c, k, k, scale=0.4)
+    ws = (np.abs(wf).reshape(m, -1).max(axis=1) / 127).astype(np.float32)
+    wq = np.clip(np.rint(wf / ws[:, None, None, None]), -127, 127).astype(np.int8)
+    b = np.rint(w(r, m, scale=0.2) / (x_scale * ws)).astype(np.int32)
+    return [qinit(name, wq, np.int8), qinit(prefix + "_ws", ws, np.float32),
+            qinit(prefix + "_wz", np.zeros(m), np.int8), qinit(prefix + "_b", b, np.int32)]
+
+
+def quantized_convnet():
+    r = rng(16)
+    ms = "com.microsoft"
+    sc = {"x": 0.02, "c1": 0.05, "l1": 0.04, "c2": 0.06, "s2": 1 / 255, "m2": 0.03, "c3": 0.05, "a3": 0.07, "cat": 0.07,
+          "g": 0.03}
+    zp = {"x": 128, "c1": 100, "l1": 30, "c2": 120, "s2": 0, "m2": 20, "c3": 128, "a3": 110, "cat": 110, "g": 60}
+    inits = []
+    for k in sc:
+        inits += [qinit(k + "_s", sc[k], np.float32), qinit(k + "_z", zp[k], np.uint8)]
+    inits += qconv_weights(r, "W1", 8, 3, 3, sc["x"], "k1") + qconv_weights(r, "W2", 8, 1, 3, sc["l1"], "k2") + \
+        qconv_weights(r, "W3", 8, 8, 1, sc["m2"], "k3")
+
+    def q(name):
+        return [name, name + "_s", name + "_z"]
+
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
+        helper.make_node("QLinearConv", ["xq", "x_s", "x_z", "W1", "k1_ws", "k1_wz", "c1_s", "c1_z", "k1_b"], ["c1"],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("QLinearLeakyRelu", q("c1") + ["l1_s", "l1_z"], ["l1"], domain=ms, alpha=0.1),
+        helper.make_node("QLinearConv", q("l1") + ["W2", "k2_ws", "k2_wz", "c2_s", "c2_z", "k2_b"], ["c2"],
+                         pads=[1, 1, 1, 1], strides=[2, 2], group=8),
+        helper.make_node("QLinearSigmoid", q("c2") + ["s2_s", "s2_z"], ["s2"], domain=ms),
+        helper.make_node("QLinearMul", q("c2") + q("s2") + ["m2_s", "m2_z"], ["m2"], domain=ms),
+        helper.make_node("QLinearConv", q("m2") + ["W3", "k3_ws", "k3_wz", "c3_s", "c3_z", "k3_b"], ["c3"]),
+        helper.make_node("QLinearAdd", q("c3") + q("c2") + ["a3_s", "a3_z"], ["a3"], domain=ms),
+        helper.make_node("QLinearConcat", ["cat_s", "cat_z"] + q("a3") + q("m2"), ["cat"], domain=ms, axis=1),
+        helper.make_node("QLinearGlobalAveragePool", q("cat") + ["g_s", "g_z"], ["g"], domain=ms),
+        helper.make_node("DequantizeLinear", q("g"), ["y"]),
+    ]
+    m = model("quantized_convnet", nodes, [vi("x", [1, 3, 16, 16])],
+              [vi("y", [1, 16, 1, 1]), vi("g", [1, 16, 1, 1], TensorProto.UINT8)], inits,
+              extra_opsets=[(ms, 1)])
+    return (m, [w(r, 1, 3, 16, 16, scale=1.0)],
+            "a uint8 convnet in onnxruntime's QOperator format: QuantizeLinear → QLinearConv (int8 per-channel "
+            "weights, int32 bias) → QLinearLeakyRelu → depthwise QLinearConv (stride 2) → QLinearSigmoid, QLinearMul "
+            "(SiLU) → 1x1 QLinearConv → QLinearAdd (residual) → QLinearConcat → QLinearGlobalAveragePool → "
+            "DequantizeLinear; the uint8 pool is an output too (exact)", {})
+
+
+def quantized_mlp():
+    r = rng(17)
+    w1 = w(r, 16, 12, scale=0.4)
+    w1s = np.float32(np.abs(w1).max() / 127)
+    w1q = np.clip(np.rint(w1 / w1s), -127, 127).astype(np.int8)
+    w2 = w(r, 12, 6, scale=0.4)
+    w2s = (np.abs(w2).max(axis=0) / 127).astype(np.float32)
+    w2q = np.clip(np.rint(w2 / w2s), -127, 127).astype(np.int8)
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+        helper.make_node("MatMulInteger", ["xq", "W1", "xz", "W1_z"], ["acc"]),
+        helper.make_node("Cast", ["acc"], ["accf"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["xs", "W1_s"], ["s1"]),
+        helper.make_node("Mul", ["accf", "s1"], ["h0"]),
+        helper.make_node("Add", ["h0", "b1"], ["h1"]),
+        helper.make_node("Relu", ["h1"], ["h"]),
+        helper.make_node("QuantizeLinear", ["h", "h_s", "h_z"], ["hq"]),
+        helper.make_node("QLinearMatMul", ["hq", "h_s", "h_z", "W2", "W2_s", "W2_z", "y_s", "y_z"], ["yq"]),
+        helper.make_node("DequantizeLinear", ["yq", "y_s", "y_z"], ["y"]),
+    ]
+    m = model("quantized_mlp", nodes, [vi("x", [4, 16])], [vi("y", [4, 6]), vi("yq", [4, 6], TensorProto.UINT8)],
+              [qinit("W1", w1q, np.int8), qinit("W1_z", 0, np.int8), qinit("W1_s", w1s, np.float32),
+               init("b1", w(r, 12, scale=0.1)), qinit("h_s", 0.02, np.float32), qinit("h_z", 0, np.uint8),
+               qinit("W2", w2q, np.int8), qinit("W2_s", w2s, np.float32), qinit("W2_z", np.zeros(6), np.int8),
+               qinit("y_s", 0.015, np.float32), qinit("y_z", 128, np.uint8)])
+    return (m, [w(r, 4, 16, scale=1.0)],
+            "dynamic quantization as quantize_dynamic writes it (DynamicQuantizeLinear → MatMulInteger → Cast → "
+            "Mul by the scales → Add → Relu), then QuantizeLinear → QLinearMatMul (per-column int8 weights) → "
+            "DequantizeLinear; the uint8 product is an output too (exact)", {})
+
+
+def quantized_gemm():
+    r = rng(18)
+    ms = "com.microsoft"
+    w1 = w(r, 10, 24, scale=0.4)                       # N x K: transB
+    w1s = (np.abs(w1).max(axis=1) / 127).astype(np.float32)
+    w1q = np.clip(np.rint(w1 / w1s[:, None]), -127, 127).astype(np.int8)
+    b1 = np.rint(w(r, 10, scale=0.2) / (0.03 * w1s)).astype(np.int32)
+    w2 = w(r, 10, 5, scale=0.4)
+    w2s = np.float32(np.abs(w2).max() / 127)
+    w2q = np.clip(np.rint(w2 / w2s), -127, 127).astype(np.int8)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
+        helper.make_node("QGemm", ["xq", "x_s", "x_z", "W1", "W1_s", "W1_z", "b1", "h_s", "h_z"], ["h"], domain=ms,
+                         transB=1),
+        helper.make_node("QGemm", ["h", "h_s", "h_z", "W2", "W2_s", "W2_z", "b2"], ["y"], domain=ms, alpha=0.5),
+    ]
+    m = model("quantized_gemm", nodes, [vi("x", [3, 24])], [vi("y", [3, 5]), vi("h", [3, 10], TensorProto.UINT8)],
+              [qinit("x_s", 0.03, np.float32), qinit("x_z", 120, np.uint8), qinit("W1", w1q, np.int8),
+               qinit("W1_s", w1s, np.float32), qinit("W1_z", np.zeros(10), np.int8), qinit("b1", b1, np.int32),
+               qinit("h_s", 0.05, np.float32), qinit("h_z", 100, np.uint8), qinit("W2", w2q, np.int8),
+               qinit("W2_s", w2s, np.float32), qinit("W2_z", 0, np.int8), qinit("b2", r.randint(-500, 500, size=(1, 5)), np.int32)],
+              extra_opsets=[(ms, 1)])
+    return (m, [w(r, 3, 24, scale=1.0)],
+            "com.microsoft QGemm as quantize_static writes Gemm: transB with per-row int8 weights and an int32 bias, "
+            "requantized to uint8 (an output too, exact), then alpha 0.5 with a float output and a (1, N) bias", {})
 
 
 EXAMPLES = [linear, two_heads, dynamic_batch, conv_bn_relu, small_convnet, flatten_shape_ops, clamp_min_max,
             layernorm_decomposed, gemm_chain, asinh, srcnn_cubic, self_attention, sibling_convs_concat,
             custom_domain_op, elementwise_chain, mobilenet_block, local_functions,
-            ms_transformer_ops, ms_fused_conv]
+            ms_transformer_ops, ms_fused_conv, quantized_convnet, quantized_mlp, quantized_gemm]
 
 
 # ---------------------------------------------------------------- writing

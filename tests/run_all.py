@@ -11,7 +11,8 @@ CPU, nvcc compile check), the real third-party models of pinned PyPI wheels
 same checks at -O2; a model onnx2c refuses is skipped with its message),
 --report/--emit-onnx/--dot (test_visibility.py), the --profile build (test_profile.py), the autotuner (test_tune.py: --tune,
 --tune-file replayed byte for byte, every candidate variant checked against
-onnxruntime), the ONNX backend node tests,
+onnxruntime), the ONNX backend node tests, the quantized ops against
+onnxruntime and onnx's reference (test_quant.py),
 and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
 newlib, no double precision in float32 models)."""
 import os, re, subprocess, sys, time
@@ -34,6 +35,7 @@ SUITES = [
     ("tune", [PY, "tests/test_tune.py", "--compiler", ASAN_CC]),
     ("profile", [PY, "tests/test_profile.py", "--compiler", ASAN_CC]),
     ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--compiler", ASAN_CC]),
+    ("quant", [PY, "tests/test_quant.py", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
 ]

@@ -373,6 +373,62 @@ def _(d):
     return [save(relu_model(), d), "-o", o], ["out.txt", ".c"], [o, os.path.join(d, "out.h")]
 
 
+# quantized ops: granularities and types onnx2c does not support are refused
+def qmodel(nodes, inputs, outputs, inits=(), opset=21, ms=False):
+    graph = helper.make_graph(list(nodes), "g", list(inputs), list(outputs), initializer=list(inits))
+    ops = [helper.make_opsetid("", opset)] + ([helper.make_opsetid("com.microsoft", 1)] if ms else [])
+    m = helper.make_model(graph, opset_imports=ops)
+    m.ir_version = 10
+    return m
+
+
+@case("QLinearMatMul with a 1-D per-row a_scale")
+def _(d):
+    f, u8 = TensorProto.FLOAT, TensorProto.UINT8
+    n = helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"], name="qmm")
+    m = qmodel([n], [vi("a", u8, (3, 4))], [vi("y", u8, (3, 2))],
+               [numpy_helper.from_array(np.full(3, 0.1, np.float32), "as"), numpy_helper.from_array(np.uint8(1), "az"),
+                numpy_helper.from_array(np.ones((4, 2), np.uint8), "b"), numpy_helper.from_array(np.float32(0.1), "bs"),
+                numpy_helper.from_array(np.uint8(0), "bz"), numpy_helper.from_array(np.float32(0.2), "ys"),
+                numpy_helper.from_array(np.uint8(3), "yz")])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "qmm", "a_scale", "one per row"]
+
+
+@case("QuantizeLinear per-axis scale of the wrong length")
+def _(d):
+    n = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q", axis=1)
+    m = qmodel([n], [vi("x", shape=(2, 3))], [vi("y", TensorProto.INT8, (2, 3))],
+               [numpy_helper.from_array(np.full(4, 0.1, np.float32), "s"), numpy_helper.from_array(np.zeros(4, np.int8), "z")])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'q'", "per-axis", "3 values"]
+
+
+@case("QuantizeLinear output_dtype against the zero point")
+def _(d):
+    n = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q", output_dtype=TensorProto.INT8)
+    m = qmodel([n], [vi("x", shape=(2, 3))], [vi("y", TensorProto.UINT8, (2, 3))],
+               [numpy_helper.from_array(np.float32(0.1), "s"), numpy_helper.from_array(np.uint8(3), "z")])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'q'", "output_dtype", "agree"]
+
+
+@case("DequantizeLinear float output of a float16 scale")
+def _(d):
+    n = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], name="dq", output_dtype=TensorProto.FLOAT)
+    m = qmodel([n], [vi("x", TensorProto.UINT8, (2, 3))], [vi("y", shape=(2, 3))],
+               [numpy_helper.from_array(np.float16(0.1), "s")], opset=23)
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'dq'", "output_dtype", "float16"]
+
+
+@case("QLinearConcat without (tensor, scale, zero point) triples")
+def _(d):
+    u8 = TensorProto.UINT8
+    n = helper.make_node("QLinearConcat", ["ys", "yz", "a", "as", "az", "b"], ["y"], name="cat", domain="com.microsoft",
+                         axis=0)
+    m = qmodel([n], [vi("a", u8, (2, 3)), vi("b", u8, (2, 3))], [vi("y", u8, (4, 3))],
+               [numpy_helper.from_array(np.float32(0.1), "ys"), numpy_helper.from_array(np.uint8(1), "yz"),
+                numpy_helper.from_array(np.float32(0.1), "as"), numpy_helper.from_array(np.uint8(1), "az")], ms=True)
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'cat'", "triples"]
+
+
 # ---- running -----------------------------------------------------------
 
 

@@ -1,0 +1,878 @@
+/* Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+ * MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv, and the
+ * com.microsoft ops of onnxruntime's quantization tools (QLinearAdd,
+ * QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool,
+ * QLinearConcat). Kernels in runtime/c/quant.h, parameter slots in
+ * runtime/c/params/quant.h.
+ *
+ * Scales and zero points are read at run time (they may be graph inputs);
+ * their shapes decide the granularity (per tensor, per axis, blocked; per
+ * row or column of a product; per output channel of a convolution).
+ * float16/bfloat16 scales reach these functions as float32 stand-ins
+ * (infer.c, lower.c: computes_on_half); where the spec computes in the
+ * scale's type, the kernels round to its precision (O2C_QPREC_*). */
+#include <string.h>
+
+#include "../ir.h"
+#include "../../runtime/c/params/quant.h"
+
+static const int DTS_Q8[] = {DT_UINT8, DT_INT8, 0};
+static const int DTS_QOUT[] = {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, 0};
+static const int DTS_QIN[] = {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, DT_INT32, 0};
+
+/* the type input j had in the model: a float16/bfloat16 input is seen as
+ * its float32 stand-in while the node is inferred and lowered */
+static int orig_dtype(const Node *n, int j)
+{
+    if (n->promoted && n->shadow_in && n->shadow_in[j]) return n->promoted;
+    return n->in[j] ? n->in[j]->dtype : DT_UNDEFINED;
+}
+
+static int prec_of(int dt)
+{
+    return dt == DT_FLOAT16 ? O2C_QPREC_F16 : dt == DT_BFLOAT16 ? O2C_QPREC_BF16 : O2C_QPREC_NONE;
+}
+
+static void need_same_type(Node *n, Tensor *t, int dt, const char *what)
+{
+    (void)n;
+    if (t && t->dtype != dt)
+        fail("%s ('%s') is %s; it must have the type %s", what, t->name, dtype_name(t->dtype), dtype_name(dt));
+}
+
+/* one value (a scalar or a 1-element tensor) */
+static void need_scalar(Node *n, Tensor *t, const char *what)
+{
+    (void)n;
+    if (t && tensor_numel(t) != 1)
+        fail("%s ('%s') is %s; onnx2c supports a single value (per-tensor quantization) here", what, t->name,
+             tensor_shape_str(t));
+}
+
+static void need_float_scale(Node *n, Tensor *t, const char *what)
+{
+    (void)n;
+    if (t->dtype != DT_FLOAT)
+        fail("%s ('%s') is %s; it must be float", what, t->name, dtype_name(t->dtype));
+}
+
+/* A call computing a float32 copy (or other cast) of t, or t itself. */
+static Tensor *cast_to(Lowering *L, Tensor *t, int dt)
+{
+    if (!t || t->dtype == dt) return t;
+    Tensor *c = lower_temp(L, dt, t->rank, t->dims);
+    KCall *k = lower_call(L, xfmt("o2c_cast_%s_%s", dtype_suffix(t->dtype), dtype_suffix(dt)), tensor_numel(t));
+    k->x[0] = t;
+    k->y[0] = c;
+    return c;
+}
+
+/* A call whose inputs are all constant (scales and zero points given as
+ * initializers: the usual case) is run now, at lowering: its output
+ * becomes a constant (what: its name) and the call is dropped. */
+static Tensor *run_if_const(Lowering *L, KCall *c, const char *what)
+{
+    for (int j = 0; j < O2C_MAX_X; j++)
+        if (c->x[j] && !c->x[j]->data) return c->y[0];
+    Tensor *t = lower_const(L, what, c->y[0]->dtype, c->y[0]->rank, c->y[0]->dims);
+    o2c_p p;
+    memset(&p, 0, sizeof p);
+    for (int j = 0; j < O2C_MAX_X; j++) p.x[j] = c->x[j] ? c->x[j]->data : NULL;
+    p.y[0] = t->data;
+    memcpy(p.k, c->k, sizeof p.k);
+    memcpy(p.f, c->f, sizeof p.f);
+    for (int j = 0; j < O2C_NF; j++) p.ff[j] = (float)c->f[j];
+    c->kernel->fn(0, c->count, &p);
+    L->n--;
+    return t;
+}
+
+/* ---- QuantizeLinear, DequantizeLinear ------------------------------------ */
+
+/* The O2C_QP_* slots of a scale (and its zero point) for data x: per
+ * tensor (one value), per axis (a vector along `axis`), blocked (block_size
+ * > 0: x's shape with ceil(D / block_size) along the axis). */
+static void qparams(Node *n, Tensor *x, Tensor *scale, Tensor *zp, int64_t *k)
+{
+    k[O2C_QP_INNER] = k[O2C_QP_D] = k[O2C_QP_B] = 1;
+    k[O2C_QP_SO] = k[O2C_QP_SA] = k[O2C_QP_SI] = 0;
+    if (zp) {
+        int same = tensor_numel(zp) == tensor_numel(scale);
+        if (same && tensor_numel(scale) > 1) {
+            same = zp->rank == scale->rank;
+            for (int d = 0; same && d < zp->rank; d++) same = zp->dims[d] == scale->dims[d];
+        }
+        if (!same)
+            fail("the zero point ('%s', %s) must have the shape of the scale ('%s', %s)", zp->name,
+                 tensor_shape_str(zp), scale->name, tensor_shape_str(scale));
+    }
+    int64_t bs = attr_i(n, "block_size");
+    if (bs < 0) fail("block_size must not be negative, it is %lld", (long long)bs);
+    if (tensor_numel(scale) == 1) return;
+    if (x->rank == 0) fail("the scale ('%s') has %s values for a scalar input", scale->name, tensor_shape_str(scale));
+    int64_t ax = norm_axis(n, attr_i(n, "axis"), x->rank), inner = 1, D = x->dims[ax];
+    for (int d = (int)ax + 1; d < x->rank; d++) inner *= x->dims[d];
+    k[O2C_QP_INNER] = inner > 0 ? inner : 1;
+    k[O2C_QP_D] = D > 0 ? D : 1;
+    if (!bs) {
+        if (scale->rank != 1 || scale->dims[0] != D)
+            fail("the scale ('%s') is %s; per-axis quantization along axis %lld of %s needs a vector of %lld values "
+                 "(or block_size for blocked quantization)", scale->name, tensor_shape_str(scale), (long long)ax,
+                 tensor_shape_str(x), (long long)D);
+        k[O2C_QP_SA] = 1;
+        return;
+    }
+    int64_t nb = (D + bs - 1) / bs;
+    int ok = scale->rank == x->rank;
+    for (int d = 0; ok && d < x->rank; d++) ok = scale->dims[d] == (d == ax ? nb : x->dims[d]);
+    if (!ok)
+        fail("the scale ('%s') is %s; blocked quantization of %s along axis %lld with block_size %lld needs the "
+             "input's shape with %lld along that axis", scale->name, tensor_shape_str(scale), tensor_shape_str(x),
+             (long long)ax, (long long)bs, (long long)nb);
+    k[O2C_QP_B] = bs;
+    k[O2C_QP_SO] = nb * inner;
+    k[O2C_QP_SA] = inner;
+    k[O2C_QP_SI] = 1;
+}
+
+/* The type the division x / scale is made in: the precision attribute,
+ * else the scale's type (the spec); int32 scales divide in double. */
+static int quant_precision(Node *n)
+{
+    int p = attr_has(n, "precision") && attr_i(n, "precision") ? (int)attr_i(n, "precision") : orig_dtype(n, 1);
+    if (p == DT_INT32) p = DT_DOUBLE;
+    if (p != DT_FLOAT && p != DT_DOUBLE && p != DT_FLOAT16 && p != DT_BFLOAT16)
+        fail("the division's precision %s is not supported (float, double, float16, bfloat16 are)", dtype_name(p));
+    return p;
+}
+
+void infer_quantize_linear(Node *n)
+{
+    static const int DTS_X[] = {DT_FLOAT, DT_INT32, 0};
+    static const int DTS_S[] = {DT_FLOAT, DT_INT32, 0};
+    Tensor *x = n->in[0], *s = n->in[1], *z = in_t(n, 2);
+    need_dtype(n, x, DTS_X);
+    need_dtype(n, s, DTS_S);
+    int od = (int)attr_i(n, "output_dtype");
+    if (z) {
+        if (od && od != z->dtype)
+            fail("output_dtype is %s but the zero point ('%s') is %s; they must agree", dtype_name(od), z->name,
+                 dtype_name(z->dtype));
+        od = z->dtype;
+    }
+    if (!od) od = DT_UINT8;
+    int ok = 0;
+    for (const int *t = DTS_QOUT; *t; t++) ok |= *t == od;
+    if (!ok) fail("quantization to %s is not supported by onnx2c yet (uint8, int8, uint16, int16 are)", dtype_name(od));
+    int64_t k[O2C_QP_NK];
+    qparams(n, x, s, z, k);
+    quant_precision(n);
+    set_out(n, 0, od, x->rank, x->dims);
+}
+
+void lower_quantize_linear(Node *n, Lowering *L)
+{
+    Tensor *y = n->out[0];
+    int p = quant_precision(n);
+    int rt = p == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+    Tensor *x = cast_to(L, n->in[0], rt), *s = cast_to(L, n->in[1], rt);
+    KCall *c = lower_call(L, xfmt("o2c_quantize_%s_%s", dtype_suffix(rt), dtype_suffix(y->dtype)), tensor_numel(y));
+    c->x[0] = x;
+    c->x[1] = s;
+    c->x[2] = in_t(n, 2);
+    c->y[0] = y;
+    qparams(n, n->in[0], n->in[1], in_t(n, 2), c->k);
+    c->k[O2C_QUANT_PREC] = prec_of(p);
+    c->nk = O2C_QUANT_NK;
+}
+
+/* The output type: output_dtype, else the scale's type. */
+static int dequant_out_type(Node *n)
+{
+    int sdt = orig_dtype(n, 1);
+    int od = attr_has(n, "output_dtype") && attr_i(n, "output_dtype") ? (int)attr_i(n, "output_dtype") : sdt;
+    if (od != DT_FLOAT && od != DT_FLOAT16 && od != DT_BFLOAT16)
+        fail("output_dtype %s is not supported (float, float16, bfloat16 are)", dtype_name(od));
+    return od;
+}
+
+void infer_dequantize_linear(Node *n)
+{
+    Tensor *x = n->in[0], *s = n->in[1], *z = in_t(n, 2);
+    need_dtype(n, x, DTS_QIN);
+    if (s->dtype != DT_FLOAT) fail("the scale ('%s') is %s; it must be float, float16 or bfloat16", s->name, dtype_name(s->dtype));
+    need_same_type(n, z, x->dtype, "the zero point");
+    int64_t k[O2C_QP_NK];
+    qparams(n, x, s, z, k);
+    int od = dequant_out_type(n);
+    if (n->promoted) {
+        /* the float32 result stands for the scale's 16-bit type */
+        if (od == DT_FLOAT)
+            fail("output_dtype float with a %s scale is not supported by onnx2c yet", dtype_name(n->promoted));
+        set_out(n, 0, od == n->promoted ? DT_FLOAT : od, x->rank, x->dims);
+        return;
+    }
+    set_out(n, 0, od, x->rank, x->dims);
+}
+
+void lower_dequantize_linear(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0], *yf = y;
+    if (y->dtype != DT_FLOAT) yf = lower_temp(L, DT_FLOAT, y->rank, y->dims);
+    KCall *c = lower_call(L, xfmt("o2c_dequantize_%s_f32", dtype_suffix(x->dtype)), tensor_numel(y));
+    c->x[0] = x;
+    c->x[1] = n->in[1];
+    c->x[2] = in_t(n, 2);
+    c->y[0] = yf;
+    qparams(n, x, n->in[1], in_t(n, 2), c->k);
+    c->nk = O2C_DEQUANT_NK;
+    if (yf != y) {
+        KCall *k = lower_call(L, xfmt("o2c_cast_f32_%s", dtype_suffix(y->dtype)), tensor_numel(y));
+        k->x[0] = yf;
+        k->y[0] = y;
+    }
+}
+
+/* ---- DynamicQuantizeLinear ------------------------------------------------ */
+
+void infer_dynamic_quantize_linear(Node *n)
+{
+    Tensor *x = n->in[0];
+    if (n->promoted || x->dtype != DT_FLOAT)
+        fail("input '%s' is %s; DynamicQuantizeLinear takes float", x->name, dtype_name(orig_dtype(n, 0)));
+    set_out(n, 0, DT_UINT8, x->rank, x->dims);
+    set_out(n, 1, DT_FLOAT, 0, NULL);
+    set_out(n, 2, DT_UINT8, 0, NULL);
+}
+
+/* the scale and zero point (into the outputs, or scratch when unread),
+ * then QuantizeLinear's kernel with them */
+void lower_dynamic_quantize_linear(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0];
+    Tensor *s = n->nout > 1 && n->out[1] ? n->out[1] : lower_temp(L, DT_FLOAT, 0, NULL);
+    Tensor *z = n->nout > 2 && n->out[2] ? n->out[2] : lower_temp(L, DT_UINT8, 0, NULL);
+    KCall *c = lower_call(L, "o2c_dynq_params_f32", 1);
+    c->x[0] = x;
+    c->y[0] = s;
+    c->y[1] = z;
+    c->k[O2C_DYNQ_N] = tensor_numel(x);
+    c->nk = O2C_DYNQ_NK;
+    c = lower_call(L, "o2c_quantize_f32_u8", tensor_numel(x));
+    c->x[0] = x;
+    c->x[1] = s;
+    c->x[2] = z;
+    c->y[0] = n->out[0];
+    c->k[O2C_QP_INNER] = c->k[O2C_QP_D] = c->k[O2C_QP_B] = 1;
+    c->k[O2C_QUANT_PREC] = O2C_QPREC_NONE;
+    c->nk = O2C_QUANT_NK;
+}
+
+/* ---- MatMulInteger, QLinearMatMul ------------------------------------------ */
+
+/* The stride of a quantization parameter along the rows (m) of an M x N
+ * product, 0 for one value; -1 if it is not a row vector ([..., M, 1], or
+ * a vector of M values where allow_1d). */
+static int64_t row_stride(const Tensor *t, int64_t M, int allow_1d)
+{
+    if (!t || tensor_numel(t) == 1) return 0;
+    if (tensor_numel(t) != M) return -1;
+    if (t->rank == 1) return allow_1d ? 1 : -1;
+    return t->dims[t->rank - 1] == 1 && t->dims[t->rank - 2] == M ? 1 : -1;
+}
+
+/* The same along the columns (n): [..., 1, N] or [N]. */
+static int64_t col_stride(const Tensor *t, int64_t N)
+{
+    if (!t || tensor_numel(t) == 1) return 0;
+    return tensor_numel(t) == N && t->dims[t->rank - 1] == N ? 1 : -1;
+}
+
+static void bad_granularity(Node *n, const Tensor *t, const char *what, const char *how)
+{
+    (void)n;
+    fail("%s ('%s') is %s; onnx2c supports one value or %s", what, t->name, tensor_shape_str(t), how);
+}
+
+/* shapes as MatMul's (numpy: batched, broadcast); the output type dt */
+static void qmm_shape(Node *n, Tensor *a, Tensor *b, int dt)
+{
+    if (a->rank < 1 || b->rank < 1) fail("the inputs must have rank 1 or more");
+    int64_t K = a->dims[a->rank - 1], Kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    if (K != Kb)
+        fail("inconsistent shapes: A is %s and B is %s; A's last dimension must equal B's %s", tensor_shape_str(a),
+             tensor_shape_str(b), b->rank == 1 ? "length" : "second-to-last dimension");
+    Tensor ba = *a, bb = *b;
+    ba.rank = a->rank > 2 ? a->rank - 2 : 0;
+    bb.rank = b->rank > 2 ? b->rank - 2 : 0;
+    int64_t dims[MAX_RANK];
+    int r = broadcast_shapes(n, &ba, &bb, dims);
+    if (a->rank >= 2) dims[r++] = a->dims[a->rank - 2];
+    if (b->rank >= 2) dims[r++] = b->dims[b->rank - 1];
+    set_out(n, 0, dt, r, dims);
+}
+
+/* the inputs' roles: A, B, az, bz, as, bs, ys, yz (-1: none) */
+static const int MMI_ROLES[8] = {0, 1, 2, 3, -1, -1, -1, -1};
+static const int QLMM_ROLES[8] = {0, 3, 2, 5, 1, 4, 6, 7};
+
+static int is_qlinear_matmul(const Node *n) { return !strcmp(n->op_type, "QLinearMatMul"); }
+
+/* The strides of the quantization parameters (O2C_QMM_*_M/_N), checked. */
+static void qmm_params(Node *n, int64_t *k)
+{
+    const int *ro = is_qlinear_matmul(n) ? QLMM_ROLES : MMI_ROLES;
+    Tensor *a = n->in[ro[0]], *b = n->in[ro[1]], *t;
+    int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1, N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    int mmi = !is_qlinear_matmul(n);
+    if ((t = in_t(n, ro[2])) && (k[O2C_QMM_AZ_M] = row_stride(t, M, mmi)) < 0)
+        bad_granularity(n, t, "a's zero point", "one per row of A (shape [M, 1])");
+    if ((t = in_t(n, ro[3])) && (k[O2C_QMM_BZ_N] = col_stride(t, N)) < 0)
+        bad_granularity(n, t, "b's zero point", "one per column of B (shape [1, N] or [N])");
+    if (mmi) return;
+    if ((k[O2C_QMM_AS_M] = row_stride(n->in[1], M, 0)) < 0)
+        bad_granularity(n, n->in[1], "a_scale", "one per row of A (shape [M, 1])");
+    if ((k[O2C_QMM_BS_N] = col_stride(n->in[4], N)) < 0)
+        bad_granularity(n, n->in[4], "b_scale", "one per column of B (shape [1, N] or [N])");
+    for (int j = 6; j <= 7; j++) {
+        t = n->in[j];
+        int64_t sn = col_stride(t, N), sm = sn < 0 ? row_stride(t, M, 0) : 0;
+        if (sn < 0 && sm < 0) bad_granularity(n, t, j == 6 ? "y_scale" : "y_zero_point", "a row or column vector");
+        k[j == 6 ? O2C_QMM_YS_M : O2C_QMM_YZ_M] = sn < 0 ? sm : 0;
+        k[j == 6 ? O2C_QMM_YS_N : O2C_QMM_YZ_N] = sn < 0 ? 0 : sn;
+    }
+}
+
+void infer_matmul_integer(Node *n)
+{
+    Tensor *a = n->in[0], *b = n->in[1];
+    need_dtype(n, a, DTS_Q8);
+    need_dtype(n, b, DTS_Q8);
+    need_same_type(n, in_t(n, 2), a->dtype, "a_zero_point");
+    need_same_type(n, in_t(n, 3), b->dtype, "b_zero_point");
+    qmm_shape(n, a, b, DT_INT32);
+    int64_t k[O2C_NK] = {0};
+    qmm_params(n, k);
+}
+
+void infer_qlinear_matmul(Node *n)
+{
+    Tensor *a = n->in[0], *b = n->in[3], *yz = n->in[7];
+    need_dtype(n, a, DTS_Q8);
+    need_dtype(n, b, DTS_Q8);
+    need_dtype(n, yz, DTS_Q8);
+    need_same_type(n, n->in[2], a->dtype, "a_zero_point");
+    need_same_type(n, n->in[5], b->dtype, "b_zero_point");
+    static const int SCALES[] = {1, 4, 6};
+    for (int i = 0; i < 3; i++) {
+        int j = SCALES[i];
+        Tensor *s = n->in[j];
+        if (s->dtype != DT_FLOAT)
+            fail("scale '%s' is %s; it must be float, float16 or bfloat16", s->name, dtype_name(s->dtype));
+        if (orig_dtype(n, j) != orig_dtype(n, 1)) fail("the scales must all have one type");
+    }
+    qmm_shape(n, a, b, yz->dtype);
+    int64_t k[O2C_NK] = {0};
+    qmm_params(n, k);
+}
+
+void lower_qmatmul(Node *n, Lowering *L)
+{
+    const int *ro = is_qlinear_matmul(n) ? QLMM_ROLES : MMI_ROLES;
+    Tensor *a = n->in[ro[0]], *b = n->in[ro[1]], *y = n->out[0];
+    int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1, K = a->dims[a->rank - 1];
+    int64_t N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    KCall *c = lower_call(L, xfmt("o2c_qmatmul_%s_%s_%s", dtype_suffix(a->dtype), dtype_suffix(b->dtype),
+                                  dtype_suffix(y->dtype)), tensor_numel(y));
+    for (int j = 0; j < 8; j++) c->x[j] = ro[j] >= 0 ? in_t(n, ro[j]) : NULL;
+    c->y[0] = y;
+    c->k[O2C_QMM_M] = M;
+    c->k[O2C_QMM_N] = N;
+    c->k[O2C_QMM_K] = K;
+    Tensor ba = *a, bb = *b;
+    ba.rank = a->rank > 2 ? a->rank - 2 : 0;
+    bb.rank = b->rank > 2 ? b->rank - 2 : 0;
+    int64_t dims[MAX_RANK];
+    int r = broadcast_shapes(n, &ba, &bb, dims);
+    c->k[O2C_QMM_R] = r;
+    for (int i = 0; i < r; i++) c->k[O2C_QMM_BDIMS + i] = dims[i];
+    bcast_strides(&ba, r, c->k + O2C_QMM_ASTR);
+    bcast_strides(&bb, r, c->k + O2C_QMM_BSTR);
+    for (int i = 0; i < r; i++) {
+        c->k[O2C_QMM_ASTR + i] *= M * K;
+        c->k[O2C_QMM_BSTR + i] *= K * N;
+    }
+    qmm_params(n, c->k);
+    c->k[O2C_QMM_PREC] = is_qlinear_matmul(n) ? prec_of(orig_dtype(n, 1)) : O2C_QPREC_NONE;
+    c->nk = O2C_QMM_NK;
+}
+
+/* ---- ConvInteger, QLinearConv --------------------------------------------- */
+
+static int is_qlinear_conv(const Node *n) { return !strcmp(n->op_type, "QLinearConv"); }
+
+/* the inputs' roles: X, W, xz, wz, (QLinearConv:) xs, ws, ys, yz, B */
+static const int CI_ROLES[9] = {0, 1, 2, 3, -1, -1, -1, -1, -1};
+static const int QLC_ROLES[9] = {0, 3, 2, 5, 1, 4, 6, 7, 8};
+
+/* checks, the geometry; returns M (output channels) */
+static int64_t qconv_geom(Node *n, ConvGeom *g, int64_t *group)
+{
+    const int *ro = is_qlinear_conv(n) ? QLC_ROLES : CI_ROLES;
+    Tensor *x = n->in[ro[0]], *w = n->in[ro[1]];
+    need_dtype(n, x, DTS_Q8);
+    need_dtype(n, w, DTS_Q8);
+    need_same_type(n, in_t(n, ro[2]), x->dtype, "x_zero_point");
+    need_same_type(n, in_t(n, ro[3]), w->dtype, "w_zero_point");
+    if (x->rank < 3) fail("input '%s' is %s; %s needs N x C x D1 [x D2 [x D3]]", x->name, tensor_shape_str(x), n->op_type);
+    if (w->rank != x->rank)
+        fail("W ('%s') is %s; it must have the rank of X (%s)", w->name, tensor_shape_str(w), tensor_shape_str(x));
+    *group = attr_i(n, "group");
+    if (*group < 1) fail("group must be positive, got %lld", (long long)*group);
+    int nsp = x->rank - 2;
+    int64_t kernel[MAX_RANK];
+    for (int i = 0; i < nsp; i++) kernel[i] = w->dims[2 + i];
+    const int64_t *ks;
+    int nks = attr_ints(n, "kernel_shape", &ks);
+    if (nks && nks != nsp) fail("kernel_shape has %d values; the input has %d spatial dimensions", nks, nsp);
+    for (int i = 0; i < nks; i++)
+        if (ks[i] != kernel[i]) fail("kernel_shape does not match the shape of W ('%s', %s)", w->name, tensor_shape_str(w));
+    int64_t M = w->dims[0];
+    if (w->dims[1] * *group != x->dims[1])
+        fail("W ('%s') is %s: its second dimension times group (%lld) must equal the input channels %lld", w->name,
+             tensor_shape_str(w), (long long)*group, (long long)x->dims[1]);
+    if (M % *group) fail("the output channels (%lld) are not a multiple of group (%lld)", (long long)M, (long long)*group);
+    conv_geom_init(n, x, kernel, nsp, g);
+    conv_geom_forward(n, g, 0);
+    need_scalar(n, in_t(n, ro[2]), "x_zero_point");
+    Tensor *wz = in_t(n, ro[3]);
+    if (wz && tensor_numel(wz) != 1 && (wz->rank != 1 || wz->dims[0] != M))
+        bad_granularity(n, wz, "w_zero_point", "one per output channel");
+    return M;
+}
+
+static void qconv_out(Node *n, Tensor *x, int64_t M, const ConvGeom *g, int dt)
+{
+    int64_t dims[MAX_RANK];
+    dims[0] = x->dims[0];
+    dims[1] = M;
+    for (int i = 0; i < g->nsp; i++) dims[2 + i] = g->out[3 - g->nsp + i];
+    set_out(n, 0, dt, x->rank, dims);
+}
+
+void infer_conv_integer(Node *n)
+{
+    ConvGeom g;
+    int64_t group, M = qconv_geom(n, &g, &group);
+    qconv_out(n, n->in[0], M, &g, DT_INT32);
+}
+
+void infer_qlinear_conv(Node *n)
+{
+    ConvGeom g;
+    int64_t group, M = qconv_geom(n, &g, &group);
+    Tensor *yz = n->in[7], *b = in_t(n, 8);
+    need_dtype(n, yz, DTS_Q8);
+    if (n->promoted) fail("the scales must be float");
+    need_float_scale(n, n->in[1], "x_scale");
+    need_float_scale(n, n->in[4], "w_scale");
+    need_float_scale(n, n->in[6], "y_scale");
+    need_scalar(n, n->in[1], "x_scale");
+    need_scalar(n, n->in[6], "y_scale");
+    need_scalar(n, yz, "y_zero_point");
+    Tensor *ws = n->in[4];
+    if (tensor_numel(ws) != 1 && (ws->rank != 1 || ws->dims[0] != M))
+        bad_granularity(n, ws, "w_scale", "one per output channel");
+    if (b && (b->dtype != DT_INT32 || b->rank != 1 || b->dims[0] != M))
+        fail("B ('%s') is %s %s; it must be an int32 vector of %lld values", b->name, dtype_name(b->dtype),
+             tensor_shape_str(b), (long long)M);
+    qconv_out(n, n->in[0], M, &g, yz->dtype);
+}
+
+void lower_qconv(Node *n, Lowering *L)
+{
+    const int *ro = is_qlinear_conv(n) ? QLC_ROLES : CI_ROLES;
+    Tensor *x = n->in[ro[0]], *w = n->in[ro[1]], *y = n->out[0];
+    ConvGeom g;
+    int64_t group, M = qconv_geom(n, &g, &group);
+    Tensor *mul = NULL;
+    int64_t nmul = 0;
+    if (is_qlinear_conv(n)) {   /* the multipliers x_scale * w_scale / y_scale, one per channel or one */
+        nmul = tensor_numel(n->in[4]);
+        mul = lower_temp(L, DT_FLOAT, 1, &nmul);
+        KCall *s = lower_call(L, "o2c_qscale_f32", nmul);
+        s->x[0] = n->in[1];
+        s->x[1] = n->in[4];
+        s->x[2] = n->in[6];
+        s->y[0] = mul;
+        s->k[O2C_QSCALE_SB] = nmul > 1;
+        s->nk = O2C_QSCALE_NK;
+        s->f[O2C_QSCALE_F_ALPHA] = 1.0;
+        s->nf = O2C_QSCALE_NF;
+        mul = run_if_const(L, s, "multipliers");
+    }
+    KCall *c = lower_call(L, xfmt("o2c_qconv_%s_%s_%s", dtype_suffix(x->dtype), dtype_suffix(w->dtype),
+                                  dtype_suffix(y->dtype)), tensor_numel(y));
+    c->x[0] = x;
+    c->x[1] = w;
+    c->x[2] = in_t(n, ro[2]);
+    c->x[3] = in_t(n, ro[3]);
+    c->x[4] = ro[8] >= 0 ? in_t(n, ro[8]) : NULL;
+    c->x[5] = mul;
+    c->x[6] = ro[7] >= 0 ? n->in[ro[7]] : NULL;
+    c->y[0] = y;
+    c->k[O2C_QCONV_C] = x->dims[1];
+    c->k[O2C_QCONV_M] = M;
+    c->k[O2C_QCONV_GROUP] = group;
+    for (int i = 0; i < 3; i++) {
+        c->k[O2C_QCONV_IN + i] = g.in[i];
+        c->k[O2C_QCONV_OUT + i] = g.out[i];
+        c->k[O2C_QCONV_K + i] = g.k[i];
+        c->k[O2C_QCONV_S + i] = g.s[i];
+        c->k[O2C_QCONV_D + i] = g.d[i];
+        c->k[O2C_QCONV_PB + i] = g.pb[i];
+    }
+    c->k[O2C_QCONV_WZ_M] = c->x[3] && tensor_numel(c->x[3]) > 1;
+    c->k[O2C_QCONV_MUL_M] = nmul > 1;
+    c->nk = O2C_QCONV_NK;
+}
+
+/* ---- com.microsoft: QLinearAdd, QLinearMul --------------------------------- */
+
+/* checks shared by the com.microsoft ops: data of type dt (uint8 or int8),
+ * float scales and zero points of one value */
+static void ms_scale(Node *n, int j, const char *what)
+{
+    Tensor *t = need_in(n, j);
+    if (n->promoted || t->dtype != DT_FLOAT) fail("%s ('%s') must be float", what, t->name);
+    need_scalar(n, t, what);
+}
+
+static void ms_zero_point(Node *n, int j, int dt, const char *what)
+{
+    Tensor *t = in_t(n, j);
+    need_same_type(n, t, dt, what);
+    need_scalar(n, t, what);
+}
+
+void infer_qlinear_binary(Node *n)
+{
+    Tensor *a = n->in[0], *b = need_in(n, 3);
+    need_dtype(n, a, DTS_Q8);
+    need_same_type(n, b, a->dtype, "B");
+    ms_scale(n, 1, "A_scale");
+    ms_scale(n, 4, "B_scale");
+    ms_scale(n, 6, "C_scale");
+    ms_zero_point(n, 2, a->dtype, "A_zero_point");
+    ms_zero_point(n, 5, a->dtype, "B_zero_point");
+    ms_zero_point(n, 7, a->dtype, "C_zero_point");
+    int64_t dims[MAX_RANK];
+    int r = broadcast_shapes(n, a, b, dims);
+    set_out(n, 0, a->dtype, r, dims);
+}
+
+void lower_qlinear_binary(Node *n, Lowering *L)
+{
+    Tensor *a = n->in[0], *b = n->in[3], *y = n->out[0];
+    KCall *c = lower_call(L, xfmt("o2c_%s_%s", strcmp(n->op_type, "QLinearMul") ? "qladd" : "qlmul",
+                                  dtype_suffix(a->dtype)), tensor_numel(y));
+    for (int j = 0; j < 8; j++) c->x[j] = in_t(n, j);
+    c->y[0] = y;
+    c->nk = O2C_QBIN_NK;
+    if (tensor_numel(a) == tensor_numel(y) && tensor_numel(b) == tensor_numel(y)) return;
+    c->k[O2C_QBIN_RANK] = y->rank;
+    for (int d = 0; d < y->rank; d++) c->k[O2C_QBIN_DIMS + d] = y->dims[d];
+    bcast_strides(a, y->rank, c->k + O2C_QBIN_SA);
+    bcast_strides(b, y->rank, c->k + O2C_QBIN_SB);
+}
+
+/* ---- com.microsoft: QGemm ---------------------------------------------------- */
+
+/* inputs: A, a_scale, a_zero_point, B, b_scale, b_zero_point, C (int32
+ * bias), y_scale, y_zero_point; Y float without y_scale, else 8-bit */
+static void qgemm_dims(Node *n, int64_t *M, int64_t *N, int64_t *K)
+{
+    Tensor *a = n->in[0], *b = n->in[3];
+    if (a->rank != 2 || b->rank != 2)
+        fail("A (%s) and B (%s) must be matrices", tensor_shape_str(a), tensor_shape_str(b));
+    int ta = attr_i(n, "transA") != 0, tb = attr_i(n, "transB") != 0;
+    *M = a->dims[ta ? 1 : 0];
+    *K = a->dims[ta ? 0 : 1];
+    *N = b->dims[tb ? 0 : 1];
+    if (b->dims[tb ? 1 : 0] != *K)
+        fail("inconsistent shapes: A is %s%s and B is %s%s", tensor_shape_str(a), ta ? " (transposed)" : "",
+             tensor_shape_str(b), tb ? " (transposed)" : "");
+}
+
+/* C's strides along m and n (a broadcast to M x N); -1 if it does not broadcast */
+static int qgemm_bias_strides(const Tensor *c, int64_t M, int64_t N, int64_t *sm, int64_t *sn)
+{
+    Tensor t = *c;
+    if (t.rank > 2) return -1;
+    int64_t d0 = t.rank == 2 ? t.dims[0] : 1, d1 = t.rank >= 1 ? t.dims[t.rank - 1] : 1;
+    if ((d0 != 1 && d0 != M) || (d1 != 1 && d1 != N)) return -1;
+    *sm = d0 == 1 ? 0 : d1;
+    *sn = d1 == 1 ? 0 : 1;
+    return 0;
+}
+
+void infer_qgemm(Node *n)
+{
+    Tensor *a = n->in[0], *b = need_in(n, 3), *c = in_t(n, 6), *ys = in_t(n, 7), *yz = in_t(n, 8);
+    int64_t M, N, K, sm, sn;
+    need_dtype(n, a, DTS_Q8);
+    need_dtype(n, b, DTS_Q8);
+    ms_scale(n, 1, "a_scale");
+    if (!in_t(n, 2) || !in_t(n, 5)) fail("a_zero_point and b_zero_point are required");
+    ms_zero_point(n, 2, a->dtype, "a_zero_point");
+    qgemm_dims(n, &M, &N, &K);
+    Tensor *bs = need_in(n, 4), *bz = n->in[5];
+    if (n->promoted || bs->dtype != DT_FLOAT) fail("b_scale ('%s') must be float", bs->name);
+    need_same_type(n, bz, b->dtype, "b_zero_point");
+    if (tensor_numel(bs) != 1 && (bs->rank != 1 || bs->dims[0] != N))
+        bad_granularity(n, bs, "b_scale", "one per column of the output");
+    if (tensor_numel(bz) != 1 && (bz->rank != 1 || bz->dims[0] != N))
+        bad_granularity(n, bz, "b_zero_point", "one per column of the output");
+    if (c && (c->dtype != DT_INT32 || qgemm_bias_strides(c, M, N, &sm, &sn) < 0))
+        fail("C ('%s') is %s %s; it must be int32 and broadcast to %lldx%lld", c->name, dtype_name(c->dtype),
+             tensor_shape_str(c), (long long)M, (long long)N);
+    if (yz && !ys) fail("y_zero_point needs y_scale");
+    if (ys && !yz) fail("y_scale without y_zero_point (a float output scaled by it) is not supported by onnx2c yet");
+    if (ys) ms_scale(n, 7, "y_scale");
+    if (yz) {
+        need_dtype(n, yz, DTS_Q8);
+        need_scalar(n, yz, "y_zero_point");
+    }
+    int64_t dims[2] = {M, N};
+    set_out(n, 0, yz ? yz->dtype : DT_FLOAT, 2, dims);
+}
+
+void lower_qgemm(Node *n, Lowering *L)
+{
+    Tensor *a = n->in[0], *b = n->in[3], *c = in_t(n, 6), *y = n->out[0];
+    int64_t M, N, K, nsc = tensor_numel(n->in[4]);
+    qgemm_dims(n, &M, &N, &K);
+    /* the output scales alpha * a_scale * b_scale (/ y_scale), one per column or one */
+    Tensor *sc = lower_temp(L, DT_FLOAT, 1, &nsc);
+    KCall *s = lower_call(L, "o2c_qscale_f32", nsc);
+    s->x[0] = n->in[1];
+    s->x[1] = n->in[4];
+    s->x[2] = in_t(n, 7);
+    s->y[0] = sc;
+    s->k[O2C_QSCALE_SB] = nsc > 1;
+    s->nk = O2C_QSCALE_NK;
+    s->f[O2C_QSCALE_F_ALPHA] = attr_f(n, "alpha");
+    s->nf = O2C_QSCALE_NF;
+    sc = run_if_const(L, s, "scales");
+    KCall *k = lower_call(L, xfmt("o2c_qgemm_%s_%s_%s", dtype_suffix(a->dtype), dtype_suffix(b->dtype),
+                                  dtype_suffix(y->dtype)), tensor_numel(y));
+    k->x[0] = a;
+    k->x[1] = n->in[2];
+    k->x[2] = b;
+    k->x[3] = n->in[5];
+    k->x[4] = c;
+    k->x[5] = sc;
+    k->x[6] = in_t(n, 8);
+    k->y[0] = y;
+    int ta = attr_i(n, "transA") != 0, tb = attr_i(n, "transB") != 0;
+    k->k[O2C_QGEMM_M] = M;
+    k->k[O2C_QGEMM_N] = N;
+    k->k[O2C_QGEMM_K] = K;
+    k->k[O2C_QGEMM_SAM] = ta ? 1 : K;
+    k->k[O2C_QGEMM_SAK] = ta ? M : 1;
+    k->k[O2C_QGEMM_SBK] = tb ? 1 : N;
+    k->k[O2C_QGEMM_SBN] = tb ? K : 1;
+    if (c) qgemm_bias_strides(c, M, N, &k->k[O2C_QGEMM_SCM], &k->k[O2C_QGEMM_SCN]);
+    k->k[O2C_QGEMM_BZ_N] = tensor_numel(n->in[5]) > 1;
+    k->k[O2C_QGEMM_SC_N] = nsc > 1;
+    k->nk = O2C_QGEMM_NK;
+}
+
+/* ---- com.microsoft: QLinearSigmoid, QLinearLeakyRelu ------------------------ */
+
+void infer_qlinear_unary(Node *n)
+{
+    Tensor *x = n->in[0];
+    need_dtype(n, x, DTS_Q8);
+    ms_scale(n, 1, "X_scale");
+    ms_scale(n, 3, "Y_scale");
+    ms_zero_point(n, 2, x->dtype, "X_zero_point");
+    ms_zero_point(n, 4, x->dtype, "Y_zero_point");
+    out_like(n, 0, x);
+}
+
+/* a 256-entry table of the function on every input byte, then a lookup */
+void lower_qlinear_unary(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0];
+    int64_t nt = 256;
+    Tensor *tbl = lower_temp(L, DT_UINT8, 1, &nt);
+    KCall *c = lower_call(L, xfmt("o2c_qlut_%s", dtype_suffix(x->dtype)), nt);
+    c->x[0] = n->in[1];
+    c->x[1] = in_t(n, 2);
+    c->x[2] = n->in[3];
+    c->x[3] = in_t(n, 4);
+    c->y[0] = tbl;
+    if (!strcmp(n->op_type, "QLinearLeakyRelu")) {
+        c->k[O2C_QLUT_FN] = O2C_QLUT_LEAKYRELU;
+        c->f[O2C_QLUT_F_ALPHA] = attr_f(n, "alpha");
+    } else {
+        c->k[O2C_QLUT_FN] = O2C_QLUT_SIGMOID;
+    }
+    c->nk = O2C_QLUT_NK;
+    c->nf = O2C_QLUT_NF;
+    tbl = run_if_const(L, c, "table");
+    c = lower_call(L, "o2c_qlut_apply", tensor_numel(x));
+    c->x[0] = x;
+    c->x[1] = tbl;
+    c->y[0] = n->out[0];
+}
+
+/* ---- com.microsoft: QLinearGlobalAveragePool ------------------------------- */
+
+void infer_qlinear_gavgpool(Node *n)
+{
+    Tensor *x = n->in[0];
+    need_dtype(n, x, DTS_Q8);
+    ms_scale(n, 1, "x_scale");
+    ms_scale(n, 3, "y_scale");
+    if (!n->in[2] || !n->in[4]) fail("x_zero_point and y_zero_point are required");
+    ms_zero_point(n, 2, x->dtype, "x_zero_point");
+    ms_zero_point(n, 4, x->dtype, "y_zero_point");
+    if (x->rank < 3) fail("input '%s' is %s; it needs rank 3 or more", x->name, tensor_shape_str(x));
+    int cl = attr_i(n, "channels_last") != 0;
+    int64_t dims[MAX_RANK];
+    for (int d = 0; d < x->rank; d++) dims[d] = d == 0 || d == (cl ? x->rank - 1 : 1) ? x->dims[d] : 1;
+    set_out(n, 0, x->dtype, x->rank, dims);
+}
+
+void lower_qlinear_gavgpool(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    int cl = attr_i(n, "channels_last") != 0;
+    int64_t C = x->dims[cl ? x->rank - 1 : 1];
+    KCall *c = lower_call(L, xfmt("o2c_qgavgpool_%s", dtype_suffix(x->dtype)), tensor_numel(y));
+    for (int j = 0; j < 5; j++) c->x[j] = n->in[j];
+    c->y[0] = y;
+    c->k[O2C_QGAP_C] = C;
+    c->k[O2C_QGAP_S] = C && x->dims[0] ? tensor_numel(x) / (C * x->dims[0]) : 0;
+    c->k[O2C_QGAP_CL] = cl;
+    c->nk = O2C_QGAP_NK;
+}
+
+/* ---- com.microsoft: QLinearAveragePool ----------------------------------------- */
+
+/* the geometry, on an N x C x spatial view of x (channels_last: N x spatial x C) */
+static void qavgpool_geom(Node *n, ConvGeom *g)
+{
+    Tensor *x = n->in[0], v = *x;
+    int cl = attr_i(n, "channels_last") != 0;
+    if (x->rank < 3) fail("input '%s' is %s; it needs rank 3 or more", x->name, tensor_shape_str(x));
+    if (cl) {
+        v.dims[1] = x->dims[x->rank - 1];
+        for (int d = 2; d < x->rank; d++) v.dims[d] = x->dims[d - 1];
+    }
+    const int64_t *ks, *dl;
+    int nks = attr_ints(n, "kernel_shape", &ks), ndl = attr_ints(n, "dilations", &dl);
+    if (nks != x->rank - 2) fail("kernel_shape must have %d values, it has %d", x->rank - 2, nks);
+    for (int i = 0; i < ndl; i++)
+        if (dl[i] != 1) fail("dilations other than 1 are not supported (onnxruntime has none)");
+    conv_geom_init(n, &v, ks, nks, g);
+    conv_geom_forward(n, g, attr_i(n, "ceil_mode") != 0);
+}
+
+void infer_qlinear_avgpool(Node *n)
+{
+    Tensor *x = n->in[0];
+    need_dtype(n, x, DTS_Q8);
+    ms_scale(n, 1, "x_scale");
+    ms_scale(n, 3, "y_scale");
+    ms_zero_point(n, 2, x->dtype, "x_zero_point");
+    ms_zero_point(n, 4, x->dtype, "y_zero_point");
+    ConvGeom g;
+    qavgpool_geom(n, &g);
+    int cl = attr_i(n, "channels_last") != 0, nsp = x->rank - 2;
+    int64_t dims[MAX_RANK];
+    memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+    for (int i = 0; i < nsp; i++) dims[(cl ? 1 : 2) + i] = g.out[3 - nsp + i];
+    set_out(n, 0, x->dtype, x->rank, dims);
+}
+
+void lower_qlinear_avgpool(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    ConvGeom g;
+    qavgpool_geom(n, &g);
+    int cl = attr_i(n, "channels_last") != 0;
+    KCall *c = lower_call(L, xfmt("o2c_qavgpool_%s", dtype_suffix(x->dtype)), tensor_numel(y));
+    for (int j = 0; j < 5; j++) c->x[j] = in_t(n, j);
+    c->y[0] = y;
+    c->k[O2C_QAP_C] = x->dims[cl ? x->rank - 1 : 1];
+    for (int i = 0; i < 3; i++) {
+        c->k[O2C_QAP_IN + i] = g.in[i];
+        c->k[O2C_QAP_OUT + i] = g.out[i];
+        c->k[O2C_QAP_K + i] = g.k[i];
+        c->k[O2C_QAP_S + i] = g.s[i];
+        c->k[O2C_QAP_PB + i] = g.pb[i];
+    }
+    c->k[O2C_QAP_INCL] = attr_i(n, "count_include_pad") != 0;
+    c->k[O2C_QAP_CL] = cl;
+    c->nk = O2C_QAP_NK;
+}
+
+/* ---- com.microsoft: QLinearConcat -------------------------------------------- */
+
+static int64_t qconcat_axis(Node *n)
+{
+    if (!attr_has(n, "axis")) fail("attribute axis is required");
+    return norm_axis(n, attr_i(n, "axis"), n->in[2]->rank);
+}
+
+void infer_qlinear_concat(Node *n)
+{
+    if ((n->nin - 2) % 3) fail("the inputs must be Y_scale, Y_zero_point, then (tensor, scale, zero point) triples");
+    Tensor *yz = n->in[1], *x0 = need_in(n, 2);
+    need_dtype(n, yz, DTS_Q8);
+    ms_scale(n, 0, "Y_scale");
+    need_scalar(n, yz, "Y_zero_point");
+    int64_t axis = qconcat_axis(n), d[MAX_RANK];
+    memcpy(d, x0->dims, sizeof(int64_t) * (size_t)x0->rank);
+    d[axis] = 0;
+    for (int j = 2; j < n->nin; j += 3) {
+        Tensor *t = need_in(n, j);
+        need_same_type(n, t, yz->dtype, "a quantized input");
+        ms_scale(n, j + 1, "an input's scale");
+        if (!in_t(n, j + 2)) fail("every input needs its zero point");
+        ms_zero_point(n, j + 2, yz->dtype, "an input's zero point");
+        if (t->rank != x0->rank) fail("inconsistent shapes: '%s' is %s and '%s' is %s", x0->name,
+                                      tensor_shape_str(x0), t->name, tensor_shape_str(t));
+        for (int i = 0; i < x0->rank; i++)
+            if (i != axis && t->dims[i] != x0->dims[i])
+                fail("inconsistent shapes: '%s' is %s and '%s' is %s; they may differ on axis %lld only", x0->name,
+                     tensor_shape_str(x0), t->name, tensor_shape_str(t), (long long)axis);
+        d[axis] += t->dims[axis];
+    }
+    set_out(n, 0, yz->dtype, x0->rank, d);
+}
+
+void lower_qlinear_concat(Node *n, Lowering *L)
+{
+    Tensor *y = n->out[0];
+    int64_t axis = qconcat_axis(n), inner = 1, pos = 0;
+    for (int d = (int)axis + 1; d < y->rank; d++) inner *= y->dims[d];
+    for (int j = 2; j < n->nin; j += 3) {
+        Tensor *x = n->in[j];
+        KCall *c = lower_call(L, xfmt("o2c_qconcat_%s", dtype_suffix(y->dtype)), tensor_numel(x));
+        c->x[0] = x;
+        c->x[1] = n->in[j + 1];
+        c->x[2] = n->in[j + 2];
+        c->x[3] = n->in[0];
+        c->x[4] = n->in[1];
+        c->y[0] = y;
+        c->k[O2C_QCAT_PIN] = x->dims[axis] * inner > 0 ? x->dims[axis] * inner : 1;
+        c->k[O2C_QCAT_POUT] = y->dims[axis] * inner;
+        c->k[O2C_QCAT_OFF] = pos * inner;
+        c->nk = O2C_QCAT_NK;
+        pos += x->dims[axis];
+    }
+}

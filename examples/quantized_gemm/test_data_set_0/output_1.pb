@@ -1,0 +1,2 @@
+
+BhJ*$0A5VšebAG{‹Wbfv†fŸ^zh]ywŠ

@@ -1,0 +1,167 @@
+/* Parameter slots of the quantization kernels (runtime/c/quant.h): the
+ * lowering (compiler/ops/quant.c) writes c->k[NAME], the kernel reads
+ * p->k[NAME]. */
+
+/* How an element of the data (flat index i) finds its scale and zero point
+ * (QuantizeLinear, DequantizeLinear): the data seen as outer x D x INNER
+ * around the quantization axis, blocks of B along it, and
+ *   s = (i / (INNER * D)) * SO + ((i / INNER) % D / B) * SA + (i % INNER) * SI.
+ * Per tensor: every stride 0; per axis: SA 1; blocked: SO = ceil(D / B) *
+ * INNER, SA = INNER, SI = 1. */
+enum {
+    O2C_QP_INNER,      /* product of the dims after the axis */
+    O2C_QP_D,          /* length of the axis */
+    O2C_QP_B,          /* block size (1: per axis) */
+    O2C_QP_SO,
+    O2C_QP_SA,
+    O2C_QP_SI,
+    O2C_QP_NK
+};
+
+/* o2c_quantize_R_Q: y = saturate(round(x / scale) + zero point), x[0] the
+ * data, x[1] the scales, x[2] the zero points or NULL (both R, the type the
+ * division is made in); the O2C_QP_* slots, then: */
+enum {
+    O2C_QUANT_PREC = O2C_QP_NK,   /* O2C_QPREC_*: precision the float operands and quotient are rounded to */
+    O2C_QUANT_NK
+};
+O2C_PARAMS_FIT(quantize, O2C_QUANT_NK, 0)
+
+/* o2c_dequantize_Q_f32: y = (x - zero point) * scale; the O2C_QP_* slots */
+enum { O2C_DEQUANT_NK = O2C_QP_NK };
+
+/* Rounding of a float value to a narrower float's precision (o2c_q_prec). */
+enum { O2C_QPREC_NONE, O2C_QPREC_F16, O2C_QPREC_BF16 };
+
+/* o2c_dynq_params_f32 (DynamicQuantizeLinear): the scale and zero point of
+ * the whole tensor x[0]; index space 1 */
+enum { O2C_DYNQ_N, O2C_DYNQ_NK };
+
+/* o2c_qmatmul_A_B_Y (MatMulInteger with Y int32, QLinearMatMul with Y
+ * 8-bit): Y[b, m, n] = sum_k (A[b, m, k] - az) (B[b, k, n] - bz), requantized
+ * for QLinearMatMul by as * bs / ys (exactly, o2c_q_requant) and yz.
+ * x[0] A, x[1] B, x[2] az, x[3] bz (NULL: 0), x[4] as, x[5] bs, x[6] ys,
+ * x[7] yz. Each quantization parameter is per tensor or a vector along m
+ * (row) or n (column): its strides along m and n. */
+enum {
+    O2C_QMM_M,
+    O2C_QMM_N,
+    O2C_QMM_K,
+    O2C_QMM_R,                                   /* batch rank */
+    O2C_QMM_BDIMS,                               /* batch dims */
+    O2C_QMM_ASTR = O2C_QMM_BDIMS + O2C_MAX_RANK,  /* A batch strides (0: broadcast) */
+    O2C_QMM_BSTR = O2C_QMM_ASTR + O2C_MAX_RANK,   /* B batch strides */
+    O2C_QMM_AZ_M = O2C_QMM_BSTR + O2C_MAX_RANK,   /* az stride along m (0 or 1) */
+    O2C_QMM_BZ_N,                                /* bz stride along n */
+    O2C_QMM_AS_M,                                /* as stride along m */
+    O2C_QMM_BS_N,                                /* bs stride along n */
+    O2C_QMM_YS_M,                                /* ys strides along m and n */
+    O2C_QMM_YS_N,
+    O2C_QMM_YZ_M,                                /* yz strides along m and n */
+    O2C_QMM_YZ_N,
+    O2C_QMM_PREC,                                /* O2C_QPREC_*: the scales' type (the multiplier is computed in it) */
+    O2C_QMM_NK
+};
+O2C_PARAMS_FIT(qmatmul, O2C_QMM_NK, 0)
+
+/* o2c_qconv_X_W_Y (ConvInteger with Y int32, QLinearConv with Y 8-bit):
+ * the direct convolution of (X - xz) and (W - wz[m]) plus B[m], requantized
+ * for QLinearConv by the multiplier MUL[m] and yz. x[0] X, x[1] W, x[2] xz,
+ * x[3] wz (NULL: 0), x[4] B (int32, or NULL), x[5] MUL (float), x[6] yz.
+ * Geometry as the float convolutions' (3 slots each: depth, height, width). */
+enum {
+    O2C_QCONV_C,
+    O2C_QCONV_M,
+    O2C_QCONV_GROUP,
+    O2C_QCONV_IN,
+    O2C_QCONV_OUT = O2C_QCONV_IN + 3,
+    O2C_QCONV_K = O2C_QCONV_OUT + 3,
+    O2C_QCONV_S = O2C_QCONV_K + 3,
+    O2C_QCONV_D = O2C_QCONV_S + 3,
+    O2C_QCONV_PB = O2C_QCONV_D + 3,
+    O2C_QCONV_WZ_M = O2C_QCONV_PB + 3,   /* wz stride along the output channels (0 or 1) */
+    O2C_QCONV_MUL_M,                     /* MUL stride along the output channels */
+    O2C_QCONV_NK
+};
+O2C_PARAMS_FIT(qconv, O2C_QCONV_NK, 0)
+
+/* o2c_qscale_f32: y[j] = (alpha * a[j * SA] * b[j * SB]) / c[j * SC] in
+ * float, c NULL: no division (QLinearConv's and QGemm's multipliers);
+ * index space: the values */
+enum { O2C_QSCALE_SA, O2C_QSCALE_SB, O2C_QSCALE_SC, O2C_QSCALE_NK };
+enum { O2C_QSCALE_F_ALPHA, O2C_QSCALE_NF };
+O2C_PARAMS_FIT(qscale, O2C_QSCALE_NK, O2C_QSCALE_NF)
+
+/* o2c_qgemm_A_B_Y (com.microsoft QGemm): acc = C[m, n] + sum_k (A[m, k] -
+ * az) (B[k, n] - bz[n]) in 32 bits; Y = acc * SC[n] (float output) or
+ * saturate(round(acc * SC[n]) + yz) in float, as onnxruntime. x[0] A, x[1]
+ * az, x[2] B, x[3] bz, x[4] C (int32 or NULL), x[5] SC (float), x[6] yz */
+enum {
+    O2C_QGEMM_M,
+    O2C_QGEMM_N,
+    O2C_QGEMM_K,
+    O2C_QGEMM_SAM,    /* A strides along m and k (transA) */
+    O2C_QGEMM_SAK,
+    O2C_QGEMM_SBK,    /* B strides along k and n (transB) */
+    O2C_QGEMM_SBN,
+    O2C_QGEMM_SCM,    /* C strides along m and n (0: broadcast) */
+    O2C_QGEMM_SCN,
+    O2C_QGEMM_BZ_N,   /* bz stride along n (0 or 1) */
+    O2C_QGEMM_SC_N,   /* SC stride along n */
+    O2C_QGEMM_NK
+};
+
+/* o2c_qladd_T, o2c_qlmul_T (com.microsoft QLinearAdd, QLinearMul): x[0] A,
+ * x[1] as, x[2] az, x[3] B, x[4] bs, x[5] bz, x[6] cs, x[7] cz (zero points
+ * may be NULL); broadcasting as the element-wise kernels: the output's rank
+ * (0: no broadcast), dims, then each operand's strides */
+enum {
+    O2C_QBIN_RANK,
+    O2C_QBIN_DIMS,
+    O2C_QBIN_SA = O2C_QBIN_DIMS + O2C_MAX_RANK,
+    O2C_QBIN_SB = O2C_QBIN_SA + O2C_MAX_RANK,
+    O2C_QBIN_NK = O2C_QBIN_SB + O2C_MAX_RANK
+};
+O2C_PARAMS_FIT(qbinary, O2C_QBIN_NK, 0)
+
+/* o2c_qlut_T: the 256-entry table of a quantized unary function
+ * (QLinearSigmoid, QLinearLeakyRelu): y[j] = quantize(f(dequantize(j)));
+ * x[0] xs, x[1] xz, x[2] ys, x[3] yz (zero points may be NULL); index
+ * space 256. o2c_qlut_apply: Y[i] = table[X[i]] (bytes). */
+enum { O2C_QLUT_FN, O2C_QLUT_NK };
+enum { O2C_QLUT_F_ALPHA, O2C_QLUT_NF };
+enum { O2C_QLUT_IDENTITY, O2C_QLUT_LEAKYRELU, O2C_QLUT_SIGMOID };
+O2C_PARAMS_FIT(qlut, O2C_QLUT_NK, O2C_QLUT_NF)
+
+/* o2c_qgavgpool_T (com.microsoft QLinearGlobalAveragePool): the mean of
+ * each (n, c) image requantized; x[0] X, x[1] xs, x[2] xz, x[3] ys, x[4] yz;
+ * index space N x C */
+enum {
+    O2C_QGAP_C,
+    O2C_QGAP_S,      /* image size */
+    O2C_QGAP_CL,     /* 1: channels last (N x spatial x C) */
+    O2C_QGAP_NK
+};
+
+/* o2c_qconcat_T (com.microsoft QLinearConcat): one input's part of the
+ * output: Y[(i / PIN) * POUT + OFF + i % PIN] = requantize(X[i]); x[0] X,
+ * x[1] its scale, x[2] its zero point, x[3] ys, x[4] yz; index space: the
+ * input's elements */
+enum { O2C_QCAT_PIN, O2C_QCAT_POUT, O2C_QCAT_OFF, O2C_QCAT_NK };
+
+/* o2c_qavgpool_T (com.microsoft QLinearAveragePool): the window's values
+ * dequantized (xs * (x - xz), float), summed in row-major window order,
+ * divided by the count, requantized round(v / ys + yz); x[0] X, x[1] xs,
+ * x[2] xz, x[3] ys, x[4] yz; index space: the output elements (in the
+ * output's layout) */
+enum {
+    O2C_QAP_C,
+    O2C_QAP_IN,                       /* input spatial dims (depth, height, width) */
+    O2C_QAP_OUT = O2C_QAP_IN + 3,     /* output spatial dims */
+    O2C_QAP_K = O2C_QAP_OUT + 3,      /* kernel */
+    O2C_QAP_S = O2C_QAP_K + 3,        /* strides */
+    O2C_QAP_PB = O2C_QAP_S + 3,       /* pads at the beginning */
+    O2C_QAP_INCL = O2C_QAP_PB + 3,    /* count_include_pad: divide by the kernel size */
+    O2C_QAP_CL,                       /* 1: channels last (N x spatial x C) */
+    O2C_QAP_NK
+};

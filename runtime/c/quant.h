@@ -1,0 +1,612 @@
+/* Quantization kernels: QuantizeLinear, DequantizeLinear,
+ * DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger,
+ * QLinearConv, and the com.microsoft ops onnxruntime's quantization tools
+ * write (QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
+ * QLinearGlobalAveragePool, QLinearConcat). Their shape rules and lowerings
+ * are in compiler/ops/quant.c, the parameter slots in
+ * runtime/c/params/quant.h.
+ *
+ * Integer products accumulate in 32 bits (the spec: "accumulation may
+ * overflow if and only if in 32 bits"; the sums are kept in uint32_t, so an
+ * overflow wraps instead of being undefined). QLinearMatMul and QLinearConv
+ * requantize as the spec's reference does, round(acc * multiplier + zero
+ * point) to nearest, ties to even, with the real-valued product of the
+ * int32 accumulator and the float multiplier: o2c_q_requant computes it
+ * exactly in 64-bit integers (no double, so a single-precision FPU runs it
+ * too). The com.microsoft ops follow onnxruntime's float formulas.
+ *
+ * Element types: every quantized type has its saturation range (O2C_Q_LO_*,
+ * O2C_Q_HI_*); a kernel is instantiated per type from a macro. A type that
+ * is no plain integer (float8, int4: packed) needs its own load/store
+ * conversion functions and instantiations beside these. */
+
+/* the range of each integer quantized type */
+#define O2C_Q_LO_u8 0
+#define O2C_Q_HI_u8 255
+#define O2C_Q_LO_i8 (-128)
+#define O2C_Q_HI_i8 127
+#define O2C_Q_LO_u16 0
+#define O2C_Q_HI_u16 65535
+#define O2C_Q_LO_i16 (-32768)
+#define O2C_Q_HI_i16 32767
+
+/* the value of byte j (0..255) as an 8-bit type: the lookup tables' index */
+#define O2C_Q_BYTE_u8(j) ((int32_t)(j))
+#define O2C_Q_BYTE_i8(j) ((int32_t)(j) < 128 ? (int32_t)(j) : (int32_t)(j) - 256)
+
+/* the float kernels round their operands to the precision of the model's
+ * 16-bit scale type (O2C_QUANT_PREC); the double ones never need it */
+#define O2C_Q_ROUND_float(v, prec) o2c_q_prec(v, prec)
+#define O2C_Q_ROUND_double(v, prec) (v)
+
+/* saturating conversion of an integral real value (NaN: the low end) */
+#define O2C_Q_SAT(R, v, LO, HI) (!((v) >= (R)(LO)) ? (LO) : (v) > (R)(HI) ? (HI) : (v))
+
+/* QuantizeLinear: y = saturate(round(x / scale) + zero point), the
+ * division in R (float or double: the lowering casts x and the scales to
+ * the type the spec's division is made in), rounded to nearest even.
+ *   x[0] X (R), x[1] scales (R), x[2] zero points (Q) or NULL; O2C_QUANT_* */
+#define O2C_QUANTIZE_DEF(NAME, R, Q, SFX)                                   \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const R *X = (const R *)p->x[0], *S = (const R *)p->x[1];           \
+        const Q *Z = (const Q *)p->x[2];                                    \
+        Q *Y = (Q *)p->y[0];                                                \
+        const int64_t prec = p->k[O2C_QUANT_PREC];                          \
+        (void)prec;                                                         \
+        O2C_FOR(i) {                                                        \
+            const int64_t s = o2c_q_pidx(i, p);                             \
+            const R x = O2C_Q_ROUND_##R(X[i], prec);                        \
+            const R sc = O2C_Q_ROUND_##R(S[s], prec);                       \
+            R q = O2C_Q_ROUND_##R(x / sc, prec);                            \
+            q = O2C_M(R, nearbyint)(q) + (Z ? (R)Z[s] : (R)0);              \
+            Y[i] = (Q)O2C_Q_SAT(R, q, O2C_Q_LO_##SFX, O2C_Q_HI_##SFX);      \
+        }                                                                   \
+    }
+
+/* DequantizeLinear: y = (x - zero point) * scale in float; D: the integer
+ * type of the difference.
+ *   x[0] X (Q), x[1] scales (float), x[2] zero points (Q) or NULL; O2C_QP_* */
+#define O2C_DEQUANTIZE_DEF(NAME, Q, D)                                      \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const Q *X = (const Q *)p->x[0], *Z = (const Q *)p->x[2];           \
+        const float *S = (const float *)p->x[1];                            \
+        float *Y = (float *)p->y[0];                                        \
+        O2C_FOR(i) {                                                        \
+            const int64_t s = o2c_q_pidx(i, p);                             \
+            Y[i] = (float)((D)X[i] - (Z ? (D)Z[s] : (D)0)) * S[s];          \
+        }                                                                   \
+    }
+
+/* MatMulInteger (REQ 0: Y int32) and QLinearMatMul (REQ 1: Y requantized
+ * by as * bs / ys, computed in the scales' precision, and yz).
+ *   O2C_QMM_* (runtime/c/params/quant.h) */
+#define O2C_QMATMUL_DEF(NAME, TA, TB, TY, REQ, LO, HI)                      \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TA *A = (const TA *)p->x[0], *AZ = (const TA *)p->x[2];       \
+        const TB *B = (const TB *)p->x[1], *BZ = (const TB *)p->x[3];       \
+        const float *AS = (const float *)p->x[4], *BS = (const float *)p->x[5]; \
+        const float *YS = (const float *)p->x[6];                           \
+        const TY *YZ = (const TY *)p->x[7];                                 \
+        TY *Y = (TY *)p->y[0];                                              \
+        const int64_t M = p->k[O2C_QMM_M], N = p->k[O2C_QMM_N], K = p->k[O2C_QMM_K]; \
+        const int64_t R = p->k[O2C_QMM_R], prec = p->k[O2C_QMM_PREC];       \
+        O2C_FOR(i) {                                                        \
+            const int64_t n = i % N, m = i / N % M;                         \
+            int64_t b = i / N / M, ao = 0, bo = 0;                          \
+            for (int64_t d = R - 1; d >= 0; d--) {                          \
+                const int64_t bd = p->k[O2C_QMM_BDIMS + d], j = b % bd;     \
+                b /= bd;                                                    \
+                ao += j * p->k[O2C_QMM_ASTR + d];                           \
+                bo += j * p->k[O2C_QMM_BSTR + d];                           \
+            }                                                               \
+            {                                                               \
+                const TA *ar = A + ao + m * K;                              \
+                const TB *bc = B + bo + n;                                  \
+                const int32_t az = AZ ? (int32_t)AZ[m * p->k[O2C_QMM_AZ_M]] : 0; \
+                const int32_t bz = BZ ? (int32_t)BZ[n * p->k[O2C_QMM_BZ_N]] : 0; \
+                uint32_t acc = 0;                                           \
+                for (int64_t k = 0; k < K; k++)                             \
+                    acc += (uint32_t)(((int32_t)ar[k] - az) * ((int32_t)bc[k * N] - bz)); \
+                if (REQ) {                                                  \
+                    const float ab = o2c_q_prec(AS[m * p->k[O2C_QMM_AS_M]] * BS[n * p->k[O2C_QMM_BS_N]], prec); \
+                    const float mul = o2c_q_prec(ab / YS[m * p->k[O2C_QMM_YS_M] + n * p->k[O2C_QMM_YS_N]], prec); \
+                    const int64_t yz = YZ ? (int64_t)YZ[m * p->k[O2C_QMM_YZ_M] + n * p->k[O2C_QMM_YZ_N]] : 0; \
+                    Y[i] = (TY)o2c_q_requant((int32_t)acc, mul, yz, LO, HI); \
+                } else {                                                    \
+                    Y[i] = (TY)(int32_t)acc;                                \
+                }                                                           \
+            }                                                               \
+        }                                                                   \
+    }
+
+/* ConvInteger (REQ 0: Y int32) and QLinearConv (REQ 1: Y requantized by
+ * MUL[m] and yz): the direct convolution of the integer differences; taps
+ * in the padding contribute 0 (X padded with its zero point).
+ *   O2C_QCONV_* (runtime/c/params/quant.h) */
+#define O2C_QCONV_DEF(NAME, TX, TW, TY, REQ, LO, HI)                        \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TX *X = (const TX *)p->x[0], *XZ = (const TX *)p->x[2];       \
+        const TW *Wt = (const TW *)p->x[1], *WZ = (const TW *)p->x[3];      \
+        const int32_t *Bs = (const int32_t *)p->x[4];                       \
+        const float *MUL = (const float *)p->x[5];                          \
+        const TY *YZ = (const TY *)p->x[6];                                 \
+        TY *Y = (TY *)p->y[0];                                              \
+        const int64_t C = p->k[O2C_QCONV_C], M = p->k[O2C_QCONV_M], G = p->k[O2C_QCONV_GROUP]; \
+        const int64_t ID = p->k[O2C_QCONV_IN], IH = p->k[O2C_QCONV_IN + 1], IW = p->k[O2C_QCONV_IN + 2]; \
+        const int64_t OD = p->k[O2C_QCONV_OUT], OH = p->k[O2C_QCONV_OUT + 1], OW = p->k[O2C_QCONV_OUT + 2]; \
+        const int64_t KD = p->k[O2C_QCONV_K], KH = p->k[O2C_QCONV_K + 1], KW = p->k[O2C_QCONV_K + 2]; \
+        const int64_t SD = p->k[O2C_QCONV_S], SH = p->k[O2C_QCONV_S + 1], SW = p->k[O2C_QCONV_S + 2]; \
+        const int64_t DD = p->k[O2C_QCONV_D], DH = p->k[O2C_QCONV_D + 1], DW = p->k[O2C_QCONV_D + 2]; \
+        const int64_t PD = p->k[O2C_QCONV_PB], PH = p->k[O2C_QCONV_PB + 1], PW = p->k[O2C_QCONV_PB + 2]; \
+        const int64_t CG = C / G, MG = M / G;                               \
+        const int32_t xz = XZ ? (int32_t)XZ[0] : 0;                         \
+        O2C_FOR(i) {                                                        \
+            int64_t r = i;                                                  \
+            const int64_t ow = r % OW, oh = (r /= OW) % OH, od = (r /= OH) % OD; \
+            const int64_t m = (r /= OD) % M, n = r / M, g = m / MG;         \
+            const int32_t wz = WZ ? (int32_t)WZ[m * p->k[O2C_QCONV_WZ_M]] : 0; \
+            uint32_t acc = Bs ? (uint32_t)Bs[m] : 0u;                       \
+            for (int64_t c = 0; c < CG; c++) {                              \
+                const TX *xp = X + (n * C + g * CG + c) * ID * IH * IW;     \
+                const TW *wp = Wt + (m * CG + c) * KD * KH * KW;            \
+                for (int64_t kd = 0; kd < KD; kd++) {                       \
+                    const int64_t id = od * SD - PD + kd * DD;              \
+                    if (id < 0 || id >= ID) continue;                       \
+                    for (int64_t kh = 0; kh < KH; kh++) {                   \
+                        const int64_t ih = oh * SH - PH + kh * DH;          \
+                        if (ih < 0 || ih >= IH) continue;                   \
+                        for (int64_t kw = 0; kw < KW; kw++) {               \
+                            const int64_t iw = ow * SW - PW + kw * DW;      \
+                            if (iw < 0 || iw >= IW) continue;               \
+                            acc += (uint32_t)(((int32_t)xp[(id * IH + ih) * IW + iw] - xz) * \
+                                              ((int32_t)wp[(kd * KH + kh) * KW + kw] - wz)); \
+                        }                                                   \
+                    }                                                       \
+                }                                                           \
+            }                                                               \
+            if (REQ)                                                        \
+                Y[i] = (TY)o2c_q_requant((int32_t)acc, MUL[m * p->k[O2C_QCONV_MUL_M]], \
+                                         YZ ? (int64_t)YZ[0] : 0, LO, HI);  \
+            else                                                            \
+                Y[i] = (TY)(int32_t)acc;                                    \
+        }                                                                   \
+    }
+
+/* com.microsoft QGemm (REQ 0: float Y = acc * SC[n]; REQ 1: Y 8-bit,
+ * saturate(round(acc * SC[n]) + yz) with the product in float, as
+ * onnxruntime). O2C_QGEMM_* */
+#define O2C_QGEMM_DEF(NAME, TA, TB, TY, REQ, LO, HI)                        \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TA *A = (const TA *)p->x[0], *AZ = (const TA *)p->x[1];       \
+        const TB *B = (const TB *)p->x[2], *BZ = (const TB *)p->x[3];       \
+        const int32_t *Cb = (const int32_t *)p->x[4];                       \
+        const float *SC = (const float *)p->x[5];                           \
+        const TY *YZ = (const TY *)p->x[6];                                 \
+        TY *Y = (TY *)p->y[0];                                              \
+        const int64_t N = p->k[O2C_QGEMM_N], K = p->k[O2C_QGEMM_K];         \
+        const int64_t sam = p->k[O2C_QGEMM_SAM], sak = p->k[O2C_QGEMM_SAK]; \
+        const int64_t sbk = p->k[O2C_QGEMM_SBK], sbn = p->k[O2C_QGEMM_SBN]; \
+        const int32_t az = AZ ? (int32_t)AZ[0] : 0;                         \
+        const float yz = YZ ? (float)YZ[0] : 0.0f;                          \
+        (void)yz;                                                           \
+        O2C_FOR(i) {                                                        \
+            const int64_t n = i % N, m = i / N;                             \
+            const int32_t bz = BZ ? (int32_t)BZ[n * p->k[O2C_QGEMM_BZ_N]] : 0; \
+            uint32_t acc = Cb ? (uint32_t)Cb[m * p->k[O2C_QGEMM_SCM] + n * p->k[O2C_QGEMM_SCN]] : 0u; \
+            float v;                                                        \
+            for (int64_t k = 0; k < K; k++)                                 \
+                acc += (uint32_t)(((int32_t)A[m * sam + k * sak] - az) * ((int32_t)B[k * sbk + n * sbn] - bz)); \
+            v = (float)(int32_t)acc * SC[n * p->k[O2C_QGEMM_SC_N]];         \
+            if (REQ) {                                                      \
+                v = nearbyintf(v) + yz;                                     \
+                Y[i] = (TY)O2C_Q_SAT(float, v, LO, HI);                     \
+            } else {                                                        \
+                Y[i] = (TY)v;                                               \
+            }                                                               \
+        }                                                                   \
+    }
+
+/* com.microsoft QLinearAdd: c = round(as/cs * (a - az) + bs/cs * (b - bz)
+ * + cz), saturated; QLinearMul: c = round((a - az) * (b - bz) * (as * bs /
+ * cs) + cz): onnxruntime's float formulas. Broadcasting: O2C_QBIN_*. */
+#define O2C_QBIN_DEF(NAME, T, MUL, LO, HI)                                  \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const T *A = (const T *)p->x[0], *AZ = (const T *)p->x[2];          \
+        const T *B = (const T *)p->x[3], *BZ = (const T *)p->x[5];          \
+        const T *CZ = (const T *)p->x[7];                                   \
+        const float as = *(const float *)p->x[1], bs = *(const float *)p->x[4]; \
+        const float cs = *(const float *)p->x[6];                           \
+        const float ra = as / cs, rb = bs / cs, rab = as * bs / cs;         \
+        const int32_t az = AZ ? (int32_t)AZ[0] : 0, bz = BZ ? (int32_t)BZ[0] : 0; \
+        const float cz = CZ ? (float)CZ[0] : 0.0f;                          \
+        const int64_t rank = p->k[O2C_QBIN_RANK];                           \
+        T *Y = (T *)p->y[0];                                                \
+        (void)ra; (void)rb; (void)rab;                                      \
+        O2C_FOR(i) {                                                        \
+            const int64_t ia = rank ? o2c_offset(i, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SA) : i; \
+            const int64_t ib = rank ? o2c_offset(i, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SB) : i; \
+            const int32_t da = (int32_t)A[ia] - az, db = (int32_t)B[ib] - bz; \
+            float v = MUL ? (float)(da * db) * rab + cz                     \
+                          : ra * (float)da + rb * (float)db + cz;           \
+            v = nearbyintf(v);                                              \
+            Y[i] = (T)O2C_Q_SAT(float, v, LO, HI);                          \
+        }                                                                   \
+    }
+
+/* The table of a quantized unary function (QLinearSigmoid,
+ * QLinearLeakyRelu): entry j (the byte of a value) = saturate(round(f(xs *
+ * (x - xz)) / ys) + yz) as a byte. O2C_QLUT_* */
+#define O2C_QLUT_DEF(NAME, T, SFX)                                          \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const float xs = *(const float *)p->x[0], ys = *(const float *)p->x[2]; \
+        const T *XZ = (const T *)p->x[1], *YZ = (const T *)p->x[3];         \
+        const int32_t xz = XZ ? (int32_t)XZ[0] : 0;                         \
+        const float yz = YZ ? (float)YZ[0] : 0.0f;                          \
+        const float alpha = p->ff[O2C_QLUT_F_ALPHA];                        \
+        uint8_t *TBL = (uint8_t *)p->y[0];                                  \
+        O2C_FOR(j) {                                                        \
+            float v = xs * (float)(O2C_Q_BYTE_##SFX(j) - xz);               \
+            if (p->k[O2C_QLUT_FN] == O2C_QLUT_LEAKYRELU) v = v >= 0 ? v : alpha * v; \
+            else if (p->k[O2C_QLUT_FN] == O2C_QLUT_SIGMOID) v = 1.0f / (1.0f + expf(-v)); \
+            v = nearbyintf(v / ys) + yz;                                    \
+            TBL[j] = (uint8_t)(T)O2C_Q_SAT(float, v, O2C_Q_LO_##SFX, O2C_Q_HI_##SFX); \
+        }                                                                   \
+    }
+
+/* com.microsoft QLinearGlobalAveragePool: y = saturate(round((sum - xz *
+ * S) * (xs / (ys * S))) + yz) per image, in float as onnxruntime.
+ * O2C_QGAP_* */
+#define O2C_QGAP_DEF(NAME, T, SFX)                                          \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const T *X = (const T *)p->x[0];                                    \
+        const float xs = *(const float *)p->x[1], ys = *(const float *)p->x[3]; \
+        const int32_t xz = (int32_t) * (const T *)p->x[2];                  \
+        const float yz = (float)*(const T *)p->x[4];                        \
+        const int64_t C = p->k[O2C_QGAP_C], S = p->k[O2C_QGAP_S];           \
+        const float sc = xs / (ys * (float)S);                              \
+        T *Y = (T *)p->y[0];                                                \
+        O2C_FOR(i) {                                                        \
+            const int64_t c = i % C, n = i / C;                             \
+            int32_t acc = -xz * (int32_t)S;                                 \
+            float v;                                                        \
+            for (int64_t s = 0; s < S; s++)                                 \
+                acc += (int32_t)(p->k[O2C_QGAP_CL] ? X[(n * S + s) * C + c] : X[(n * C + c) * S + s]); \
+            v = nearbyintf((float)acc * sc) + yz;                           \
+            Y[i] = (T)O2C_Q_SAT(float, v, O2C_Q_LO_##SFX, O2C_Q_HI_##SFX);  \
+        }                                                                   \
+    }
+
+/* com.microsoft QLinearAveragePool: onnxruntime's order of float sums.
+ * O2C_QAP_* */
+#define O2C_QAP_DEF(NAME, T, SFX)                                           \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const T *X = (const T *)p->x[0];                                    \
+        const float xs = *(const float *)p->x[1], ys = *(const float *)p->x[3]; \
+        const int32_t xz = p->x[2] ? (int32_t) * (const T *)p->x[2] : 0;    \
+        const float yz = p->x[4] ? (float)*(const T *)p->x[4] : 0.0f;       \
+        const int64_t C = p->k[O2C_QAP_C], cl = p->k[O2C_QAP_CL];           \
+        const int64_t ID = p->k[O2C_QAP_IN], IH = p->k[O2C_QAP_IN + 1], IW = p->k[O2C_QAP_IN + 2]; \
+        const int64_t OD = p->k[O2C_QAP_OUT], OH = p->k[O2C_QAP_OUT + 1], OW = p->k[O2C_QAP_OUT + 2]; \
+        T *Y = (T *)p->y[0];                                                \
+        O2C_FOR(i) {                                                        \
+            int64_t r = i, c = 0, o[3], st[3], en[3], cnt = 1;              \
+            float v = 0.0f;                                                 \
+            if (cl) { c = r % C; r /= C; }                                  \
+            o[2] = r % OW; r /= OW;                                         \
+            o[1] = r % OH; r /= OH;                                         \
+            o[0] = r % OD; r /= OD;                                         \
+            if (!cl) { c = r % C; r /= C; }                                 \
+            for (int d = 0; d < 3; d++) {                                   \
+                const int64_t in = p->k[O2C_QAP_IN + d];                    \
+                st[d] = o[d] * p->k[O2C_QAP_S + d] - p->k[O2C_QAP_PB + d];  \
+                en[d] = st[d] + p->k[O2C_QAP_K + d] < in ? st[d] + p->k[O2C_QAP_K + d] : in; \
+                if (st[d] < 0) st[d] = 0;                                   \
+                cnt *= p->k[O2C_QAP_INCL] ? p->k[O2C_QAP_K + d] : en[d] - st[d]; \
+            }                                                               \
+            for (int64_t id = st[0]; id < en[0]; id++)                      \
+                for (int64_t ih = st[1]; ih < en[1]; ih++)                  \
+                    for (int64_t iw = st[2]; iw < en[2]; iw++) {            \
+                        const int64_t sp = (id * IH + ih) * IW + iw;        \
+                        const int64_t at = cl ? (r * ID * IH * IW + sp) * C + c : (r * C + c) * ID * IH * IW + sp; \
+                        v += xs * (float)((int32_t)X[at] - xz);             \
+                    }                                                       \
+            v /= (float)cnt;                                                \
+            v = nearbyintf(v / ys + yz);                                    \
+            Y[i] = (T)O2C_Q_SAT(float, v, O2C_Q_LO_##SFX, O2C_Q_HI_##SFX);  \
+        }                                                                   \
+    }
+
+/* com.microsoft QLinearConcat, one input: its elements copied (same scale
+ * and zero point as the output) or requantized, saturate(round(xs * (x -
+ * xz) / ys) + yz), into their places in the output. O2C_QCAT_* */
+#define O2C_QCAT_DEF(NAME, T, SFX)                                          \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const T *X = (const T *)p->x[0];                                    \
+        const float xs = *(const float *)p->x[1], ys = *(const float *)p->x[3]; \
+        const T xz = *(const T *)p->x[2], yz = *(const T *)p->x[4];         \
+        const int copy = xs == ys && xz == yz;                              \
+        const int64_t pin = p->k[O2C_QCAT_PIN], pout = p->k[O2C_QCAT_POUT], off = p->k[O2C_QCAT_OFF]; \
+        T *Y = (T *)p->y[0];                                                \
+        O2C_FOR(i) {                                                        \
+            T v = X[i];                                                     \
+            if (!copy) {                                                    \
+                float f = xs * (float)((int32_t)X[i] - (int32_t)xz);        \
+                f = nearbyintf(f / ys) + (float)yz;                         \
+                v = (T)O2C_Q_SAT(float, f, O2C_Q_LO_##SFX, O2C_Q_HI_##SFX); \
+            }                                                               \
+            Y[i / pin * pout + off + i % pin] = v;                          \
+        }                                                                   \
+    }
+
+/*@ o2c_q_prec */
+/* v rounded to nearest (ties to even) at the precision of float16
+ * (O2C_QPREC_F16: 11 significant bits, subnormal below 2^-14, infinite
+ * beyond 65504) or bfloat16 (O2C_QPREC_BF16: 8 bits), returned as float:
+ * the value a computation in that type would hold. O2C_QPREC_NONE: v. */
+O2C_HD static inline float o2c_q_prec(float v, int64_t prec)
+{
+    int e = 0, bits, emin, qe;
+    float q;
+    if (prec == O2C_QPREC_NONE || v == 0 || !(v - v == 0)) return v;   /* zero, infinite or NaN */
+    bits = prec == O2C_QPREC_F16 ? 11 : 8;
+    emin = prec == O2C_QPREC_F16 ? -14 : -126;
+    (void)frexpf(v, &e);                           /* 2^(e-1) <= |v| < 2^e */
+    qe = e - bits;                                  /* the quantum at that exponent */
+    if (qe < emin - bits + 1) qe = emin - bits + 1; /* subnormal */
+    q = ldexpf(nearbyintf(ldexpf(v, -qe)), qe);
+    if (prec == O2C_QPREC_F16 && fabsf(q) > 65504.0f) q = v > 0 ? INFINITY : -INFINITY;
+    return q;
+}
+
+/*@ o2c_q_requant */
+/* round(acc * m + zp), to nearest with ties to even, saturated to [lo, hi],
+ * computed exactly: m = f * 2^(e - 24) with the integer f (frexpf), so
+ * acc * f is an exact int64 and the value is that over a power of two.
+ * m NaN (or acc 0 with m infinite): lo. */
+O2C_HD static inline int64_t o2c_q_requant(int32_t acc, float m, int64_t zp, int64_t lo, int64_t hi)
+{
+    int e = 0, s;
+    int64_t v, r;
+    float fr;
+    if (m != m) return lo;
+    if (!(m - m == 0)) return acc == 0 ? lo : (acc > 0) == (m > 0) ? hi : lo;
+    fr = frexpf(m, &e);
+    v = (int64_t)acc * (int64_t)(int32_t)ldexpf(fr, 24);   /* |v| < 2^55 */
+    s = 24 - e;                                                          /* value = v / 2^s + zp */
+    if (v == 0 || s >= 62) {
+        r = zp;                                                          /* |v / 2^s| < 2^-7 */
+    } else if (s <= 0) {
+        if (-s >= 31 || v >= ((int64_t)1 << (62 + s)) || v <= -((int64_t)1 << (62 + s)))
+            return v > 0 ? hi : lo;
+        r = v * ((int64_t)1 << -s) + zp;
+    } else {
+        const uint64_t one = (uint64_t)1 << s;
+        uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        uint64_t q = a >> s, f = a & (one - 1);
+        if (v < 0 && f) {                 /* -(q + f/one) = -(q + 1) + (one - f)/one */
+            q++;
+            f = one - f;
+        }
+        r = (v < 0 ? -(int64_t)q : (int64_t)q) + zp;
+        if (f > one / 2 || (f == one / 2 && r % 2 != 0)) r++;
+    }
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+/*@ o2c_q_pidx */
+/* the index of element i's scale and zero point (O2C_QP_* slots) */
+O2C_HD static inline int64_t o2c_q_pidx(int64_t i, const o2c_p *p)
+{
+    const int64_t inner = p->k[O2C_QP_INNER], d = p->k[O2C_QP_D];
+    return i / (inner * d) * p->k[O2C_QP_SO] + (i / inner) % d / p->k[O2C_QP_B] * p->k[O2C_QP_SA] +
+           i % inner * p->k[O2C_QP_SI];
+}
+
+/*@ o2c_quantize_f32_u8 needs o2c_q_pidx o2c_q_prec */
+O2C_QUANTIZE_DEF(o2c_quantize_f32_u8, float, uint8_t, u8)
+/*@ o2c_quantize_f32_i8 needs o2c_q_pidx o2c_q_prec */
+O2C_QUANTIZE_DEF(o2c_quantize_f32_i8, float, int8_t, i8)
+/*@ o2c_quantize_f32_u16 needs o2c_q_pidx o2c_q_prec */
+O2C_QUANTIZE_DEF(o2c_quantize_f32_u16, float, uint16_t, u16)
+/*@ o2c_quantize_f32_i16 needs o2c_q_pidx o2c_q_prec */
+O2C_QUANTIZE_DEF(o2c_quantize_f32_i16, float, int16_t, i16)
+/*@ o2c_quantize_f64_u8 needs o2c_q_pidx */
+O2C_QUANTIZE_DEF(o2c_quantize_f64_u8, double, uint8_t, u8)
+/*@ o2c_quantize_f64_i8 needs o2c_q_pidx */
+O2C_QUANTIZE_DEF(o2c_quantize_f64_i8, double, int8_t, i8)
+/*@ o2c_quantize_f64_u16 needs o2c_q_pidx */
+O2C_QUANTIZE_DEF(o2c_quantize_f64_u16, double, uint16_t, u16)
+/*@ o2c_quantize_f64_i16 needs o2c_q_pidx */
+O2C_QUANTIZE_DEF(o2c_quantize_f64_i16, double, int16_t, i16)
+
+/*@ o2c_dequantize_u8_f32 needs o2c_q_pidx */
+O2C_DEQUANTIZE_DEF(o2c_dequantize_u8_f32, uint8_t, int32_t)
+/*@ o2c_dequantize_i8_f32 needs o2c_q_pidx */
+O2C_DEQUANTIZE_DEF(o2c_dequantize_i8_f32, int8_t, int32_t)
+/*@ o2c_dequantize_u16_f32 needs o2c_q_pidx */
+O2C_DEQUANTIZE_DEF(o2c_dequantize_u16_f32, uint16_t, int32_t)
+/*@ o2c_dequantize_i16_f32 needs o2c_q_pidx */
+O2C_DEQUANTIZE_DEF(o2c_dequantize_i16_f32, int16_t, int32_t)
+/*@ o2c_dequantize_i32_f32 needs o2c_q_pidx */
+O2C_DEQUANTIZE_DEF(o2c_dequantize_i32_f32, int32_t, int64_t)
+
+/*@ o2c_dynq_params_f32 */
+/* DynamicQuantizeLinear's scale and zero point (uint8): the range of x[0]
+ * widened to hold 0, over 255; zero point = round(saturate(0 - min /
+ * scale)). y[0] the scale, y[1] the zero point; index space 1. O2C_DYNQ_* */
+O2C_KERNEL(o2c_dynq_params_f32)
+{
+    const float *X = (const float *)p->x[0];
+    float *SC = (float *)p->y[0];
+    uint8_t *ZP = (uint8_t *)p->y[1];
+    const int64_t n = p->k[O2C_DYNQ_N];
+    O2C_FOR(i) {
+        float lo = 0, hi = 0, sc, z;
+        for (int64_t j = 0; j < n; j++) {
+            if (X[j] < lo) lo = X[j];
+            if (X[j] > hi) hi = X[j];
+        }
+        sc = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+        z = 0.0f - lo / sc;
+        z = z < 0.0f ? 0.0f : z > 255.0f ? 255.0f : z;
+        SC[i] = sc;
+        ZP[i] = (uint8_t)nearbyintf(z);
+    }
+}
+
+/*@ o2c_qscale_f32 */
+/* y[j] = (alpha * a[j * SA] * b[j * SB]) / c[j * SC] (QLinearConv's and
+ * QGemm's multipliers; c NULL: no division). O2C_QSCALE_* */
+O2C_KERNEL(o2c_qscale_f32)
+{
+    const float *A = (const float *)p->x[0], *B = (const float *)p->x[1], *C = (const float *)p->x[2];
+    const float alpha = p->ff[O2C_QSCALE_F_ALPHA];
+    float *Y = (float *)p->y[0];
+    O2C_FOR(j) {
+        const float v = alpha * A[j * p->k[O2C_QSCALE_SA]] * B[j * p->k[O2C_QSCALE_SB]];
+        Y[j] = C ? v / C[j * p->k[O2C_QSCALE_SC]] : v;
+    }
+}
+
+/*@ o2c_qmatmul_u8_u8_i32 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_u8_u8_i32, uint8_t, uint8_t, int32_t, 0, 0, 0)
+/*@ o2c_qmatmul_u8_i8_i32 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_u8_i8_i32, uint8_t, int8_t, int32_t, 0, 0, 0)
+/*@ o2c_qmatmul_i8_u8_i32 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_i8_u8_i32, int8_t, uint8_t, int32_t, 0, 0, 0)
+/*@ o2c_qmatmul_i8_i8_i32 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_i8_i8_i32, int8_t, int8_t, int32_t, 0, 0, 0)
+/*@ o2c_qmatmul_u8_u8_u8 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qmatmul_u8_i8_u8 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_u8_i8_u8, uint8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qmatmul_i8_u8_u8 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_i8_u8_u8, int8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qmatmul_i8_i8_u8 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_i8_i8_u8, int8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qmatmul_u8_u8_i8 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_u8_u8_i8, uint8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qmatmul_u8_i8_i8 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_u8_i8_i8, uint8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qmatmul_i8_u8_i8 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qmatmul_i8_i8_i8 needs o2c_q_requant o2c_q_prec */
+O2C_QMATMUL_DEF(o2c_qmatmul_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+
+/*@ o2c_qconv_u8_u8_i32 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_u8_u8_i32, uint8_t, uint8_t, int32_t, 0, 0, 0)
+/*@ o2c_qconv_u8_i8_i32 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_u8_i8_i32, uint8_t, int8_t, int32_t, 0, 0, 0)
+/*@ o2c_qconv_i8_u8_i32 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_i8_u8_i32, int8_t, uint8_t, int32_t, 0, 0, 0)
+/*@ o2c_qconv_i8_i8_i32 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_i8_i8_i32, int8_t, int8_t, int32_t, 0, 0, 0)
+/*@ o2c_qconv_u8_u8_u8 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qconv_u8_i8_u8 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_u8_i8_u8, uint8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qconv_i8_u8_u8 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_i8_u8_u8, int8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qconv_i8_i8_u8 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_i8_i8_u8, int8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qconv_u8_u8_i8 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_u8_u8_i8, uint8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qconv_u8_i8_i8 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_u8_i8_i8, uint8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qconv_i8_u8_i8 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qconv_i8_i8_i8 needs o2c_q_requant */
+O2C_QCONV_DEF(o2c_qconv_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+
+/*@ o2c_qgemm_u8_u8_f32 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_u8_f32, uint8_t, uint8_t, float, 0, 0, 0)
+/*@ o2c_qgemm_u8_u8_u8 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qgemm_u8_u8_i8 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_u8_i8, uint8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qgemm_u8_i8_f32 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_i8_f32, uint8_t, int8_t, float, 0, 0, 0)
+/*@ o2c_qgemm_u8_i8_u8 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_i8_u8, uint8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qgemm_u8_i8_i8 */
+O2C_QGEMM_DEF(o2c_qgemm_u8_i8_i8, uint8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qgemm_i8_u8_f32 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_u8_f32, int8_t, uint8_t, float, 0, 0, 0)
+/*@ o2c_qgemm_i8_u8_u8 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_u8_u8, int8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qgemm_i8_u8_i8 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qgemm_i8_i8_f32 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_i8_f32, int8_t, int8_t, float, 0, 0, 0)
+/*@ o2c_qgemm_i8_i8_u8 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_i8_u8, int8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qgemm_i8_i8_i8 */
+O2C_QGEMM_DEF(o2c_qgemm_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+
+/*@ o2c_qladd_u8 needs o2c_offset */
+O2C_QBIN_DEF(o2c_qladd_u8, uint8_t, 0, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qladd_i8 needs o2c_offset */
+O2C_QBIN_DEF(o2c_qladd_i8, int8_t, 0, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qlmul_u8 needs o2c_offset */
+O2C_QBIN_DEF(o2c_qlmul_u8, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qlmul_i8 needs o2c_offset */
+O2C_QBIN_DEF(o2c_qlmul_i8, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+
+/*@ o2c_qlut_u8 */
+O2C_QLUT_DEF(o2c_qlut_u8, uint8_t, u8)
+/*@ o2c_qlut_i8 */
+O2C_QLUT_DEF(o2c_qlut_i8, int8_t, i8)
+
+/*@ o2c_qlut_apply */
+/* Y[i] = TBL[X[i]]: x[0] the bytes, x[1] the 256-entry table */
+O2C_KERNEL(o2c_qlut_apply)
+{
+    const uint8_t *X = (const uint8_t *)p->x[0], *TBL = (const uint8_t *)p->x[1];
+    uint8_t *Y = (uint8_t *)p->y[0];
+    O2C_FOR(i) Y[i] = TBL[X[i]];
+}
+
+/*@ o2c_qgavgpool_u8 */
+O2C_QGAP_DEF(o2c_qgavgpool_u8, uint8_t, u8)
+/*@ o2c_qgavgpool_i8 */
+O2C_QGAP_DEF(o2c_qgavgpool_i8, int8_t, i8)
+
+/*@ o2c_qavgpool_u8 */
+O2C_QAP_DEF(o2c_qavgpool_u8, uint8_t, u8)
+/*@ o2c_qavgpool_i8 */
+O2C_QAP_DEF(o2c_qavgpool_i8, int8_t, i8)
+
+/*@ o2c_qconcat_u8 */
+O2C_QCAT_DEF(o2c_qconcat_u8, uint8_t, u8)
+/*@ o2c_qconcat_i8 */
+O2C_QCAT_DEF(o2c_qconcat_i8, int8_t, i8)
+
+/* ---- registry: every kernel of this file (read by the compiler) ---- */
+#define O2C_KERNELS_QUANT(K)                                                \
+    K(o2c_quantize_f32_u8) K(o2c_quantize_f32_i8) K(o2c_quantize_f32_u16) K(o2c_quantize_f32_i16) \
+    K(o2c_quantize_f64_u8) K(o2c_quantize_f64_i8) K(o2c_quantize_f64_u16) K(o2c_quantize_f64_i16) \
+    K(o2c_dequantize_u8_f32) K(o2c_dequantize_i8_f32) K(o2c_dequantize_u16_f32)  \
+    K(o2c_dequantize_i16_f32) K(o2c_dequantize_i32_f32) K(o2c_dynq_params_f32) K(o2c_qscale_f32) \
+    K(o2c_qmatmul_u8_u8_i32) K(o2c_qmatmul_u8_i8_i32) K(o2c_qmatmul_i8_u8_i32) K(o2c_qmatmul_i8_i8_i32) \
+    K(o2c_qmatmul_u8_u8_u8) K(o2c_qmatmul_u8_i8_u8) K(o2c_qmatmul_i8_u8_u8) K(o2c_qmatmul_i8_i8_u8) \
+    K(o2c_qmatmul_u8_u8_i8) K(o2c_qmatmul_u8_i8_i8) K(o2c_qmatmul_i8_u8_i8) K(o2c_qmatmul_i8_i8_i8) \
+    K(o2c_qconv_u8_u8_i32) K(o2c_qconv_u8_i8_i32) K(o2c_qconv_i8_u8_i32) K(o2c_qconv_i8_i8_i32) \
+    K(o2c_qconv_u8_u8_u8) K(o2c_qconv_u8_i8_u8) K(o2c_qconv_i8_u8_u8) K(o2c_qconv_i8_i8_u8) \
+    K(o2c_qconv_u8_u8_i8) K(o2c_qconv_u8_i8_i8) K(o2c_qconv_i8_u8_i8) K(o2c_qconv_i8_i8_i8) \
+    K(o2c_qgemm_u8_u8_f32) K(o2c_qgemm_u8_u8_u8) K(o2c_qgemm_u8_u8_i8) K(o2c_qgemm_u8_i8_f32) \
+    K(o2c_qgemm_u8_i8_u8) K(o2c_qgemm_u8_i8_i8) K(o2c_qgemm_i8_u8_f32) K(o2c_qgemm_i8_u8_u8) \
+    K(o2c_qgemm_i8_u8_i8) K(o2c_qgemm_i8_i8_f32) K(o2c_qgemm_i8_i8_u8) K(o2c_qgemm_i8_i8_i8) \
+    K(o2c_qladd_u8) K(o2c_qladd_i8) K(o2c_qlmul_u8) K(o2c_qlmul_i8)    \
+    K(o2c_qlut_u8) K(o2c_qlut_i8) K(o2c_qlut_apply)                     \
+    K(o2c_qgavgpool_u8) K(o2c_qgavgpool_i8) K(o2c_qavgpool_u8) K(o2c_qavgpool_i8) \
+    K(o2c_qconcat_u8) K(o2c_qconcat_i8)

@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""Quantized ops against their references, exactly: small models with
+pseudo-random data (fixed seeds) for every quantized op onnx2c supports, in
+the type combinations and granularities it supports:
+
+  - the com.microsoft ops (QLinearAdd, QLinearMul with broadcasting,
+    QLinearSigmoid, QLinearLeakyRelu on every input byte,
+    QLinearGlobalAveragePool channels first and last, QLinearAveragePool,
+    QLinearConcat with copied and requantized inputs, QGemm) against
+    onnxruntime;
+  - the standard ops (QuantizeLinear, DequantizeLinear per tensor, per axis,
+    blocked, 16-bit and int32 types, float16/bfloat16 scales, output_dtype,
+    precision; DynamicQuantizeLinear; MatMulInteger, QLinearMatMul, ConvInteger,
+    QLinearConv in every uint8/int8 combination, per-row/column/channel
+    parameters, 1-D to 3-D convolutions) against onnxruntime where it runs
+    them, else against onnx's reference implementation (the spec's).
+
+The models are written as a corpus of test_* folders and checked by
+tests/conformance/run_node_tests.py (gcc and clang warning-free, every output
+compared; integer outputs must be equal); every case must pass.
+
+    python tests/test_quant.py [--compiler build/onnx2c] [-j 2] [--keep DIR]
+
+The last line is 'N passed, N failed, N skipped'."""
+import argparse, os, re, shutil, subprocess, sys, tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+from onnx.reference import ReferenceEvaluator
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+NP = {TP.UINT8: np.uint8, TP.INT8: np.int8, TP.UINT16: np.uint16, TP.INT16: np.int16, TP.INT32: np.int32}
+SFX = {TP.UINT8: "u8", TP.INT8: "i8", TP.UINT16: "u16", TP.INT16: "i16"}
+
+
+def vi(name, dt, shape):
+    return h.make_tensor_value_info(name, dt, shape)
+
+
+def init(name, a):
+    return nh.from_array(np.asarray(a), name)
+
+
+def f32(x):
+    return np.array(x, dtype=np.float32)
+
+
+def qrand(r, dt, shape):
+    i = np.iinfo(NP[dt])
+    return r.randint(i.min, i.max + 1, size=shape).astype(NP[dt])
+
+
+def ort_run(m, feeds):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 4
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return s.run(None, feeds)
+
+
+class Corpus:
+    def __init__(self, root):
+        self.root = root
+        self.names = []
+
+    def add(self, name, nodes, inputs, outputs, inits, feeds, opset=13, ms=False, ref="ort"):
+        """ref: 'ort' (onnxruntime, falling back to the reference where it
+        cannot run the model) or 'onnx' (onnx's reference implementation)"""
+        g = h.make_graph(nodes, "g", inputs, outputs, inits)
+        ops = [h.make_opsetid("", opset)] + ([h.make_opsetid("com.microsoft", 1)] if ms else [])
+        m = h.make_model(g, opset_imports=ops)
+        m.ir_version = 10 if opset > 19 else 8
+        outs = None
+        if ref == "ort":
+            try:
+                outs = ort_run(m, feeds)
+            except Exception:
+                if ms:
+                    raise
+        if outs is None:
+            outs = ReferenceEvaluator(m).run(None, feeds)
+        name = "test_" + name
+        d = os.path.join(self.root, name)
+        ds = os.path.join(d, "test_data_set_0")
+        os.makedirs(ds)
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+        for k, v in enumerate(inputs):
+            with open(os.path.join(ds, "input_%d.pb" % k), "wb") as f:
+                f.write(nh.from_array(feeds[v.name], v.name).SerializeToString())
+        for k, (v, a) in enumerate(zip(outputs, outs)):
+            with open(os.path.join(ds, "output_%d.pb" % k), "wb") as f:
+                f.write(nh.from_array(np.asarray(a), v.name).SerializeToString())
+        self.names.append(name)
+
+
+def contrib_cases(c, r, it):
+    for dt in (TP.UINT8, TP.INT8):
+        tn = SFX[dt]
+        zp3 = lambda: [qrand(r, dt, ()) for _ in range(3)]
+        for op in ("QLinearAdd", "QLinearMul"):
+            s1, s2 = [([2, 3, 4], [3, 1]), ([5, 7], [5, 7]), ([1], [4, 6])][it]
+            (sa, sb, sc), (za, zb, zc) = [f32(r.uniform(0.005, 0.1)) for _ in range(3)], zp3()
+            n = h.make_node(op, ["A", "sa", "za", "B", "sb", "zb", "sc", "zc"], ["C"], domain="com.microsoft")
+            c.add("%s_%s_%d" % (op, tn, it), [n], [vi("A", dt, s1), vi("B", dt, s2)], [vi("C", dt, None)],
+                  [init("sa", sa), init("za", za), init("sb", sb), init("zb", zb), init("sc", sc), init("zc", zc)],
+                  {"A": qrand(r, dt, s1), "B": qrand(r, dt, s2)}, ms=True)
+        for op in ("QLinearSigmoid", "QLinearLeakyRelu"):
+            kw = {"alpha": float(r.uniform(0.05, 0.3))} if op == "QLinearLeakyRelu" else {}
+            n = h.make_node(op, ["X", "xs", "xz", "ys", "yz"], ["Y"], domain="com.microsoft", **kw)
+            c.add("%s_%s_%d" % (op, tn, it), [n], [vi("X", dt, [4, 64])], [vi("Y", dt, None)],
+                  [init("xs", f32(r.uniform(0.01, 0.1))), init("xz", qrand(r, dt, ())),
+                   init("ys", f32(r.uniform(0.002, 0.05))), init("yz", qrand(r, dt, ()))],
+                  {"X": np.arange(256).astype(np.uint8).view(NP[dt]).reshape(4, 64)}, ms=True)
+        cl = it % 2
+        shp = [2, 7, 3, 5] if cl else [2, 5, 7, 3]
+        n = h.make_node("QLinearGlobalAveragePool", ["X", "xs", "xz", "ys", "yz"], ["Y"], domain="com.microsoft",
+                        channels_last=cl)
+        c.add("QLinearGlobalAveragePool_%s_%d" % (tn, it), [n], [vi("X", dt, shp)], [vi("Y", dt, None)],
+              [init("xs", f32(r.uniform(0.01, 0.1))), init("xz", qrand(r, dt, ())),
+               init("ys", f32(r.uniform(0.005, 0.05))), init("yz", qrand(r, dt, ()))],
+              {"X": qrand(r, dt, shp)}, ms=True)
+        ys, yz = f32(r.uniform(0.01, 0.1)), qrand(r, dt, ())
+        names, inits, feeds, gin = ["ys", "yz"], [init("ys", ys), init("yz", yz)], {}, []
+        for j, ch in enumerate([2, 3, 1]):
+            s = ys if j == 1 else f32(r.uniform(0.01, 0.1))
+            z = yz if j == 1 else qrand(r, dt, ())
+            names += ["X%d" % j, "s%d" % j, "z%d" % j]
+            inits += [init("s%d" % j, s), init("z%d" % j, z)]
+            gin.append(vi("X%d" % j, dt, [2, ch, 5]))
+            feeds["X%d" % j] = qrand(r, dt, [2, ch, 5])
+        n = h.make_node("QLinearConcat", names, ["Y"], domain="com.microsoft", axis=1)
+        c.add("QLinearConcat_%s_%d" % (tn, it), [n], gin, [vi("Y", dt, None)], inits, feeds, ms=True)
+    # QLinearAveragePool: 1-D to 3-D, pads, strides, ceil_mode, count_include_pad, channels last
+    for dt in (TP.UINT8, TP.INT8):
+        for shp, ks, kw in (([2, 3, 9, 8], [3, 2], dict(pads=[1, 0, 1, 1], strides=[2, 2])),
+                            ([1, 4, 10], [3], dict(pads=[1, 2], strides=[2], ceil_mode=1)),
+                            ([1, 2, 4, 5, 6], [2, 3, 2], dict(pads=[0, 1, 1, 1, 1, 0], count_include_pad=1)),
+                            ([2, 7, 6, 5], [2, 2], dict(auto_pad="SAME_UPPER", channels_last=1))):
+            kw = dict(kw, count_include_pad=kw.get("count_include_pad", it % 2))
+            n = h.make_node("QLinearAveragePool", ["X", "xs", "xz", "ys", "yz"], ["Y"], domain="com.microsoft",
+                            kernel_shape=ks, **kw)
+            c.add("QLinearAveragePool_%s_%dd%s_%d" % (SFX[dt], len(ks), "cl" if kw.get("channels_last") else "", it), [n], [vi("X", dt, shp)], [vi("Y", dt, None)],
+                  [init("xs", f32(r.uniform(0.01, 0.1))), init("xz", qrand(r, dt, ())),
+                   init("ys", f32(r.uniform(0.005, 0.05))), init("yz", qrand(r, dt, ()))],
+                  {"X": qrand(r, dt, shp)}, ms=True)
+    # QGemm: uint8 A with int8 B (per-column) to uint8 or float, int8 A with int8 B to int8
+    for adt, bdt, quant in ((TP.UINT8, TP.INT8, True), (TP.UINT8, TP.UINT8, False), (TP.INT8, TP.INT8, True)):
+        M, K, N = 3, 11, 6
+        ta, tb = it == 1, it != 1
+        ins = ["A", "as", "az", "B", "bs", "bz", "C"] + (["ys", "yz"] if quant else [])
+        n = h.make_node("QGemm", ins, ["Y"], domain="com.microsoft", transA=int(ta), transB=int(tb),
+                        alpha=float(r.uniform(0.5, 1.5)))
+        per_col = it != 2
+        inits = [init("as", f32(0.03)), init("az", qrand(r, adt, ())), init("B", qrand(r, bdt, [N, K] if tb else [K, N])),
+                 init("bs", f32(r.uniform(0.005, 0.02, size=N)) if per_col else f32(0.01)),
+                 init("bz", np.zeros(N, NP[bdt]) if per_col else qrand(r, bdt, ())),
+                 init("C", r.randint(-2000, 2000, size=[[N], [1, N], [M, 1]][it]).astype(np.int32))]
+        ydt = adt
+        if quant:
+            inits += [init("ys", f32(0.2)), init("yz", qrand(r, ydt, ()))]
+        c.add("QGemm_%s%s_%s_%d" % (SFX[adt], SFX[bdt], "q" if quant else "f", it), [n],
+              [vi("A", adt, [K, M] if ta else [M, K])], [vi("Y", ydt if quant else TP.FLOAT, None)], inits,
+              {"A": qrand(r, adt, [K, M] if ta else [M, K])}, ms=True)
+
+
+def standard_cases(c, r, it):
+    for xdt in (TP.UINT8, TP.INT8):
+        for wdt in (TP.UINT8, TP.INT8):
+            ydt = (TP.UINT8, TP.INT8)[it % 2]
+            tn = SFX[xdt] + SFX[wdt]
+            M, C, G = 6, 4, 2
+            ws = f32(r.uniform(0.005, 0.03, size=M)) if it != 1 else f32(r.uniform(0.005, 0.03))
+            wz = np.full(M, qrand(r, wdt, ()), NP[wdt]) if it == 0 else qrand(r, wdt, ())
+            n = h.make_node("QLinearConv", ["X", "xs", "xz", "W", "ws", "wz", "ys", "yz", "B"], ["Y"],
+                            pads=[1, 0, 1, 2], strides=[1, 2], group=G)
+            c.add("QLinearConv_%s_%d" % (tn, it), [n], [vi("X", xdt, [2, C, 7, 9])], [vi("Y", ydt, None)],
+                  [init("xs", f32(r.uniform(0.01, 0.05))), init("xz", qrand(r, xdt, ())),
+                   init("W", qrand(r, wdt, [M, C // G, 3, 3])), init("ws", ws), init("wz", wz),
+                   init("ys", f32(r.uniform(0.05, 0.3))), init("yz", qrand(r, ydt, ())),
+                   init("B", r.randint(-2000, 2000, size=M).astype(np.int32))],
+                  {"X": qrand(r, xdt, [2, C, 7, 9])}, opset=10)
+            n = h.make_node("ConvInteger", ["X", "W", "xz", "wz"], ["Y"], pads=[0, 1, 2, 1], dilations=[2, 1])
+            c.add("ConvInteger_%s_%d" % (tn, it), [n], [vi("X", xdt, [1, 3, 8, 6])], [vi("Y", TP.INT32, None)],
+                  [init("W", qrand(r, wdt, [4, 3, 2, 3])), init("xz", qrand(r, xdt, ())),
+                   init("wz", qrand(r, wdt, (4,)) if it == 2 else qrand(r, wdt, ()))],
+                  {"X": qrand(r, xdt, [1, 3, 8, 6])}, opset=10, ref="onnx" if it == 2 else "ort")
+            As, Bs = [2, 5, 12], ([12, 7] if it != 2 else [3, 1, 12, 7])
+            if it == 2:
+                As = [1, 2, 5, 12]
+            n = h.make_node("QLinearMatMul", ["A", "as", "az", "B", "bs", "bz", "ys", "yz"], ["Y"])
+            c.add("QLinearMatMul_%s_%d" % (tn, it), [n], [vi("A", xdt, As)], [vi("Y", ydt, None)],
+                  [init("as", f32(r.uniform(0.01, 0.05, size=1))), init("az", qrand(r, xdt, (1,))),
+                   init("B", qrand(r, wdt, Bs)),
+                   init("bs", f32(r.uniform(0.005, 0.03, size=7 if it == 0 else 1))),
+                   init("bz", qrand(r, wdt, (7,) if it == 0 else (1,))), init("ys", f32(r.uniform(0.05, 0.3, size=1))),
+                   init("yz", qrand(r, ydt, (1,)))],
+                  {"A": qrand(r, xdt, As)}, opset=21 if it == 0 else 10)
+            n = h.make_node("MatMulInteger", ["A", "B", "az", "bz"], ["Y"])
+            c.add("MatMulInteger_%s_%d" % (tn, it), [n], [vi("A", xdt, As), vi("B", wdt, Bs)], [vi("Y", TP.INT32, None)],
+                  [init("az", qrand(r, xdt, ())), init("bz", qrand(r, wdt, (7,)) if it == 0 else qrand(r, wdt, ()))],
+                  {"A": qrand(r, xdt, As), "B": qrand(r, wdt, Bs)}, opset=10)
+    for qdt in (TP.UINT8, TP.INT8, TP.UINT16, TP.INT16):
+        tn = SFX[qdt]
+        x = (r.standard_normal([2, 6, 5]) * 3).astype(np.float32)
+        n = h.make_node("QuantizeLinear", ["X", "s", "z"], ["Y"], axis=1)
+        c.add("QuantizeLinear_axis_%s_%d" % (tn, it), [n], [vi("X", TP.FLOAT, [2, 6, 5])], [vi("Y", qdt, None)],
+              [init("s", f32(r.uniform(0.01, 0.05, size=6))), init("z", qrand(r, qdt, (6,)))], {"X": x}, opset=21)
+        scb, zpb = f32(r.uniform(0.01, 0.05, size=(2, 6, 2))), qrand(r, qdt, (2, 6, 2))
+        n = h.make_node("QuantizeLinear", ["X", "s", "z"], ["Y"], axis=2, block_size=3)
+        c.add("QuantizeLinear_blocked_%s_%d" % (tn, it), [n], [vi("X", TP.FLOAT, [2, 6, 5])], [vi("Y", qdt, None)],
+              [init("s", scb), init("z", zpb)], {"X": x}, opset=21)
+        n = h.make_node("DequantizeLinear", ["X", "s", "z"], ["Y"], axis=2, block_size=3)
+        c.add("DequantizeLinear_blocked_%s_%d" % (tn, it), [n], [vi("X", qdt, [2, 6, 5])], [vi("Y", TP.FLOAT, None)],
+              [init("s", scb), init("z", zpb)], {"X": qrand(r, qdt, [2, 6, 5])}, opset=21)
+    x = (r.standard_normal([3, 17]) * 2 + r.uniform(-2, 2)).astype(np.float32)
+    n = h.make_node("DynamicQuantizeLinear", ["X"], ["Y", "S", "Z"])
+    c.add("DynamicQuantizeLinear_%d" % it, [n], [vi("X", TP.FLOAT, [3, 17])],
+          [vi("Y", TP.UINT8, None), vi("S", TP.FLOAT, None), vi("Z", TP.UINT8, None)], [], {"X": x}, opset=11)
+
+
+def edge_cases(c, r):
+    import ml_dtypes
+    x16 = (r.standard_normal([4, 33]) * 4).astype(np.float16)
+    for q in (TP.UINT8, TP.INT8, TP.INT16):
+        c.add("ql_f16_" + SFX[q], [h.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])],
+              [vi("x", TP.FLOAT16, [4, 33]), vi("s", TP.FLOAT16, [1]), vi("z", q, [1])], [vi("y", q, [4, 33])], [],
+              {"x": x16, "s": np.array([0.0137], np.float16), "z": np.array([3], NP[q])}, opset=21, ref="onnx")
+    c.add("ql_bf16", [h.make_node("QuantizeLinear", ["x", "s"], ["y"], output_dtype=TP.INT8)],
+          [vi("x", TP.BFLOAT16, [4, 33]), vi("s", TP.BFLOAT16, [1])], [vi("y", TP.INT8, [4, 33])], [],
+          {"x": (r.standard_normal([4, 33]) * 4).astype(ml_dtypes.bfloat16), "s": np.array([0.0137], ml_dtypes.bfloat16)},
+          opset=21, ref="onnx")
+    ties = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1e9, -1e9, 300, -300, 127.5, 128.5], np.float32)
+    for q in (TP.UINT8, TP.INT8, TP.UINT16, TP.INT16):
+        c.add("ql_ties_" + SFX[q], [h.make_node("QuantizeLinear", ["x", "s"], ["y"], output_dtype=q)],
+              [vi("x", TP.FLOAT, [12]), vi("s", TP.FLOAT, [])], [vi("y", q, [12])], [],
+              {"x": ties, "s": np.array(1.0, np.float32)}, opset=21, ref="onnx")
+    xi = r.randint(-100000, 100000, size=[3, 7]).astype(np.int32)
+    xu = r.randint(0, 255, size=[3, 7]).astype(np.uint8)
+    c.add("dql_i32", [h.make_node("DequantizeLinear", ["x", "s"], ["y"])], [vi("x", TP.INT32, [3, 7]), vi("s", TP.FLOAT, [])],
+          [vi("y", TP.FLOAT, [3, 7])], [], {"x": xi, "s": np.array(0.0013, np.float32)}, opset=21, ref="onnx")
+    c.add("dql_f16", [h.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=0)],
+          [vi("x", TP.UINT8, [3, 7]), vi("s", TP.FLOAT16, [3]), vi("z", TP.UINT8, [3])], [vi("y", TP.FLOAT16, [3, 7])], [],
+          {"x": xu, "s": np.array([0.01, 0.02, 0.5], np.float16), "z": np.array([1, 128, 250], np.uint8)}, opset=21, ref="onnx")
+    for od in (TP.BFLOAT16, TP.FLOAT16):
+        c.add("dql_out_%d" % od, [h.make_node("DequantizeLinear", ["x", "s"], ["y"], output_dtype=od)],
+              [vi("x", TP.UINT8, [3, 7]), vi("s", TP.FLOAT, [])], [vi("y", od, [3, 7])], [],
+              {"x": xu, "s": np.array(0.0123, np.float32)}, opset=23, ref="onnx")
+    c.add("ql_i32x", [h.make_node("QuantizeLinear", ["x", "s"], ["y"], output_dtype=TP.INT16)],
+          [vi("x", TP.INT32, [3, 7]), vi("s", TP.FLOAT, [])], [vi("y", TP.INT16, [3, 7])], [],
+          {"x": xi, "s": np.array(7.0, np.float32)}, opset=21, ref="onnx")
+    c.add("ql_prec_f16", [h.make_node("QuantizeLinear", ["x", "s"], ["y"], output_dtype=TP.INT8, precision=TP.FLOAT16)],
+          [vi("x", TP.FLOAT, [4, 33]), vi("s", TP.FLOAT, [])], [vi("y", TP.INT8, [4, 33])], [],
+          {"x": x16.astype(np.float32) * 1.001, "s": np.array(0.0137, np.float32)}, opset=25, ref="onnx")
+    bf = lambda v: np.array([v], ml_dtypes.bfloat16)
+    c.add("qlmm_bf16", [h.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])],
+          [vi("a", TP.INT8, [3, 9]), vi("as", TP.BFLOAT16, [1]), vi("az", TP.INT8, [1]), vi("b", TP.INT8, [9, 4]),
+           vi("bs", TP.BFLOAT16, [1]), vi("bz", TP.INT8, [1]), vi("ys", TP.BFLOAT16, [1]), vi("yz", TP.INT8, [1])],
+          [vi("y", TP.INT8, [3, 4])], [],
+          {"a": qrand(r, TP.INT8, [3, 9]), "as": bf(0.0123), "az": np.array([1], np.int8), "b": qrand(r, TP.INT8, [9, 4]),
+           "bs": bf(0.0071), "bz": np.array([-3], np.int8), "ys": bf(0.11), "yz": np.array([5], np.int8)}, opset=21, ref="onnx")
+    u8, i8 = (lambda *s: qrand(r, TP.UINT8, s)), (lambda *s: qrand(r, TP.INT8, s))
+    n = h.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], auto_pad="SAME_UPPER",
+                    dilations=[2], strides=[2])
+    c.add("qlc_1d", [n], [vi("x", TP.UINT8, [2, 3, 11])], [vi("y", TP.INT8, None)],
+          [init("xs", f32(0.02)), init("xz", np.uint8(130)), init("w", i8(4, 3, 3)), init("ws", f32(0.015)),
+           init("wz", i8(4)), init("ys", f32(0.4)), init("yz", np.int8(-3))], {"x": u8(2, 3, 11)}, opset=10, ref="onnx")
+    n = h.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"], pads=[1, 0, 1, 0, 1, 1],
+                    group=2)
+    c.add("qlc_3d", [n], [vi("x", TP.INT8, [1, 4, 3, 5, 4])], [vi("y", TP.UINT8, None)],
+          [init("xs", f32(0.03)), init("xz", np.int8(2)), init("w", i8(6, 2, 2, 3, 2)), init("ws", f32(0.01)),
+           init("wz", np.int8(0)), init("ys", f32(0.3)), init("yz", np.uint8(120)),
+           init("b", r.randint(-3000, 3000, size=6).astype(np.int32))], {"x": i8(1, 4, 3, 5, 4)}, opset=10, ref="onnx")
+    n = h.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])
+    c.add("qlmm_rows", [n], [vi("a", TP.UINT8, [2, 1, 4, 9])], [vi("y", TP.UINT8, None)],
+          [init("as", f32(r.uniform(0.01, 0.05, size=(4, 1)))), init("az", u8(4, 1)), init("b", u8(3, 9, 5)),
+           init("bs", f32(r.uniform(0.01, 0.05, size=5))), init("bz", u8(5)), init("ys", f32(0.2)), init("yz", np.uint8(100))],
+          {"a": u8(2, 1, 4, 9)}, opset=10, ref="onnx")
+    n = h.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])
+    c.add("mmi_1d", [n], [vi("a", TP.INT8, [9]), vi("b", TP.INT8, [9])], [vi("y", TP.INT32, None)],
+          [init("az", np.int8(3)), init("bz", np.int8(-2))], {"a": i8(9), "b": i8(9)}, opset=10, ref="onnx")
+    n = h.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=-2, block_size=3)
+    c.add("ql_blk_rem", [n], [vi("x", TP.FLOAT, [3, 7, 2])], [vi("y", TP.INT16, None)],
+          [init("s", f32(r.uniform(0.0001, 0.0005, size=(3, 3, 2)))),
+           init("z", r.randint(-50, 50, size=(3, 3, 2)).astype(np.int16))],
+          {"x": (r.standard_normal([3, 7, 2]) * 2).astype(np.float32)}, opset=21, ref="onnx")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--keep", default=None, help="write the corpus here and keep it")
+    a = ap.parse_args()
+    root = a.keep or tempfile.mkdtemp(prefix="o2c_quant_")
+    try:
+        if a.keep:
+            shutil.rmtree(root, ignore_errors=True)
+            os.makedirs(root)
+        c = Corpus(root)
+        for it in range(3):
+            r = np.random.RandomState(1000 + it)
+            contrib_cases(c, r, it)
+            standard_cases(c, r, it)
+        edge_cases(c, np.random.RandomState(7))
+        expected = os.path.join(root, "expected.txt")
+        with open(expected, "w") as f:
+            f.write("\n".join(c.names) + "\n")
+        p = subprocess.run([sys.executable, os.path.join(HERE, "conformance", "run_node_tests.py"), "--corpus", root,
+                            "--expected", expected, "--compiler", a.compiler, "--jobs", str(a.jobs), "--quiet"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = p.stdout.splitlines()
+        for l in lines:
+            if not l.startswith("conformance:"):
+                print(l)
+        summary = [l for l in lines if l.startswith("# corpus")]
+        m = re.search(r"pass (\d+)", summary[-1]) if summary else None
+        npass = int(m.group(1)) if m else 0
+        nfail = len(c.names) - npass
+        print("%d passed, %d failed, 0 skipped" % (npass, nfail))
+        return 1 if nfail or p.returncode else 0
+    finally:
+        if not a.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
