@@ -68,7 +68,8 @@ typedef struct Chunk { const char *file, *name, *text; size_t len; char deps[256
 static Chunk chunks[512];
 static int nchunks;
 static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h", "pool.h", "norm.h",
-                              "reduce.h", "movement.h", "resize.h", "rnn.h", "index.h", "misc.h", "attention.h", NULL};
+                              "reduce.h", "movement.h", "resize.h", "rnn.h", "index.h", "misc.h", "attention.h",
+                              "control.h", NULL};
 
 static void parse_chunks(void)
 {
@@ -493,4 +494,42 @@ void emit_typed_entry(FILE *f, Graph *g, const char *N)
     if (!g->ninputs) fputs("    o2c_in[0] = 0;\n", f);
     if (!g->noutputs) fputs("    o2c_out[0] = 0;\n", f);
     fprintf(f, "    return %s_run(o2c_in, o2c_out);\n}\n", N);
+}
+
+/* A control-flow marker (ir.h: CTL_*) as C; returns the new nesting depth.
+ * fail_stmt: what a failed run-time check does. The CUDA emitter reads a
+ * flag into o2c_flag on the host first (flag_read, with %s the pointer). */
+int emit_ctl_flag(FILE *f, const KCall *k, int depth, const char *(*ptr)(const Tensor *, int out),
+                  const char *fail_stmt, const char *flag_read)
+{
+    int d = depth < 30 ? depth : 30;
+    const char *flag = "";
+    if (k->x[0]) {
+        const char *p = ptr(k->x[0], 0);
+        if (flag_read) {
+            fprintf(f, "%*s", 4 * (d + 1), "");
+            fprintf(f, flag_read, p);
+            fputc('\n', f);
+            flag = "o2c_flag";
+        } else {
+            flag = xfmt("*(const unsigned char *)%s", p);
+        }
+    }
+    switch (k->ctl) {
+    case CTL_IF: fprintf(f, "%*sif (%s) {\n", 4 * (d + 1), "", flag); return depth + 1;
+    case CTL_ELSE: fprintf(f, "%*s} else {\n", 4 * d, ""); return depth;
+    case CTL_LOOP: fprintf(f, "%*sfor (;;) {\n", 4 * (d + 1), ""); return depth + 1;
+    case CTL_BREAK: fprintf(f, "%*sif (!%s) break;\n", 4 * (d + 1), "", flag); return depth;
+    case CTL_FAIL:
+        fprintf(f, "%*sif (%s) %s   /* a loop ran another number of iterations than its scan outputs' length */\n",
+                4 * (d + 1), "", flag, fail_stmt);
+        return depth;
+    case CTL_END: fprintf(f, "%*s}\n", 4 * d, ""); return depth - 1;
+    default: fail_plain("internal: control-flow marker %d", k->ctl);
+    }
+}
+
+int emit_ctl(FILE *f, const KCall *k, int depth, const char *(*ptr)(const Tensor *, int out), const char *fail_stmt)
+{
+    return emit_ctl_flag(f, k, depth, ptr, fail_stmt, NULL);
 }

@@ -171,7 +171,7 @@ static int computes_on_half(const Node *n)
     int half = 0;
     for (int j = 0; j < n->nin; j++)
         if (n->in[j] && dtype_is_half(n->in[j]->dtype)) half = n->in[j]->dtype;
-    if (!half || node_is_view(n)) return 0;
+    if (!half || node_is_view(n) || node_has_subgraph(n)) return 0;   /* bodies promote their own nodes */
     if (!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike") || !strcmp(n->op_type, "EyeLike")) return 0;
     return half;
 }

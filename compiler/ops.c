@@ -37,6 +37,8 @@
 #include "../runtime/c/misc.h"
 #include "../runtime/c/params/attention.h"
 #include "../runtime/c/attention.h"
+#include "../runtime/c/params/control.h"
+#include "../runtime/c/control.h"
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -130,6 +132,7 @@ uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f)
 #define R_INDEX(name) R_FILE(name, "index.h")
 #define R_MISC(name) R_FILE(name, "misc.h")
 #define R_ATTENTION(name) R_FILE(name, "attention.h")
+#define R_CONTROL(name) R_FILE(name, "control.h")
 
 static const Kernel KERNELS[] = {
 #define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
@@ -170,6 +173,7 @@ static const Kernel KERNELS[] = {
     O2C_KERNELS_INDEX(R_INDEX)
     O2C_KERNELS_MISC(R_MISC)
     O2C_KERNELS_ATTENTION(R_ATTENTION)
+    O2C_KERNELS_CONTROL(R_CONTROL)
 };
 
 const Kernel *kernel_find(const char *name)
