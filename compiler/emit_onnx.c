@@ -78,9 +78,11 @@ static Onnx__ValueInfoProto *value_info(const Tensor *t)
     Onnx__ValueInfoProto *v = xalloc(sizeof *v);
     onnx__value_info_proto__init(v);
     v->name = t->name;
-    v->type = type_proto(t);
+    if (t->dtype && t->rank >= 0) v->type = type_proto(t);   /* else a branch not inferred (constant If) */
     return v;
 }
+
+static Onnx__GraphProto *graph_proto(Graph *g);
 
 static Onnx__AttributeProto *attr_proto(const Attr *a, const char *where)
 {
@@ -98,6 +100,7 @@ static Onnx__AttributeProto *attr_proto(const Attr *a, const char *where)
         p->s.len = strlen(a->s);
         break;
     case AT_TENSOR: p->t = tensor_proto(a->t, a->t->name ? a->t->name : a->name); break;
+    case AT_GRAPH: p->g = graph_proto(a->g); break;   /* a body (If, Loop, Scan) */
     case AT_FLOATS:
         p->n_floats = (size_t)a->n;
         p->floats = xalloc(sizeof(float) * (size_t)(a->n + 1));
@@ -480,7 +483,11 @@ static Onnx__FunctionProto *function_proto(const Node *n, const char *fname, int
     return f;
 }
 
-static Onnx__ModelProto *build_model(Graph *g)
+/* the local functions of the model (fused nodes of every graph) */
+static Onnx__FunctionProto **funcs;
+static int nfuncs, model_opset;
+
+static Onnx__GraphProto *graph_proto(Graph *g)
 {
     /* refuse first: internal ops with no standard form */
     for (int i = 0; i < g->nnodes; i++) {
@@ -496,8 +503,7 @@ static Onnx__ModelProto *build_model(Graph *g)
     gp->doc_string = "the graph as optimized by onnx2c";
     int cap = g->nnodes + g->noutputs + 1;
     gp->node = xalloc(sizeof(void *) * (size_t)cap);
-    Onnx__FunctionProto **funcs = xalloc(sizeof(void *) * (size_t)(g->nnodes + 1));
-    int nfuncs = 0;
+    if (g->parent) cap += g->ncaptures;
     /* initializers: every constant a node reads, and constant graph outputs */
     for (int t = 0; t < g->ntensors; t++) g->tensors[t]->mark = 0;
     int icap = 16, ni = 0;
@@ -514,20 +520,38 @@ static Onnx__ModelProto *build_model(Graph *g)
     int vcap = 1, nv = 0;
     for (int i = 0; i < g->nnodes; i++) vcap += g->nodes[i]->nout;
     Onnx__ValueInfoProto **vis = xalloc(sizeof(void *) * (size_t)vcap);
+    /* a body reads a name of an enclosing scope; when a pass renamed that
+     * value there, an Identity gives it the body's name */
+    for (int k = 0; g->parent && k < g->ncaptures; k++) {
+        Tensor *c = g->captures[k];
+        const Node *owner = c->producer;   /* the view lowering made (ops/control.c) */
+        if (c->data || !owner || !owner->in[0] || !strcmp(owner->in[0]->name, c->name)) continue;
+        Onnx__NodeProto *p = node_proto(xfmt("%s__onnx2c_capture", c->name), "Identity", "");
+        p->n_input = p->n_output = 1;
+        p->input = xalloc(sizeof(char *));
+        p->input[0] = owner->in[0]->name;
+        p->output = xalloc(sizeof(char *));
+        p->output[0] = c->name;
+        gp->node[gp->n_node++] = p;
+    }
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         Onnx__NodeProto *p;
-        if (*n->domain || op_since(n->op_type) > g->opset) {
-            const char *fname = xfmt("%s_%d", n->op_type, i);
-            funcs[nfuncs++] = function_proto(n, fname, g->opset);
+        if (*n->domain || op_since(n->op_type) > model_opset) {
+            const char *fname = xfmt("%s_%d", n->op_type, nfuncs);
+            Onnx__FunctionProto **f2 = xalloc(sizeof(void *) * (size_t)(nfuncs + 2));
+            if (nfuncs) memcpy(f2, funcs, sizeof(void *) * (size_t)nfuncs);
+            funcs = f2;
+            funcs[nfuncs++] = function_proto(n, fname, model_opset);
             p = node_proto(n->name, fname, "onnx2c");
         } else {
             p = node_proto(n->name, n->op_type, "");
         }
         p->doc_string = covers(n);
-        p->n_input = (size_t)n->nin;
+        int nin = node_formal_inputs(n);   /* a body's captures are no ONNX inputs */
+        p->n_input = (size_t)nin;
         p->input = xalloc(sizeof(char *) * (size_t)(n->nin + 1));
-        for (int j = 0; j < n->nin; j++) {
+        for (int j = 0; j < nin; j++) {
             Tensor *t = n->in[j];
             p->input[j] = t ? t->name : "";
             if (t && t->data && !t->is_input && !t->mark) {
@@ -575,7 +599,15 @@ static Onnx__ModelProto *build_model(Graph *g)
     gp->n_output = (size_t)g->noutputs;
     gp->output = xalloc(sizeof(void *) * (size_t)(g->noutputs + 1));
     for (int k = 0; k < g->noutputs; k++) gp->output[k] = value_info(g->outputs[k]);
+    return gp;
+}
 
+static Onnx__ModelProto *build_model(Graph *g)
+{
+    funcs = NULL;
+    nfuncs = 0;
+    model_opset = g->opset;
+    Onnx__GraphProto *gp = graph_proto(g);
     Onnx__ModelProto *m = xalloc(sizeof *m);
     onnx__model_proto__init(m);
     m->has_ir_version = 1;

@@ -38,7 +38,7 @@ static Graph *subgraph(Node *n, const char *name)
 }
 
 /* The node's ONNX inputs (the captures come after them). */
-static int formal_inputs(const Node *n)
+int node_formal_inputs(const Node *n)
 {
     int f = n->nin;
     for (int a = 0; a < n->nattrs; a++) {
@@ -196,7 +196,7 @@ static KCall *set_value(Lowering *L, Tensor *y, int64_t v)
 
 void infer_if(Node *n)
 {
-    if (formal_inputs(n) != 1) fail("takes one input, the condition");
+    if (node_formal_inputs(n) != 1) fail("takes one input, the condition");
     Tensor *cond = need_in(n, 0);
     int v = flag_value(n, cond, "the condition");
     Graph *br[2] = {subgraph(n, "then_branch"), subgraph(n, "else_branch")};
@@ -355,12 +355,33 @@ static void lower_iterate(Node *n, Iter *it, Lowering *L)
         if (it->final[j]) lower_copy(L, it->state[j], it->final[j]);
 }
 
+/* The length the model gives a Loop's scan output o (slices like s): the
+ * declared shape of the graph output it is, or that a Cast or another
+ * one-input elementwise node (the same shape) makes of it alone; on
+ * re-inference, the length inferred before (from the same rule). -1: none. */
+static int64_t declared_length(const Tensor *o, const Tensor *s)
+{
+    if (!o) return -1;
+    const Tensor *d = o;
+    if (!o->is_output && o->rank < 0 && o->nreaders == 1 && o->readers) {
+        const Node *r = o->readers[0];
+        if (r->nin == 1 && r->nout == 1 && r->out[0] && r->out[0]->is_output &&
+            (!strcmp(r->op_type, "Cast") || node_elementwise(r)))
+            d = r->out[0];
+    }
+    if (d == o && !o->is_output && o->rank < 0) return -1;
+    if (d->rank != s->rank + 1 || d->dims[0] < 0) return -1;
+    for (int k = 0; k < s->rank; k++)
+        if (d->dims[k + 1] != s->dims[k]) return -1;
+    return d->dims[0];
+}
+
 /* Loop: inputs M (trip count), cond, v_initial...; body (iteration_num,
  * cond, v...) -> (cond, v..., scan outputs...). */
 static void loop_setup(Node *n, Iter *it, int infer)
 {
     memset(it, 0, sizeof *it);
-    int formal = formal_inputs(n);
+    int formal = node_formal_inputs(n);
     int N = formal - 2;
     if (N < 0) fail("needs the inputs M and cond (either may be empty)");
     if (N > MAX_LOOP_VALUES) fail("has %d loop-carried values; at most %d are supported", N, MAX_LOOP_VALUES);
@@ -423,9 +444,7 @@ static void loop_setup(Node *n, Iter *it, int infer)
         it->out_axis[k] = 0;
         if (s->rank + 1 > MAX_RANK) fail("scan output '%s' would have rank %d; at most %d is supported", s->name, s->rank + 1, MAX_RANK);
         if (len >= 0) continue;
-        int64_t decl = o && o->is_output && o->rank == s->rank + 1 && o->dims[0] >= 0 ? o->dims[0] : -1;
-        for (int d = 0; decl >= 0 && d < s->rank; d++)
-            if (o->dims[d + 1] != s->dims[d]) decl = -1;
+        int64_t decl = declared_length(o, s);
         if (decl < 0 || (it->cap >= 0 && decl != it->cap))
             fail("the number of iterations depends on run-time values (%s), so scan output %d ('%s') has no static "
                  "length; onnx2c needs static shapes: make the trip count a constant, or declare the length of "
@@ -466,7 +485,7 @@ void lower_loop(Node *n, Lowering *L)
 static void scan_setup(Node *n, Iter *it, int infer)
 {
     memset(it, 0, sizeof *it);
-    int formal = formal_inputs(n);
+    int formal = node_formal_inputs(n);
     int v8 = n->opset < 9, first = v8 ? 1 : 0;
     if (!attr_has(n, "num_scan_inputs")) fail("needs the attribute num_scan_inputs");
     int M = (int)attr_i(n, "num_scan_inputs");
