@@ -92,8 +92,7 @@ static void infer_body(Node *owner, Graph *b)
     }
     check_body_ops(owner, b);
     topo_sort(b);
-    graph_recount_uses(b);
-    for (int i = 0; i < b->noutputs; i++) b->outputs[i]->nuses++;
+    graph_recount_uses(b);   /* readers (ops skip optional outputs nobody reads); outputs count as uses */
     for (int i = 0; i < b->nnodes; i++) {
         Node *n = b->nodes[i];
         diag_node = n;
