@@ -521,7 +521,7 @@ int emit_ctl_flag(FILE *f, const KCall *k, int depth, const char *(*ptr)(const T
     case CTL_LOOP: fprintf(f, "%*sfor (;;) {\n", 4 * (d + 1), ""); return depth + 1;
     case CTL_BREAK: fprintf(f, "%*sif (!%s) break;\n", 4 * (d + 1), "", flag); return depth;
     case CTL_FAIL:
-        fprintf(f, "%*sif (%s) %s   /* a loop ran another number of iterations than its scan outputs' length */\n",
+        fprintf(f, "%*sif (%s) %s   /* a run-time check failed: a loop's iteration count, an empty optional */\n",
                 4 * (d + 1), "", flag, fail_stmt);
         return depth;
     case CTL_END: fprintf(f, "%*s}\n", 4 * d, ""); return depth - 1;

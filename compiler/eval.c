@@ -46,7 +46,8 @@ void fold_node_lowered(Node *n, int tiled)
             else if (k->ctl == CTL_ELSE) c = k->jump;              /* the then branch ran: to the end */
             else if (k->ctl == CTL_BREAK && !flag) c = k->jump;    /* past the loop's end */
             else if (k->ctl == CTL_FAIL && flag)
-                fail("a loop ran another number of iterations than its scan outputs' declared length");
+                fail("a run-time check failed: a loop ran another number of iterations than its scan outputs' "
+                     "declared length, or an optional was empty");
             else if (k->ctl == CTL_END && L.calls[k->jump].ctl == CTL_LOOP) {
                 c = k->jump;
                 if (++back > (1LL << 24)) fail("a loop did not end after %lld iterations at compile time", back);

@@ -240,6 +240,9 @@ void infer_node(Node *n)
         if (!dtype_supported(t->dtype))
             fail("input '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(t->dtype));
         if (t->rank < 0) fail("input '%s' has an unknown shape", t->name);
+        if (t->optional && strncmp(n->op_type, "Optional", 8))
+            fail("input '%s' is an optional tensor, which only OptionalHasElement and OptionalGetElement read; "
+                 "read it through OptionalGetElement", t->name);
     }
     int half = computes_on_half(n);
     if (half) infer_promoted(n, half);

@@ -123,6 +123,7 @@ typedef struct Tensor {
     struct Node **readers;   /* nodes reading it (each once, graph order): graph_readers() */
     int nreaders;
     int layout;              /* LAYOUT_*: its bytes in the arena (layout.c, C target only) */
+    int optional;            /* a graph input of optional tensor type: NULL means empty (ops/control.c) */
 } Tensor;
 
 /* How an arena tensor's elements lie: the ONNX order (NCHW), or channels

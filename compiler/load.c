@@ -157,6 +157,12 @@ static void value_info(Onnx__ValueInfoProto *vi, Tensor *t, int is_io)
         if (is_io) fail_plain("graph %s '%s' has no type", t->is_output ? "output" : "input", t->name);
         return;
     }
+    if (is_io && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && t->is_input && !t->is_output &&
+        tp->optional_type && tp->optional_type->elem_type &&
+        tp->optional_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        tp = tp->optional_type->elem_type;   /* an optional tensor input: the caller may pass NULL (ops/control.c) */
+        t->optional = 1;
+    }
     if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
         if (is_io) fail_plain("graph input/output '%s' is not a tensor (sequences, maps and optionals are not supported)", t->name);
         return;

@@ -615,14 +615,39 @@ void lower_scan(Node *n, Lowering *L)
 
 void infer_optional_has_element(Node *n)
 {
-    int64_t none[1] = {0};
-    set_out(n, 0, DT_BOOL, 0, none);
+    set_out(n, 0, DT_BOOL, 0, NULL);
+    Tensor *x = n->nin > 0 ? n->in[0] : NULL;
+    if (x && x->optional) return;   /* an optional graph input: known at run time */
     uint8_t *d = tensor_alloc_data(n->out[0]);
-    d[0] = n->nin > 0 && n->in[0] != NULL;   /* a tensor is there, or the input is omitted */
+    d[0] = x != NULL;   /* a tensor is there, or the input is omitted */
+}
+
+static Tensor *has_element(Lowering *L, Tensor *x, Tensor *y)
+{
+    KCall *c = lower_call(L, "o2c_opt_has", 1);
+    c->x[0] = x;
+    c->y[0] = y ? y : lower_temp(L, DT_BOOL, 0, NULL);
+    return c->y[0];
 }
 
 void lower_optional_has_element(Node *n, Lowering *L)
 {
-    (void)n;
-    (void)L;
+    if (!n->out[0]->data) has_element(L, n->in[0], n->out[0]);
+}
+
+/* A copy of its input (not a view: the input may be an optional graph
+ * input, checked first: empty fails the run with 2, as the spec makes it an
+ * error). */
+void lower_optional_get_element(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0];
+    if (x->optional) {
+        Tensor *has = has_element(L, x, NULL);
+        Tensor *empty = lower_temp(L, DT_BOOL, 0, NULL);
+        KCall *c = lower_call(L, "o2c_Not_b", 1);
+        c->x[0] = has;
+        c->y[0] = empty;
+        lower_ctl(L, CTL_FAIL, empty);
+    }
+    lower_copy(L, x, n->out[0]);
 }

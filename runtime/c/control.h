@@ -86,6 +86,17 @@ O2C_KERNEL(o2c_scan_put)
     }
 }
 
+/*@ o2c_opt_has */
+/* o2c_opt_has: y[0] = x[0] is there (an optional graph input the caller
+ * passed, not NULL). Index space: 1. */
+O2C_KERNEL(o2c_opt_has)
+{
+    O2C_FOR(i) {
+        (void)i;
+        *(uint8_t *)p->y[0] = (uint8_t)(p->x[0] != 0);
+    }
+}
+
 /* ---- registry (not emitted) ---- */
 #define O2C_KERNELS_CONTROL(K) K(o2c_ctl_set) K(o2c_ctl_inc) K(o2c_loop_test) K(o2c_loop_done) \
-    K(o2c_scan_get) K(o2c_scan_put)
+    K(o2c_scan_get) K(o2c_scan_put) K(o2c_opt_has)
