@@ -538,7 +538,8 @@ static Onnx__GraphProto *graph_proto(Graph *g)
         const Node *n = g->nodes[i];
         Onnx__NodeProto *p;
         if (*n->domain || op_since(n->op_type) > model_opset) {
-            const char *fname = xfmt("%s_%d", n->op_type, nfuncs);
+            /* OP_INDEX: the node's index (in a body, past every index of the graphs) */
+            const char *fname = xfmt("%s_%d", n->op_type, g->parent ? 1000000 + nfuncs : i);
             Onnx__FunctionProto **f2 = xalloc(sizeof(void *) * (size_t)(nfuncs + 2));
             if (nfuncs) memcpy(f2, funcs, sizeof(void *) * (size_t)nfuncs);
             funcs = f2;
