@@ -18,6 +18,8 @@
  * input's bytes), and the scan outputs' slices are written at the counter.
  * plan.c keeps every tensor that lives across a loop's iterations out of
  * reach of the body's tensors. */
+#include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../ir.h"
@@ -91,6 +93,19 @@ static void infer_body(Node *owner, Graph *b)
         b->inputs[i]->producer = NULL;
     }
     check_body_ops(owner, b);
+    /* a failure inside says where the node is */
+    jmp_buf here, *outer = diag_jmp;
+    diag_jmp = &here;
+    if (setjmp(here)) {
+        diag_jmp = outer;
+        static char msg[sizeof diag_msg];
+        size_t fl = diag_file ? strlen(diag_file) : 0;
+        const char *m = diag_msg;
+        if (fl && !strncmp(m, diag_file, fl) && m[fl] == ':' && m[fl + 1] == ' ') m += fl + 2;
+        snprintf(msg, sizeof msg, "%s", m);
+        diag_node = owner;
+        fail_plain("%s (in subgraph '%s' of node '%s' (%s))", msg, b->name, owner->name, owner->op_type);
+    }
     topo_sort(b);
     graph_recount_uses(b);   /* readers (ops skip optional outputs nobody reads); outputs count as uses */
     for (int i = 0; i < b->nnodes; i++) {
@@ -106,6 +121,7 @@ static void infer_body(Node *owner, Graph *b)
             }
         }
     }
+    diag_jmp = outer;
     diag_node = owner;
     for (int i = b->nnodes - 1; i >= 0; i--)
         if (b->nodes[i]->folded) graph_remove_node(b, b->nodes[i]);
