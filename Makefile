@@ -18,7 +18,7 @@ TEMPLATES = $(sort $(wildcard templates/*.in))
 HDRS = compiler/ir.h compiler/ops.def compiler/passes/passes.def compiler/passes/pattern.h $(RUNTIME)
 OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o
 
-.PHONY: all install deps venv test test-unit test-models test-bad test-gpu demo bench clean check-deps
+.PHONY: all install deps venv test test-unit test-models test-bad test-gpu demo bench conformance conformance-table clean check-deps
 
 all: $(BUILD)/onnx2c
 
@@ -86,6 +86,14 @@ demo: deps all
 
 bench: deps venv all
 	$(VPY) tests/bench.py
+
+# the ONNX backend node tests of the pinned onnx (tests/conformance/), and the
+# per-op support table docs/conformance.md made from the same run
+conformance: deps venv all
+	$(VPY) tests/conformance/run_node_tests.py
+
+conformance-table: deps venv all
+	$(VPY) tests/conformance/run_node_tests.py --quiet --table docs/conformance.md
 
 clean:
 	rm -rf build generated/*.c generated/*.h generated/*.cu generated/demo_*

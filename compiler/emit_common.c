@@ -69,7 +69,14 @@ static Chunk chunks[512];
 static int nchunks;
 static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h", "pool.h", "norm.h",
                               "reduce.h", "movement.h", "resize.h", "rnn.h", "index.h", "misc.h", "attention.h",
-                              "control.h", NULL};
+                              /* the newer families, one a line */
+                              "loss.h",
+                              "training.h",
+                              "ml.h",
+                              "signal.h",
+                              "image.h",
+                              "control.h",
+                              NULL};
 
 static void parse_chunks(void)
 {
@@ -412,6 +419,33 @@ void emit_template(FILE *f, const char *name, TemplateFill fill, void *ctx)
     }
 }
 
+/* --bind: the run starts by checking that each bound input holds the bytes
+ * it was bound to (the code was specialized for them), and returns
+ * NAME_ERR_BOUND_INPUT otherwise. On CUDA the input is on the device: it is
+ * copied back to the host for the check (a synchronous copy of a few bytes). */
+static void emit_bind_check(FILE *f, const EmitCtx *c)
+{
+    Graph *g = c->g;
+    for (int i = 0; i < g->ninputs; i++) {
+        Tensor *t = g->inputs[i];
+        size_t nb = tensor_bytes(t);
+        if (!t->bound || !nb) continue;
+        const unsigned char *b = t->data;
+        fprintf(f, "    {   /* --bind: input %d ('%s') was fixed at compile time to this value */\n", i, c_comment(t->name));
+        fprintf(f, "        static const unsigned char want[%zu] = {", nb);
+        for (size_t k = 0; k < nb; k++) fprintf(f, "%s%s%u", k ? "," : "", k % 16 ? "" : "\n            ", b[k]);
+        fputs("};\n", f);
+        if (c->cuda) {
+            fprintf(f, "        static unsigned char got[%zu];\n", nb);
+            fprintf(f, "        O2C_CHECK(cudaMemcpy(got, inputs[%d], %zu, cudaMemcpyDeviceToHost));\n", i, nb);
+        } else {
+            fprintf(f, "        const unsigned char *got = (const unsigned char *)inputs[%d];\n", i);
+        }
+        fprintf(f, "        size_t k;\n        for (k = 0; k < %zu; k++)\n            if (got[k] != want[k]) return %s_ERR_BOUND_INPUT;\n    }\n",
+                nb, c->o->name);
+    }
+}
+
 /* Keys every template may use: the model's name and facts about it. */
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c)
 {
@@ -432,6 +466,7 @@ int emit_common_key(FILE *f, const char *key, const EmitCtx *c)
     else if (!strcmp(key, "KERNELS")) emit_kernel_sources(f, c->L);
     else if (!strcmp(key, "PREDICT")) emit_typed_entry(f, g, c->o->name);
     else if (!strncmp(key, "PROFILE_", 8)) emit_profile_key(f, key, c);   /* --profile (emit_c.c) */
+    else if (!strcmp(key, "BIND_CHECK")) emit_bind_check(f, c);
     else return 0;
     return 1;
 }
@@ -469,6 +504,16 @@ static void header_key(FILE *f, const char *key, void *ctx)
         fputs(c->cuda ? "device memory, allocated by the first run" : "a multiple of 64; the arena must be 64-byte aligned", f);
     } else if (!strcmp(key, "IO_MACROS")) {
         io_macros(f, c->g, N);
+    } else if (!strcmp(key, "BIND_API")) {
+        int nb = 0;
+        for (int i = 0; i < c->g->ninputs; i++) nb += c->g->inputs[i]->bound;
+        if (nb) {
+            fprintf(f, "/* Inputs fixed by --bind (the code is specialized for their values):");
+            for (int i = 0; i < c->g->ninputs; i++)
+                if (c->g->inputs[i]->bound) fprintf(f, " %d ('%s')", i, c_comment(c->g->inputs[i]->name));
+            fprintf(f, ". A run whose bound input holds another value computes nothing and returns\n"
+                       " * %s_ERR_BOUND_INPUT. */\n#define %s_ERR_BOUND_INPUT 2\n\n", N, N);
+        }
     } else if (!strcmp(key, "TARGET_API")) {
         emit_template(f, c->cuda ? "api_cuda.h.in" : "api_c.h.in", header_key, ctx);
     } else if (!strcmp(key, "PREDICT_DECL")) {

@@ -34,6 +34,29 @@ static void bind_inputs(Graph *g, const Options *o)
         }
         if (!used) fail_plain("--dim %s: no model input has a dimension named '%s'", o->dimv[d].name, o->dimv[d].name);
     }
+    for (int b = 0; b < o->nbinds; b++) {
+        Tensor *t = graph_find(g, o->binds[b].name);
+        if (!t || !t->is_input)
+            fail_plain("--bind %s=%s: the model has no input named '%s'", o->binds[b].name, o->binds[b].file, o->binds[b].name);
+        if (t->bound) fail_plain("--bind %s: the input is bound twice", t->name);
+        Tensor v = {0};
+        v.name = t->name;
+        load_tensor_file(o->binds[b].file, &v);
+        if (t->dtype != DT_UNDEFINED && v.dtype != t->dtype)
+            fail_plain("--bind %s=%s: the file holds %s values, the input is %s", t->name, o->binds[b].file,
+                       dtype_name(v.dtype), dtype_name(t->dtype));
+        if (t->rank >= 0 && v.rank != t->rank)
+            fail_plain("--bind %s=%s: the file holds a tensor of shape %s, the input has rank %d", t->name,
+                       o->binds[b].file, tensor_shape_str(&v), t->rank);
+        for (int k = 0; t->rank >= 0 && k < t->rank; k++)
+            if (t->dims[k] >= 0 && t->dims[k] != v.dims[k])
+                fail_plain("--bind %s=%s: the file holds a tensor of shape %s, the input is %s", t->name,
+                           o->binds[b].file, tensor_shape_str(&v), tensor_shape_str(t));
+        t->dtype = v.dtype;
+        tensor_set_shape(t, v.rank, v.dims);
+        t->data = v.data;
+        t->bound = 1;
+    }
     for (int i = 0; i < g->ninputs; i++) {
         Tensor *t = g->inputs[i];
         if (t->rank < 0)
@@ -177,9 +200,10 @@ static int computes_on_half(const Node *n)
 }
 
 /* A float32 copy of a 16-bit tensor's type and shape (and data, if constant). */
-static Tensor *float_shadow(const Tensor *t)
+static Tensor *float_shadow(Tensor *t)
 {
     Tensor *s = xalloc(sizeof *s);
+    s->shadow_of = t;
     s->name = xfmt("%s (as float32)", t->name);
     s->dtype = DT_FLOAT;
     s->input_index = s->output_index = -1;

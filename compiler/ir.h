@@ -123,6 +123,8 @@ typedef struct Tensor {
     struct Node **readers;   /* nodes reading it (each once, graph order): graph_readers() */
     int nreaders;
     int layout;              /* LAYOUT_*: its bytes in the arena (layout.c, C target only) */
+    int bound;               /* a graph input bound by --bind: data holds the value it must have */
+    struct Tensor *shadow_of; /* a float32 stand-in (infer.c): the 16-bit tensor it stands for */
     int optional;            /* a graph input of optional tensor type: NULL means empty (ops/control.c) */
 } Tensor;
 
@@ -391,7 +393,8 @@ int node_is_view(const Node *n);                         /* lower_view or SliceV
 Tensor *in_t(Node *n, int i);                /* input i or NULL if absent */
 Tensor *need_in(Node *n, int i);             /* input i, error if absent */
 void need_dtype(Node *n, Tensor *t, const int *allowed); /* allowed: DT_ list ending 0 */
-void need_const(Node *n, Tensor *t, const char *what);   /* error if not constant */
+void need_const(Node *n, Tensor *t, const char *what);   /* error if not constant: names --bind inputs */
+void need_const_value(Node *n, Tensor *t, const char *what);   /* the same for a value that decides no shape */
 int64_t norm_axis(Node *n, int64_t axis, int rank);       /* negative -> positive, checked */
 void out_like(Node *n, int o, const Tensor *src);          /* copy type and shape */
 void set_out(Node *n, int o, int dtype, int rank, const int64_t *dims);
@@ -498,6 +501,8 @@ typedef struct Options {
     int nshapes;
     struct { char *name; int64_t value; } dimv[64];
     int ndims;
+    struct { char *name; const char *file; } binds[64];   /* --bind INPUT=FILE.pb */
+    int nbinds;
     int target;                /* --target: TARGET_* */
     int target_given;
     int tune;                  /* --tune: time the candidates, write --tune-file */
@@ -507,6 +512,7 @@ typedef struct Options {
 
 Graph *load_model(const char *path);                 /* load.c */
 Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path);
+void load_tensor_file(const char *path, Tensor *t);  /* a TensorProto file: t's type, shape and data */
 void infer_graph(Graph *g, const Options *o);        /* infer.c */
 void infer_node(Node *n);                            /* one node's shape rule (checks arity and types) */
 void topo_sort(Graph *g);                            /* infer.c: re-runnable, stable */

@@ -405,6 +405,17 @@ Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path)
     return G;
 }
 
+/* --bind: the value of a graph input, from a serialized TensorProto. */
+void load_tensor_file(const char *path, Tensor *t)
+{
+    size_t len;
+    uint8_t *buf = read_file(path, &len, "--bind file");
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);
+    if (!tp) fail_plain("%s: not a serialized ONNX TensorProto", path);
+    tensor_from_proto(tp, t);
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+}
+
 Graph *load_model(const char *path)
 {
     size_t len;

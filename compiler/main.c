@@ -1,7 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 /* onnx2c: compiles an ONNX model into one standalone C or CUDA file.
  *
- *   onnx2c MODEL.onnx -o OUT.c  [--name NAME] [--shape INPUT:D0xD1x...] [--dim SYMBOL=N] [-v]
+ *   onnx2c MODEL.onnx -o OUT.c  [--name NAME] [--shape INPUT:D0xD1x...] [--dim SYMBOL=N]
+ *                               [--bind INPUT=FILE.pb] [-v]
  *   onnx2c MODEL.onnx -o OUT.cu ...
  *   onnx2c MODEL.onnx [-o OUT.c] [--report[=FILE]] [--emit-onnx FILE] [--dot FILE]
  *
@@ -31,6 +32,9 @@ static void usage(FILE *f)
           "  --name NAME     prefix of every exported symbol (default: OUT's file name)\n"
           "  --shape IN:D0xD1x...  fix the shape of input IN\n"
           "  --dim SYMBOL=N  bind a symbolic dimension\n"
+          "  --bind IN=FILE.pb  fix the value of input IN (a serialized TensorProto): for inputs\n"
+          "                  that decide a shape; the code returns NAME_ERR_BOUND_INPUT when a\n"
+          "                  run's input holds another value\n"
           "  -O0, -O1, -O2   optimization level: none, cleanups (folding, dead nodes, no-ops),\n"
           "                  everything (fusion; the default)\n"
           "  --disable-pass NAME  skip one optimization pass (see --list-passes)\n"
@@ -45,7 +49,7 @@ static void usage(FILE *f)
           "  --tune-runner CMD  run `CMD PROGRAM.c` to build and run the timing program (a board,\n"
           "                  an emulator); default: $CC (else cc) -O3 -march=native, run here\n"
           "  -v              print what each stage and pass does\n"
-          "  --list-ops      print the supported ONNX ops\n"
+          "  --list-ops      print the supported ONNX ops (other domains as DOMAIN::Name)\n"
           "  --list-passes   print the optimization passes in the order they run\n"
           "  --version, --help\n", f);
 }
@@ -68,8 +72,12 @@ static void parse_args(int argc, char **argv, Options *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         if (!strcmp(a, "--version")) { printf("onnx2c %s\n", ONNX2C_VERSION); exit(0); }
         if (!strcmp(a, "--list-ops")) {
+            /* the default domain's ops, then the other ONNX domains' as DOMAIN::Name
+             * (the onnx2c domain's fused ops are made by passes, not read from models) */
             for (int k = 0; k < op_count(); k++)
                 if (!*op_at(k)->domain) printf("%s\n", op_name(k));
+            for (int k = 0; k < op_count(); k++)
+                if (*op_at(k)->domain && strcmp(op_at(k)->domain, "onnx2c")) printf("%s::%s\n", op_at(k)->domain, op_name(k));
             exit(0);
         }
         if (!strcmp(a, "--list-passes")) {
@@ -124,6 +132,18 @@ static void parse_args(int argc, char **argv, Options *o)
             if (o->ndisabled == 64) fail_plain("too many --disable-pass flags");
             o->disabled[o->ndisabled++] = val;
             i++;
+            continue;
+        }
+        if (!strcmp(a, "--bind")) {
+            if (!val) fail_plain("%s needs a value (see --help)", a);
+            i++;
+            const char *eq = strchr(val, '=');
+            if (!eq || eq == val || !eq[1]) fail_plain("--bind %s: expected INPUT=FILE.pb", val);
+            if (o->nbinds == 64) fail_plain("too many --bind flags");
+            char *name = xstrdup(val);
+            name[eq - val] = 0;
+            o->binds[o->nbinds].name = name;
+            o->binds[o->nbinds++].file = eq + 1;
             continue;
         }
         if (!strcmp(a, "-o") || !strcmp(a, "--name") || !strcmp(a, "--shape") || !strcmp(a, "--dim")) {

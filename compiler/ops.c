@@ -37,6 +37,16 @@
 #include "../runtime/c/misc.h"
 #include "../runtime/c/params/attention.h"
 #include "../runtime/c/attention.h"
+#include "../runtime/c/params/loss.h"
+#include "../runtime/c/loss.h"
+#include "../runtime/c/params/training.h"
+#include "../runtime/c/training.h"
+#include "../runtime/c/params/ml.h"
+#include "../runtime/c/ml.h"
+#include "../runtime/c/params/signal.h"
+#include "../runtime/c/signal.h"
+#include "../runtime/c/params/image.h"
+#include "../runtime/c/image.h"
 #include "../runtime/c/params/control.h"
 #include "../runtime/c/control.h"
 
@@ -132,6 +142,11 @@ uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f)
 #define R_INDEX(name) R_FILE(name, "index.h")
 #define R_MISC(name) R_FILE(name, "misc.h")
 #define R_ATTENTION(name) R_FILE(name, "attention.h")
+#define R_LOSS(name) R_FILE(name, "loss.h")
+#define R_TRAINING(name) R_FILE(name, "training.h")
+#define R_ML(name) R_FILE(name, "ml.h")
+#define R_SIGNAL(name) R_FILE(name, "signal.h")
+#define R_IMAGE(name) R_FILE(name, "image.h")
 #define R_CONTROL(name) R_FILE(name, "control.h")
 
 static const Kernel KERNELS[] = {
@@ -173,6 +188,11 @@ static const Kernel KERNELS[] = {
     O2C_KERNELS_INDEX(R_INDEX)
     O2C_KERNELS_MISC(R_MISC)
     O2C_KERNELS_ATTENTION(R_ATTENTION)
+    O2C_KERNELS_LOSS(R_LOSS)
+    O2C_KERNELS_TRAINING(R_TRAINING)
+    O2C_KERNELS_ML(R_ML)
+    O2C_KERNELS_SIGNAL(R_SIGNAL)
+    O2C_KERNELS_IMAGE(R_IMAGE)
     O2C_KERNELS_CONTROL(R_CONTROL)
 };
 

@@ -48,6 +48,9 @@ static const struct { const char *op; Rule rule; int factor; } FLOP_RULES[] = {
     {"Cast", R_ZERO, 0}, {"CastLike", R_ZERO, 0}, {"EyeLike", R_ZERO, 0}, {"OneHot", R_ZERO, 0},
     {"Trilu", R_ZERO, 0}, {"ScatterElements", R_ZERO, 0}, {"Scatter", R_ZERO, 0},
     {"ScatterND", R_ZERO, 0}, {"TensorScatter", R_ZERO, 0},
+    {"SoftmaxCrossEntropyLoss", R_IN, 5},   /* its log-softmax; NegativeLogLikelihoodLoss: the default */
+    /* image family (ops/image.c) */
+    {"CenterCropPad", R_ZERO, 0}, {"MaxUnpool", R_ZERO, 0}, {"Col2Im", R_IN, 1}, {"GridSample", R_OUT, 8},
 };
 
 static int64_t numel_or0(const Tensor *t) { return t && t->rank >= 0 ? tensor_numel(t) : 0; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of the CLI and of the generated-code contract beyond numerics:
 byte-identical output, --name prefixes (two models in one program), the
-typed entry, the caller-owned arena (exactly ARENA_SIZE bytes, under ASan),
+typed entry, the caller-owned arena (exactly ARENA_SIZE bytes, under ASan), --bind,
 --help/--version/--list-ops, -v, --target. Prints 'N passed, N failed'."""
 import argparse, os, subprocess, sys, tempfile, traceback
 
@@ -161,6 +161,18 @@ def t_info_flags(c):
     mlp(m, 1)
     r = c.onnx2c(m, "-o", os.path.join(c.tmp, "v.c"), "-v")
     assert r.returncode == 0 and "arena" in r.stderr and "MatMul" in r.stderr, r.stderr
+
+
+def t_readme_ops(c):
+    """the README's op list is --list-ops (the op table), no more, no less"""
+    r = c.onnx2c("--list-ops")
+    table = r.stdout.split()
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    sec = readme.split("## Supported ops", 1)[1].split("\n## ", 1)[0]
+    listed = [w.strip("`") for w in sec.split() if w.startswith("`") and w.endswith("`") and len(w) > 2]
+    assert sorted(set(listed) & set(table)) == sorted(table), "missing from README: %s" % sorted(set(table) - set(listed))
+    count = "%d ops" % len(table)
+    assert count in sec, "the README should say '%s'" % count
 
 
 def t_name_default_and_ident(c):
@@ -367,7 +379,8 @@ int main(void)
 
 
 TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_info_flags,
-         t_name_default_and_ident, t_hostile_names, t_io_names_like_the_entrys_own, t_optimization_flags, t_views_of_constants]
+         t_name_default_and_ident, t_hostile_names, t_io_names_like_the_entrys_own, t_optimization_flags, t_views_of_constants,
+         t_readme_ops]
 
 
 def t_targets(c):
@@ -420,6 +433,66 @@ def t_targets(c):
 
 
 TESTS.append(t_targets)
+
+
+def t_bind(c):
+    """--bind: a refusal names the shape-deciding inputs as `--bind NAME=` (and
+    only those), leaves no file; bound, the code computes and returns
+    NAME_ERR_BOUND_INPUT for another value; bad --bind files are refused."""
+    m = os.path.join(c.tmp, "rs.onnx")
+    g = h.make_graph([h.make_node("Relu", ["x"], ["r"]), h.make_node("Reshape", ["r", "shape"], ["y"])], "rs",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [2, 3, 4]), h.make_tensor_value_info("shape", TP.INT64, [2])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    mm = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    mm.ir_version = 8
+    onnx.save(mm, m)
+    out = os.path.join(c.tmp, "rs.c")
+    r = c.onnx2c(m, "-o", out)
+    assert r.returncode == 1 and "--bind shape=" in r.stderr and "--bind x=" not in r.stderr, r.stderr
+    assert not os.path.exists(out) and not os.path.exists(os.path.join(c.tmp, "rs.h"))
+    pb = os.path.join(c.tmp, "shape.pb")
+    open(pb, "wb").write(nh.from_array(np.array([4, 6], dtype=np.int64), "shape").SerializeToString())
+    bad = os.path.join(c.tmp, "bad.pb")
+    open(bad, "wb").write(nh.from_array(np.array([4, 6], dtype=np.int32), "shape").SerializeToString())
+    junk = os.path.join(c.tmp, "junk.pb")
+    open(junk, "wb").write(b"\xff\xff\xff\xff not a tensor")
+    for args, want in (([pb.replace("shape.pb", "nope.pb")], "cannot open"), ([bad], "int32"), ([junk], "TensorProto")):
+        r = c.onnx2c(m, "-o", out, "--bind", "shape=" + args[0])
+        assert r.returncode == 1 and want in r.stderr and not os.path.exists(out), (want, r.stderr)
+    r = c.onnx2c(m, "-o", out, "--bind", "nosuch=" + pb)
+    assert r.returncode == 1 and "no input named 'nosuch'" in r.stderr, r.stderr
+    r = c.onnx2c(m, "-o", out, "--bind", "shape=" + pb)
+    assert r.returncode == 0, r.stderr
+    hdr = open(os.path.join(c.tmp, "rs.h")).read()
+    assert "#define rs_ERR_BOUND_INPUT 2" in hdr and "#define rs_OUTPUT0_DIMS {4, 6}" in hdr, hdr
+    main = os.path.join(c.tmp, "main.c")
+    open(main, "w").write(r"""
+#include <stdio.h>
+#include "rs.h"
+int main(void)
+{
+    float x[24], y[24];
+    long long shape[2] = {4, 6};
+    const void *in[2];
+    void *out[1];
+    int i, rc;
+    for (i = 0; i < 24; i++) x[i] = (float)(i - 12);
+    in[0] = x; in[1] = shape; out[0] = y;
+    if (rs_run(in, out) != 0) return 1;
+    for (i = 0; i < 24; i++) if (y[i] != (i < 12 ? 0.0f : (float)(i - 12))) return 2;
+    shape[0] = 6; shape[1] = 4;
+    rc = rs_run(in, out);
+    printf("%d\n", rc);
+    return rc == rs_ERR_BOUND_INPUT ? 0 : 3;
+}
+""")
+    exe = os.path.join(c.tmp, "bind")
+    r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main, out, "-lm"])
+    assert r.returncode == 0, r.stderr
+    r = run([exe])
+    assert r.returncode == 0, "exit %d: %s" % (r.returncode, r.stdout + r.stderr[-500:])
+
+TESTS.append(t_bind)
 
 
 def main():

@@ -29,12 +29,62 @@ void need_dtype(Node *n, Tensor *t, const int *allowed)
     fail("input '%s' has data type %s, which this op does not support in onnx2c", t->name, dtype_name(t->dtype));
 }
 
-void need_const(Node *n, Tensor *t, const char *what)
+/* A value (not a shape) the lowering needs at compile time (Dropout's training_mode). */
+void need_const_value(Node *n, Tensor *t, const char *what)
 {
     (void)n;
     if (!t->data)
+        fail("%s ('%s') must be a constant (an initializer or computable at compile time)", what, t->name);
+}
+
+/* The graph inputs a tensor's value is computed from: walks producers back
+ * to constants and graph inputs. Adds each (once) to in[]; returns the count. */
+enum { BIND_MAX_INPUTS = 16, BIND_MAX_VISIT = 512 };
+static int bind_sources(Tensor *t, Tensor **in, int nin, Tensor **seen, int *nseen)
+{
+    if (!t || t->data) return nin;
+    for (int i = 0; i < *nseen; i++)
+        if (seen[i] == t) return nin;
+    if (*nseen == BIND_MAX_VISIT) return nin;
+    seen[(*nseen)++] = t;
+    if (t->is_input) {
+        if (nin < BIND_MAX_INPUTS) in[nin++] = t;
+        return nin;
+    }
+    if (t->shadow_of) return bind_sources(t->shadow_of, in, nin, seen, nseen);
+    if (t->producer)
+        for (int j = 0; j < t->producer->nin; j++)
+            nin = bind_sources(t->producer->in[j], in, nin, seen, nseen);
+    return nin;
+}
+
+/* A shape-deciding input (a shape, sizes, axes, counts) must be known at
+ * compile time. When it comes from graph inputs, the message names each as
+ * `--bind NAME=` (a contract: tools read exactly that): the failing input's
+ * sources and those of the node's other non-constant inputs that follow the
+ * data (index 1 on, or all when the failing one is input 0), so that one
+ * retry binds them all. */
+void need_const(Node *n, Tensor *t, const char *what)
+{
+    if (t->data) return;
+    Tensor *in[BIND_MAX_INPUTS], *seen[BIND_MAX_VISIT];
+    int nin = 0, nseen = 0, at = 0;
+    for (int j = 0; j < n->nin; j++)
+        if (n->in[j] == t) { at = j; break; }
+    nin = bind_sources(t, in, nin, seen, &nseen);
+    for (int j = at ? 1 : 0; nin && j < n->nin; j++)
+        nin = bind_sources(n->in[j], in, nin, seen, &nseen);
+    if (!nin)
         fail("%s ('%s') must be a constant (an initializer or computable at compile time); "
              "onnx2c generates code for fixed shapes", what, t->name);
+    char names[1024];
+    size_t len = 0;
+    for (int i = 0; i < nin && len < sizeof names - 1; i++)
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s--bind %s=FILE.pb", i ? " " : "", in[i]->name);
+    fail("%s ('%s') decides a shape and is computed from graph input '%s'%s; onnx2c generates code for fixed "
+         "shapes: bind the shape-deciding input%s at compile time with %s (each FILE a serialized TensorProto of the "
+         "value; the generated code returns NAME_ERR_BOUND_INPUT when a run's input holds another value)",
+         what, t->name, in[0]->name, nin > 1 ? " and others" : "", nin > 1 ? "s" : "", names);
 }
 
 int64_t norm_axis(Node *n, int64_t axis, int rank)

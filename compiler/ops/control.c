@@ -51,6 +51,33 @@ int node_formal_inputs(const Node *n)
     return f;
 }
 
+/* After the body's order is made: a capture that is not constant becomes
+ * a view of the node's input (plan.c aliases its bytes; what a shape
+ * depends on is traced through it to the graph's inputs), and the body's
+ * inputs, written by the loop, are no graph inputs. */
+static void capture_views(Node *owner, Graph *b)
+{
+    static const OpDef *identity;
+    if (!identity) identity = op_find("", "Identity");
+    for (int k = 0; k < b->ncaptures; k++) {
+        Tensor *c = b->captures[k], *x = owner->in[b->capture_in[k]];
+        c->is_input = 0;
+        if (c->data) continue;
+        Node *v = xalloc(sizeof *v);
+        v->name = xfmt("%s (read by %s)", x->name, owner->name);
+        v->op_type = "Identity";
+        v->domain = "";
+        v->op = identity;
+        v->nin = v->nout = 1;
+        v->in = xalloc(sizeof(Tensor *));
+        v->out = xalloc(sizeof(Tensor *));
+        v->in[0] = x;
+        v->out[0] = c;
+        c->producer = v;
+    }
+    for (int i = 0; i < b->ninputs; i++) b->inputs[i]->is_input = 0;
+}
+
 /* ---- shape inference of a body ------------------------------------------- */
 
 static void check_body_ops(Node *owner, Graph *b)
@@ -108,6 +135,7 @@ static void infer_body(Node *owner, Graph *b)
     }
     topo_sort(b);
     graph_recount_uses(b);   /* readers (ops skip optional outputs nobody reads); outputs count as uses */
+    capture_views(owner, b);
     for (int i = 0; i < b->nnodes; i++) {
         Node *n = b->nodes[i];
         diag_node = n;
@@ -127,7 +155,9 @@ static void infer_body(Node *owner, Graph *b)
         if (b->nodes[i]->folded) graph_remove_node(b, b->nodes[i]);
     for (int i = 0; i < b->noutputs; i++) {
         Tensor *t = b->outputs[i];
-        if (!t->data && !t->producer && !t->is_input)
+        int body_input = 0;
+        for (int k = 0; k < b->ninputs; k++) body_input |= b->inputs[k] == t;
+        if (!t->data && !t->producer && !body_input)
             fail("subgraph '%s': output '%s' is produced by no node", b->name, t->name);
         if (!dtype_supported(t->dtype) || t->rank < 0)
             fail("subgraph '%s': output '%s' has no known type or shape", b->name, t->name);
@@ -169,29 +199,9 @@ static int flag_value(Node *n, Tensor *c, const char *what)
 
 /* ---- lowering of a body ---------------------------------------------------- */
 
-/* Captures read the node's inputs' bytes (a view: plan.c aliases them);
- * body inputs are arena tensors written by the loop. */
 static void lower_body(Node *owner, Graph *b, Lowering *L)
 {
-    static const OpDef *identity;
-    if (!identity) identity = op_find("", "Identity");
-    for (int k = 0; k < b->ncaptures; k++) {
-        Tensor *c = b->captures[k], *x = owner->in[b->capture_in[k]];
-        c->is_input = 0;
-        if (c->data) continue;
-        Node *v = xalloc(sizeof *v);
-        v->name = xfmt("%s (read by %s)", x->name, owner->name);
-        v->op_type = "Identity";
-        v->domain = "";
-        v->op = identity;
-        v->nin = v->nout = 1;
-        v->in = xalloc(sizeof(Tensor *));
-        v->out = xalloc(sizeof(Tensor *));
-        v->in[0] = x;
-        v->out[0] = c;
-        c->producer = v;
-    }
-    for (int i = 0; i < b->ninputs; i++) b->inputs[i]->is_input = 0;
+    capture_views(owner, b);
     for (int i = 0; i < b->nnodes; i++) lower_node(b->nodes[i], L);
     L->node = owner;
     diag_node = owner;

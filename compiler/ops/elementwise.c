@@ -68,6 +68,8 @@ void lower_gelu(Node *n, Lowering *L)
     unary_call(L, !strcmp(ap, "tanh") ? "GeluTanh" : "GeluErf", n->in[0], n->out[0]);
 }
 
+static void binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y);
+
 /* Clip: bounds from attributes (opset < 11) or optional inputs. */
 void lower_clip(Node *n, Lowering *L)
 {
@@ -79,8 +81,16 @@ void lower_clip(Node *n, Lowering *L)
     if (attr_has(n, "min")) lo = attr_f(n, "min");
     if (attr_has(n, "max")) hi = attr_f(n, "max");
     Tensor *tmin = in_t(n, 1), *tmax = in_t(n, 2);
-    if (tmin) { need_const(n, tmin, "Clip's min"); lo = elem_f64(tmin->dtype, tmin->data, 0); }
-    if (tmax) { need_const(n, tmax, "Clip's max"); hi = elem_f64(tmax->dtype, tmax->data, 0); }
+    if ((tmin && !tmin->data) || (tmax && !tmax->data)) {
+        /* bounds known only at run time: y = min(hi, max(lo, x)), the bound
+         * first so that a NaN x stays NaN (BMax(a, b) is a >= b ? a : b) */
+        Tensor *src = x;
+        if (tmin) { binary_call(L, "BMax", tmin, src, n->out[0]); src = n->out[0]; }
+        if (tmax) { binary_call(L, "BMin", tmax, src, n->out[0]); src = n->out[0]; }
+        return;
+    }
+    if (tmin) lo = elem_f64(tmin->dtype, tmin->data, 0);
+    if (tmax) hi = elem_f64(tmax->dtype, tmax->data, 0);
     if (!dtype_is_float(x->dtype)) {
         /* integer bounds must fit the type */
         double tlo = dtype_size(x->dtype) == 8 ? -9.2e18 : -(double)(1ULL << (8 * dtype_size(x->dtype) - 1));

@@ -32,9 +32,7 @@ static int reduce_axes(Node *n, char *red)
         int64_t ne = tensor_numel(ta);
         if (ta->rank != 1 && ne != 0) fail("axes ('%s') must be a 1-D tensor, it is %s", ta->name, tensor_shape_str(ta));
         if (ne > 0) {
-            if (!ta->data)
-                fail("axes ('%s') must be a constant (an initializer or computable at compile time); "
-                     "onnx2c generates code for fixed shapes", ta->name);
+            need_const(n, ta, "axes");
             if (ne > MAX_RANK * 2) fail("axes ('%s') has %lld values; the input has rank %d", ta->name, (long long)ne, x->rank);
             na = const_ints(n, ta, axes, MAX_RANK * 2);
         }

@@ -108,10 +108,21 @@ void infer_dropout(Node *n)
 {
     out_like(n, 0, n->in[0]);
     if (n->nout > 1 && n->out[1]) set_out(n, 1, DT_BOOL, n->in[0]->rank, n->in[0]->dims);
-    Tensor *tm = in_t(n, 2);
-    if (tm && tm->data && elem_i64(tm->dtype, tm->data, 0))
-        fail("training_mode is true; onnx2c compiles inference graphs only");
-    if (tm && !tm->data) fail("training_mode must be a constant");
+    Tensor *tm = in_t(n, 2), *tr = in_t(n, 1);
+    /* training_mode decides what the op computes (a random mask or none): a
+     * graph input gets bound like a shape input */
+    if (tm) need_const(n, tm, "training_mode");
+    if (tm && elem_i64(tm->dtype, tm->data, 0)) {
+        /* training: a random mask, unless nothing is dropped (ratio 0) */
+        double ratio = 0.5;
+        if (tr) {
+            need_const_value(n, tr, "ratio (in training mode)");
+            ratio = elem_f64(tr->dtype, tr->data, 0);
+        }
+        if (ratio != 0)
+            fail("training_mode is true with ratio %g: the mask is random; onnx2c compiles inference graphs (and "
+                 "training dropout of ratio 0)", ratio);
+    }
 }
 
 void lower_dropout(Node *n, Lowering *L)
@@ -225,9 +236,12 @@ void infer_range(Node *n)
 /* Range is evaluated at compile time (all inputs are constant). */
 void lower_range(Node *n, Lowering *L)
 {
-    (void)L;
     Tensor *s = n->in[0], *d = n->in[2], *y = n->out[0];
     double a = elem_f64(s->dtype, s->data, 0), st = elem_f64(d->dtype, d->data, 0);
-    if (!y->data) fail("internal: Range with non-constant inputs");
-    for (int64_t i = 0; i < tensor_numel(y); i++) elem_set(y->dtype, y->data, i, a + (double)i * st);
+    if (!s->data || !d->data) fail("internal: Range with non-constant inputs");
+    /* folding fills y itself; a node left to code generation (a 16-bit Range,
+     * computed on float32 stand-ins) copies its values from a constant */
+    Tensor *v = y->data ? y : lower_const(L, "range", y->dtype, y->rank, y->dims);
+    for (int64_t i = 0; i < tensor_numel(y); i++) elem_set(v->dtype, v->data, i, a + (double)i * st);
+    if (v != y) lower_copy(L, v, y);
 }

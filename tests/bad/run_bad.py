@@ -334,7 +334,7 @@ def _(d):
 def _(d):
     # a few bytes of model declaring a 2^30 x 2^30 float tensor: refused for
     # its missing data, not by trying to allocate 4 EiB
-    w = helper.make_tensor("w", TensorProto.FLOAT, [1 << 30, 1 << 30], [])
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 30, 1 << 30])   # (make_tensor checks sizes)
     w.raw_data = b""
     m = model([helper.make_node("Add", ["x", "w"], ["y"], name="add_w")], [vi("x")], [vi("y", shape=None)], [w])
     return [save(m, d), "-o", out(d)], ["model.onnx", "'w'"]
@@ -342,7 +342,7 @@ def _(d):
 
 @case("typed data of the wrong length")
 def _(d):
-    w = helper.make_tensor("w", TensorProto.FLOAT, [2, 3], [1.0, 2.0, 3.0])
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[2, 3], float_data=[1.0, 2.0, 3.0])
     return [save(add_w_model(w), d), "-o", out(d)], ["model.onnx", "'w'"]
 
 
@@ -427,6 +427,33 @@ def _(d):
 
 
 # ---- running -----------------------------------------------------------
+
+
+def tree_model(truenodeids, trueleafs, roots=(0,)):
+    """a TreeEnsemble (ai.onnx.ml 5) over 2 nodes and 2 leaves; the caller's ids may be broken"""
+    node = helper.make_node(
+        "TreeEnsemble", ["x"], ["y"], name="trees", domain="ai.onnx.ml", n_targets=1, tree_roots=list(roots),
+        nodes_featureids=[0, 1], nodes_truenodeids=list(truenodeids), nodes_trueleafs=list(trueleafs),
+        nodes_falsenodeids=[0, 1], nodes_falseleafs=[1, 1], leaf_targetids=[0, 0],
+        nodes_modes=helper.make_tensor("m", TensorProto.UINT8, [2], [0, 0]),
+        nodes_splits=helper.make_tensor("s", TensorProto.FLOAT, [2], [0.5, 1.5]),
+        leaf_weights=helper.make_tensor("w", TensorProto.FLOAT, [2], [1.0, 2.0]))
+    graph = helper.make_graph([node], "g", [vi("x", shape=(4, 2))], [vi("y", shape=(4, 1))])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("ai.onnx.ml", 5)])
+    m.ir_version = 8
+    return m
+
+
+@case("tree ensemble with a cycle")
+def _(d):
+    # node 0's true branch is node 1, whose true branch is node 0 again
+    return [save(tree_model([1, 0], [0, 0]), d), "-o", out(d)], ["cycle"]
+
+
+@case("tree ensemble with a node id out of range")
+def _(d):
+    return [save(tree_model([7, 1], [0, 1]), d), "-o", out(d)], ["node id 7", "out of range"]
+
 
 def sanitizer_env():
     env = dict(os.environ)

@@ -15,6 +15,10 @@ dirs (../shared/onnx-node-tests, say). Each test gets one outcome:
   run-crash       the program crashed, hung or returned an error code
   wrong           an output differs from the expected one
 
+With --cuda-emu each model is also compiled to .cu, built with the CPU
+emulation of the CUDA runtime (runtime/cuda/o2c_cuda_emulate.h) and checked
+the same way (reasons then start with "cuda").
+
 Where the compiler's refusal names inputs as `--bind NAME=` (inputs that decide
 a shape), the test is compiled again with exactly those inputs bound to their
 values in test_data_set_0 (the other data sets must then hold the same
@@ -191,6 +195,25 @@ def run_one(test, args):
         if r.returncode != 0:
             return name, "cc-failed", "clang: " + (r.stderr.strip().splitlines() or [""])[0][:200]
         rtol, atol = tolerances(test, args)
+        progs = [("", exe)]
+        if args.cuda_emu:
+            # the .cu of the same model, built with the CPU emulation of the CUDA
+            # runtime (every block and thread of the grid a GPU would run)
+            cu = os.path.join(work, "m.cu")
+            r, why = compile_model([cmd[0], cmd[1], "-o", cu] + cmd[4:])
+            if r is None or r.returncode != 0:
+                return name, "compiler-crash" if r is None or r.returncode != 1 else "refused", \
+                    "cuda: " + (why or r.stderr.strip()[-200:])
+            cexe = os.path.join(work, "prog_cu")
+            for step in (["g++", "-x", "c++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1",
+                          "-DO2C_CUDA_EMULATE", "-I" + os.path.join(ROOT, "runtime", "cuda"), "-I" + work, "-c", cu,
+                          "-o", cu + ".o"],
+                         ["gcc", "-std=c99", "-O1", "-c", os.path.join(work, "main.c"), "-o", os.path.join(work, "main.o")],
+                         ["g++", "-o", cexe, os.path.join(work, "main.o"), cu + ".o", "-lm"]):
+                r = subprocess.run(step, capture_output=True, text=True)
+                if r.returncode != 0:
+                    return name, "cc-failed", "cuda (emulated): " + (r.stderr.strip().splitlines() or [""])[0][:200]
+            progs.append(("cuda (emulated): ", cexe))
         for si, (ins, refs) in enumerate(data):
             if [len(raw(a)) for a in ins] != [len(raw(a)) for a in ins0] or \
                [len(raw(a)) for a in refs] != [len(raw(a)) for a in refs0]:
@@ -201,61 +224,80 @@ def run_one(test, args):
                 open(fn, "wb").write(raw(a))
                 files.append(fn)
             outs = [os.path.join(work, "out%d" % k) for k in range(len(refs))]
-            try:
-                r = subprocess.run([exe] + files + outs, capture_output=True, timeout=60)
-            except subprocess.TimeoutExpired:
-                return name, "run-crash", "run hang"
-            if r.returncode != 0:
-                return name, "run-crash", "data set %d: exit %d %s" % (si, r.returncode, r.stderr.decode(errors="replace").strip()[:120])
-            for k, ref in enumerate(refs):
-                why = close(open(outs[k], "rb").read(), ref, rtol, atol)
-                if why:
-                    return name, "wrong", "data set %d output %d: %s" % (si, k, why)
+            for what, prog in progs:
+                try:
+                    r = subprocess.run([prog] + files + outs, capture_output=True, timeout=60)
+                except subprocess.TimeoutExpired:
+                    return name, "run-crash", what + "run hang"
+                if r.returncode != 0:
+                    return name, "run-crash", "%sdata set %d: exit %d %s" % (what, si, r.returncode,
+                                                                           r.stderr.decode(errors="replace").strip()[:120])
+                for k, ref in enumerate(refs):
+                    why = close(open(outs[k], "rb").read(), ref, rtol, atol)
+                    if why:
+                        return name, "wrong", "%sdata set %d output %d: %s" % (what, si, k, why)
         return name, "pass", ("bound: " + ",".join(bound)) if bound else ""
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def op_of(test):
-    """the ops a test exercises: its model's node types (a function's body not opened)"""
+def model_facts(test):
+    """(ops, element types of the graph's tensors) of a test's model"""
     try:
         m = onnx.load(os.path.join(test, "model.onnx"), load_external_data=False)
-        return sorted({(n.domain + "." if n.domain not in ("", "ai.onnx") else "") + n.op_type for n in m.graph.node})
     except Exception:
-        return ["?"]
+        return ["?"], set()
+    ops = sorted({(n.domain + "." if n.domain not in ("", "ai.onnx") else "") + n.op_type for n in m.graph.node})
+    types = set()
+    for vi in list(m.graph.input) + list(m.graph.output):
+        et = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
+        if et:
+            types.add(onnx.helper.tensor_dtype_to_np_dtype(et).name if et != onnx.TensorProto.STRING else "string")
+    return ops, types
+
+
+def short_reason(status, why):
+    why = re.sub(r"^onnx2c: [^:]*model\.onnx: ", "", why)
+    why = re.sub(r"node '[^']*' ", "", why)
+    return (status + ": " + why).replace("|", "/")[:160]
 
 
 def write_table(path, tests, results):
     import collections
     rows = collections.OrderedDict()
-    for t, (n, s, why) in zip(tests, results):
-        ops = op_of(t)
-        key = ops[0] if len(ops) == 1 else max(ops, key=lambda o: sum(1 for w in n.split("_") if w and w in o.lower()))
-        rows.setdefault(key, []).append((n, s, why))
+    facts = [model_facts(t) for t in tests]
+    every = sorted({o for ops, _ in facts for o in ops}, key=len, reverse=True)
+    for (ops, types), r in zip(facts, results):
+        n = r[0][5:].lower().replace("_", "")
+        # a test belongs to the op its name starts with (test_OPNAME_...), else its model's first op
+        key = next((o for o in every if n.startswith(o.split(".")[-1].lower())), ops[0])
+        rows.setdefault(key, []).append((r, types))
     total = len(results)
-    npass = sum(1 for r in results if r[1] == "pass")
+    count = collections.Counter(r[1] for r in results)
     with open(path, "w") as f:
         f.write("# ONNX conformance: the backend node tests, op by op\n\n")
-        f.write("Made by `make conformance-table` (`tests/conformance/run_node_tests.py --table docs/conformance.md`)"
-                " on the node tests of onnx %s (%s): **%d of %d pass (%.1f%%)**, %d wrong, %d crash or fail to build, "
-                "%d refused with a message.\n\n" % (onnx.__version__, "written by tests/conformance/make_corpus.py",
-                npass, total, 100.0 * npass / max(total, 1), sum(1 for r in results if r[1] == "wrong"),
-                sum(1 for r in results if r[1] in FAILING[:3]), sum(1 for r in results if r[1] == "refused")))
-        f.write("| op | passed | tests | element types passed | not passing (reason) |\n|---|---|---|---|---|\n")
+        f.write("Made by `make conformance-table` (`tests/conformance/run_node_tests.py --table docs/conformance.md`) "
+                "from the node tests of onnx %s, which `tests/conformance/make_corpus.py` writes out of onnx's own "
+                "test generators: **%d of %d pass (%.1f%%)**; %d refused with a message; %d wrong, %d compiler "
+                "crashes, %d build failures, %d run crashes.\n\n" % (onnx.__version__, count["pass"], total,
+                100.0 * count["pass"] / max(total, 1), count["refused"], count["wrong"], count["compiler-crash"],
+                count["cc-failed"], count["run-crash"]))
+        f.write("A test is listed under the op its name starts with (`_expanded` tests: the same computation in "
+                "other ops). Element types: those of the graph inputs and outputs of the passing tests.\n\n")
+        f.write("| op | passed | tests | element types passed | not passing: reason (tests) |\n|---|---|---|---|---|\n")
         for op in sorted(rows, key=str.lower):
             rs = rows[op]
-            p = sum(1 for r in rs if r[1] == "pass")
+            p = sum(1 for r, _ in rs if r[1] == "pass")
             types = set()
-            for n, s, _ in rs:
-                if s == "pass":
-                    for ty in ("float16", "bfloat16", "float8e4m3fnuz", "float8e4m3fn", "float8e5m2fnuz", "float8e5m2",
-                               "float4e2m1", "double", "float", "uint4", "int4", "uint8", "int8", "uint16", "int16",
-                               "uint32", "int32", "uint64", "int64", "bool", "string"):
-                        if ty in n.lower().split("_") or ty.upper() in n:
-                            types.add(ty)
-                            break
-            bad = "; ".join("`%s`: %s %s" % (n[5:], s, why.replace("|", "/")[:140]) for n, s, why in rs if s != "pass")
-            f.write("| %s | %d | %d | %s | %s |\n" % (op, p, len(rs), " ".join(sorted(types)) or "", bad))
+            for r, ty in rs:
+                if r[1] == "pass":
+                    types |= ty
+            why = collections.OrderedDict()
+            for r, _ in rs:
+                if r[1] != "pass":
+                    why.setdefault(short_reason(r[1], r[2]), []).append(r[0][5:])
+            bad = "<br>".join("%s (%s)" % (k, ", ".join("`%s`" % x for x in v)) for k, v in why.items())
+            f.write("| %s | %d | %d | %s | %s |\n" % (op, p, len(rs), " ".join(sorted(types)), bad))
 
 
 def main():
@@ -269,6 +311,8 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
     ap.add_argument("--quiet", action="store_true", help="list only failures and regressions")
+    ap.add_argument("--cuda-emu", action="store_true",
+                    help="also compile each model to .cu, build it with the CPU emulation of CUDA and check it")
     ap.add_argument("filters", nargs="*", help="only tests whose name contains one of these")
     args = ap.parse_args()
     corpus = args.corpus
