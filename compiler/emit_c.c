@@ -39,7 +39,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
         for (int i = 0; i < c->L->n; i++) {
             KCall *k = &c->L->calls[i];
             if (k->ctl) {
-                depth = emit_ctl(f, k, depth, c_ptr, "return 2;");
+                depth = emit_ctl(f, k, depth, c_ptr, xfmt("return %s_ERR_CHECK;", c->o->name));
                 continue;
             }
             if (k->count <= 0) continue;

@@ -514,6 +514,14 @@ static void header_key(FILE *f, const char *key, void *ctx)
             fprintf(f, ". A run whose bound input holds another value computes nothing and returns\n"
                        " * %s_ERR_BOUND_INPUT. */\n#define %s_ERR_BOUND_INPUT 2\n\n", N, N);
         }
+    } else if (!strcmp(key, "CHECK_API")) {   /* control flow (ops/control.c): run-time checks */
+        int checks = 0;
+        for (int i = 0; i < c->L->n; i++) checks |= c->L->calls[i].ctl == CTL_FAIL;
+        if (checks)
+            fprintf(f, "/* A run-time check of the model failed (the run stops; its outputs are not all\n"
+                       " * written): a loop ran another number of iterations than the length the model\n"
+                       " * declares for its scan output, or an optional input that OptionalGetElement\n"
+                       " * reads was empty (NULL). */\n#define %s_ERR_CHECK 3\n\n", N);
     } else if (!strcmp(key, "TARGET_API")) {
         emit_template(f, c->cuda ? "api_cuda.h.in" : "api_c.h.in", header_key, ctx);
     } else if (!strcmp(key, "PREDICT_DECL")) {

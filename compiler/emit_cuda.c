@@ -60,7 +60,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
         for (int i = 0; i < L->n; i++) {
             KCall *k = &L->calls[i];
             if (k->ctl) {
-                depth = emit_ctl_flag(f, k, depth, cu_ptr, "return 2;",
+                depth = emit_ctl_flag(f, k, depth, cu_ptr, xfmt("return %s_ERR_CHECK;", c->o->name),
                                       "O2C_CHECK(o2c_read_flag(%s, stream, &o2c_flag));");
                 continue;
             }

@@ -290,7 +290,7 @@ typedef struct KCall {
  *   CTL_ELSE                     } else {         jump: its CTL_END
  *   CTL_LOOP                     for (;;) {       jump: its CTL_END
  *   CTL_BREAK x[0] (bool scalar) if (!x[0]) break;  (innermost loop)
- *   CTL_FAIL x[0] (bool scalar)  if (x[0]) return 2; (a run-time check failed)
+ *   CTL_FAIL x[0] (bool scalar)  if (x[0]) return NAME_ERR_CHECK; (a check failed)
  *   CTL_END                      }                jump: its opening marker */
 enum { CTL_NONE, CTL_IF, CTL_ELSE, CTL_LOOP, CTL_BREAK, CTL_FAIL, CTL_END };
 

@@ -662,7 +662,7 @@ void lower_optional_has_element(Node *n, Lowering *L)
 }
 
 /* A copy of its input (not a view: the input may be an optional graph
- * input, checked first: empty fails the run with 2, as the spec makes it an
+ * input, checked first: empty fails the run with NAME_ERR_CHECK, as the spec makes it an
  * error). */
 void lower_optional_get_element(Node *n, Lowering *L)
 {
