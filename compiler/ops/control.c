@@ -252,8 +252,8 @@ void infer_if(Node *n)
 
 static void branch_outputs(Node *n, Graph *b, Lowering *L)
 {
-    for (int j = 0; j < n->nout; j++)
-        if (n->out[j]) lower_copy(L, b->outputs[j], n->out[j]);
+    for (int j = 0; j < n->nout; j++)   /* (a constant condition's constant outputs are known already) */
+        if (n->out[j] && !n->out[j]->data) lower_copy(L, b->outputs[j], n->out[j]);
 }
 
 void lower_if(Node *n, Lowering *L)
