@@ -506,6 +506,7 @@ static Onnx__GraphProto *graph_proto(Graph *g)
     if (g->parent) cap += g->ncaptures;
     /* initializers: every constant a node reads, and constant graph outputs */
     for (int t = 0; t < g->ntensors; t++) g->tensors[t]->mark = 0;
+    for (int k = 0; g->parent && k < g->ncaptures; k++) g->captures[k]->mark = 1;   /* the enclosing graph holds them */
     int icap = 16, ni = 0;
     Onnx__TensorProto **inits = xalloc(sizeof(void *) * (size_t)icap);
 #define ADD_INIT(T, NAME) do {                                                      \
@@ -549,12 +550,12 @@ static Onnx__GraphProto *graph_proto(Graph *g)
             p = node_proto(n->name, n->op_type, "");
         }
         p->doc_string = covers(n);
-        int nin = node_formal_inputs(n);   /* a body's captures are no ONNX inputs */
+        int nin = node_formal_inputs(n);   /* a body's captures are no ONNX inputs (but constants it reads are here) */
         p->n_input = (size_t)nin;
         p->input = xalloc(sizeof(char *) * (size_t)(n->nin + 1));
-        for (int j = 0; j < nin; j++) {
+        for (int j = 0; j < n->nin; j++) {
             Tensor *t = n->in[j];
-            p->input[j] = t ? t->name : "";
+            if (j < nin) p->input[j] = t ? t->name : "";
             if (t && t->data && !t->is_input && !t->mark) {
                 t->mark = 1;
                 ADD_INIT(t, t->name);

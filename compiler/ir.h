@@ -194,6 +194,7 @@ typedef struct Graph {
      * appends them to that node's inputs, so passes see the dependency) */
     struct Graph *parent;
     Tensor **captures; int *capture_in; int ncaptures;
+    struct Graph **unrolled; int nunrolled;   /* a Loop body unrolled: one copy per iteration */
 } Graph;
 
 Tensor *graph_tensor(Graph *g, const char *name);       /* find or create */

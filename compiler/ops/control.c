@@ -101,6 +101,10 @@ static void check_body_ops(Node *owner, Graph *b)
     (void)owner;
 }
 
+/* Set while an unrolled iteration is inferred: its iteration number and
+ * condition inputs are constants. */
+static int keep_input_data;
+
 /* Infers body b of node owner; its inputs' types and shapes are set. */
 static void infer_body(Node *owner, Graph *b)
 {
@@ -116,7 +120,7 @@ static void infer_body(Node *owner, Graph *b)
     }
     for (int i = 0; i < b->ninputs; i++) {
         b->inputs[i]->is_input = 1;
-        b->inputs[i]->data = NULL;
+        if (!keep_input_data) b->inputs[i]->data = NULL;
         b->inputs[i]->producer = NULL;
     }
     check_body_ops(owner, b);
@@ -185,7 +189,7 @@ static int same_shape(const Tensor *a, const Tensor *b)
 /* The tensor whose bytes t is (through views). */
 static Tensor *bytes_of(Tensor *t)
 {
-    while (t->producer && node_is_view(t->producer) && t->producer->in[0]) t = t->producer->in[0];
+    while (t->producer && t->producer->op && node_is_view(t->producer) && t->producer->in[0]) t = t->producer->in[0];
     return t;
 }
 
@@ -380,6 +384,103 @@ static void lower_iterate(Node *n, Iter *it, Lowering *L)
         if (it->final[j]) lower_copy(L, it->state[j], it->final[j]);
 }
 
+
+/* ---- unrolling: a Loop whose body needs its iteration number at compile
+ * time (a shape depends on it) runs as one inferred copy of the body per
+ * iteration, when the trip count is a small constant and nothing ends the
+ * loop earlier */
+
+#define UNROLL_MAX 64
+
+static Tensor *map_tensor(Graph *g, const Tensor *t) { return t ? graph_tensor(g, t->name) : NULL; }
+
+/* A copy of subgraph src (its nested subgraphs copied too), as loaded:
+ * constants it folded stay (they hold in every iteration). */
+static Graph *clone_graph(const Graph *src, Graph *parent)
+{
+    Graph *g = xalloc(sizeof *g);
+    g->name = src->name;
+    g->parent = parent;
+    g->opset = src->opset;
+    g->ir_version = src->ir_version;
+    g->model_dir = src->model_dir;
+    g->producer = src->producer;
+    for (int t = 0; t < src->ntensors; t++) {
+        const Tensor *a = src->tensors[t];
+        Tensor *b = graph_tensor(g, a->name);
+        b->dtype = a->dtype;
+        b->rank = a->rank;
+        memcpy(b->dims, a->dims, sizeof b->dims);
+        memcpy(b->sym, a->sym, sizeof b->sym);
+        if (a->data && (!a->producer || a->producer->folded)) b->data = a->data;
+    }
+    g->inputs = xalloc(sizeof(Tensor *) * (size_t)(src->ninputs + 1));
+    for (int i = 0; i < src->ninputs; i++) g->inputs[g->ninputs++] = map_tensor(g, src->inputs[i]);
+    for (int i = 0; i < src->ninputs; i++) g->inputs[i]->data = NULL;
+    g->outputs = xalloc(sizeof(Tensor *) * (size_t)(src->noutputs + 1));
+    for (int i = 0; i < src->noutputs; i++) g->outputs[g->noutputs++] = map_tensor(g, src->outputs[i]);
+    g->captures = xalloc(sizeof(Tensor *) * (size_t)(src->ncaptures + 1));
+    g->capture_in = xalloc(sizeof(int) * (size_t)(src->ncaptures + 1));
+    for (int k = 0; k < src->ncaptures; k++) {
+        g->captures[k] = map_tensor(g, src->captures[k]);
+        g->captures[k]->data = NULL;
+        g->capture_in[k] = src->capture_in[k];
+    }
+    g->ncaptures = src->ncaptures;
+    for (int i = 0; i < src->nnodes; i++) {
+        const Node *a = src->nodes[i];
+        if (a->folded) continue;
+        Node *m = graph_add_node(g);
+        *m = *a;
+        m->promoted = 0;
+        m->shadow_in = NULL;
+        m->in = xalloc(sizeof(Tensor *) * (size_t)(a->nin + 1));
+        for (int j = 0; j < a->nin; j++) m->in[j] = map_tensor(g, a->in[j]);
+        m->out = xalloc(sizeof(Tensor *) * (size_t)(a->nout + 1));
+        for (int j = 0; j < a->nout; j++) {
+            m->out[j] = map_tensor(g, a->out[j]);
+            if (m->out[j]) {
+                m->out[j]->producer = m;
+                m->out[j]->data = NULL;
+            }
+        }
+        m->attrs = xalloc(sizeof(Attr) * (size_t)(a->nattrs + 1));
+        for (int k = 0; k < a->nattrs; k++) {
+            m->attrs[k] = a->attrs[k];
+            if (a->attrs[k].g) m->attrs[k].g = clone_graph(a->attrs[k].g, g);
+        }
+    }
+    return g;
+}
+
+/* Infers b; 0 (the message in diag_msg) if that fails. */
+static int try_infer_body(Node *owner, Graph *b)
+{
+    jmp_buf here, *outer = diag_jmp;
+    diag_jmp = &here;
+    if (setjmp(here)) {
+        diag_jmp = outer;
+        diag_node = owner;
+        return 0;
+    }
+    infer_body(owner, b);
+    diag_jmp = outer;
+    return 1;
+}
+
+/* The graph inputs a value is computed from (the --bind candidates). */
+static void bind_names(Tensor *t, char *buf, size_t cap, int depth)
+{
+    if (!t || t->data || depth > 64) return;
+    if (t->is_input) {
+        const char *w = xfmt(" --bind %s=FILE.pb", t->name);
+        if (!strstr(buf, w) && strlen(buf) + strlen(w) < cap) strcat(buf, w);
+        return;
+    }
+    if (t->producer)
+        for (int j = 0; j < t->producer->nin; j++) bind_names(t->producer->in[j], buf, cap, depth + 1);
+}
+
 /* The length the model gives a Loop's scan output o (slices like s): the
  * declared shape of the graph output it is, or that a Cast or another
  * one-input elementwise node (the same shape) makes of it alone; on
@@ -442,10 +543,63 @@ static void loop_setup(Node *n, Iter *it, int infer)
         type_input(b, 0, DT_INT64, 0, NULL);
         type_input(b, 1, DT_BOOL, 0, NULL);
         for (int j = 0; j < N; j++) type_input(b, 2 + j, it->init[j]->dtype, it->init[j]->rank, it->init[j]->dims);
-        infer_body(n, b);
+        b->unrolled = NULL;
+        b->nunrolled = 0;
+        if (!try_infer_body(n, b)) {
+            /* a shape in the body may depend on the iteration number: unrolled,
+             * each copy knows it (the condition must stay true) */
+            static char msg[sizeof diag_msg];
+            snprintf(msg, sizeof msg, "%s", diag_msg);
+            int passthru = b->noutputs > 0 && b->ninputs > 1 && bytes_of(b->outputs[0]) == b->inputs[1];
+            int always = passthru && (!cond || cv == 1);
+            if (!always || it->trip_k < 1 || it->trip_k > UNROLL_MAX) {
+                char binds[512] = "";
+                if (passthru && (it->trip_k < 0 || (cond && cv < 0))) {
+                    bind_names(M, binds, sizeof binds, 0);
+                    bind_names(cond, binds, sizeof binds, 0);
+                }
+                size_t fl = diag_file ? strlen(diag_file) : 0;
+                const char *m = msg;
+                if (fl && !strncmp(m, diag_file, fl) && m[fl] == ':' && m[fl + 1] == ' ') m += fl + 2;
+                if (*binds)
+                    fail_plain("%s; the loop could run unrolled (each iteration's number known) with its trip count "
+                               "known at compile time:%s", m, binds);
+                fail_plain("%s", m);
+            }
+            b->unrolled = xalloc(sizeof(Graph *) * (size_t)it->trip_k);
+            for (int64_t k = 0; k < it->trip_k; k++) {
+                Graph *c = clone_graph(b, b->parent);
+                type_input(c, 0, DT_INT64, 0, NULL);
+                type_input(c, 1, DT_BOOL, 0, NULL);
+                ((int64_t *)tensor_alloc_data(c->inputs[0]))[0] = k;
+                ((uint8_t *)tensor_alloc_data(c->inputs[1]))[0] = 1;
+                for (int j = 0; j < N; j++) type_input(c, 2 + j, it->init[j]->dtype, it->init[j]->rank, it->init[j]->dims);
+                keep_input_data = 1;
+                int ok = try_infer_body(n, c);
+                keep_input_data = 0;
+                if (!ok) {
+                    size_t fl = diag_file ? strlen(diag_file) : 0;
+                    const char *m = diag_msg;
+                    if (fl && !strncmp(m, diag_file, fl) && m[fl] == ':' && m[fl + 1] == ' ') m += fl + 2;
+                    snprintf(msg, sizeof msg, "%.1900s (iteration %lld of the loop, unrolled)", m, (long long)k);
+                    fail_plain("%s", msg);
+                }
+                b->unrolled[b->nunrolled++] = c;
+            }
+            note("unrolled Loop '%s': %d iterations", n->name, b->nunrolled);
+        }
     }
-    it->cond_out = b->outputs[0];
+    Graph *ref = b->nunrolled ? b->unrolled[0] : b;   /* the types of the body's outputs */
+    for (int k = 1; k < b->nunrolled; k++)
+        for (int j = 0; j < b->noutputs; j++)
+            if (b->unrolled[k]->outputs[j]->dtype != ref->outputs[j]->dtype ||
+                !same_shape(b->unrolled[k]->outputs[j], ref->outputs[j]))
+                fail("the body's output %d ('%s') has shape [%s] in iteration 0 and [%s] in iteration %d: onnx2c "
+                     "needs static shapes", j, ref->outputs[j]->name, tensor_shape_str(ref->outputs[j]),
+                     tensor_shape_str(b->unrolled[k]->outputs[j]), k);
+    it->cond_out = ref->outputs[0];
     flag_value(n, it->cond_out, "the body's condition output");
+    for (int j = 0; j < N; j++) it->state_out[j] = ref->outputs[1 + j];
     for (int j = 0; j < N; j++) {
         Tensor *o = it->state_out[j], *i = it->init[j];
         if (o->dtype != i->dtype)
@@ -458,12 +612,12 @@ static void loop_setup(Node *n, Iter *it, int infer)
     /* the scan outputs' length: the trip count when nothing ends the loop
      * earlier; else the length the model declares for the graph output,
      * checked at run time */
-    int always = !cond || (cv == 1 && bytes_of(it->cond_out) == it->cond_state);
+    int always = !cond || (cv == 1 && bytes_of(it->cond_out) == it->cond_state) || b->nunrolled;
     int64_t len = it->trip_k >= 0 && always ? it->trip_k : -1;
     it->cap = -1;
     it->nscan_out = K;
     for (int k = 0; k < K; k++) {
-        Tensor *s = b->outputs[1 + N + k], *o = n->out[N + k];
+        Tensor *s = ref->outputs[1 + N + k], *o = n->out[N + k];
         it->out_slice[k] = s;
         it->out_full[k] = o;
         it->out_axis[k] = 0;
@@ -496,11 +650,32 @@ void infer_loop(Node *n)
     loop_setup(n, &it, 1);
 }
 
+/* The unrolled copies in order: each one's outputs are the next one's
+ * inputs; a scan output's slice k is written from copy k. */
+static void lower_unrolled(Node *n, Iter *it, Lowering *L)
+{
+    Graph *b = it->b;
+    int T = b->nunrolled, N = it->nstate;
+    for (int j = 0; j < N; j++) lower_copy(L, it->init[j], b->unrolled[0]->inputs[2 + j]);
+    for (int k = 0; k < T; k++) {
+        Graph *c = b->unrolled[k];
+        lower_body(n, c, L);
+        for (int s = 0; s < it->nscan_out; s++)
+            if (it->out_full[s])
+                scan_call(L, "o2c_scan_put", it->out_full[s], c->outputs[1 + N + s], 0, 0, c->inputs[0]);
+        for (int j = 0; j < N; j++) {
+            Tensor *dst = k + 1 < T ? b->unrolled[k + 1]->inputs[2 + j] : it->final[j];
+            if (dst) lower_copy(L, c->outputs[1 + j], dst);
+        }
+    }
+}
+
 void lower_loop(Node *n, Lowering *L)
 {
     Iter it;
     loop_setup(n, &it, 0);
-    lower_iterate(n, &it, L);
+    if (it.b->nunrolled) lower_unrolled(n, &it, L);
+    else lower_iterate(n, &it, L);
 }
 
 /* Scan (opset 9+): states..., scan inputs...; body (states..., slices...)
