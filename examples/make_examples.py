@@ -425,10 +425,38 @@ def scan_axes_reverse():
             "and two scan outputs (one along the last axis written backwards)", {})
 
 
+def loop_unrolled():
+    r = rng(19)
+    # the body slices row i of x (a shape that needs the iteration number: the loop is unrolled)
+    then_g = helper.make_graph([helper.make_node("Mul", ["row", "two_f"], ["m2"])], "even", [], [vi("m2", [1, 3])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["row"], ["ng"])], "odd", [], [vi("ng", [1, 3])])
+    body = helper.make_graph([
+        helper.make_node("Identity", ["c"], ["co"]),
+        helper.make_node("Add", ["i", "one"], ["e"]),
+        helper.make_node("Unsqueeze", ["i", "zero1"], ["s0"]),
+        helper.make_node("Unsqueeze", ["e", "zero1"], ["e0"]),
+        helper.make_node("Slice", ["x", "s0", "e0"], ["row"]),
+        helper.make_node("Mod", ["i", "two"], ["md"]),
+        helper.make_node("Equal", ["md", "zero"], ["ev"]),
+        helper.make_node("If", ["ev"], ["v"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("MatMul", ["v", "W"], ["vw"]),
+        helper.make_node("Add", ["a", "vw"], ["ao"]),
+        helper.make_node("Identity", ["ao"], ["so"]),
+    ], "body", [vi("i", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL), vi("a", [1, 2])],
+        [vi("co", [], TensorProto.BOOL), vi("ao", [1, 2]), vi("so", [1, 2])],
+        [i64("one", 1), i64("two", 2), i64("zero", 0), i64("zero1", [0]), init("two_f", np.array(2, np.float32))])
+    nodes = [helper.make_node("Loop", ["M", "", "a0"], ["a", "ss"], body=body)]
+    m = model("loop_unrolled", nodes, [vi("a0", [1, 2]), vi("x", [4, 3])], [vi("a", [1, 2]), vi("ss", [4, 1, 2])],
+              [init("W", w(r, 3, 2)), i64("M", 4)])
+    return (m, [w(r, 1, 2, scale=1.0), w(r, 4, 3, scale=1.0)],
+            "Loop of 4 iterations whose body slices row i of an input (a shape that needs the iteration number: "
+            "the loop is unrolled, one inferred copy of the body per iteration) and branches on i's parity", {})
+
+
 EXAMPLES = [linear, two_heads, dynamic_batch, conv_bn_relu, small_convnet, flatten_shape_ops, clamp_min_max,
             layernorm_decomposed, gemm_chain, asinh, srcnn_cubic, self_attention, sibling_convs_concat,
             custom_domain_op, elementwise_chain, mobilenet_block, if_nested_outer, loop_if_scan,
-            loop_runtime_trip, scan_axes_reverse]
+            loop_runtime_trip, scan_axes_reverse, loop_unrolled]
 
 
 # ---------------------------------------------------------------- writing
