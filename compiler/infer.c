@@ -175,6 +175,7 @@ int node_foldable(const Node *n)
 {
     for (int j = 0; j < n->nin; j++)
         if (n->in[j] && !n->in[j]->data) return 0;
+    if (node_has_subgraph(n) && !control_foldable(n)) return 0;   /* a long loop runs at run time */
     return n->nout > 0 && n->out[0];
 }
 

@@ -375,6 +375,7 @@ KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count);
 KCall *lower_ctl(Lowering *L, int ctl, Tensor *x);
 int node_has_subgraph(const Node *n);                    /* If, Loop, Scan (ops/control.c) */
 int node_formal_inputs(const Node *n);                   /* its ONNX inputs (nin less its bodies' captures) */
+int control_foldable(const Node *n);                     /* a node with bodies cheap to evaluate at compile time */
 /* A scratch tensor living for the node's calls only. */
 Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims);
 /* A new constant (zeroed data for the caller to fill): weights in the

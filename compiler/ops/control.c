@@ -32,6 +32,15 @@ int node_has_subgraph(const Node *n)
     return 0;
 }
 
+/* Evaluating a loop at compile time takes its iterations: a Loop without
+ * a constant trip count, or with a large one, runs at run time. */
+int control_foldable(const Node *n)
+{
+    if (strcmp(n->op_type, "Loop")) return 1;
+    const Tensor *M = n->nin > 0 ? n->in[0] : NULL;
+    return M && M->data && M->dtype == DT_INT64 && ((const int64_t *)M->data)[0] <= (1 << 16);
+}
+
 static Graph *subgraph(Node *n, const char *name)
 {
     const Attr *a = attr_find(n, name);
