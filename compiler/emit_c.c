@@ -34,16 +34,23 @@ static void source_key(FILE *f, const char *key, void *ctx)
     } else if (!strcmp(key, "SCHEDULE")) {
         if (c->o->profile) fputs("    O2C_PROFILE_START(o2c_run_t0);\n", f);
         int prow = 0;   /* --profile: the row of each call */
+        int depth = 0;  /* control flow (ops/control.c): nesting of if and for */
+        char ind[160];
         for (int i = 0; i < c->L->n; i++) {
             KCall *k = &c->L->calls[i];
+            if (k->ctl) {
+                depth = emit_ctl(f, k, depth, c_ptr, xfmt("return %s_ERR_CHECK;", c->o->name));
+                continue;
+            }
             if (k->count <= 0) continue;
-            emit_call_comment(f, k, "    ");
-            fputs("    {\n        const o2c_p p = ", f);
+            snprintf(ind, sizeof ind, "%*s", 4 * (depth < 30 ? depth + 1 : 31), "");
+            emit_call_comment(f, k, ind);
+            fprintf(f, "%s{\n%s    const o2c_p p = ", ind, ind);
             emit_call_params(f, k, c_ptr);
-            if (c->o->profile) fputs(";\n        O2C_PROFILE_START(o2c_t0)", f);   /* --profile: time the call */
-            fprintf(f, ";\n        %s(0, %lld, &p);\n", k->kernel->name, (long long)k->count);
-            if (c->o->profile) fprintf(f, "        O2C_PROFILE_STOP(%d, o2c_t0);\n", prow++);
-            fputs("    }\n", f);
+            if (c->o->profile) fprintf(f, ";\n%s    O2C_PROFILE_START(o2c_t0)", ind);   /* --profile: time the call */
+            fprintf(f, ";\n%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
+            if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_STOP(%d, o2c_t0);\n", ind, prow++);
+            fprintf(f, "%s}\n", ind);
         }
         if (c->o->profile) fputs("    O2C_PROFILE_RUN(o2c_run_t0);\n", f);
     } else {

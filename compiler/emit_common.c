@@ -78,6 +78,7 @@ static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h",
                               "types.h",
                               "extra.h",
                               "quant.h",
+                              "control.h",
                               NULL};
 
 static void parse_chunks(void)
@@ -518,6 +519,14 @@ static void header_key(FILE *f, const char *key, void *ctx)
             fprintf(f, ". A run whose bound input holds another value computes nothing and returns\n"
                        " * %s_ERR_BOUND_INPUT. */\n#define %s_ERR_BOUND_INPUT 2\n\n", N, N);
         }
+    } else if (!strcmp(key, "CHECK_API")) {   /* control flow (ops/control.c): run-time checks */
+        int checks = 0;
+        for (int i = 0; i < c->L->n; i++) checks |= c->L->calls[i].ctl == CTL_FAIL;
+        if (checks)
+            fprintf(f, "/* A run-time check of the model failed (the run stops; its outputs are not all\n"
+                       " * written): a loop ran another number of iterations than the length the model\n"
+                       " * declares for its scan output, or an optional input that OptionalGetElement\n"
+                       " * reads was empty (NULL). */\n#define %s_ERR_CHECK 3\n\n", N);
     } else if (!strcmp(key, "TARGET_API")) {
         emit_template(f, c->cuda ? "api_cuda.h.in" : "api_c.h.in", header_key, ctx);
     } else if (!strcmp(key, "PREDICT_DECL")) {
@@ -543,4 +552,42 @@ void emit_typed_entry(FILE *f, Graph *g, const char *N)
     if (!g->ninputs) fputs("    o2c_in[0] = 0;\n", f);
     if (!g->noutputs) fputs("    o2c_out[0] = 0;\n", f);
     fprintf(f, "    return %s_run(o2c_in, o2c_out);\n}\n", N);
+}
+
+/* A control-flow marker (ir.h: CTL_*) as C; returns the new nesting depth.
+ * fail_stmt: what a failed run-time check does. The CUDA emitter reads a
+ * flag into o2c_flag on the host first (flag_read, with %s the pointer). */
+int emit_ctl_flag(FILE *f, const KCall *k, int depth, const char *(*ptr)(const Tensor *, int out),
+                  const char *fail_stmt, const char *flag_read)
+{
+    int d = depth < 30 ? depth : 30;
+    const char *flag = "";
+    if (k->x[0]) {
+        const char *p = ptr(k->x[0], 0);
+        if (flag_read) {
+            fprintf(f, "%*s", 4 * (d + 1), "");
+            fprintf(f, flag_read, p);
+            fputc('\n', f);
+            flag = "o2c_flag";
+        } else {
+            flag = xfmt("*(const unsigned char *)%s", p);
+        }
+    }
+    switch (k->ctl) {
+    case CTL_IF: fprintf(f, "%*sif (%s) {\n", 4 * (d + 1), "", flag); return depth + 1;
+    case CTL_ELSE: fprintf(f, "%*s} else {\n", 4 * d, ""); return depth;
+    case CTL_LOOP: fprintf(f, "%*sfor (;;) {\n", 4 * (d + 1), ""); return depth + 1;
+    case CTL_BREAK: fprintf(f, "%*sif (!%s) break;\n", 4 * (d + 1), "", flag); return depth;
+    case CTL_FAIL:
+        fprintf(f, "%*sif (%s) %s   /* a run-time check failed: a loop's iteration count, an empty optional */\n",
+                4 * (d + 1), "", flag, fail_stmt);
+        return depth;
+    case CTL_END: fprintf(f, "%*s}\n", 4 * d, ""); return depth - 1;
+    default: fail_plain("internal: control-flow marker %d", k->ctl);
+    }
+}
+
+int emit_ctl(FILE *f, const KCall *k, int depth, const char *(*ptr)(const Tensor *, int out), const char *fail_stmt)
+{
+    return emit_ctl_flag(f, k, depth, ptr, fail_stmt, NULL);
 }

@@ -27,6 +27,12 @@ static void source_key(FILE *f, const char *key, void *ctx)
                 if (L->calls[d].kernel == L->calls[i].kernel && L->calls[d].count > 0) seen = 1;
             if (!seen) fprintf(f, "O2C_GLOBAL(%s)\n", L->calls[i].kernel->name);
         }
+        int ctl = 0;
+        for (int i = 0; i < L->n; i++) ctl |= L->calls[i].ctl != CTL_NONE;
+        if (ctl)   /* control flow: a flag read back from the device */
+            fputs("static cudaError_t o2c_read_flag(const void *d, cudaStream_t s, unsigned char *f)\n{\n"
+                  "    cudaError_t e = cudaMemcpyAsync(f, d, 1, cudaMemcpyDeviceToHost, s);\n"
+                  "    return e == cudaSuccess ? cudaStreamSynchronize(s) : e;\n}\n", f);
     } else if (!strcmp(key, "CONSTANTS")) {
         if (c->nconsts) fputs("\n/* ---- weights and other constants (uploaded by the init) ---- */\n", f);
         for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const");
@@ -45,14 +51,26 @@ static void source_key(FILE *f, const char *key, void *ctx)
                     b ? b : 1, id, id, b);
         }
     } else if (!strcmp(key, "SCHEDULE")) {
+        /* control flow (ops/control.c) runs on the host: a condition is read
+         * back from the device (after the stream's work) into o2c_flag */
+        int depth = 0, ctl = 0;
+        for (int i = 0; i < L->n; i++) ctl |= L->calls[i].ctl != CTL_NONE;
+        if (ctl) fputs("    unsigned char o2c_flag = 0;\n", f);
+        char ind[160];
         for (int i = 0; i < L->n; i++) {
             KCall *k = &L->calls[i];
+            if (k->ctl) {
+                depth = emit_ctl_flag(f, k, depth, cu_ptr, xfmt("return %s_ERR_CHECK;", c->o->name),
+                                      "O2C_CHECK(o2c_read_flag(%s, stream, &o2c_flag));");
+                continue;
+            }
             if (k->count <= 0) continue;
-            emit_call_comment(f, k, "    ");
-            fputs("    {\n        const o2c_p p = ", f);
+            snprintf(ind, sizeof ind, "%*s", 4 * (depth < 30 ? depth + 1 : 31), "");
+            emit_call_comment(f, k, ind);
+            fprintf(f, "%s{\n%s    const o2c_p p = ", ind, ind);
             emit_call_params(f, k, cu_ptr);
-            fprintf(f, ";\n        O2C_LAUNCH(%s, %lld, p, stream);\n        O2C_CHECK(cudaGetLastError());\n    }\n",
-                    k->kernel->name, (long long)k->count);
+            fprintf(f, ";\n%s    O2C_LAUNCH(%s, %lld, p, stream);\n%s    O2C_CHECK(cudaGetLastError());\n%s}\n", ind,
+                    k->kernel->name, (long long)k->count, ind, ind);
         }
     } else {
         fail_plain("internal: unknown template key @%s@", key);

@@ -88,9 +88,11 @@ static Onnx__ValueInfoProto *value_info(const Tensor *t)
     Onnx__ValueInfoProto *v = xalloc(sizeof *v);
     onnx__value_info_proto__init(v);
     v->name = t->name;
-    v->type = type_proto(t);
+    if (t->dtype && t->rank >= 0) v->type = type_proto(t);   /* else a branch not inferred (constant If) */
     return v;
 }
+
+static Onnx__GraphProto *graph_proto(Graph *g);
 
 static Onnx__AttributeProto *attr_proto(const Attr *a, const char *where)
 {
@@ -108,6 +110,7 @@ static Onnx__AttributeProto *attr_proto(const Attr *a, const char *where)
         p->s.len = strlen(a->s);
         break;
     case AT_TENSOR: p->t = tensor_proto(a->t, a->t->name ? a->t->name : a->name); break;
+    case AT_GRAPH: p->g = graph_proto(a->g); break;   /* a body (If, Loop, Scan) */
     case AT_FLOATS:
         p->n_floats = (size_t)a->n;
         p->floats = xalloc(sizeof(float) * (size_t)(a->n + 1));
@@ -490,11 +493,19 @@ static Onnx__FunctionProto *function_proto(const Node *n, const char *fname, int
     return f;
 }
 
-/* A node of another tool's domain that onnx2c supports (com.microsoft's
- * quantized ops): written as it is, its domain imported at version 1. */
-static int external_domain(const Node *n) { return *n->domain && strcmp(n->domain, "onnx2c"); }
+/* the local functions of the model (fused nodes of every graph) */
+static Onnx__FunctionProto **funcs;
+static int nfuncs, model_opset;
 
-static Onnx__ModelProto *build_model(Graph *g)
+/* A node of another tool's domain that onnx2c supports (com.microsoft's
+ * contrib and quantized ops, ai.onnx.ml, ...): written as it is, its domain
+ * imported (at version 1: the only one com.microsoft has). */
+static int external_domain(const Node *n) { return *n->domain && strcmp(n->domain, "onnx2c"); }
+enum { MAX_EXTERNAL_DOMAINS = 8 };
+static const char *ext[MAX_EXTERNAL_DOMAINS];   /* the external domains used */
+static int n_ext;
+
+static Onnx__GraphProto *graph_proto(Graph *g)
 {
     /* refuse first: internal ops with no standard form */
     for (int i = 0; i < g->nnodes; i++) {
@@ -510,12 +521,10 @@ static Onnx__ModelProto *build_model(Graph *g)
     gp->doc_string = "the graph as optimized by onnx2c";
     int cap = g->nnodes + g->noutputs + 1;
     gp->node = xalloc(sizeof(void *) * (size_t)cap);
-    Onnx__FunctionProto **funcs = xalloc(sizeof(void *) * (size_t)(g->nnodes + 1));
-    int nfuncs = 0;
-    const char *ext[4];   /* the external domains used */
-    int n_ext = 0, j_ext;
+    if (g->parent) cap += g->ncaptures;
     /* initializers: every constant a node reads, and constant graph outputs */
     for (int t = 0; t < g->ntensors; t++) g->tensors[t]->mark = 0;
+    for (int k = 0; g->parent && k < g->ncaptures; k++) g->captures[k]->mark = 1;   /* the enclosing graph holds them */
     int icap = 16, ni = 0;
     Onnx__TensorProto **inits = xalloc(sizeof(void *) * (size_t)icap);
 #define ADD_INIT(T, NAME) do {                                                      \
@@ -530,26 +539,46 @@ static Onnx__ModelProto *build_model(Graph *g)
     int vcap = 1, nv = 0;
     for (int i = 0; i < g->nnodes; i++) vcap += g->nodes[i]->nout;
     Onnx__ValueInfoProto **vis = xalloc(sizeof(void *) * (size_t)vcap);
+    /* a body reads a name of an enclosing scope; when a pass renamed that
+     * value there, an Identity gives it the body's name */
+    for (int k = 0; g->parent && k < g->ncaptures; k++) {
+        Tensor *c = g->captures[k];
+        const Node *owner = c->producer;   /* the view lowering made (ops/control.c) */
+        if (c->data || !owner || !owner->in[0] || !strcmp(owner->in[0]->name, c->name)) continue;
+        Onnx__NodeProto *p = node_proto(xfmt("%s__onnx2c_capture", c->name), "Identity", "");
+        p->n_input = p->n_output = 1;
+        p->input = xalloc(sizeof(char *));
+        p->input[0] = owner->in[0]->name;
+        p->output = xalloc(sizeof(char *));
+        p->output[0] = c->name;
+        gp->node[gp->n_node++] = p;
+    }
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         Onnx__NodeProto *p;
         if (external_domain(n)) {
             p = node_proto(n->name, n->op_type, n->domain);
-            for (j_ext = 0; j_ext < n_ext && strcmp(ext[j_ext], n->domain); j_ext++) continue;
-            if (j_ext == n_ext && n_ext < 4) ext[n_ext++] = n->domain;
-        } else if (*n->domain || op_since(n->op_type) > g->opset) {
-            const char *fname = xfmt("%s_%d", n->op_type, i);
-            funcs[nfuncs++] = function_proto(n, fname, g->opset);
+            int j = 0;
+            while (j < n_ext && strcmp(ext[j], n->domain)) j++;
+            if (j == n_ext && n_ext < MAX_EXTERNAL_DOMAINS) ext[n_ext++] = n->domain;
+        } else if (*n->domain || op_since(n->op_type) > model_opset) {
+            /* OP_INDEX: the node's index (in a body, past every index of the graphs) */
+            const char *fname = xfmt("%s_%d", n->op_type, g->parent ? 1000000 + nfuncs : i);
+            Onnx__FunctionProto **f2 = xalloc(sizeof(void *) * (size_t)(nfuncs + 2));
+            if (nfuncs) memcpy(f2, funcs, sizeof(void *) * (size_t)nfuncs);
+            funcs = f2;
+            funcs[nfuncs++] = function_proto(n, fname, model_opset);
             p = node_proto(n->name, fname, "onnx2c");
         } else {
             p = node_proto(n->name, n->op_type, "");
         }
         p->doc_string = covers(n);
-        p->n_input = (size_t)n->nin;
+        int nin = node_formal_inputs(n);   /* a body's captures are no ONNX inputs (but constants it reads are here) */
+        p->n_input = (size_t)nin;
         p->input = xalloc(sizeof(char *) * (size_t)(n->nin + 1));
         for (int j = 0; j < n->nin; j++) {
             Tensor *t = n->in[j];
-            p->input[j] = t ? t->name : "";
+            if (j < nin) p->input[j] = t ? t->name : "";
             if (t && t->data && !t->is_input && !t->mark) {
                 t->mark = 1;
                 ADD_INIT(t, t->name);
@@ -595,7 +624,16 @@ static Onnx__ModelProto *build_model(Graph *g)
     gp->n_output = (size_t)g->noutputs;
     gp->output = xalloc(sizeof(void *) * (size_t)(g->noutputs + 1));
     for (int k = 0; k < g->noutputs; k++) gp->output[k] = value_info(g->outputs[k]);
+    return gp;
+}
 
+static Onnx__ModelProto *build_model(Graph *g)
+{
+    funcs = NULL;
+    nfuncs = 0;
+    n_ext = 0;
+    model_opset = g->opset;
+    Onnx__GraphProto *gp = graph_proto(g);
     Onnx__ModelProto *m = xalloc(sizeof *m);
     onnx__model_proto__init(m);
     m->has_ir_version = 1;
@@ -608,7 +646,7 @@ static Onnx__ModelProto *build_model(Graph *g)
     m->opset_import = xalloc(sizeof(void *) * (size_t)(3 + n_ext));
     m->opset_import[0] = opset("", g->opset);
     if (nfuncs) m->opset_import[m->n_opset_import++] = opset("onnx2c", 1);
-    for (j_ext = 0; j_ext < n_ext; j_ext++) m->opset_import[m->n_opset_import++] = opset(ext[j_ext], 1);
+    for (int j = 0; j < n_ext; j++) m->opset_import[m->n_opset_import++] = opset(ext[j], 1);
     m->n_functions = (size_t)nfuncs;
     m->functions = funcs;
     return m;

@@ -5,6 +5,16 @@
 
 #include "ir.h"
 
+/* A tensor's bytes during evaluation: its data, or (a view inside a
+ * subgraph, whose lowering made no call) its source's. */
+static void *eval_ptr(Tensor *t)
+{
+    if (t->data || !t->producer || !node_is_view(t->producer) || !t->producer->in[0]) return t->data;
+    char *d = eval_ptr(t->producer->in[0]);
+    if (d && t->producer->op->lower == lower_slice_view) d += slice_view_offset(t->producer);
+    return d;
+}
+
 void fold_node(Node *n)
 {
     fold_node_lowered(n, 0);
@@ -27,13 +37,28 @@ void fold_node_lowered(Node *n, int tiled)
     Lowering L = {0};
     L.tiled = tiled;
     lower_node(n, &L);
+    long long back = 0;   /* loop iterations run: a loop that does not end fails */
     for (int c = 0; c < L.n; c++) {
         KCall *k = &L.calls[c];
+        if (k->ctl) {   /* control flow (ops/control.c): interpreted */
+            int flag = k->x[0] ? ((const uint8_t *)eval_ptr(k->x[0]))[0] != 0 : 0;
+            if (k->ctl == CTL_IF && !flag) c = k->jump;            /* to the else (or the end) */
+            else if (k->ctl == CTL_ELSE) c = k->jump;              /* the then branch ran: to the end */
+            else if (k->ctl == CTL_BREAK && !flag) c = k->jump;    /* past the loop's end */
+            else if (k->ctl == CTL_FAIL && flag)
+                fail("a run-time check failed: a loop ran another number of iterations than its scan outputs' "
+                     "declared length, or an optional was empty");
+            else if (k->ctl == CTL_END && L.calls[k->jump].ctl == CTL_LOOP) {
+                c = k->jump;
+                if (++back > (1LL << 24)) fail("a loop did not end after %lld iterations at compile time", back);
+            }
+            continue;
+        }
         o2c_p p;
         memset(&p, 0, sizeof p);
         for (int j = 0; j < O2C_MAX_Y; j++)   /* temporaries of the lowering */
             if (k->y[j] && !k->y[j]->data) tensor_alloc_data(k->y[j]);
-        for (int j = 0; j < O2C_MAX_X; j++) p.x[j] = k->x[j] ? k->x[j]->data : NULL;
+        for (int j = 0; j < O2C_MAX_X; j++) p.x[j] = k->x[j] ? eval_ptr(k->x[j]) : NULL;
         for (int j = 0; j < O2C_MAX_Y; j++) p.y[j] = k->y[j] ? k->y[j]->data : NULL;
         memcpy(p.k, k->k, sizeof p.k);
         memcpy(p.f, k->f, sizeof p.f);

@@ -175,6 +175,7 @@ int node_foldable(const Node *n)
 {
     for (int j = 0; j < n->nin; j++)
         if (n->in[j] && !n->in[j]->data) return 0;
+    if (node_has_subgraph(n) && !control_foldable(n)) return 0;   /* a long loop runs at run time */
     return n->nout > 0 && n->out[0];
 }
 
@@ -196,7 +197,7 @@ static int computes_on_half(const Node *n)
         if (n->in[j] && !half &&   /* the first one's type */
             (dtype_is_half(n->in[j]->dtype) || (dtype_is_narrow(n->in[j]->dtype) && node_promotes_narrow(n))))
             half = n->in[j]->dtype;   /* IsNaN/IsInf of a float8 too (ops/types.c) */
-    if (!half || node_is_view(n)) return 0;
+    if (!half || node_is_view(n) || node_has_subgraph(n)) return 0;   /* bodies promote their own nodes */
     if (!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike") || !strcmp(n->op_type, "EyeLike")) return 0;
     return half;
 }
@@ -271,6 +272,9 @@ void infer_node(Node *n)
         if (dtype_is_narrow(t->dtype) && !node_takes_narrow(n))   /* ops/types.c */
             fail("input '%s' has data type %s; onnx2c converts that type (Cast, CastLike) and moves its bytes, "
                  "but does not compute %s on it", t->name, dtype_name(t->dtype), n->op_type);
+        if (t->optional && strncmp(n->op_type, "Optional", 8))
+            fail("input '%s' is an optional tensor, which only OptionalHasElement and OptionalGetElement read; "
+                 "read it through OptionalGetElement", t->name);
     }
     int half = computes_on_half(n);
     if (half) infer_promoted(n, half);

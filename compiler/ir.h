@@ -134,6 +134,7 @@ typedef struct Tensor {
     int layout;              /* LAYOUT_*: its bytes in the arena (layout.c, C target only) */
     int bound;               /* a graph input bound by --bind: data holds the value it must have */
     struct Tensor *shadow_of; /* a float32 stand-in (infer.c): the 16-bit tensor it stands for */
+    int optional;            /* a graph input of optional tensor type: NULL means empty (ops/control.c) */
 } Tensor;
 
 /* How an arena tensor's elements lie: the ONNX order (NCHW), or channels
@@ -159,6 +160,7 @@ typedef struct Attr {
     int n;                   /* length of ints / floats / strings */
     char **strings;
     Tensor *t;               /* AT_TENSOR value (data set) */
+    struct Graph *g;         /* AT_GRAPH: the subgraph (If, Loop, Scan bodies; ops/control.c) */
 } Attr;
 
 struct OpDef;
@@ -195,6 +197,13 @@ typedef struct Graph {
     char *producer;
     const char *model_dir;             /* for external data */
     int uses_stale;                    /* readers/nuses must be recounted (graph.c) */
+    /* a subgraph (an If branch, a Loop or Scan body; ops/control.c): the
+     * names it reads from enclosing scopes are its captures, local tensors
+     * bound to inputs capture_in[k] of the node that owns it (load.c
+     * appends them to that node's inputs, so passes see the dependency) */
+    struct Graph *parent;
+    Tensor **captures; int *capture_in; int ncaptures;
+    struct Graph **unrolled; int nunrolled;   /* a Loop body unrolled: one copy per iteration */
 } Graph;
 
 Tensor *graph_tensor(Graph *g, const char *name);       /* find or create */
@@ -279,7 +288,21 @@ typedef struct KCall {
     const char *tune_key;     /* a tunable call (lower_choose): its key and chosen variant */
     const char *variant;
     double tuned_ns;          /* the variant's time in the tuning file (0: none) */
+    int ctl;                  /* CTL_*: a control-flow marker, no kernel (count 0; ops/control.c) */
+    int jump;                 /* a marker: the index of its matching marker (else/end) */
 } KCall;
+
+/* Control flow in the schedule (If, Loop, Scan: ops/control.c). Markers are
+ * calls with ctl set and count 0 (kernel NULL): the emitters write C control
+ * flow, eval.c interprets them, plan.c keeps what lives across a loop's
+ * iterations out of reach of its body's tensors.
+ *   CTL_IF x[0] (bool scalar)    if (x[0]) {      jump: its CTL_ELSE or CTL_END
+ *   CTL_ELSE                     } else {         jump: its CTL_END
+ *   CTL_LOOP                     for (;;) {       jump: its CTL_END
+ *   CTL_BREAK x[0] (bool scalar) if (!x[0]) break;  (innermost loop)
+ *   CTL_FAIL x[0] (bool scalar)  if (x[0]) return NAME_ERR_CHECK; (a check failed)
+ *   CTL_END                      }                jump: its opening marker */
+enum { CTL_NONE, CTL_IF, CTL_ELSE, CTL_LOOP, CTL_BREAK, CTL_FAIL, CTL_END };
 
 typedef struct Lowering {
     KCall *calls;
@@ -356,6 +379,12 @@ KCall *lower_call(Lowering *L, const char *kernel, int64_t count);
 /* A call to a kernel made by the lowering (not in the registry): calls to
  * kernels of the same name share one Kernel, so its text is emitted once. */
 KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count);
+/* A control-flow marker (CTL_*, x the flag it reads or NULL); an ELSE or
+ * END is linked to its opening marker (jump). ops/control.c. */
+KCall *lower_ctl(Lowering *L, int ctl, Tensor *x);
+int node_has_subgraph(const Node *n);                    /* If, Loop, Scan (ops/control.c) */
+int node_formal_inputs(const Node *n);                   /* its ONNX inputs (nin less its bodies' captures) */
+int control_foldable(const Node *n);                     /* a node with bodies cheap to evaluate at compile time */
 /* A scratch tensor living for the node's calls only. */
 Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims);
 /* A new constant (zeroed data for the caller to fill): weights in the
@@ -571,6 +600,10 @@ const char *c_string(const char *s);                 /* model text escaped for a
 void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out));
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
 void emit_call_comment(FILE *f, const KCall *c, const char *indent);
+/* control-flow markers (CTL_*) as C: returns the new nesting depth */
+int emit_ctl(FILE *f, const KCall *k, int depth, const char *(*ptr)(const Tensor *, int out), const char *fail_stmt);
+int emit_ctl_flag(FILE *f, const KCall *k, int depth, const char *(*ptr)(const Tensor *, int out),
+                  const char *fail_stmt, const char *flag_read);
 void emit_typed_entry(FILE *f, Graph *g, const char *name);
 /* templates/NAME.in: text with @KEY@ placeholders written by a fill function */
 typedef void (*TemplateFill)(FILE *f, const char *key, void *ctx);

@@ -192,6 +192,12 @@ static void value_info(Onnx__ValueInfoProto *vi, Tensor *t, int is_io)
         if (is_io) fail_plain("graph %s '%s' has no type", t->is_output ? "output" : "input", t->name);
         return;
     }
+    if (is_io && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && t->is_input && !t->is_output &&
+        tp->optional_type && tp->optional_type->elem_type &&
+        tp->optional_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        tp = tp->optional_type->elem_type;   /* an optional tensor input: the caller may pass NULL (ops/control.c) */
+        t->optional = 1;
+    }
     if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
         if (is_io) fail_plain("graph input/output '%s' is not a tensor (sequences, maps and optionals are not supported)", t->name);
         return;
@@ -213,6 +219,9 @@ static void value_info(Onnx__ValueInfoProto *vi, Tensor *t, int is_io)
             t->sym[i] = xstrdup(d->dim_param);
     }
 }
+
+static Graph *load_subgraph(Onnx__GraphProto *gp);
+static void load_graph(Onnx__GraphProto *gp);
 
 static void load_attr(Attr *a, Onnx__AttributeProto *p)
 {
@@ -254,12 +263,58 @@ static void load_attr(Attr *a, Onnx__AttributeProto *p)
         a->strings = xalloc(sizeof(char *) * p->n_strings);
         for (size_t i = 0; i < p->n_strings; i++) a->strings[i] = dup_bytes(p->strings[i]);
         break;
-    default: break; /* graphs and others: kept as type only; ops that need them are refused */
+    case AT_GRAPH:   /* a subgraph (If, Loop, Scan): loaded as a nested Graph */
+        if (!p->g) fail_plain("attribute '%s' has no graph", a->name);
+        a->g = load_subgraph(p->g);
+        break;
+    default: break; /* others: kept as type only; ops that need them are refused */
+    }
+}
+
+/* A subgraph: its own tensors; names it does not define (inputs,
+ * initializers, its nodes' outputs) are read from the enclosing scopes, as
+ * its captures (ir.h). Loaded while G is the enclosing graph; a name it
+ * captures is looked up there (and captured by that graph in turn if it is
+ * a subgraph whose scope does not define it either). */
+static Graph *load_subgraph(Onnx__GraphProto *gp)
+{
+    Graph *outer = G, *sub = xalloc(sizeof *sub);
+    sub->parent = outer;
+    sub->opset = outer->opset;
+    sub->ir_version = outer->ir_version;
+    sub->model_dir = outer->model_dir;
+    G = sub;
+    load_graph(gp);
+    G = outer;
+    return sub;
+}
+
+/* After a node's attributes are loaded: the captures of its subgraphs
+ * become extra inputs of the node (after its ONNX inputs), so ordering,
+ * liveness and the passes see what its bodies read. */
+static void bind_captures(Node *n)
+{
+    for (int a = 0; a < n->nattrs; a++) {
+        Graph *sub = n->attrs[a].g;
+        if (!sub) continue;
+        for (int k = 0; k < sub->ncaptures; k++) {
+            Tensor *t = graph_tensor(G, sub->captures[k]->name);
+            int j = 0;
+            while (j < n->nin && n->in[j] != t) j++;
+            if (j == n->nin) {
+                Tensor **in = xalloc(sizeof(Tensor *) * (size_t)(n->nin + 2));
+                memcpy(in, n->in, sizeof(Tensor *) * (size_t)n->nin);
+                in[n->nin++] = t;
+                n->in = in;
+            }
+            sub->capture_in[k] = j;
+        }
     }
 }
 
 static void load_graph(Onnx__GraphProto *gp)
 {
+    int sub = G->parent != NULL;
     G->name = xstrdup(gp->name ? gp->name : "model");
     if (gp->n_sparse_initializer)
         fail_plain("the model has sparse initializers, which are not supported");
@@ -274,11 +329,12 @@ static void load_graph(Onnx__GraphProto *gp)
         Onnx__ValueInfoProto *vi = gp->input[i];
         if (!vi->name || !*vi->name) fail_plain("graph input %zu has no name", i);
         Tensor *t = graph_tensor(G, vi->name);
-        if (t->data) continue;  /* an initializer also listed as input: a constant */
+        if (t->data && !sub) continue;  /* an initializer also listed as input: a constant */
+        if (t->data) fail_plain("subgraph '%s': input '%s' is also an initializer", G->name, vi->name);
         if (t->is_input) fail_plain("graph input '%s' is listed twice", vi->name);
         t->is_input = 1;
         t->input_index = G->ninputs;
-        value_info(vi, t, 1);
+        value_info(vi, t, !sub);   /* a body's inputs take their types from the node */
         G->inputs[G->ninputs++] = t;
     }
     G->outputs = xalloc(sizeof(Tensor *) * (gp->n_output + 1));
@@ -286,11 +342,13 @@ static void load_graph(Onnx__GraphProto *gp)
         Onnx__ValueInfoProto *vi = gp->output[i];
         if (!vi->name || !*vi->name) fail_plain("graph output %zu has no name", i);
         Tensor *t = graph_tensor(G, vi->name);
-        if (!t->is_output) { t->is_output = 1; t->output_index = (int)i; }
-        value_info(vi, t, 1);
+        if (!sub) {   /* a body's outputs are no caller buffers */
+            if (!t->is_output) { t->is_output = 1; t->output_index = (int)i; }
+            value_info(vi, t, 1);
+        }
         G->outputs[G->noutputs++] = t;
     }
-    if (!G->noutputs) fail_plain("the graph has no outputs");
+    if (!G->noutputs && !sub) fail_plain("the graph has no outputs");   /* a body's: its node checks */
     for (size_t i = 0; i < gp->n_node; i++) {
         Onnx__NodeProto *np = gp->node[i];
         Node *n = graph_add_node(G);
@@ -331,6 +389,15 @@ static void load_graph(Onnx__GraphProto *gp)
         n->nattrs = (int)np->n_attribute;
         n->attrs = xalloc(sizeof(Attr) * (np->n_attribute + 1));
         for (size_t j = 0; j < np->n_attribute; j++) load_attr(&n->attrs[j], np->attribute[j]);
+        bind_captures(n);
+    }
+    if (sub) {   /* the names this subgraph reads from enclosing scopes */
+        G->captures = xalloc(sizeof(Tensor *) * (size_t)(G->ntensors + 1));
+        G->capture_in = xalloc(sizeof(int) * (size_t)(G->ntensors + 1));
+        for (int t = 0; t < G->ntensors; t++) {
+            Tensor *x = G->tensors[t];
+            if (!x->producer && !x->data && !x->is_input) G->captures[G->ncaptures++] = x;
+        }
     }
     /* declared types of intermediates are not needed: inference computes them */
 }

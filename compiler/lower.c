@@ -37,6 +37,41 @@ KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count)
     return c;
 }
 
+/* Control-flow markers (ir.h): no kernel, count 0, so the loops over calls
+ * that emit kernels skip them. */
+static const Kernel CTL_KERNEL = {"o2c_ctl", NULL, NULL, NULL, NULL};
+
+KCall *lower_ctl(Lowering *L, int ctl, Tensor *x)
+{
+    KCall *c = lower_call_kernel(L, &CTL_KERNEL, 0);
+    int at = L->n - 1;
+    c->ctl = ctl;
+    c->x[0] = x;
+    if (ctl != CTL_ELSE && ctl != CTL_END) return c;
+    /* the innermost open IF or LOOP; its ELSE and the loop's BREAKs */
+    int depth = 0, mid = -1;
+    for (int i = at - 1; i >= 0; i--) {
+        KCall *m = &L->calls[i];
+        if (m->ctl == CTL_END) depth++;
+        else if ((m->ctl == CTL_IF || m->ctl == CTL_LOOP) && depth) depth--;
+        else if (m->ctl == CTL_ELSE && !depth) mid = i;
+        else if (m->ctl == CTL_BREAK && !depth) m->jump = at;
+        else if (m->ctl == CTL_IF || m->ctl == CTL_LOOP) {
+            if (ctl == CTL_ELSE && m->ctl != CTL_IF) fail("internal: an else outside an if");
+            c = &L->calls[at];
+            if (ctl == CTL_ELSE) {
+                m->jump = at;
+            } else {
+                c->jump = i;
+                if (mid >= 0) L->calls[mid].jump = at;
+                else m->jump = at;
+            }
+            return c;
+        }
+    }
+    fail("internal: an unmatched control-flow marker");
+}
+
 static const char *const TARGET_NAMES[] = {"c", "avx2", "avx512", "neon", "cortex-m", "cuda"};
 
 const char *target_name(int target)

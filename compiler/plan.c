@@ -62,6 +62,24 @@ int64_t plan_graph(Graph *g, Lowering *L)
             if (c > r->last) r->last = c;
         }
     }
+    /* a loop (ops/control.c) runs its calls again: a tensor live across its
+     * start or end (a state, the counter, a scan output, what the body reads
+     * from outside) lives through all of it */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int c = 0; c < L->n; c++) {
+            if (L->calls[c].ctl != CTL_LOOP) continue;
+            int b = c, e = L->calls[c].jump;
+            for (int i = 0; i < n; i++) {
+                Tensor *t = arena_list[i];
+                if ((t->first < b && t->last >= b) || (t->first <= e && t->last > e)) {
+                    if (t->first > b || t->last < e) changed = 1;
+                    if (t->first > b) t->first = b;
+                    if (t->last < e) t->last = e;
+                }
+            }
+        }
+    }
     qsort(arena_list, (size_t)n, sizeof(Tensor *), by_size);
     int64_t size = 0;
     for (int i = 0; i < n; i++) {

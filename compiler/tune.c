@@ -222,7 +222,7 @@ void tune_graph(Graph *g, const Options *o)
     layout_assign(g, target_tiled(o->target));   /* as lower_graph will */
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
-        if (n->folded) continue;
+        if (n->folded || node_has_subgraph(n)) continue;   /* bodies keep the heuristic's choices */
         Lowering probe = {0};
         probe.target = o->target;
         probe.tiled = target_tiled(o->target);

@@ -500,12 +500,138 @@ def quantized_gemm():
     return (m, [w(r, 3, 24, scale=1.0)],
             "com.microsoft QGemm as quantize_static writes Gemm: transB with per-row int8 weights and an int32 bias, "
             "requantized to uint8 (an output too, exact), then alpha 0.5 with a float output and a (1, N) bias", {})
+# ---- control flow (If, Loop, Scan: compiler/ops/control.c)
+
+def if_nested_outer():
+    r = rng(16)
+    # then: an inner If on another run-time condition; both read outer-scope tensors (x, W, b)
+    inner_then = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["it"])], "inner_then", [],
+                                   [vi("it", [2, 3])])
+    inner_else = helper.make_graph([helper.make_node("Add", ["x3", "b"], ["ie"])], "inner_else", [],
+                                   [vi("ie", [2, 3])])
+    then_g = helper.make_graph([
+        helper.make_node("ReduceMax", ["x"], ["mx"], keepdims=0),
+        helper.make_node("Greater", ["mx", "half"], ["c2"]),
+        helper.make_node("If", ["c2"], ["ti"], then_branch=inner_then, else_branch=inner_else),
+        helper.make_node("Relu", ["ti"], ["t"]),
+    ], "then", [], [vi("t", [2, 3])])
+    else_g = helper.make_graph([helper.make_node("Sigmoid", ["x3"], ["e"])], "else", [], [vi("e", [2, 3])])
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+        helper.make_node("Greater", ["s", "zero"], ["c"]),
+        helper.make_node("Slice", ["x", "st", "en", "ax"], ["x3"]),
+        helper.make_node("If", ["c"], ["y0"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("Mul", ["y0", "two"], ["y"]),
+    ]
+    m = model("if_nested_outer", nodes, [vi("x", [2, 4])], [vi("y", [2, 3])],
+              [init("W", w(r, 4, 3)), init("b", w(r, 3)), init("zero", np.array(0, np.float32)),
+               init("half", np.array(0.5, np.float32)), init("two", np.array(2, np.float32)),
+               i64("st", [0]), i64("en", [3]), i64("ax", [1])])
+    return (m, [w(r, 2, 4, scale=1.0)],
+            "If on a run-time condition whose then branch holds another run-time If; the branches read "
+            "outer-scope tensors (input, weights, a value computed before the If)", {})
+
+
+def loop_if_scan():
+    r = rng(17)
+    # body: h' = iter even ? tanh(h W) : h + b; cond' = iter < 10; scan output h'
+    then_g = helper.make_graph([helper.make_node("MatMul", ["h_in", "W"], ["hw"]),
+                                helper.make_node("Tanh", ["hw"], ["ht"])], "even", [], [vi("ht", [2, 3])])
+    else_g = helper.make_graph([helper.make_node("Add", ["h_in", "b"], ["hb"])], "odd", [], [vi("hb", [2, 3])])
+    body = helper.make_graph([
+        helper.make_node("Mod", ["i", "two"], ["m"]),
+        helper.make_node("Equal", ["m", "zero"], ["even"]),
+        helper.make_node("If", ["even"], ["h_out"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("Less", ["i", "ten"], ["c_out"]),
+        helper.make_node("Identity", ["h_out"], ["scan"]),
+    ], "body", [vi("i", [], TensorProto.INT64), vi("c_in", [], TensorProto.BOOL), vi("h_in", [2, 3])],
+        [vi("c_out", [], TensorProto.BOOL), vi("h_out", [2, 3]), vi("scan", [2, 3])],
+        [i64("two", 2), i64("zero", 0), i64("ten", 10)])
+    nodes = [helper.make_node("Loop", ["trip", "cond", "h0"], ["h", "hs"], body=body)]
+    m = model("loop_if_scan", nodes, [vi("h0", [2, 3]), vi("cond", [], TensorProto.BOOL)],
+              [vi("h", [2, 3]), vi("hs", [5, 2, 3])],
+              [init("W", w(r, 3, 3)), init("b", w(r, 3)), i64("trip", 5)])
+    return (m, [w(r, 2, 3, scale=1.0), np.array(True)],
+            "Loop (trip count 5, a run-time condition) carrying h, with an If inside the body on the "
+            "iteration number (Mod, Equal), outer-scope weights, and a scan output of every h", {})
+
+
+def loop_runtime_trip():
+    # Fibonacci-like swap (a, b) -> (b, a + b): each output is another state's bytes; a nested loop
+    inner = helper.make_graph([
+        helper.make_node("Identity", ["c2"], ["c2o"]),
+        helper.make_node("Mul", ["v", "k"], ["vo"]),
+    ], "inner", [vi("j", [], TensorProto.INT64), vi("c2", [], TensorProto.BOOL), vi("v", [3])],
+        [vi("c2o", [], TensorProto.BOOL), vi("vo", [3])])
+    body = helper.make_graph([
+        helper.make_node("Identity", ["c"], ["co"]),
+        helper.make_node("Add", ["a", "b"], ["ab"]),
+        helper.make_node("Loop", ["two", "", "ab"], ["abk"], body=inner),
+        helper.make_node("Identity", ["b"], ["bo"]),
+    ], "body", [vi("i", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL), vi("a", [3]), vi("b", [3])],
+        [vi("co", [], TensorProto.BOOL), vi("bo", [3]), vi("abk", [3])])
+    nodes = [helper.make_node("Loop", ["n", "", "a0", "b0"], ["a", "b"], body=body)]
+    m = model("loop_runtime_trip", nodes, [vi("n", [], TensorProto.INT64), vi("a0", [3]), vi("b0", [3])],
+              [vi("a", [3]), vi("b", [3])],
+              [init("k", np.array([0.5, 1.0, -1.0], np.float32)), i64("two", 2)])
+    return (m, [np.array(6, np.int64), np.array([1, 2, 3], np.float32), np.array([1, 0.5, -2], np.float32)],
+            "Loop with a run-time trip count (input n) carrying two values that swap (a, b) -> (b, "
+            "(a + b) k^2), the product by a nested Loop of constant trip count", {})
+
+
+def scan_axes_reverse():
+    r = rng(18)
+    body = helper.make_graph([
+        helper.make_node("MatMul", ["xt", "W"], ["xw"]),
+        helper.make_node("Add", ["s_in", "xw"], ["s1"]),
+        helper.make_node("Mul", ["s1", "ut"], ["s_out"]),
+        helper.make_node("Tanh", ["s_out"], ["o1"]),
+        helper.make_node("Add", ["s_out", "ut"], ["o2"]),
+    ], "body", [vi("s_in", [2, 3]), vi("xt", [2, 4]), vi("ut", [2, 3])],
+        [vi("s_out", [2, 3]), vi("o1", [2, 3]), vi("o2", [2, 3])])
+    nodes = [helper.make_node("Scan", ["s0", "x", "u"], ["s", "y1", "y2"], body=body, num_scan_inputs=2,
+                              scan_input_axes=[1, 0], scan_input_directions=[1, 0],
+                              scan_output_axes=[0, -1], scan_output_directions=[0, 1])]
+    m = model("scan_axes_reverse", nodes, [vi("s0", [2, 3]), vi("x", [2, 5, 4]), vi("u", [5, 2, 3])],
+              [vi("s", [2, 3]), vi("y1", [5, 2, 3]), vi("y2", [2, 3, 5])], [init("W", w(r, 4, 3))], opset=16)
+    return (m, [w(r, 2, 3, scale=1.0), w(r, 2, 5, 4, scale=1.0), w(r, 5, 2, 3, scale=1.0)],
+            "Scan with two scan inputs (one along axis 1 read backwards), a state, outer-scope weights, "
+            "and two scan outputs (one along the last axis written backwards)", {})
+
+
+def loop_unrolled():
+    r = rng(19)
+    # the body slices row i of x (a shape that needs the iteration number: the loop is unrolled)
+    then_g = helper.make_graph([helper.make_node("Mul", ["row", "two_f"], ["m2"])], "even", [], [vi("m2", [1, 3])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["row"], ["ng"])], "odd", [], [vi("ng", [1, 3])])
+    body = helper.make_graph([
+        helper.make_node("Identity", ["c"], ["co"]),
+        helper.make_node("Add", ["i", "one"], ["e"]),
+        helper.make_node("Unsqueeze", ["i", "zero1"], ["s0"]),
+        helper.make_node("Unsqueeze", ["e", "zero1"], ["e0"]),
+        helper.make_node("Slice", ["x", "s0", "e0"], ["row"]),
+        helper.make_node("Mod", ["i", "two"], ["md"]),
+        helper.make_node("Equal", ["md", "zero"], ["ev"]),
+        helper.make_node("If", ["ev"], ["v"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("MatMul", ["v", "W"], ["vw"]),
+        helper.make_node("Add", ["a", "vw"], ["ao"]),
+        helper.make_node("Identity", ["ao"], ["so"]),
+    ], "body", [vi("i", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL), vi("a", [1, 2])],
+        [vi("co", [], TensorProto.BOOL), vi("ao", [1, 2]), vi("so", [1, 2])],
+        [i64("one", 1), i64("two", 2), i64("zero", 0), i64("zero1", [0]), init("two_f", np.array(2, np.float32))])
+    nodes = [helper.make_node("Loop", ["M", "", "a0"], ["a", "ss"], body=body)]
+    m = model("loop_unrolled", nodes, [vi("a0", [1, 2]), vi("x", [4, 3])], [vi("a", [1, 2]), vi("ss", [4, 1, 2])],
+              [init("W", w(r, 3, 2)), i64("M", 4)])
+    return (m, [w(r, 1, 2, scale=1.0), w(r, 4, 3, scale=1.0)],
+            "Loop of 4 iterations whose body slices row i of an input (a shape that needs the iteration number: "
+            "the loop is unrolled, one inferred copy of the body per iteration) and branches on i's parity", {})
 
 
 EXAMPLES = [linear, two_heads, dynamic_batch, conv_bn_relu, small_convnet, flatten_shape_ops, clamp_min_max,
             layernorm_decomposed, gemm_chain, asinh, srcnn_cubic, self_attention, sibling_convs_concat,
             custom_domain_op, elementwise_chain, mobilenet_block, local_functions,
-            ms_transformer_ops, ms_fused_conv, quantized_convnet, quantized_mlp, quantized_gemm]
+            ms_transformer_ops, ms_fused_conv, quantized_convnet, quantized_mlp, quantized_gemm,
+            if_nested_outer, loop_if_scan, loop_runtime_trip, scan_axes_reverse, loop_unrolled]
 
 
 # ---------------------------------------------------------------- writing

@@ -216,8 +216,11 @@ def check_model(args, test):
             if names[int(num)] != kernel:
                 raise AssertionError("row %s: table says %s, report %s" % (num, names[int(num)], kernel))
         totals = [float(r.group(5)) for r in rows]
-        if any(int(r.group(4)) != RUNS for r in rows) or any(t < 0 for t in totals):
-            raise AssertionError("a row with calls != %d or a negative time" % RUNS)
+        # control flow (If, Loop, Scan): a row runs as often as its branch or loop does, the same each run
+        ctl = re.search(r"^\s+(for \(;;\) \{|if \(\*\(const unsigned char \*\))", pc, re.M) is not None
+        per_run = {int(r.group(1)): int(r.group(4)) // RUNS for r in rows}
+        if any(int(r.group(4)) != RUNS * (per_run[int(r.group(1))] if ctl else 1) for r in rows) or any(t < 0 for t in totals):
+            raise AssertionError("a row with calls != %d (times its runs a run) or a negative time" % RUNS)
         if totals != sorted(totals, reverse=True):
             raise AssertionError("table not sorted by time")
         # NAME_profile_rows()
@@ -225,12 +228,13 @@ def check_model(args, test):
         runs = [l.split() for l in out.splitlines() if l.startswith("RUNS ")][0]
         if int(runs[1]) != RUNS or float(runs[3]) != 1e9:
             raise AssertionError("profile_runs %s, units a second %s" % (runs[1], runs[3]))
-        if len(api) != calls or any(int(a[3]) != RUNS for a in api) or sum(int(a[4]) for a in api) > int(runs[2]):
+        if len(api) != calls or any(int(a[3]) != RUNS * (per_run[int(a[1])] if ctl else 1) for a in api) or \
+                sum(int(a[4]) for a in api) > int(runs[2]):
             raise AssertionError("profile_rows: counts or times do not add up")
         if "END 1" not in out.splitlines():
             raise AssertionError("profile_rows: no closing row with a NULL kernel")
         after = [l.split() for l in out.splitlines() if l.startswith("AFTER ")][0]
-        if after[1:] != ["1"] * (calls + 1):
+        if after[1:] != ["1"] + [str(per_run[i] if ctl else 1) for i in range(calls)]:
             raise AssertionError("after profile_reset and one run: %s" % " ".join(after))
         return "pass", "%d rows, calls == %d runs" % (calls, RUNS)
     finally:

@@ -427,6 +427,57 @@ def _(d):
                [numpy_helper.from_array(np.float32(0.1), "ys"), numpy_helper.from_array(np.uint8(1), "yz"),
                 numpy_helper.from_array(np.float32(0.1), "as"), numpy_helper.from_array(np.uint8(1), "az")], ms=True)
     return [save(m, d), "-o", out(d)], ["model.onnx", "'cat'", "triples"]
+# ---- control flow (If, Loop, Scan) -------------------------------------
+
+def loop_model(body_nodes, body_out_shape=(2,), trip=None, scan_shape=None):
+    """Loop carrying x (2 floats); the body maps v to the output 'vo'."""
+    F, B, I = TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT64
+    outs = [helper.make_tensor_value_info("co", B, []), helper.make_tensor_value_info("vo", F, list(body_out_shape))]
+    if scan_shape is not None:
+        outs.append(helper.make_tensor_value_info("vo", F, list(body_out_shape)))
+    body = helper.make_graph([helper.make_node("Identity", ["c"], ["co"])] + body_nodes, "body",
+                             [helper.make_tensor_value_info("i", I, []), helper.make_tensor_value_info("c", B, []),
+                              helper.make_tensor_value_info("v", F, [2])], outs)
+    node_out = ["y"] + (["ys"] if scan_shape is not None else [])
+    inputs = [vi("x", shape=(2,))] + ([vi("n", TensorProto.INT64, ())] if trip is None else [])
+    outputs = [vi("y", shape=(2,))] + ([vi("ys", shape=scan_shape)] if scan_shape is not None else [])
+    inits = [numpy_helper.from_array(np.array(trip, np.int64), "n")] if trip is not None else []
+    return model([helper.make_node("Loop", ["n", "", "x"], node_out, body=body, name="loop")], inputs, outputs, inits)
+
+
+@case("Loop whose carried value changes shape")
+def _(d):
+    m = loop_model([helper.make_node("Concat", ["v", "v"], ["vo"], axis=0)], body_out_shape=(4,), trip=3)
+    return [save(m, d), "-o", out(d)], ["'loop'", "Loop", "loop-carried value", "static shape"]
+
+
+@case("Loop scan output of run-time length")
+def _(d):
+    m = loop_model([helper.make_node("Neg", ["v"], ["vo"])], scan_shape=("T", 2))
+    return [save(m, d), "-o", out(d)], ["'loop'", "Loop", "run-time", "static length"]
+
+
+@case("If branches of different shapes")
+def _(d):
+    F = TensorProto.FLOAT
+    then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [], [vi("t", F, (2, 3))])
+    else_g = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["e"], axis=0)], "else", [], [vi("e", F, (4, 3))])
+    m = model([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="branch")],
+              [vi("c", TensorProto.BOOL, ()), vi("x")], [helper.make_tensor_value_info("y", F, None)])
+    return [save(m, d), "-o", out(d)], ["'branch'", "If", "then branch", "static shapes"]
+
+
+@case("unsupported op inside a Loop body")
+def _(d):
+    m = loop_model([helper.make_node("SequenceEmpty", [], ["sq"], name="seq"),
+                    helper.make_node("Neg", ["v"], ["vo"])], trip=2)
+    return [save(m, d), "-o", out(d)], ["'loop'", "SequenceEmpty", "'seq'", "unsupported"]
+
+
+@case("Loop body reading a name no scope defines")
+def _(d):
+    m = loop_model([helper.make_node("Add", ["v", "nowhere"], ["vo"])], trip=2)
+    return [save(m, d), "-o", out(d)], ["'nowhere'", "dangling"]
 
 
 # ---- running -----------------------------------------------------------

@@ -240,7 +240,7 @@ static void test_every_attribute_kind(void **state)
     Onnx__AttributeProto *a = pb_attr(n, "strings", AT_STRINGS);
     ProtobufCBinaryData sv[2] = {{2, (uint8_t *)"ab"}, {0, (uint8_t *)""}};
     a->n_strings = 2; a->strings = sv;
-    a = pb_attr(n, "g", AT_GRAPH);        /* graphs: kept as type only */
+    a = pb_attr(n, "g", AT_GRAPH);        /* graphs: loaded as nested Graphs (If, Loop, Scan) */
     a->g = xalloc(sizeof *a->g);
     onnx__graph_proto__init(a->g);
     a = pb_attr(n, "empty_ints", AT_INTS);
@@ -288,6 +288,8 @@ static void test_every_attribute_kind(void **state)
     assert_string_equal(x->strings[1], "");
     x = attr_find(nd, "g");
     assert_int_equal(x->type, AT_GRAPH);
+    assert_non_null(x->g);
+    assert_ptr_equal(x->g->parent, g);
     x = attr_find(nd, "empty_ints");
     assert_int_equal(x->type, AT_INTS);
     assert_int_equal(x->n, 0);
