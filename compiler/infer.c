@@ -231,7 +231,8 @@ static void infer_promoted(Node *n, int half)
     n->shadow_in = xalloc(sizeof(Tensor *) * (size_t)(n->nin + 1));
     for (int j = 0; j < n->nin; j++) {
         in[j] = n->in[j];
-        if (in[j] && (dtype_is_half(in[j]->dtype) || dtype_is_narrow(in[j]->dtype))) n->in[j] = n->shadow_in[j] = float_shadow(in[j]);
+        if (in[j] && (dtype_is_half(in[j]->dtype) || (dtype_is_narrow(in[j]->dtype) && node_promotes_narrow(n))))
+            n->in[j] = n->shadow_in[j] = float_shadow(in[j]);   /* a narrow input stays for ops that take it (Q/DQ) */
     }
     for (int j = 0; j < n->nout; j++) {
         out[j] = n->out[j];

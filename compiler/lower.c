@@ -154,7 +154,8 @@ static void lower_promoted(Node *n, Lowering *L)
     if (n->nin > 64 || n->nout > 64) fail("too many inputs or outputs");
     for (int j = 0; j < n->nin; j++) {
         in[j] = n->in[j];
-        if (!in[j] || !(dtype_is_half(in[j]->dtype) || dtype_is_narrow(in[j]->dtype))) continue;
+        if (!in[j] || !(dtype_is_half(in[j]->dtype) || (dtype_is_narrow(in[j]->dtype) && node_promotes_narrow(n))))
+            continue;
         if (in[j]->data) {
             n->in[j] = n->shadow_in[j];
         } else if (dtype_is_narrow(in[j]->dtype)) {   /* a float8 (IsNaN, IsInf): ops/types.c */

@@ -17,8 +17,10 @@
 #include "../../runtime/c/params/quant.h"
 
 static const int DTS_Q8[] = {DT_UINT8, DT_INT8, 0};
-static const int DTS_QOUT[] = {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, 0};
-static const int DTS_QIN[] = {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, DT_INT32, 0};
+static const int DTS_QOUT[] = {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, DT_FLOAT8E4M3FN, DT_FLOAT8E4M3FNUZ, DT_FLOAT8E5M2,
+                               DT_FLOAT8E5M2FNUZ, DT_FLOAT4E2M1, DT_UINT4, DT_INT4, DT_UINT2, DT_INT2, 0};
+static const int DTS_QIN[] = {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, DT_INT32, DT_FLOAT8E4M3FN, DT_FLOAT8E4M3FNUZ,
+                              DT_FLOAT8E5M2, DT_FLOAT8E5M2FNUZ, DT_FLOAT4E2M1, DT_UINT4, DT_INT4, DT_UINT2, DT_INT2, 0};
 
 /* the type input j had in the model: a float16/bfloat16 input is seen as
  * its float32 stand-in while the node is inferred and lowered */
@@ -163,9 +165,14 @@ void infer_quantize_linear(Node *n)
     if (!od) od = DT_UINT8;
     int ok = 0;
     for (const int *t = DTS_QOUT; *t; t++) ok |= *t == od;
-    if (!ok) fail("quantization to %s is not supported by onnx2c yet (uint8, int8, uint16, int16 are)", dtype_name(od));
+    if (!ok)
+        fail("quantization to %s is not supported by onnx2c yet (uint8, int8, uint16, int16, float8, float4, int4, "
+             "int2 are)", dtype_name(od));
     int64_t k[O2C_QP_NK];
     qparams(n, x, s, z, k);
+    if (dtype_is_narrow(od) && (x->dtype != DT_FLOAT || quant_precision(n) == DT_DOUBLE))
+        fail("quantization of %s to %s is computed in float32 by onnx2c; this node asks for double", dtype_name(x->dtype),
+             dtype_name(od));
     quant_precision(n);
     set_out(n, 0, od, x->rank, x->dims);
 }
@@ -176,6 +183,19 @@ void lower_quantize_linear(Node *n, Lowering *L)
     int p = quant_precision(n);
     int rt = p == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
     Tensor *x = cast_to(L, n->in[0], rt), *s = cast_to(L, n->in[1], rt);
+    if (dtype_is_narrow(y->dtype)) {   /* one kernel for them all, the type a parameter */
+        KCall *c = lower_call(L, "o2c_quantize_f32_n", tensor_numel(y));
+        c->x[0] = x;
+        c->x[1] = s;
+        c->x[2] = in_t(n, 2);
+        c->y[0] = y;
+        qparams(n, n->in[0], n->in[1], in_t(n, 2), c->k);
+        c->k[O2C_QUANT_PREC] = prec_of(p);
+        c->k[O2C_QUANTN_NT] = y->dtype;
+        c->k[O2C_QUANTN_SAT] = attr_i(n, "saturate") != 0;
+        c->nk = O2C_QUANTN_NK;
+        return;
+    }
     KCall *c = lower_call(L, xfmt("o2c_quantize_%s_%s", dtype_suffix(rt), dtype_suffix(y->dtype)), tensor_numel(y));
     c->x[0] = x;
     c->x[1] = s;
@@ -219,13 +239,19 @@ void lower_dequantize_linear(Node *n, Lowering *L)
 {
     Tensor *x = n->in[0], *y = n->out[0], *yf = y;
     if (y->dtype != DT_FLOAT) yf = lower_temp(L, DT_FLOAT, y->rank, y->dims);
-    KCall *c = lower_call(L, xfmt("o2c_dequantize_%s_f32", dtype_suffix(x->dtype)), tensor_numel(y));
+    int narrow = dtype_is_narrow(x->dtype);
+    KCall *c = lower_call(L, narrow ? "o2c_dequantize_n_f32" : xfmt("o2c_dequantize_%s_f32", dtype_suffix(x->dtype)),
+                          tensor_numel(y));
     c->x[0] = x;
     c->x[1] = n->in[1];
     c->x[2] = in_t(n, 2);
     c->y[0] = yf;
     qparams(n, x, n->in[1], in_t(n, 2), c->k);
     c->nk = O2C_DEQUANT_NK;
+    if (narrow) {
+        c->k[O2C_DEQUANTN_NT] = x->dtype;
+        c->nk = O2C_DEQUANTN_NK;
+    }
     if (yf != y) {
         KCall *k = lower_call(L, xfmt("o2c_cast_f32_%s", dtype_suffix(y->dtype)), tensor_numel(y));
         k->x[0] = yf;

@@ -17,6 +17,8 @@ int node_takes_narrow(const Node *n)
                                      "Transpose", "Pad", NULL};
     if (*n->domain) return 0;
     if (node_promotes_narrow(n)) return 1;
+    /* ops/quant.c: quantization to and from the narrow types */
+    if (!strcmp(n->op_type, "QuantizeLinear") || !strcmp(n->op_type, "DequantizeLinear")) return 1;
     if (n->op && node_is_view(n)) return 1;
     for (int i = 0; OK[i]; i++)
         if (!strcmp(n->op_type, OK[i])) return 1;

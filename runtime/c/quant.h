@@ -429,6 +429,49 @@ O2C_QUANTIZE_DEF(o2c_quantize_f64_u16, double, uint16_t, u16)
 /*@ o2c_quantize_f64_i16 needs o2c_q_pidx */
 O2C_QUANTIZE_DEF(o2c_quantize_f64_i16, double, int16_t, i16)
 
+/* QuantizeLinear to a narrow type: int4/uint4/int2/uint2 round to nearest
+ * even, add the zero point and saturate to their range; float8/float4
+ * convert x / scale (+ zero point) as Cast does (saturate or not).
+ *   x[0] X, x[1] scales (float), x[2] zero points (narrow) or NULL; O2C_QUANTN_* */
+/*@ o2c_quantize_f32_n needs o2c_q_pidx o2c_q_prec o2c_nt_is_int o2c_nint o2c_nint_bits o2c_n_to_f32 o2c_f32_to_n */
+O2C_KERNEL(o2c_quantize_f32_n)
+{
+    const float *X = (const float *)p->x[0], *S = (const float *)p->x[1];
+    const uint8_t *Z = (const uint8_t *)p->x[2];
+    uint8_t *Y = (uint8_t *)p->y[0];
+    const int64_t prec = p->k[O2C_QUANT_PREC];
+    const int nt = (int)p->k[O2C_QUANTN_NT], sat = (int)p->k[O2C_QUANTN_SAT];
+    const int is_int = o2c_nt_is_int(nt);
+    const float lo = nt == O2C_NT_I4 ? -8.0f : nt == O2C_NT_I2 ? -2.0f : 0.0f;
+    const float hi = nt == O2C_NT_I4 ? 7.0f : nt == O2C_NT_U4 ? 15.0f : nt == O2C_NT_I2 ? 1.0f : 3.0f;
+    O2C_FOR(i) {
+        const int64_t s = o2c_q_pidx(i, p);
+        const float q = o2c_q_prec(o2c_q_prec(X[i], prec) / o2c_q_prec(S[s], prec), prec);
+        if (is_int) {
+            float v = nearbyintf(q) + (Z ? (float)o2c_nint(Z[s], nt) : 0.0f);
+            v = !(v >= lo) ? lo : v > hi ? hi : v;
+            Y[i] = (uint8_t)o2c_nint_bits((uint64_t)(int64_t)v, nt);
+        } else {
+            Y[i] = o2c_f32_to_n(q + (Z ? o2c_n_to_f32(Z[s], nt) : 0.0f), nt, sat, 0);
+        }
+    }
+}
+
+/* DequantizeLinear of a narrow type: (x - zero point) * scale, both as
+ * their exact float values.   O2C_DEQUANTN_* */
+/*@ o2c_dequantize_n_f32 needs o2c_q_pidx o2c_n_to_f32 */
+O2C_KERNEL(o2c_dequantize_n_f32)
+{
+    const uint8_t *X = (const uint8_t *)p->x[0], *Z = (const uint8_t *)p->x[2];
+    const float *S = (const float *)p->x[1];
+    float *Y = (float *)p->y[0];
+    const int nt = (int)p->k[O2C_DEQUANTN_NT];
+    O2C_FOR(i) {
+        const int64_t s = o2c_q_pidx(i, p);
+        Y[i] = (o2c_n_to_f32(X[i], nt) - (Z ? o2c_n_to_f32(Z[s], nt) : 0.0f)) * S[s];
+    }
+}
+
 /*@ o2c_dequantize_u8_f32 needs o2c_q_pidx */
 O2C_DEQUANTIZE_DEF(o2c_dequantize_u8_f32, uint8_t, int32_t)
 /*@ o2c_dequantize_i8_f32 needs o2c_q_pidx */
@@ -596,7 +639,7 @@ O2C_QCAT_DEF(o2c_qconcat_i8, int8_t, i8)
     K(o2c_quantize_f32_u8) K(o2c_quantize_f32_i8) K(o2c_quantize_f32_u16) K(o2c_quantize_f32_i16) \
     K(o2c_quantize_f64_u8) K(o2c_quantize_f64_i8) K(o2c_quantize_f64_u16) K(o2c_quantize_f64_i16) \
     K(o2c_dequantize_u8_f32) K(o2c_dequantize_i8_f32) K(o2c_dequantize_u16_f32)  \
-    K(o2c_dequantize_i16_f32) K(o2c_dequantize_i32_f32) K(o2c_dynq_params_f32) K(o2c_qscale_f32) \
+    K(o2c_dequantize_i16_f32) K(o2c_dequantize_i32_f32) K(o2c_quantize_f32_n) K(o2c_dequantize_n_f32) K(o2c_dynq_params_f32) K(o2c_qscale_f32) \
     K(o2c_qmatmul_u8_u8_i32) K(o2c_qmatmul_u8_i8_i32) K(o2c_qmatmul_i8_u8_i32) K(o2c_qmatmul_i8_i8_i32) \
     K(o2c_qmatmul_u8_u8_u8) K(o2c_qmatmul_u8_i8_u8) K(o2c_qmatmul_i8_u8_u8) K(o2c_qmatmul_i8_i8_u8) \
     K(o2c_qmatmul_u8_u8_i8) K(o2c_qmatmul_u8_i8_i8) K(o2c_qmatmul_i8_u8_i8) K(o2c_qmatmul_i8_i8_i8) \

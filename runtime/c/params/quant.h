@@ -30,6 +30,16 @@ O2C_PARAMS_FIT(quantize, O2C_QUANT_NK, 0)
 /* o2c_dequantize_Q_f32: y = (x - zero point) * scale; the O2C_QP_* slots */
 enum { O2C_DEQUANT_NK = O2C_QP_NK };
 
+/* o2c_quantize_f32_n, o2c_dequantize_n_f32: the same for a narrow type
+ * (float8, float4, int4, int2: one byte an element), after the slots above */
+enum {
+    O2C_QUANTN_NT = O2C_QUANT_NK,   /* the narrow type (O2C_NT_*, runtime/c/params/types.h) */
+    O2C_QUANTN_SAT,                 /* float8/float4: saturate (1) or not, as Cast */
+    O2C_QUANTN_NK
+};
+O2C_PARAMS_FIT(quantize_n, O2C_QUANTN_NK, 0)
+enum { O2C_DEQUANTN_NT = O2C_QP_NK, O2C_DEQUANTN_NK };
+
 /* Rounding of a float value to a narrower float's precision (o2c_q_prec). */
 enum { O2C_QPREC_NONE, O2C_QPREC_F16, O2C_QPREC_BF16 };
 
