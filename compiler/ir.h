@@ -405,6 +405,7 @@ Tensor *in_t(Node *n, int i);                /* input i or NULL if absent */
 Tensor *need_in(Node *n, int i);             /* input i, error if absent */
 void need_dtype(Node *n, Tensor *t, const int *allowed); /* allowed: DT_ list ending 0 */
 void need_const(Node *n, Tensor *t, const char *what);   /* error if not constant: names --bind inputs */
+const char *bind_suggestion(Tensor *t);   /* "--bind NAME=FILE.pb ..." of t's graph inputs, or NULL */
 void need_const_value(Node *n, Tensor *t, const char *what);   /* the same for a value that decides no shape */
 int64_t norm_axis(Node *n, int64_t axis, int rank);       /* negative -> positive, checked */
 void out_like(Node *n, int o, const Tensor *src);          /* copy type and shape */

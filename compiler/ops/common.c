@@ -58,6 +58,20 @@ static int bind_sources(Tensor *t, Tensor **in, int nin, Tensor **seen, int *nse
     return nin;
 }
 
+/* "--bind A=FILE.pb --bind B=FILE.pb" for the graph inputs t is computed
+ * from, or NULL when it comes from none (a contract: tools read the text). */
+const char *bind_suggestion(Tensor *t)
+{
+    Tensor *in[BIND_MAX_INPUTS], *seen[BIND_MAX_VISIT];
+    int nseen = 0, nin = bind_sources(t, in, 0, seen, &nseen);
+    if (!nin) return NULL;
+    char *names = xalloc(1024);
+    size_t len = 0;
+    for (int i = 0; i < nin && len < 1023; i++)
+        len += (size_t)snprintf(names + len, 1024 - len, "%s--bind %s=FILE.pb", i ? " " : "", in[i]->name);
+    return names;
+}
+
 /* A shape-deciding input (a shape, sizes, axes, counts) must be known at
  * compile time. When it comes from graph inputs, the message names each as
  * `--bind NAME=` (a contract: tools read exactly that): the failing input's

@@ -232,11 +232,47 @@ static KCall *set_value(Lowering *L, Tensor *y, int64_t v)
 
 /* ---- If ------------------------------------------------------------------ */
 
+static void infer_if_branches(Node *n, Tensor *cond, int v);
+
+/* An If whose condition is known only at run time compiles both branches.
+ * When one cannot be (its shapes do not work for these inputs, or the two
+ * give different shapes) and the condition comes from graph inputs, the
+ * refusal names them for --bind: bound, the condition is a constant and
+ * only the branch it takes is compiled (the way onnxruntime never looks at
+ * the other). */
 void infer_if(Node *n)
 {
     if (node_formal_inputs(n) != 1) fail("takes one input, the condition");
     Tensor *cond = need_in(n, 0);
     int v = flag_value(n, cond, "the condition");
+    const char *bind = v < 0 ? bind_suggestion(cond) : NULL;
+    if (!bind) {
+        infer_if_branches(n, cond, v);
+        return;
+    }
+    jmp_buf here, *outer = diag_jmp;
+    diag_jmp = &here;
+    if (setjmp(here)) {
+        diag_jmp = outer;
+        static char msg[sizeof diag_msg];
+        size_t fl = diag_file ? strlen(diag_file) : 0;
+        const char *m = diag_msg;
+        if (fl && !strncmp(m, diag_file, fl) && m[fl] == ':' && m[fl + 1] == ' ') m += fl + 2;
+        const char *self = xfmt("node '%s' (%s): ", n->name, n->op_type);   /* said again by fail() */
+        if (!strncmp(m, self, strlen(self))) m += strlen(self);
+        snprintf(msg, sizeof msg, "%s", m);
+        diag_node = n;
+        fail("%s; both branches are compiled because the condition ('%s') is a run-time value, computed from graph "
+             "inputs: binding them with %s (each FILE a serialized TensorProto of the value) compiles only the "
+             "branch they select", msg, cond->name, bind);
+    }
+    infer_if_branches(n, cond, v);
+    diag_jmp = outer;
+}
+
+static void infer_if_branches(Node *n, Tensor *cond, int v)
+{
+    (void)cond;
     Graph *br[2] = {subgraph(n, "then_branch"), subgraph(n, "else_branch")};
     for (int s = 0; s < 2; s++) {
         if (v >= 0 && v != !s) continue;   /* a constant condition: only its branch */

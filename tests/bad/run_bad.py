@@ -464,7 +464,7 @@ def _(d):
     else_g = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["e"], axis=0)], "else", [], [vi("e", F, (4, 3))])
     m = model([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="branch")],
               [vi("c", TensorProto.BOOL, ()), vi("x")], [helper.make_tensor_value_info("y", F, None)])
-    return [save(m, d), "-o", out(d)], ["'branch'", "If", "then branch", "static shapes"]
+    return [save(m, d), "-o", out(d)], ["'branch'", "If", "then branch", "static shapes", "--bind c="]
 
 
 @case("unsupported op inside a Loop body")
