@@ -499,7 +499,7 @@ static int nfuncs, model_opset;
 
 /* A node of another tool's domain that onnx2c supports (com.microsoft's
  * contrib and quantized ops, ai.onnx.ml, ...): written as it is, its domain
- * imported (at version 1: the only one com.microsoft has). */
+ * imported at the model's version of it. */
 static int external_domain(const Node *n) { return *n->domain && strcmp(n->domain, "onnx2c"); }
 enum { MAX_EXTERNAL_DOMAINS = 8 };
 static const char *ext[MAX_EXTERNAL_DOMAINS];   /* the external domains used */
@@ -646,7 +646,12 @@ static Onnx__ModelProto *build_model(Graph *g)
     m->opset_import = xalloc(sizeof(void *) * (size_t)(3 + n_ext));
     m->opset_import[0] = opset("", g->opset);
     if (nfuncs) m->opset_import[m->n_opset_import++] = opset("onnx2c", 1);
-    for (int j = 0; j < n_ext; j++) m->opset_import[m->n_opset_import++] = opset(ext[j], 1);
+    for (int j = 0; j < n_ext; j++) {   /* the version the model imported (com.microsoft has only 1) */
+        int v = 1;
+        for (int d = 0; d < g->ndom_opsets; d++)
+            if (!strcmp(g->dom_opsets[d].domain, ext[j])) v = g->dom_opsets[d].version;
+        m->opset_import[m->n_opset_import++] = opset(ext[j], v);
+    }
     m->n_functions = (size_t)nfuncs;
     m->functions = funcs;
     return m;

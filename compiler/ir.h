@@ -193,6 +193,8 @@ typedef struct Graph {
     Tensor **inputs; int ninputs;      /* graph inputs that are not initializers */
     Tensor **outputs; int noutputs;
     int opset;                         /* default-domain opset */
+    struct { char *domain; int version; } dom_opsets[8];   /* the model's other domains (ai.onnx.ml, com.microsoft, ...) */
+    int ndom_opsets;
     int64_t ir_version;
     char *producer;
     const char *model_dir;             /* for external data */

@@ -439,6 +439,10 @@ Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path)
     for (size_t i = 0; i < m->n_opset_import; i++) {
         Onnx__OperatorSetIdProto *os = m->opset_import[i];
         if (!os->domain || !*os->domain || !strcmp(os->domain, "ai.onnx")) G->opset = (int)os->version;
+        else if (G->ndom_opsets < (int)(sizeof G->dom_opsets / sizeof G->dom_opsets[0])) {
+            G->dom_opsets[G->ndom_opsets].domain = xstrdup(os->domain);
+            G->dom_opsets[G->ndom_opsets++].version = (int)os->version;
+        }
     }
     if (!G->opset) G->opset = 1;
     inline_functions(m, &own_nodes, &own_n);
