@@ -351,7 +351,14 @@ static const char *const KEYWORDS[] = {"auto", "break", "case", "char", "const",
     "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
     "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
     "unsigned", "void", "volatile", "while", "inputs", "outputs", "arena", "class", "new", "delete",
-    "this", "template", "private", "public", "bool", "true", "false", NULL};
+    "this", "template", "private", "public", "bool", "true", "false",
+    /* the rest of C++'s keywords and its alternative tokens (the header is C++ too: .cu, extern "C" users) */
+    "alignas", "alignof", "and", "and_eq", "asm", "bitand", "bitor", "catch", "char8_t", "char16_t", "char32_t",
+    "compl", "concept", "consteval", "constexpr", "constinit", "const_cast", "co_await", "co_return", "co_yield",
+    "decltype", "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "noexcept", "not",
+    "not_eq", "nullptr", "operator", "or", "or_eq", "protected", "reinterpret_cast", "requires", "static_assert",
+    "static_cast", "thread_local", "throw", "try", "typeid", "typename", "using", "virtual", "wchar_t", "xor",
+    "xor_eq", NULL};
 
 /* Parameter names for the typed entry: C identifiers, unique, never a C
  * or C++ keyword, and never a name the entry itself uses: the locals are

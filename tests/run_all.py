@@ -34,7 +34,8 @@ SUITES = [
     ("visibility", [PY, "tests/test_visibility.py", "--compiler", ASAN_CC]),
     ("tune", [PY, "tests/test_tune.py", "--compiler", ASAN_CC]),
     ("profile", [PY, "tests/test_profile.py", "--compiler", ASAN_CC]),
-    ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--compiler", ASAN_CC]),
+    # every node test in C and in CUDA (the .cu through the CPU emulation)
+    ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--cuda-emu", "--compiler", ASAN_CC]),
     ("quant", [PY, "tests/test_quant.py", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),

@@ -92,8 +92,10 @@ void lower_clip(Node *n, Lowering *L)
     if (tmax) hi = elem_f64(tmax->dtype, tmax->data, 0);
     if (!dtype_is_float(x->dtype)) {
         /* integer bounds must fit the type */
-        double tlo = dtype_size(x->dtype) == 8 ? -9.2e18 : -(double)(1ULL << (8 * dtype_size(x->dtype) - 1));
-        double thi = dtype_size(x->dtype) == 8 ? 9.2e18 : (double)(1ULL << (8 * dtype_size(x->dtype))) - 1;
+        int sgn = x->dtype == DT_INT8 || x->dtype == DT_INT16 || x->dtype == DT_INT32 || x->dtype == DT_INT64;
+        int bits = 8 * (int)dtype_size(x->dtype);
+        double tlo = !sgn ? 0 : bits == 64 ? -9.2e18 : -(double)(1ULL << (bits - 1));
+        double thi = bits == 64 ? 9.2e18 : (double)(1ULL << (bits - sgn)) - 1;
         if (lo < tlo) lo = tlo;
         if (hi > thi) hi = thi;
     }
