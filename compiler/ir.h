@@ -558,6 +558,7 @@ int node_elementwise(const Node *n);   /* elementwise.c: the same result on any 
 /* elementwise.c: one call of the elementwise kernel KNAME (an ops.def UNARY/KUNARY
  * name) on x; of BINARY/KBINARY kernel OP on a and b with numpy broadcasting */
 KCall *ew_unary_call(Lowering *L, const char *kname, Tensor *x, Tensor *y);
+void matmul_out_shape(Node *n, Tensor *a, Tensor *b, int dt);   /* matmul.c: MatMul's shape rule, output type dt */
 void ew_binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y);
 /* matmul.c: constant B (K x N, rows sbk apart, N >= 32) packed for
  * o2c_matmul_tile_f32 (O2C_MATMUL_BPACKED): ceil(N / 32) x K x 32 floats */

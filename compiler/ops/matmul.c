@@ -59,11 +59,10 @@ static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
     c->count = batch * ((M + O2C_MM_MR - 1) / O2C_MM_MR) * ((N + O2C_MM_NR - 1) / O2C_MM_NR);
 }
 
-void infer_matmul(Node *n)
+/* MatMul's shape rule (numpy: batched, batch dims broadcast), for MatMul
+ * and the integer products of ops/quant.c; output 0 gets type dt. */
+void matmul_out_shape(Node *n, Tensor *a, Tensor *b, int dt)
 {
-    Tensor *a = n->in[0], *b = n->in[1];
-    need_dtype(n, a, DTS_FLOAT);
-    if (b->dtype != a->dtype) fail("A and B must have the same data type");
     if (a->rank < 1 || b->rank < 1) fail("MatMul needs inputs of rank 1 or more");
     int64_t K = a->dims[a->rank - 1];
     int64_t Kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
@@ -78,7 +77,15 @@ void infer_matmul(Node *n)
     int r = broadcast_shapes(n, &ba, &bb, dims);
     if (a->rank >= 2) dims[r++] = a->dims[a->rank - 2];
     if (b->rank >= 2) dims[r++] = b->dims[b->rank - 1];
-    set_out(n, 0, a->dtype, r, dims);
+    set_out(n, 0, dt, r, dims);
+}
+
+void infer_matmul(Node *n)
+{
+    Tensor *a = n->in[0], *b = n->in[1];
+    need_dtype(n, a, DTS_FLOAT);
+    if (b->dtype != a->dtype) fail("A and B must have the same data type");
+    matmul_out_shape(n, a, b, a->dtype);
 }
 
 void lower_matmul(Node *n, Lowering *L)

@@ -320,23 +320,6 @@ static void bad_granularity(Node *n, const Tensor *t, const char *what, const ch
     fail("%s ('%s') is %s; onnx2c supports one value or %s", what, t->name, tensor_shape_str(t), how);
 }
 
-/* shapes as MatMul's (numpy: batched, broadcast); the output type dt */
-static void qmm_shape(Node *n, Tensor *a, Tensor *b, int dt)
-{
-    if (a->rank < 1 || b->rank < 1) fail("the inputs must have rank 1 or more");
-    int64_t K = a->dims[a->rank - 1], Kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
-    if (K != Kb)
-        fail("inconsistent shapes: A is %s and B is %s; A's last dimension must equal B's %s", tensor_shape_str(a),
-             tensor_shape_str(b), b->rank == 1 ? "length" : "second-to-last dimension");
-    Tensor ba = *a, bb = *b;
-    ba.rank = a->rank > 2 ? a->rank - 2 : 0;
-    bb.rank = b->rank > 2 ? b->rank - 2 : 0;
-    int64_t dims[MAX_RANK];
-    int r = broadcast_shapes(n, &ba, &bb, dims);
-    if (a->rank >= 2) dims[r++] = a->dims[a->rank - 2];
-    if (b->rank >= 2) dims[r++] = b->dims[b->rank - 1];
-    set_out(n, 0, dt, r, dims);
-}
 
 /* the inputs' roles: A, B, az, bz, as, bs, ys, yz (-1: none) */
 static const int MMI_ROLES[8] = {0, 1, 2, 3, -1, -1, -1, -1};
@@ -376,7 +359,7 @@ void infer_matmul_integer(Node *n)
     need_dtype(n, b, DTS_Q8);
     need_same_type(n, in_t(n, 2), a->dtype, "a_zero_point");
     need_same_type(n, in_t(n, 3), b->dtype, "b_zero_point");
-    qmm_shape(n, a, b, DT_INT32);
+    matmul_out_shape(n, a, b, DT_INT32);
     int64_t k[O2C_NK] = {0};
     qmm_params(n, k);
 }
@@ -397,7 +380,7 @@ void infer_qlinear_matmul(Node *n)
             fail("scale '%s' is %s; it must be float, float16 or bfloat16", s->name, dtype_name(s->dtype));
         if (orig_dtype(n, j) != orig_dtype(n, 1)) fail("the scales must all have one type");
     }
-    qmm_shape(n, a, b, yz->dtype);
+    matmul_out_shape(n, a, b, yz->dtype);
     int64_t k[O2C_NK] = {0};
     qmm_params(n, k);
 }
