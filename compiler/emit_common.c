@@ -391,7 +391,7 @@ static char **param_names(Graph *g, const char *model)
  * writes its inputs. */
 static void typed_param(FILE *f, Tensor *t, const char *name, int is_in)
 {
-    int arr = t->rank > 0 && tensor_numel(t) > 0;
+    int arr = t->rank > 0 && tensor_numel(t) > 0 && !t->dyn_count;   /* a run-time size: a flat buffer */
     fprintf(f, "%s%s %s%s", is_in && t->rank < 2 ? "const " : "", dtype_ctype(t->dtype), arr ? "" : "*", name);
     if (arr)
         for (int d = 0; d < t->rank; d++) fprintf(f, "[%lld]", (long long)t->dims[d]);
@@ -430,6 +430,8 @@ void emit_template(FILE *f, const char *name, TemplateFill fill, void *ctx)
         t = e + 1;
     }
 }
+
+static void emit_dyn_funcs(FILE *f, const EmitCtx *c);
 
 /* --bind: the run starts by checking that each bound input holds the bytes
  * it was bound to (the code was specialized for them), and returns
@@ -479,8 +481,75 @@ int emit_common_key(FILE *f, const char *key, const EmitCtx *c)
     else if (!strcmp(key, "PREDICT")) emit_typed_entry(f, g, c->o->name);
     else if (!strncmp(key, "PROFILE_", 8)) emit_profile_key(f, key, c);   /* --profile (emit_c.c) */
     else if (!strcmp(key, "BIND_CHECK")) emit_bind_check(f, c);
+    else if (!strcmp(key, "DYN_FUNCS")) emit_dyn_funcs(f, c);
     else return 0;
     return 1;
+}
+
+/* ---- outputs sized at run time (ir.h dyn_count) ---- */
+
+static int dyn_outputs(const Graph *g)
+{
+    int n = 0;
+    for (int i = 0; i < g->noutputs; i++) n += g->outputs[i]->dyn_count != NULL;
+    return n;
+}
+
+/* the arena offset of output t's run-time size */
+static long long dyn_offset(const Tensor *t)
+{
+    if (t->storage != ST_OUTPUT || t->dyn_count->storage != ST_ARENA)
+        fail_plain("internal: output '%s' has a run-time size but is not written in place", t->name);
+    return (long long)t->dyn_count->offset;
+}
+
+/* NAME_output_dims (and on C NAME_output_dims_with_arena); on CUDA also the
+ * bytes NAME_run copies back of each output (o2c_out_run_bytes). */
+static void emit_dyn_funcs(FILE *f, const EmitCtx *c)
+{
+    const Graph *g = c->g;
+    const char *N = c->o->name;
+    if (!dyn_outputs(g)) return;
+    fputs("\n/* ---- the shapes of the outputs sized at run time ---- */\n", f);
+    if (c->cuda) {
+        fprintf(f, "static int64_t o2c_dyn_read(long long off)\n{\n    int64_t v = -1;\n"
+                   "    if (!d_arena || cudaMemcpy(&v, d_arena + off, sizeof v, cudaMemcpyDeviceToHost) != cudaSuccess) "
+                   "return -1;\n    return v;\n}\n\n");
+        fprintf(f, "int %s_output_dims(int k, int64_t dims[])\n{\n", N);
+    } else {
+        fprintf(f, "int %s_output_dims_with_arena(const void *arena, int k, int64_t dims[])\n{\n"
+                   "    const unsigned char *a = (const unsigned char *)arena;\n    int64_t v;\n    (void)a;\n    (void)v;\n", N);
+    }
+    fputs("    switch (k) {\n", f);
+    for (int i = 0; i < g->noutputs; i++) {
+        const Tensor *t = g->outputs[i];
+        fprintf(f, "    case %d:\n", i);
+        if (t->dyn_count) {
+            if (c->cuda) fprintf(f, "        if (o2c_dyn_read(%lld) < 0) return -1;\n", dyn_offset(t));
+            else fprintf(f, "        memcpy(&v, a + %lld, sizeof v);\n", dyn_offset(t));
+        }
+        for (int d = 0; d < t->rank; d++) {
+            if (t->dyn_count && d == t->dyn_axis && c->cuda)
+                fprintf(f, "        dims[%d] = o2c_dyn_read(%lld);\n", d, dyn_offset(t));
+            else if (t->dyn_count && d == t->dyn_axis)
+                fprintf(f, "        dims[%d] = v;\n", d);
+            else fprintf(f, "        dims[%d] = %lld;\n", d, (long long)t->dims[d]);
+        }
+        fprintf(f, "        return %d;\n", t->rank);
+    }
+    fputs("    default:\n        return -1;\n    }\n}\n", f);
+    if (c->cuda) {
+        fputs("\n/* the bytes of output i that a run wrote */\nstatic size_t o2c_out_run_bytes(int i)\n{\n    int64_t d[8];\n"
+              "    int r, j;\n    size_t e = 1;\n    switch (i) {\n", f);
+        for (int i = 0; i < g->noutputs; i++)
+            if (g->outputs[i]->dyn_count)
+                fprintf(f, "    case %d: e = %zu; break;\n", i, dtype_size(g->outputs[i]->dtype));
+        fprintf(f, "    default: return out_bytes[i];\n    }\n    r = %s_output_dims(i, d);\n    if (r < 0) return 0;\n"
+                   "    for (j = 0; j < r; j++) e *= (size_t)d[j];\n    return e;\n}\n", N);
+    } else {
+        fprintf(f, "\nint %s_output_dims(int k, int64_t dims[])\n{\n    return %s_output_dims_with_arena(o2c_arena.b, k, dims);\n}\n",
+                N, N);
+    }
 }
 
 static void io_macros(FILE *f, Graph *g, const char *N)
@@ -498,7 +567,13 @@ static void io_macros(FILE *f, Graph *g, const char *N)
         fprintf(f, "#define %s_%s%d_SIZE %lld /* elements */\n", N, kind, k, (long long)tensor_numel(t));
         fprintf(f, "#define %s_%s%d_DIMS {", N, kind, k);
         for (int d = 0; d < t->rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
-        fputs(t->rank ? "}\n\n" : "0}\n\n", f);
+        fputs(t->rank ? "}\n" : "0}\n", f);
+        if (!is_in && t->dyn_count)
+            fprintf(f, "/* its dim %d is known only at run time (the data decides it): _DIMS and _SIZE are\n"
+                       " * the upper bound the buffer must hold; a run writes its elements densely\n"
+                       " * (row-major, from the start) and %s_output_dims(%d, dims) gives their shape */\n"
+                       "#define %s_%s%d_DYNAMIC_AXIS %d\n", t->dyn_axis, N, k, N, kind, k, t->dyn_axis);
+        fputc('\n', f);
     }
 }
 
@@ -526,14 +601,27 @@ static void header_key(FILE *f, const char *key, void *ctx)
             fprintf(f, ". A run whose bound input holds another value computes nothing and returns\n"
                        " * %s_ERR_BOUND_INPUT. */\n#define %s_ERR_BOUND_INPUT 2\n\n", N, N);
         }
+    } else if (!strcmp(key, "DYN_API")) {
+        if (dyn_outputs(c->g)) {
+            fprintf(f, "/* The shape of output k after a run (%s_run%s): fills dims[] and returns the\n"
+                       " * rank (-1: no such output%s). Outputs marked _DYNAMIC_AXIS above take a size\n"
+                       " * decided by the data; the others always have their _DIMS. */\n"
+                       "int %s_output_dims(int k, int64_t dims[]);\n",
+                       N, c->cuda ? " or a synchronized _run_device" : "", c->cuda ? ", or a CUDA error" : "", N);
+            if (!c->cuda)
+                fprintf(f, "/* The same after %s_run_with_arena, read from that run's arena. */\n"
+                           "int %s_output_dims_with_arena(const void *arena, int k, int64_t dims[]);\n", N, N);
+            fputc('\n', f);
+        }
     } else if (!strcmp(key, "CHECK_API")) {   /* control flow (ops/control.c): run-time checks */
         int checks = 0;
         for (int i = 0; i < c->L->n; i++) checks |= c->L->calls[i].ctl == CTL_FAIL;
         if (checks)
             fprintf(f, "/* A run-time check of the model failed (the run stops; its outputs are not all\n"
                        " * written): a loop ran another number of iterations than the length the model\n"
-                       " * declares for its scan output, or an optional input that OptionalGetElement\n"
-                       " * reads was empty (NULL). */\n#define %s_ERR_CHECK 3\n\n", N);
+                       " * declares for its scan output, an optional input that OptionalGetElement\n"
+                       " * reads was empty (NULL), or a size read at run time (TopK's K) was out of\n"
+                       " * range. */\n#define %s_ERR_CHECK 3\n\n", N);
     } else if (!strcmp(key, "TARGET_API")) {
         emit_template(f, c->cuda ? "api_cuda.h.in" : "api_c.h.in", header_key, ctx);
     } else if (!strcmp(key, "PREDICT_DECL")) {

@@ -40,6 +40,10 @@ static void source_key(FILE *f, const char *key, void *ctx)
         fprintf(f, "%d", c->nconsts + 1);
     } else if (!strcmp(key, "IN_BYTES")) {
         for (int i = 0; i < g->ninputs; i++) fprintf(f, "%zu, ", tensor_bytes(g->inputs[i]));
+    } else if (!strcmp(key, "OUT_RUN_BYTES")) {   /* an output sized at run time: its run's bytes */
+        int dyn = 0;
+        for (int i = 0; i < g->noutputs; i++) dyn |= g->outputs[i]->dyn_count != NULL;
+        fputs(dyn ? "o2c_out_run_bytes(i)" : "out_bytes[i]", f);
     } else if (!strcmp(key, "OUT_BYTES")) {
         for (int i = 0; i < g->noutputs; i++) fprintf(f, "%zu, ", tensor_bytes(g->outputs[i]));
     } else if (!strcmp(key, "UPLOADS")) {

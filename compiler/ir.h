@@ -135,6 +135,15 @@ typedef struct Tensor {
     int bound;               /* a graph input bound by --bind: data holds the value it must have */
     struct Tensor *shadow_of; /* a float32 stand-in (infer.c): the 16-bit tensor it stands for */
     int optional;            /* a graph input of optional tensor type: NULL means empty (ops/control.c) */
+    /* A size known only at run time (NonZero, Compress, Unique, TopK with a
+     * run-time K; the op's output is a graph output nobody else reads):
+     * dims[dyn_axis] is the upper bound the caller's buffer holds, the
+     * elements are written densely for the run's size, and that size is
+     * the int64 scalar dyn_count, which lives in the arena to the end of the
+     * run (keep) for NAME_output_dims (emit_common.c). */
+    int dyn_axis;
+    struct Tensor *dyn_count;
+    int keep;                /* an arena tensor live to the end of the run */
 } Tensor;
 
 /* How an arena tensor's elements lie: the ONNX order (NCHW), or channels
@@ -409,6 +418,13 @@ void need_dtype(Node *n, Tensor *t, const int *allowed); /* allowed: DT_ list en
 void need_const(Node *n, Tensor *t, const char *what);   /* error if not constant: names --bind inputs */
 const char *bind_suggestion(Tensor *t);   /* "--bind NAME=FILE.pb ..." of t's graph inputs, or NULL */
 void need_const_value(Node *n, Tensor *t, const char *what);   /* the same for a value that decides no shape */
+/* outputs whose size depends on t's values: 1 when t is constant (sizes
+ * computed now), 0 when every output of n may take a run-time size (graph
+ * outputs nobody else reads: ir.h dyn_count), else need_const's refusal */
+int need_const_or_dyn(Node *n, Tensor *t, const char *what);
+/* marks y (when present) as sized at run time along axis by cnt, a kept int64
+ * scalar (made when cnt is NULL); returns cnt */
+Tensor *lower_dyn_output(Lowering *L, Tensor *y, int axis, Tensor *cnt);
 int64_t norm_axis(Node *n, int64_t axis, int rank);       /* negative -> positive, checked */
 void out_like(Node *n, int o, const Tensor *src);          /* copy type and shape */
 void set_out(Node *n, int o, int dtype, int rank, const int64_t *dims);

@@ -80,6 +80,9 @@ int64_t plan_graph(Graph *g, Lowering *L)
             }
         }
     }
+    /* a run-time size (ir.h dyn_count) is read after the run */
+    for (int i = 0; i < n; i++)
+        if (arena_list[i]->keep) arena_list[i]->last = L->n;
     qsort(arena_list, (size_t)n, sizeof(Tensor *), by_size);
     int64_t size = 0;
     for (int i = 0; i < n; i++) {

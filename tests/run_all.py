@@ -37,6 +37,8 @@ SUITES = [
     # every node test in C and in CUDA (the .cu through the CPU emulation)
     ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--cuda-emu", "--compiler", ASAN_CC]),
     ("quant", [PY, "tests/test_quant.py", "--compiler", ASAN_CC]),
+    # outputs sized by their data (NonZero & co.) against onnxruntime, C and CUDA (emulated)
+    ("dynamic-outputs", [PY, "tests/test_dynamic_outputs.py", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
 ]

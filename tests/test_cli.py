@@ -109,7 +109,7 @@ def t_caller_arena(c):
     src = open(os.path.join(c.tmp, "arena_net.c")).read()
     # every constant array and the static arena are 64-byte aligned
     assert src.count("static const float c") == src.count("O2C_ALIGN64 = {") > 0, src
-    assert "} arena O2C_ALIGN64;" in src
+    assert "} o2c_arena O2C_ALIGN64;" in src
     main = os.path.join(c.tmp, "arena.c")
     open(main, "w").write(r'''
 #define _POSIX_C_SOURCE 200112L

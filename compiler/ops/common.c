@@ -101,6 +101,39 @@ void need_const(Node *n, Tensor *t, const char *what)
          what, t->name, in[0]->name, nin > 1 ? " and others" : "", nin > 1 ? "s" : "", names);
 }
 
+int need_const_or_dyn(Node *n, Tensor *t, const char *what)
+{
+    if (t->data) return 1;
+    int ok = !n->promoted;   /* 16-bit floats go through float32 stand-ins: not written in place */
+    for (int j = 0; j < n->nout; j++) {
+        Tensor *y = n->out[j];
+        if (!y || (!y->is_output && y->nuses == 0)) continue;   /* absent, or read by nobody */
+        if (!y->is_output || y->output_index < 0 || y->nuses != 1) ok = 0;
+        for (int k = 0; k < j; k++)
+            if (n->out[k] == y) ok = 0;
+    }
+    if (ok) return 0;
+    need_const(n, t, what);   /* refuses */
+    return 1;
+}
+
+Tensor *lower_dyn_output(Lowering *L, Tensor *y, int axis, Tensor *cnt)
+{
+    if (!cnt) {
+        cnt = lower_temp(L, DT_INT64, 0, NULL);
+        cnt->keep = 1;
+    }
+    if (y && (y->is_output || y->nuses > 0)) {
+        if (!y->is_output || y->output_index < 0)
+            fail("output '%s' would take a size known only at run time, which onnx2c supports where the op writes "
+                 "a graph output directly (not through a float32 stand-in of a 16-bit type); bind the input that "
+                 "decides it (--bind) or Cast around the op", y->name);
+        y->dyn_axis = axis;
+        y->dyn_count = cnt;
+    }
+    return cnt;
+}
+
 int64_t norm_axis(Node *n, int64_t axis, int rank)
 {
     (void)n;

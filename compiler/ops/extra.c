@@ -251,7 +251,7 @@ static int64_t compress_plan(Node *n, int64_t *outer, int64_t *axn, int64_t *inn
 {
     Tensor *x = n->in[0], *cond = n->in[1];
     if (cond->rank != 1) fail("condition ('%s') must be 1-D, it is %s", cond->name, tensor_shape_str(cond));
-    need_const(n, cond, "Compress's condition");
+    int known = need_const_or_dyn(n, cond, "Compress's condition");
     if (attr_has(n, "axis")) {
         int ax = (int)norm_axis(n, attr_i(n, "axis"), x->rank);
         *outer = prod(x->dims, 0, ax);
@@ -260,6 +260,13 @@ static int64_t compress_plan(Node *n, int64_t *outer, int64_t *axn, int64_t *inn
     } else {
         *outer = *inner = 1;
         *axn = tensor_numel(x);
+    }
+    if (!known) {   /* a run-time count: at most the condition's length */
+        if (tensor_numel(cond) > *axn)
+            fail("condition ('%s') has %lld entries, more than the %lld of the axis; onnx2c needs at most as many "
+                 "when the condition is known only at run time", cond->name, (long long)tensor_numel(cond),
+                 (long long)*axn);
+        return tensor_numel(cond);
     }
     int64_t k = 0;
     for (int64_t i = 0; i < tensor_numel(cond); i++) {
@@ -294,6 +301,21 @@ void lower_compress(Node *n, Lowering *L)
 {
     Tensor *y = n->out[0];
     int64_t outer, axn, inner, k = compress_plan(n, &outer, &axn, &inner, NULL);
+    if (!n->in[1]->data) {
+        KCall *c = lower_call(L, "o2c_compress_dyn", 1);
+        c->x[0] = n->in[0];
+        c->x[1] = n->in[1];
+        c->y[0] = y;
+        c->y[1] = lower_dyn_output(L, y, attr_has(n, "axis") ? (int)norm_axis(n, attr_i(n, "axis"), n->in[0]->rank) : 0,
+                                   NULL);
+        c->k[O2C_COMPRESS_AXN] = axn;
+        c->k[O2C_COMPRESS_K] = k;
+        c->k[O2C_COMPRESS_INNER] = inner;
+        c->k[O2C_COMPRESS_OUTER] = outer;
+        c->k[O2C_COMPRESS_ESIZE] = (int64_t)dtype_size(y->dtype);
+        c->nk = O2C_COMPRESS_NK;
+        return;
+    }
     Tensor *ti = lower_const(L, "kept", DT_INT64, 1, &k);
     compress_plan(n, &outer, &axn, &inner, (int64_t *)ti->data);
     KCall *c = lower_call(L, "o2c_compress", tensor_numel(y));
@@ -419,11 +441,13 @@ static void out_const(Lowering *L, Node *n, int o, const char *what, const void 
 }
 
 /* NonZero: the indices of the nonzero elements, [rank, count] int64 (a
- * scalar input: [0, count], as numpy). */
+ * scalar input: [0, count], as numpy). An input known only at run time
+ * gives a run-time count (bound: every element) when the output is a graph
+ * output nobody else reads. */
 static int64_t nonzero_count(Node *n)
 {
     Tensor *x = n->in[0];
-    need_const(n, x, "NonZero's input");
+    if (!need_const_or_dyn(n, x, "NonZero's input")) return tensor_numel(x);
     int64_t k = 0;
     for (int64_t i = 0; i < tensor_numel(x); i++)
         if (elem_f64(x->dtype, x->data, i) != 0 || (dtype_is_int(x->dtype) && elem_i64(x->dtype, x->data, i) != 0)) k++;
@@ -433,6 +457,9 @@ static int64_t nonzero_count(Node *n)
 void infer_nonzero(Node *n)
 {
     Tensor *x = n->in[0];
+    if (!x->data && dtype_is_narrow(x->dtype))
+        fail("a run-time NonZero of %s is not supported (bind the input with --bind, or Cast it first)",
+             dtype_name(x->dtype));
     int64_t d[2] = {x->rank, nonzero_count(n)};
     set_out(n, 0, DT_INT64, 2, d);
 }
@@ -440,6 +467,19 @@ void infer_nonzero(Node *n)
 void lower_nonzero(Node *n, Lowering *L)
 {
     Tensor *x = n->in[0];
+    if (!x->data) {
+        KCall *c = lower_call(L, "o2c_nonzero_dyn", 1);
+        c->x[0] = x;
+        c->y[0] = n->out[0];
+        c->y[1] = lower_dyn_output(L, n->out[0], 1, NULL);
+        c->k[O2C_NONZERO_N] = tensor_numel(x);
+        c->k[O2C_NONZERO_ESIZE] = (int64_t)dtype_size(x->dtype);
+        c->k[O2C_NONZERO_FLOAT] = dtype_is_float(x->dtype) || dtype_is_half(x->dtype);
+        c->k[O2C_NONZERO_RANK] = x->rank;
+        for (int d = 0; d < x->rank; d++) c->k[O2C_NONZERO_DIMS + d] = x->dims[d];
+        c->nk = O2C_NONZERO_NK;
+        return;
+    }
     int64_t k = nonzero_count(n), r = x->rank, j = 0;
     int64_t *v = xalloc(sizeof(int64_t) * (size_t)(r * k + 1));
     for (int64_t i = 0; i < tensor_numel(x); i++) {
@@ -500,7 +540,6 @@ static int uq_qsort_cmp(const void *a, const void *b)
 static int64_t unique_compute(Node *n, UniqueView *v, int64_t **first, int64_t **count, int64_t **inverse)
 {
     Tensor *x = n->in[0];
-    need_const(n, x, "Unique's input");
     v->x = x;
     if (attr_has(n, "axis")) {
         if (x->rank < 1) fail("an axis needs an input of rank 1 or more");
@@ -513,6 +552,7 @@ static int64_t unique_compute(Node *n, UniqueView *v, int64_t **first, int64_t *
         v->m = tensor_numel(x);
     }
     int64_t m = v->m;
+    if (!need_const_or_dyn(n, x, "Unique's input")) return m;   /* a run-time count: at most m */
     int64_t *order = xalloc(sizeof(int64_t) * (size_t)(m + 1));
     for (int64_t s = 0; s < m; s++) order[s] = s;
     uq_view = v;
@@ -574,12 +614,66 @@ void infer_unique(Node *n)
     set_out(n, 3, DT_INT64, 1, &u);
 }
 
+static int used_out(const Node *n, int o)
+{
+    return o < n->nout && n->out[o] && (n->out[o]->is_output || n->out[o]->nuses > 0);
+}
+
+/* Unique of an input known only at run time: o2c_unique_T makes the table
+ * (first, inverse, counts and scratch) and the count; the outputs are
+ * copied from it (ir.h dyn_count: all but inverse_indices take the count). */
+static void lower_unique_dyn(Node *n, Lowering *L, const UniqueView *v)
+{
+    Tensor *x = n->in[0];
+    int64_t M = v->m, tn = 6 * M;
+    int ax = attr_has(n, "axis") ? (int)norm_axis(n, attr_i(n, "axis"), x->rank) : 0;
+    Tensor *tb = lower_temp(L, DT_INT64, 1, &tn);
+    KCall *c = lower_call(L, xfmt("o2c_unique_%s", dtype_suffix(x->dtype == DT_BOOL ? DT_UINT8 : x->dtype)), 1);
+    c->x[0] = x;
+    c->y[0] = tb;
+    Tensor *cnt = c->y[1] = lower_dyn_output(L, n->out[0], ax, NULL);
+    c->k[O2C_UNIQUE_M] = M;
+    c->k[O2C_UNIQUE_OUTER] = v->outer;
+    c->k[O2C_UNIQUE_INNER] = v->inner;
+    c->k[O2C_UNIQUE_SORTED] = attr_i(n, "sorted") != 0;
+    c->nk = O2C_UNIQUE_NK;
+    if (used_out(n, 0)) {
+        KCall *t = lower_call(L, "o2c_unique_take", 1);
+        t->x[0] = x;
+        t->x[1] = tb;
+        t->x[2] = cnt;
+        t->y[0] = n->out[0];
+        t->k[O2C_UNIQUE_M] = M;
+        t->k[O2C_UNIQUE_OUTER] = v->outer;
+        t->k[O2C_UNIQUE_INNER] = v->inner;
+        t->k[O2C_UNIQUE_ESIZE] = (int64_t)dtype_size(x->dtype);
+        t->nk = O2C_UNIQUE_NK;
+    }
+    static const int PART[4] = {0, 0, 1, 2};   /* outputs 1..3: first, inverse, counts in the table */
+    for (int o = 1; o < 4; o++) {
+        if (!used_out(n, o)) continue;
+        if (o != 2) lower_dyn_output(L, n->out[o], 0, cnt);
+        KCall *t = lower_call(L, "o2c_dyn_copy", 1);
+        t->x[0] = tb;
+        t->x[1] = o != 2 ? cnt : NULL;
+        t->y[0] = n->out[o];
+        t->k[O2C_DYNCOPY_UNIT] = (int64_t)sizeof(int64_t);
+        t->k[O2C_DYNCOPY_SRC_OFF] = PART[o] * M * (int64_t)sizeof(int64_t);
+        t->k[O2C_DYNCOPY_N] = M;
+        t->nk = O2C_DYNCOPY_NK;
+    }
+}
+
 void lower_unique(Node *n, Lowering *L)
 {
     Tensor *x = n->in[0];
     UniqueView v;
     int64_t *first, *count, *inverse;
     int64_t u = unique_compute(n, &v, &first, &count, &inverse);
+    if (!x->data) {
+        lower_unique_dyn(n, L, &v);
+        return;
+    }
     size_t es = dtype_size(x->dtype);
     uint8_t *y = xalloc(es * (size_t)(v.outer * u * v.inner + 1));
     for (int64_t o = 0; o < v.outer; o++)
@@ -625,6 +719,25 @@ static int nms_cmp(const void *a, const void *b)
     return i < j ? -1 : i > j;
 }
 
+/* Some input is known only at run time and the output may take a run-time
+ * size (else need_const's refusal). */
+static int nms_dynamic(Node *n)
+{
+    static const char *const WHAT[5] = {"NonMaxSuppression's boxes", "NonMaxSuppression's scores",
+                                        "max_output_boxes_per_class", "iou_threshold", "score_threshold"};
+    for (int j = 0; j < 5 && j < n->nin; j++) {
+        Tensor *t = in_t(n, j);
+        if (!t || t->data || tensor_numel(t) == 0) continue;
+        need_const_or_dyn(n, t, WHAT[j]);
+        if (j >= 3 && t->dtype != n->in[0]->dtype)
+            fail("%s ('%s') is %s and the boxes %s; a threshold known only at run time must have the boxes' type",
+                 WHAT[j], t->name, dtype_name(t->dtype), dtype_name(n->in[0]->dtype));
+        if (j == 2 && t->dtype != DT_INT64) fail("max_output_boxes_per_class ('%s') must be int64", t->name);
+        return 1;
+    }
+    return 0;
+}
+
 static double nms_scalar(Node *n, int j, const char *what, double dflt, int *present)
 {
     Tensor *t = in_t(n, j);
@@ -643,8 +756,14 @@ static int64_t nms_compute(Node *n, int64_t *sel)
     if (ts->rank != 3 || ts->dims[0] != tb->dims[0] || ts->dims[2] != tb->dims[1])
         fail("scores ('%s') must be [batches, classes, boxes] = [%lld, C, %lld], it is %s", ts->name,
              (long long)tb->dims[0], (long long)tb->dims[1], tensor_shape_str(ts));
-    need_const(n, tb, "NonMaxSuppression's boxes");
-    need_const(n, ts, "NonMaxSuppression's scores");
+    int64_t B0 = tb->dims[0], N0 = tb->dims[1], C0 = ts->dims[1];
+    if (nms_dynamic(n)) {   /* a run-time count: at most min(N, max per class) per batch and class */
+        Tensor *tm = in_t(n, 2);
+        int64_t per = N0;
+        if (!tm || tensor_numel(tm) == 0) per = 0;
+        else if (tm->data && elem_i64(tm->dtype, tm->data, 0) < per) per = elem_i64(tm->dtype, tm->data, 0);
+        return B0 * C0 * (per > 0 ? per : 0);
+    }
     int has_max, has_iou, has_score;
     double maxd = nms_scalar(n, 2, "max_output_boxes_per_class", 0, &has_max);
     double iou = nms_scalar(n, 3, "iou_threshold", 0, &has_iou);
@@ -690,6 +809,42 @@ void infer_nms(Node *n)
 
 void lower_nms(Node *n, Lowering *L)
 {
+    if (nms_dynamic(n)) {
+        Tensor *tb = n->in[0], *ts = n->in[1], *y = n->out[0];
+        int64_t rows = nms_compute(n, NULL), tn = rows * 3 + 2 * tb->dims[1];
+        KCall *c = lower_call(L, xfmt("o2c_nms_%s", dtype_suffix(tb->dtype)), 1);
+        c->x[0] = tb;
+        c->x[1] = ts;
+        for (int j = 2; j < 5; j++) {
+            Tensor *t = in_t(n, j);
+            if (t && tensor_numel(t) > 0 && !t->data) c->x[j] = t;
+        }
+        Tensor *tm = in_t(n, 2), *ti = in_t(n, 3), *tsc = in_t(n, 4);
+        if (tsc && tensor_numel(tsc) > 0 && tsc->data) {   /* a constant score threshold: as an input */
+            Tensor *k = lower_const(L, "score_threshold", tb->dtype, 0, NULL);
+            elem_set(tb->dtype, k->data, 0, elem_f64(tsc->dtype, tsc->data, 0));
+            c->x[4] = k;
+        }
+        c->y[0] = lower_temp(L, DT_INT64, 1, &tn);
+        Tensor *cnt = c->y[1] = lower_dyn_output(L, y, 0, NULL);
+        c->k[O2C_NMS_B] = tb->dims[0];
+        c->k[O2C_NMS_N] = tb->dims[1];
+        c->k[O2C_NMS_C] = ts->dims[1];
+        c->k[O2C_NMS_CENTER] = attr_i(n, "center_point_box");
+        c->k[O2C_NMS_ROWS] = rows;
+        c->k[O2C_NMS_MAXK] = tm && tensor_numel(tm) > 0 && tm->data ? elem_i64(tm->dtype, tm->data, 0) : 0;
+        c->nk = O2C_NMS_NK;
+        c->f[O2C_NMS_F_IOU] = ti && tensor_numel(ti) > 0 && ti->data ? elem_f64(ti->dtype, ti->data, 0) : 0;
+        c->nf = O2C_NMS_NF;
+        if (!y || tensor_numel(y) == 0) return;
+        KCall *t = lower_call(L, "o2c_dyn_copy", 1);
+        t->x[0] = c->y[0];
+        t->x[1] = cnt;
+        t->y[0] = y;
+        t->k[O2C_DYNCOPY_UNIT] = 3 * (int64_t)sizeof(int64_t);
+        t->nk = O2C_DYNCOPY_NK;
+        return;
+    }
     int64_t k = nms_compute(n, NULL);
     int64_t *sel = xalloc(sizeof(int64_t) * (size_t)(k * 3 + 1));
     nms_compute(n, sel);

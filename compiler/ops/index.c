@@ -13,6 +13,7 @@
 
 #include "../ir.h"
 #include "../../runtime/c/params/index.h"
+#include "../../runtime/c/params/extra.h"
 
 static void contig_strides(int rank, const int64_t *dims, int64_t *s)
 {
@@ -375,8 +376,9 @@ static int64_t topk_k(Node *n, int64_t *axis)
     Tensor *kt = in_t(n, 1);
     if (kt) {
         if (tensor_numel(kt) != 1) fail("K ('%s') must hold one value, it has shape %s", kt->name, tensor_shape_str(kt));
+        if (!need_const_or_dyn(n, kt, "K")) return x->dims[*axis];   /* a run-time K: at most the axis */
         int64_t v[1];
-        const_ints(n, kt, v, 1);   /* refuses a K known only at run time: it decides the output shape */
+        const_ints(n, kt, v, 1);
         k = v[0];
     } else {
         if (!attr_has(n, "k")) fail("K is missing (the input, or the attribute k before opset 10)");
@@ -406,11 +408,23 @@ void lower_topk(Node *n, Lowering *L)
     if (k == 0 || outer * inner == 0) return;
     memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
     d[axis] = k;
-    Tensor *v = n->out[0], *ix = n->nout > 1 ? n->out[1] : NULL;
+    Tensor *v = n->out[0], *ix = n->nout > 1 ? n->out[1] : NULL, *kt = in_t(n, 1), *cnt = NULL;
+    if (kt && !kt->data) {   /* K at run time: checked, then the rows written densely */
+        if (kt->dtype != DT_INT64) fail("K ('%s') must be int64", kt->name);
+        KCall *s = lower_call(L, "o2c_dyn_size", 1);
+        s->x[0] = kt;
+        s->y[0] = lower_temp(L, DT_BOOL, 0, NULL);
+        s->y[1] = cnt = lower_dyn_output(L, v, (int)axis, NULL);
+        lower_dyn_output(L, ix, (int)axis, cnt);
+        s->k[O2C_DYNSIZE_MAX] = x->dims[axis];
+        s->nk = O2C_DYNSIZE_NK;
+        lower_ctl(L, CTL_FAIL, s->y[0]);
+    }
     if (!v) v = lower_temp(L, x->dtype, x->rank, d);
     if (!ix) ix = lower_temp(L, DT_INT64, x->rank, d);
     KCall *c = lower_call(L, xfmt("o2c_topk_%s", dtype_suffix(x->dtype)), outer * inner);
     c->x[0] = x;
+    c->x[1] = cnt;
     c->y[0] = v;
     c->y[1] = ix;
     c->nk = O2C_TOPK_NK;

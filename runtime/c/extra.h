@@ -107,6 +107,148 @@
         }                                                                   \
     }
 
+/* Unique at run time (o2c_unique_T): X seen as (OUTER, M, INNER), M slices
+ * compared element by element in row-major order (NaN equal to NaN and
+ * above every number, as numpy sorts). y[0] the table: first[M] (slice of
+ * each unique's first occurrence), inverse[M], counts[M], then 3 M of
+ * scratch; in order of first occurrence, or ascending when SORTED; y[1] the
+ * count of uniques. Index space: 1. O(M^2) slice comparisons.
+ *   O2C_UNIQUE_* */
+#define O2C_UNIQUE_DEF(NAME, TY, ISNAN)                                             \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const TY *X = (const TY *)p->x[0];                                          \
+        int64_t *TB = (int64_t *)p->y[0], *CNT = (int64_t *)p->y[1];                \
+        const int64_t M = p->k[O2C_UNIQUE_M], outer = p->k[O2C_UNIQUE_OUTER];       \
+        const int64_t inner = p->k[O2C_UNIQUE_INNER], sorted = p->k[O2C_UNIQUE_SORTED]; \
+        int64_t *first = TB, *inv = TB + M, *cnt = TB + 2 * M, *perm = TB + 3 * M;   \
+        int64_t *rank = TB + 4 * M, *tmp = TB + 5 * M;                              \
+        O2C_FOR(i0_) {                                                              \
+            int64_t u = 0;                                                          \
+            (void)i0_;                                                              \
+            for (int64_t s = 0; s < M; s++) {                                       \
+                int64_t g = 0;                                                      \
+                for (; g < u; g++) {                                                \
+                    int c = 0;                                                      \
+                    for (int64_t o = 0; o < outer && !c; o++)                       \
+                        for (int64_t e = 0; e < inner && !c; e++) {                 \
+                            const TY a = X[(o * M + s) * inner + e], b = X[(o * M + first[g]) * inner + e]; \
+                            c = ISNAN(a) ? !ISNAN(b) : ISNAN(b) ? 1 : a != b;       \
+                        }                                                           \
+                    if (!c) break;                                                  \
+                }                                                                   \
+                if (g == u) {                                                       \
+                    first[u] = s;                                                   \
+                    cnt[u] = 0;                                                     \
+                    u++;                                                            \
+                }                                                                   \
+                cnt[g]++;                                                           \
+                inv[s] = g;                                                         \
+            }                                                                       \
+            if (sorted) {   /* insertion sort of the groups by their slices */      \
+                for (int64_t g = 0; g < u; g++) {                                   \
+                    int64_t k = g;                                                  \
+                    for (; k > 0; k--) {                                            \
+                        int c = 0;                                                  \
+                        const int64_t sa = first[g], sb = first[perm[k - 1]];       \
+                        for (int64_t o = 0; o < outer && !c; o++)                   \
+                            for (int64_t e = 0; e < inner && !c; e++) {             \
+                                const TY a = X[(o * M + sa) * inner + e], b = X[(o * M + sb) * inner + e]; \
+                                c = ISNAN(a) ? (ISNAN(b) ? 0 : 1) : ISNAN(b) ? -1 : a < b ? -1 : a > b ? 1 : 0; \
+                            }                                                       \
+                        if (c >= 0) break;                                          \
+                        perm[k] = perm[k - 1];                                      \
+                    }                                                               \
+                    perm[k] = g;                                                    \
+                }                                                                   \
+                for (int64_t k = 0; k < u; k++) rank[perm[k]] = k;                  \
+                for (int64_t k = 0; k < u; k++) tmp[k] = first[perm[k]];            \
+                for (int64_t k = 0; k < u; k++) first[k] = tmp[k];                  \
+                for (int64_t k = 0; k < u; k++) tmp[k] = cnt[perm[k]];              \
+                for (int64_t k = 0; k < u; k++) cnt[k] = tmp[k];                    \
+                for (int64_t s = 0; s < M; s++) inv[s] = rank[inv[s]];              \
+            }                                                                       \
+            *CNT = u;                                                               \
+        }                                                                           \
+    }
+#define O2C_UQ_ISNAN_F(a) ((a) != (a))
+#define O2C_UQ_ISNAN_I(a) 0
+
+/* NonMaxSuppression at run time (o2c_nms_T): per batch and class, the boxes
+ * above the score threshold by descending score (ties: the lower index
+ * first), each kept unless its IoU with a kept one exceeds the threshold,
+ * at most max_output_boxes_per_class; the rows (batch, class, box) into the
+ * table y[0] (ROWS x 3, then 2 N of scratch), their count into y[1].
+ *   x[0] boxes [B, N, 4], x[1] scores [B, C, N], x[2] max per class (int64
+ *   scalar; NULL: O2C_NMS_MAXK), x[3] iou threshold, x[4] score threshold
+ *   (T scalars; NULL: the F slot (ff for float: FS), no score threshold). Index space: 1.
+ *   O2C_NMS_* */
+#define O2C_NMS_DEF(NAME, TY, FS)                                                     \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        const TY *BX = (const TY *)p->x[0], *SC = (const TY *)p->x[1];              \
+        int64_t *TB = (int64_t *)p->y[0], *CNT = (int64_t *)p->y[1];                \
+        const int64_t B = p->k[O2C_NMS_B], N = p->k[O2C_NMS_N], C = p->k[O2C_NMS_C]; \
+        const int64_t center = p->k[O2C_NMS_CENTER], rows = p->k[O2C_NMS_ROWS];     \
+        const int64_t maxk = p->x[2] ? *(const int64_t *)p->x[2] : p->k[O2C_NMS_MAXK]; \
+        const TY iou = p->x[3] ? *(const TY *)p->x[3] : (TY)p->FS[O2C_NMS_F_IOU];    \
+        const int has_sthr = p->x[4] != 0;                                          \
+        const TY sthr = has_sthr ? *(const TY *)p->x[4] : (TY)0;                    \
+        int64_t *cand = TB + rows * 3, *kept = cand + N;                            \
+        O2C_FOR(i0_) {                                                              \
+            int64_t total = 0;                                                      \
+            (void)i0_;                                                              \
+            for (int64_t b = 0; b < B; b++)                                         \
+                for (int64_t c = 0; c < C; c++) {                                   \
+                    const TY *sc = SC + (b * C + c) * N, *bx = BX + b * N * 4;      \
+                    int64_t nc = 0, nk = 0;                                         \
+                    for (int64_t j = 0; j < N; j++) {   /* insertion by score */    \
+                        int64_t k;                                                  \
+                        if (has_sthr && !(sc[j] > sthr)) continue;                  \
+                        for (k = nc; k > 0 && sc[cand[k - 1]] < sc[j]; k--) cand[k] = cand[k - 1]; \
+                        cand[k] = j;                                                \
+                        nc++;                                                       \
+                    }                                                               \
+                    for (int64_t j = 0; j < nc && nk < maxk && total < rows; j++) { \
+                        const TY *b1 = bx + cand[j] * 4;                            \
+                        int keep = 1;                                               \
+                        for (int64_t k = 0; k < nk && keep; k++) {                  \
+                            const TY *b2 = bx + kept[k] * 4;                        \
+                            TY x1lo, x1hi, y1lo, y1hi, x2lo, x2hi, y2lo, y2hi;      \
+                            if (center) {                                           \
+                                x1lo = b1[0] - b1[2] / 2; x1hi = b1[0] + b1[2] / 2;  \
+                                y1lo = b1[1] - b1[3] / 2; y1hi = b1[1] + b1[3] / 2;  \
+                                x2lo = b2[0] - b2[2] / 2; x2hi = b2[0] + b2[2] / 2;  \
+                                y2lo = b2[1] - b2[3] / 2; y2hi = b2[1] + b2[3] / 2;  \
+                            } else {   /* [y1, x1, y2, x2], either corner first */  \
+                                x1lo = b1[1] < b1[3] ? b1[1] : b1[3]; x1hi = b1[1] < b1[3] ? b1[3] : b1[1]; \
+                                y1lo = b1[0] < b1[2] ? b1[0] : b1[2]; y1hi = b1[0] < b1[2] ? b1[2] : b1[0]; \
+                                x2lo = b2[1] < b2[3] ? b2[1] : b2[3]; x2hi = b2[1] < b2[3] ? b2[3] : b2[1]; \
+                                y2lo = b2[0] < b2[2] ? b2[0] : b2[2]; y2hi = b2[0] < b2[2] ? b2[2] : b2[0]; \
+                            }                                                       \
+                            {                                                       \
+                                const TY ixlo = x1lo > x2lo ? x1lo : x2lo, ixhi = x1hi < x2hi ? x1hi : x2hi; \
+                                const TY iylo = y1lo > y2lo ? y1lo : y2lo, iyhi = y1hi < y2hi ? y1hi : y2hi; \
+                                if (ixhi > ixlo && iyhi > iylo) {                   \
+                                    const TY inter = (ixhi - ixlo) * (iyhi - iylo); \
+                                    const TY a1 = (x1hi - x1lo) * (y1hi - y1lo), a2 = (x2hi - x2lo) * (y2hi - y2lo); \
+                                    const TY uni = a1 + a2 - inter;                 \
+                                    if (inter > 0 && a1 > 0 && a2 > 0 && uni > 0 && inter / uni > iou) keep = 0; \
+                                }                                                   \
+                            }                                                       \
+                        }                                                           \
+                        if (!keep) continue;                                        \
+                        kept[nk++] = cand[j];                                       \
+                        TB[total * 3] = b;                                          \
+                        TB[total * 3 + 1] = c;                                      \
+                        TB[total * 3 + 2] = cand[j];                                \
+                        total++;                                                    \
+                    }                                                               \
+                }                                                                   \
+            *CNT = total;                                                           \
+        }                                                                           \
+    }
+
 /*@ o2c_revseq */
 /* ReverseSequence: in each batch entry b the first lens[b] steps of the
  * time axis are reversed, the others copied; any element type.
@@ -147,6 +289,149 @@ O2C_KERNEL(o2c_compress)
         memcpy(Y + i * es, X + ((o * axn + IDX[j]) * inner + in) * es, (size_t)es);
     }
 }
+
+/*@ o2c_nonzero_at */
+/* ---- sizes known only at run time (ir.h dyn_count) ----
+ * The op's output is a graph output whose buffer holds the upper bound; the
+ * kernel writes the run's elements densely from its start and the run's
+ * size along the dynamic axis into y[1] (an int64 scalar). Index space: 1
+ * (one pass in element order). */
+
+/* element e of ESIZE bytes is nonzero: any bit set (a float: apart from the
+ * sign, so -0.0 counts as zero and NaN as nonzero) */
+O2C_HD static inline int o2c_nonzero_at(const uint8_t *X, int64_t e, int64_t es, int64_t fl)
+{
+    switch (es) {
+    case 2: { uint16_t v; memcpy(&v, X + e * 2, 2); return fl ? (uint16_t)(v << 1) != 0 : v != 0; }
+    case 4: { uint32_t v; memcpy(&v, X + e * 4, 4); return fl ? (uint32_t)(v << 1) != 0 : v != 0; }
+    case 8: { uint64_t v; memcpy(&v, X + e * 8, 8); return fl ? (uint64_t)(v << 1) != 0 : v != 0; }
+    default: return X[e] != 0;
+    }
+}
+
+/*@ o2c_nonzero_dyn needs o2c_nonzero_at */
+/* NonZero: the indices of the nonzero elements, [RANK, n] int64 (written
+ * densely: row d holds n entries), n into y[1].
+ *   x[0] X (N elements)   O2C_NONZERO_* */
+O2C_KERNEL(o2c_nonzero_dyn)
+{
+    const uint8_t *X = (const uint8_t *)p->x[0];
+    int64_t *Y = (int64_t *)p->y[0], *CNT = (int64_t *)p->y[1];
+    const int64_t n = p->k[O2C_NONZERO_N], es = p->k[O2C_NONZERO_ESIZE], fl = p->k[O2C_NONZERO_FLOAT];
+    const int64_t r = p->k[O2C_NONZERO_RANK];
+    O2C_FOR(i) {
+        int64_t cnt = 0, j = 0;
+        (void)i;
+        for (int64_t e = 0; e < n; e++) cnt += o2c_nonzero_at(X, e, es, fl);
+        for (int64_t e = 0; e < n; e++) {
+            if (!o2c_nonzero_at(X, e, es, fl)) continue;
+            for (int64_t d = r - 1, rest = e; d >= 0; d--) {
+                const int64_t dim = p->k[O2C_NONZERO_DIMS + d];
+                Y[d * cnt + j] = rest % dim;
+                rest /= dim;
+            }
+            j++;
+        }
+        *CNT = cnt;
+    }
+}
+
+/*@ o2c_compress_dyn */
+/* Compress with a condition known at run time: X seen as (OUTER, AXN,
+ * INNER); the slices j < CLEN whose condition byte is nonzero, in order,
+ * densely as (OUTER, n, INNER); n into y[1].
+ *   x[0] X, x[1] the condition (bool, CLEN <= AXN entries)   O2C_COMPRESS_* */
+O2C_KERNEL(o2c_compress_dyn)
+{
+    const uint8_t *X = (const uint8_t *)p->x[0], *C = (const uint8_t *)p->x[1];
+    uint8_t *Y = (uint8_t *)p->y[0];
+    int64_t *CNT = (int64_t *)p->y[1];
+    const int64_t axn = p->k[O2C_COMPRESS_AXN], clen = p->k[O2C_COMPRESS_K];
+    const int64_t inner = p->k[O2C_COMPRESS_INNER], es = p->k[O2C_COMPRESS_ESIZE], outer = p->k[O2C_COMPRESS_OUTER];
+    O2C_FOR(i) {
+        int64_t cnt = 0;
+        (void)i;
+        for (int64_t j = 0; j < clen; j++) cnt += C[j] != 0;
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t j = 0, jj = 0; j < clen; j++)
+                if (C[j]) {
+                    memcpy(Y + (o * cnt + jj) * inner * es, X + (o * axn + j) * inner * es, (size_t)(inner * es));
+                    jj++;
+                }
+        *CNT = cnt;
+    }
+}
+
+/*@ o2c_dyn_size */
+/* A size read at run time (TopK's K): y[1] = x[0]'s int64 value; y[0] (bool)
+ * = it lies outside [0, MAX] (the run then stops with NAME_ERR_CHECK).
+ *   O2C_DYNSIZE_* */
+O2C_KERNEL(o2c_dyn_size)
+{
+    const int64_t v = *(const int64_t *)p->x[0];
+    O2C_FOR(i) {
+        (void)i;
+        *(uint8_t *)p->y[0] = v < 0 || v > p->k[O2C_DYNSIZE_MAX];
+        *(int64_t *)p->y[1] = v;
+    }
+}
+
+/*@ o2c_dyn_copy */
+/* The first n units of UNIT bytes of x[0] (from byte SRC_OFF) into y[0]; n
+ * is x[1]'s int64 value (NULL: O2C_DYNCOPY_N). Index space: 1.
+ *   O2C_DYNCOPY_* */
+O2C_KERNEL(o2c_dyn_copy)
+{
+    const int64_t n = p->x[1] ? *(const int64_t *)p->x[1] : p->k[O2C_DYNCOPY_N];
+    O2C_FOR(i) {
+        (void)i;
+        memcpy(p->y[0], (const uint8_t *)p->x[0] + p->k[O2C_DYNCOPY_SRC_OFF], (size_t)(n * p->k[O2C_DYNCOPY_UNIT]));
+    }
+}
+
+/*@ o2c_unique_take */
+/* Unique's slices: X seen as (OUTER, M, INNER) of ESIZE bytes; the n slices
+ * first[0..n) (x[1], the o2c_unique_T table) densely as (OUTER, n, INNER);
+ * n is x[2]'s value. Index space: 1.   O2C_UNIQUE_* */
+O2C_KERNEL(o2c_unique_take)
+{
+    const uint8_t *X = (const uint8_t *)p->x[0];
+    const int64_t *first = (const int64_t *)p->x[1], n = *(const int64_t *)p->x[2];
+    uint8_t *Y = (uint8_t *)p->y[0];
+    const int64_t M = p->k[O2C_UNIQUE_M], outer = p->k[O2C_UNIQUE_OUTER], inner = p->k[O2C_UNIQUE_INNER];
+    const int64_t es = p->k[O2C_UNIQUE_ESIZE];
+    O2C_FOR(i) {
+        (void)i;
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t k = 0; k < n; k++)
+                memcpy(Y + (o * n + k) * inner * es, X + (o * M + first[k]) * inner * es, (size_t)(inner * es));
+    }
+}
+
+/*@ o2c_unique_f32 */
+O2C_UNIQUE_DEF(o2c_unique_f32, float, O2C_UQ_ISNAN_F)
+/*@ o2c_unique_f64 */
+O2C_UNIQUE_DEF(o2c_unique_f64, double, O2C_UQ_ISNAN_F)
+/*@ o2c_unique_i8 */
+O2C_UNIQUE_DEF(o2c_unique_i8, int8_t, O2C_UQ_ISNAN_I)
+/*@ o2c_unique_i16 */
+O2C_UNIQUE_DEF(o2c_unique_i16, int16_t, O2C_UQ_ISNAN_I)
+/*@ o2c_unique_i32 */
+O2C_UNIQUE_DEF(o2c_unique_i32, int32_t, O2C_UQ_ISNAN_I)
+/*@ o2c_unique_i64 */
+O2C_UNIQUE_DEF(o2c_unique_i64, int64_t, O2C_UQ_ISNAN_I)
+/*@ o2c_unique_u8 */
+O2C_UNIQUE_DEF(o2c_unique_u8, uint8_t, O2C_UQ_ISNAN_I)
+/*@ o2c_unique_u16 */
+O2C_UNIQUE_DEF(o2c_unique_u16, uint16_t, O2C_UQ_ISNAN_I)
+/*@ o2c_unique_u32 */
+O2C_UNIQUE_DEF(o2c_unique_u32, uint32_t, O2C_UQ_ISNAN_I)
+/*@ o2c_unique_u64 */
+O2C_UNIQUE_DEF(o2c_unique_u64, uint64_t, O2C_UQ_ISNAN_I)
+/*@ o2c_nms_f32 */
+O2C_NMS_DEF(o2c_nms_f32, float, ff)
+/*@ o2c_nms_f64 */
+O2C_NMS_DEF(o2c_nms_f64, double, f)
 
 /*@ o2c_tfidf */
 /* TfIdfVectorizer over int32 or int64 items. Index space: the rows; each
@@ -218,7 +503,10 @@ O2C_GROUPNORM_DEF(o2c_groupnorm_f32, float)
 O2C_GROUPNORM_DEF(o2c_groupnorm_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_EXTRA(K) K(o2c_revseq) K(o2c_compress) K(o2c_tfidf)            \
+#define O2C_KERNELS_EXTRA(K) K(o2c_revseq) K(o2c_compress) K(o2c_tfidf) K(o2c_nonzero_dyn) K(o2c_compress_dyn) K(o2c_dyn_size) \
+    K(o2c_dyn_copy) K(o2c_unique_take) K(o2c_unique_f32) K(o2c_unique_f64) K(o2c_unique_i8) K(o2c_unique_i16) \
+    K(o2c_unique_i32) K(o2c_unique_i64) K(o2c_unique_u8) K(o2c_unique_u16) K(o2c_unique_u32) K(o2c_unique_u64) \
+    K(o2c_nms_f32) K(o2c_nms_f64) \
     K(o2c_ipow_i32) K(o2c_ipow_i64) K(o2c_swiglu_f32) K(o2c_swiglu_f64)             \
     K(o2c_cumprod_f32) K(o2c_cumprod_f64) K(o2c_cumprod_i32) K(o2c_cumprod_i64)     \
     K(o2c_cumprod_u32) K(o2c_cumprod_u64) K(o2c_groupnorm_f32) K(o2c_groupnorm_f64)

@@ -111,7 +111,8 @@
  * keeps its best K elements in its output row, sorted (insertion; a new
  * element goes behind the equal ones, so ties keep the lower index first).
  * NaN counts as larger than every number (as numpy's sort orders it).
- *   x[0] X; y[0] values (T), y[1] indices (int64)
+ *   x[0] X, x[1] K (int64 scalar; NULL: O2C_TOPK_K) read at run time, checked
+ *   to lie in [0, A]: the rows are then written densely; y[0] values (T), y[1] indices (int64)
  *   O2C_TOPK_* */
 #define O2C_TOPK(NAME, TY, ISNAN)                                                    \
     O2C_KERNEL(NAME)                                                                 \
@@ -121,7 +122,8 @@
         T *V = (T *)p->y[0];                                                         \
         int64_t *IX = (int64_t *)p->y[1];                                            \
         const int64_t A = p->k[O2C_TOPK_A], inner = p->k[O2C_TOPK_INNER];            \
-        const int64_t K = p->k[O2C_TOPK_K], lg = p->k[O2C_TOPK_LARGEST];             \
+        const int64_t K = p->x[1] ? *(const int64_t *)p->x[1] : p->k[O2C_TOPK_K];  \
+        const int64_t lg = p->k[O2C_TOPK_LARGEST];                                   \
         O2C_FOR(i) {                                                                 \
             const int64_t o = i / inner, in = i - o * inner;                         \
             const T *x = X + o * A * inner + in;                                     \

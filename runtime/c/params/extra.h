@@ -50,7 +50,34 @@ enum { O2C_GROUPNORM_F_EPS, O2C_GROUPNORM_NF };
 O2C_PARAMS_FIT(groupnorm, O2C_GROUPNORM_NK, O2C_GROUPNORM_NF)
 
 /* o2c_compress: the input seen as (OUTER, AXN, INNER), K kept indices */
-enum { O2C_COMPRESS_AXN, O2C_COMPRESS_K, O2C_COMPRESS_INNER, O2C_COMPRESS_ESIZE, O2C_COMPRESS_NK };
+/* (o2c_compress_dyn: K is the condition's length, OUTER the outer size) */
+enum { O2C_COMPRESS_AXN, O2C_COMPRESS_K, O2C_COMPRESS_INNER, O2C_COMPRESS_ESIZE, O2C_COMPRESS_OUTER, O2C_COMPRESS_NK };
+
+/* o2c_nonzero_dyn: N elements of ESIZE bytes (FLOAT: an IEEE float, whose
+ * sign bit does not count), the input's rank and dims */
+enum {
+    O2C_NONZERO_N,
+    O2C_NONZERO_ESIZE,
+    O2C_NONZERO_FLOAT,
+    O2C_NONZERO_RANK,
+    O2C_NONZERO_DIMS,
+    O2C_NONZERO_NK = O2C_NONZERO_DIMS + O2C_MAX_RANK
+};
+O2C_PARAMS_FIT(nonzero, O2C_NONZERO_NK, 0)
+
+/* o2c_dyn_copy: bytes per unit, the source's byte offset, the units when x[1] is NULL */
+enum { O2C_DYNCOPY_UNIT, O2C_DYNCOPY_SRC_OFF, O2C_DYNCOPY_N, O2C_DYNCOPY_NK };
+
+/* o2c_unique_T, o2c_unique_take: X as (OUTER, M, INNER); SORTED; element size */
+enum { O2C_UNIQUE_M, O2C_UNIQUE_OUTER, O2C_UNIQUE_INNER, O2C_UNIQUE_SORTED, O2C_UNIQUE_ESIZE, O2C_UNIQUE_NK };
+
+/* o2c_nms_T: batches, boxes, classes, center_point_box, the table's rows (the
+ * bound), max per class when x[2] is NULL; the iou threshold when x[3] is NULL */
+enum { O2C_NMS_B, O2C_NMS_N, O2C_NMS_C, O2C_NMS_CENTER, O2C_NMS_ROWS, O2C_NMS_MAXK, O2C_NMS_NK };
+enum { O2C_NMS_F_IOU, O2C_NMS_NF };
+
+/* o2c_dyn_size: the largest valid value */
+enum { O2C_DYNSIZE_MAX, O2C_DYNSIZE_NK };
 
 /* o2c_tfidf: x[1] the n-gram table: per entry n, output column, n values */
 enum {
