@@ -587,6 +587,12 @@ static void header_key(FILE *f, const char *key, void *ctx)
         fputs("_H", f);
     } else if (!strcmp(key, "TARGET_INCLUDES")) {
         if (c->cuda) fputs("#ifdef O2C_CUDA_EMULATE\n#include \"o2c_cuda_emulate.h\"\n#else\n#include <cuda_runtime_api.h>\n#endif\n", f);
+    } else if (!strcmp(key, "CONST_BYTES")) {
+        long long b = 0;
+        for (int i = 0; i < c->nconsts; i++) b += (long long)tensor_bytes(c->consts[i]);
+        fprintf(f, "%lld", b);
+    } else if (!strcmp(key, "CONST_NOTE")) {
+        fputs(c->cuda ? "uploaded to the device by the init" : "each array 64-byte aligned", f);
     } else if (!strcmp(key, "ARENA_NOTE")) {
         fputs(c->cuda ? "device memory, allocated by the first run" : "a multiple of 64; the arena must be 64-byte aligned", f);
     } else if (!strcmp(key, "IO_MACROS")) {

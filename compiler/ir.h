@@ -327,6 +327,11 @@ typedef struct Lowering {
     int force;                /* the tuner: 1 + the candidate to take at every choice (0: none) */
     int choices;              /* choices made so far and the most candidates one had */
     int max_candidates;
+    /* memory facts of the plan (plan.c), for --report and the header */
+    int64_t *live;            /* bytes of arena tensors live at each call */
+    int64_t live_bound;       /* the most of them at one call: no arena for this order is smaller */
+    int live_bound_at;        /* that call */
+    int64_t naive_arena;      /* one buffer per arena tensor (each aligned) */
 } Lowering;
 
 /* Tunable choices (tune.c). A lowering that can compute a call in several

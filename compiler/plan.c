@@ -39,6 +39,57 @@ static int by_size(const void *a, const void *b)
     return x->id < y->id ? -1 : (x->id > y->id);
 }
 
+static int64_t padded(const Tensor *t)
+{
+    int64_t b = (int64_t)tensor_bytes(t);
+    return b ? b : 1;
+}
+
+/* The plan's invariant, checked on every compile: two arena tensors live at
+ * the same call never share a byte, and each lies inside the arena. */
+static void verify_plan(Tensor **list, int n, int64_t size)
+{
+    for (int i = 0; i < n; i++) {
+        const Tensor *t = list[i];
+        if (t->offset < 0 || t->offset % ARENA_ALIGN || t->offset + padded(t) > size)
+            fail_plain("internal: the memory plan puts '%s' at %lld (+%lld) in an arena of %lld bytes", t->name,
+                       (long long)t->offset, (long long)padded(t), (long long)size);
+        for (int j = i + 1; j < n; j++) {
+            const Tensor *u = list[j];
+            if (u->last < t->first || t->last < u->first) continue;
+            if (u->offset < t->offset + padded(t) && t->offset < u->offset + padded(u))
+                fail_plain("internal: the memory plan overlaps '%s' and '%s', both live at calls %d..%d", t->name,
+                           u->name, t->first > u->first ? t->first : u->first, t->last < u->last ? t->last : u->last);
+        }
+    }
+}
+
+/* Bytes live at each call (the tensors' own sizes, no alignment), their
+ * peak: the liveness lower bound of this schedule; and the arena of one
+ * buffer per tensor. */
+static void live_profile(Lowering *L, Tensor **list, int n)
+{
+    int64_t *d = xalloc(sizeof(int64_t) * (size_t)(L->n + 2));
+    L->live = xalloc(sizeof(int64_t) * (size_t)(L->n + 1));
+    L->live_bound = 0;
+    L->live_bound_at = 0;
+    L->naive_arena = 0;
+    for (int i = 0; i < n; i++) {
+        const Tensor *t = list[i];
+        int last = t->last < L->n ? t->last : L->n - 1;
+        d[t->first] += (int64_t)tensor_bytes(t);
+        d[last + 1] -= (int64_t)tensor_bytes(t);
+        L->naive_arena += (padded(t) + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    }
+    for (int c = 0; c < L->n; c++) {
+        L->live[c] = (c ? L->live[c - 1] : 0) + d[c];
+        if (L->live[c] > L->live_bound) {
+            L->live_bound = L->live[c];
+            L->live_bound_at = c;
+        }
+    }
+}
+
 int64_t plan_graph(Graph *g, Lowering *L)
 {
     (void)g;
@@ -106,6 +157,9 @@ int64_t plan_graph(Graph *g, Lowering *L)
         if (off + need > size) size = off + need;
     }
     size = (size + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
-    note("arena: %lld bytes for %d tensors", (long long)size, n);
+    verify_plan(arena_list, n, size);
+    live_profile(L, arena_list, n);
+    note("arena: %lld bytes for %d tensors; liveness bound %lld bytes (at call %d), one buffer per tensor %lld bytes",
+         (long long)size, n, (long long)L->live_bound, L->live_bound_at, (long long)L->naive_arena);
     return size;
 }

@@ -260,8 +260,8 @@ void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *
     fprintf(f, "onnx2c report: %s (graph '%s', opset %d), %s target, -O%d\n", c_comment(o->input ? o->input : "-"), c_comment(g->name),
             g->opset, o->cuda ? "CUDA" : o->target == TARGET_C ? "C" : xfmt("C (--target %s)", target_name(o->target)),
             o->opt_level);
-    fprintf(f, "%5s  %-28s %-26s %-24s %12s %10s %10s %10s  %-18s %s\n", "#", "kernel", "op (node)", "output", "FLOPs",
-            "weights", "arena@", "bytes", "variant (tuned)", "covers");
+    fprintf(f, "%5s  %-28s %-26s %-24s %12s %10s %10s %10s %10s  %-18s %s\n", "#", "kernel", "op (node)", "output", "FLOPs",
+            "weights", "arena@", "bytes", "live", "variant (tuned)", "covers");
     int rows = 0;
     int64_t flops = 0;
     int flops_unknown = 0;
@@ -290,7 +290,7 @@ void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *
         fprintf(f, " %10lld ", (long long)call_const_bytes(c));
         if (off >= 0) fprintf(f, "%10lld", (long long)off);
         else fprintf(f, "%10s", w);
-        fprintf(f, " %10lld  ", (long long)(y ? tensor_bytes(y) : 0));
+        fprintf(f, " %10lld %10lld  ", (long long)(y ? tensor_bytes(y) : 0), (long long)(L->live ? L->live[i] : 0));
         /* a tunable call: its variant, and its time per call in the tuning file */
         char var[64] = "-";
         if (c->variant && c->tuned_ns > 0) snprintf(var, sizeof var, "%s (%.1f us)", c->variant, c->tuned_ns / 1e3);
@@ -321,4 +321,15 @@ void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *
     fprintf(f, "total: %d kernels, %s%lld FLOPs, %lld weight bytes (float constants), arena %lld bytes, "
             "%d constants %lld bytes, %d nodes\n", rows, flops_unknown ? ">=" : "", (long long)flops,
             (long long)wbytes, (long long)arena, nconst, (long long)cbytes, g->nnodes);
+    /* the memory plan against its bounds ("live": the arena bytes live at a call) */
+    int peak_row = -1;
+    for (int i = 0, r = 0; i < L->n; i++)
+        if (L->calls[i].count > 0) {
+            if (i <= L->live_bound_at) peak_row = r;
+            r++;
+        }
+    fprintf(f, "memory: arena %lld bytes; liveness lower bound of this schedule %lld bytes", (long long)arena,
+            (long long)L->live_bound);
+    if (L->live_bound > 0) fprintf(f, " (at #%d; arena/bound %.3f)", peak_row, (double)arena / (double)L->live_bound);
+    fprintf(f, "; one buffer per tensor %lld bytes; constants %lld bytes\n", (long long)L->naive_arena, (long long)cbytes);
 }
