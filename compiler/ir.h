@@ -144,6 +144,7 @@ typedef struct Tensor {
     int dyn_axis;
     struct Tensor *dyn_count;
     int keep;                /* an arena tensor live to the end of the run */
+    struct Tensor *share;    /* plan.c: written in place over this tensor's bytes (KCall.inplace) */
 } Tensor;
 
 /* How an arena tensor's elements lie: the ONNX order (NCHW), or channels
@@ -299,6 +300,8 @@ typedef struct KCall {
     const char *tune_key;     /* a tunable call (lower_choose): its key and chosen variant */
     const char *variant;
     double tuned_ns;          /* the variant's time in the tuning file (0: none) */
+    unsigned inplace;         /* bit j: y[0] may take x[j]'s bytes when x[j] dies here (each index
+                                 read before it is written: elementwise; plan.c decides) */
     int ctl;                  /* CTL_*: a control-flow marker, no kernel (count 0; ops/control.c) */
     int jump;                 /* a marker: the index of its matching marker (else/end) */
 } KCall;

@@ -90,6 +90,81 @@ static void live_profile(Lowering *L, Tensor **list, int n)
     }
 }
 
+/* In place (KCall.inplace): a call's output takes the bytes of an input that
+ * dies at that call, when both are arena tensors of the same element count
+ * and byte size (the same flat index mapping) and layout. The output then
+ * joins the input's buffer: it leaves the list and the buffer lives on to
+ * the output's last use. Returns the new list length. */
+static int plan_inplace(Lowering *L, Tensor **list, int n)
+{
+    int merged = 0;
+    for (int c = 0; c < L->n; c++) {
+        KCall *k = &L->calls[c];
+        Tensor *y = k->y[0];
+        if (!k->inplace || !y || k->y[1] || y->storage != ST_ARENA || y->share || y->keep || y->first != c) continue;
+        for (int j = 0; j < O2C_MAX_X; j++) {
+            Tensor *x = k->x[j];
+            if (!(k->inplace & (1u << j)) || !x) continue;
+            if (x->storage == ST_ALIAS && x->alias_offset) continue;
+            Tensor *b = root(x);
+            while (b->share) b = b->share;
+            if (b->storage != ST_ARENA || b->keep || b->last != c || b == y) continue;
+            if (tensor_numel(root(x)) != tensor_numel(y) || tensor_bytes(b) != tensor_bytes(y) ||
+                tensor_numel(x) != tensor_numel(y) || root(x)->layout != y->layout || x->layout != y->layout)
+                continue;
+            /* no other input of this call reads bytes of b at another index: only x (or
+             * views of b's whole bytes) may name it */
+            int other = 0;
+            for (int i = 0; i < O2C_MAX_X; i++) {
+                Tensor *o = k->x[i];
+                if (!o || o == x) continue;
+                Tensor *ob = root(o);
+                while (ob->share) ob = ob->share;
+                if (ob == b && (!(k->inplace & (1u << i)) || tensor_numel(o) != tensor_numel(y))) other = 1;
+            }
+            if (other) continue;
+            y->share = b;
+            if (y->last > b->last) b->last = y->last;
+            merged++;
+            break;
+        }
+    }
+    if (!merged) return n;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!list[i]->share) list[m++] = list[i];
+    note("in place: %d outputs written over a dying input", merged);
+    return m;
+}
+
+/* Largest first, each at the lowest aligned offset that overlaps no placed
+ * tensor live at the same time; returns the arena size (unaligned). The
+ * list is sorted in place. */
+static int64_t pack(Tensor **list, int n)
+{
+    qsort(list, (size_t)n, sizeof(Tensor *), by_size);
+    int64_t size = 0;
+    for (int i = 0; i < n; i++) {
+        Tensor *t = list[i];
+        int64_t need = padded(t), off = 0;
+        for (int again = 1; again;) {
+            again = 0;
+            for (int j = 0; j < i; j++) {
+                Tensor *u = list[j];
+                if (u->last < t->first || t->last < u->first) continue;
+                int64_t ue = u->offset + padded(u);
+                if (off < ue && u->offset < off + need) {
+                    off = (ue + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+                    again = 1;
+                }
+            }
+        }
+        t->offset = off;
+        if (off + need > size) size = off + need;
+    }
+    return size;
+}
+
 int64_t plan_graph(Graph *g, Lowering *L)
 {
     (void)g;
@@ -134,29 +209,34 @@ int64_t plan_graph(Graph *g, Lowering *L)
     /* a run-time size (ir.h dyn_count) is read after the run */
     for (int i = 0; i < n; i++)
         if (arena_list[i]->keep) arena_list[i]->last = L->n;
-    qsort(arena_list, (size_t)n, sizeof(Tensor *), by_size);
-    int64_t size = 0;
+    /* in place where the packing gets no larger for it (first fit is a
+     * heuristic: longer merged live ranges can pack worse on tiny graphs) */
+    int *last0 = xalloc(sizeof(int) * (size_t)(n + 1));
+    Tensor **all = xalloc(sizeof(Tensor *) * (size_t)(n + 1)), **sorted = xalloc(sizeof(Tensor *) * (size_t)(n + 1));
     for (int i = 0; i < n; i++) {
-        Tensor *t = arena_list[i];
-        int64_t need = (int64_t)tensor_bytes(t), off = 0;
-        if (need == 0) need = 1;
-        /* lowest offset not overlapping a placed, simultaneously live tensor */
-        for (int again = 1; again;) {
-            again = 0;
-            for (int j = 0; j < i; j++) {
-                Tensor *u = arena_list[j];
-                if (u->last < t->first || t->last < u->first) continue;
-                int64_t ue = u->offset + (int64_t)(tensor_bytes(u) ? tensor_bytes(u) : 1);
-                if (off < ue && u->offset < off + need) {
-                    off = (ue + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
-                    again = 1;
-                }
-            }
+        last0[i] = arena_list[i]->last;
+        all[i] = sorted[i] = arena_list[i];
+    }
+    int n0 = n;
+    int64_t size0 = pack(sorted, n0);
+    n = plan_inplace(L, arena_list, n);
+    int64_t size = pack(arena_list, n);
+    if (n < n0 && size > size0) {
+        note("in place packs worse (%lld > %lld bytes): not taken", (long long)size, (long long)size0);
+        for (int i = 0; i < n0; i++) {
+            all[i]->share = NULL;
+            all[i]->last = last0[i];
+            arena_list[i] = all[i];
         }
-        t->offset = off;
-        if (off + need > size) size = off + need;
+        n = n0;
+        size = pack(arena_list, n);
     }
     size = (size + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    for (int c = 0; c < L->n; c++)   /* in place: the bytes of the tensor written over */
+        for (int j = 0; j < O2C_MAX_Y; j++) {
+            Tensor *y = L->calls[c].y[j];
+            if (y && y->share) y->offset = y->share->offset;
+        }
     verify_plan(arena_list, n, size);
     live_profile(L, arena_list, n);
     note("arena: %lld bytes for %d tensors; liveness bound %lld bytes (at call %d), one buffer per tensor %lld bytes",

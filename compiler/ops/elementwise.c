@@ -35,6 +35,7 @@ KCall *ew_unary_call(Lowering *L, const char *kname, Tensor *x, Tensor *y)
     KCall *c = lower_call(L, ew_kernel(kname, x->dtype), tensor_numel(y));
     c->x[0] = x;
     c->y[0] = y;
+    c->inplace = 1u;   /* Y[i] = f(X[i]) */
     return c;
 }
 
@@ -150,6 +151,7 @@ void ew_binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y
     c->x[0] = a;
     c->x[1] = b;
     c->y[0] = y;
+    c->inplace = 3u;   /* Y[i] from A and B at i's offsets: an operand of Y's size is read at i */
     Tensor *xs[2] = {a, b};
     bcast_params(c, y, xs, 2);
 }

@@ -355,6 +355,7 @@ void lower_fused_elementwise(Node *n, Lowering *L)
     KCall *c = lower_call_kernel(L, &k->k, ne);
     for (int j = 0; j < P->nin; j++) c->x[j] = n->in[j];
     for (int j = 0; j < P->nout; j++) c->y[j] = n->out[j];
+    if (P->nout == 1) c->inplace = (1u << P->nin) - 1;   /* each index's inputs read before Y[i] is written */
     if (nb) {
         c->k[O2C_FEW_RANK] = r;
         for (int d = 0; d < r; d++) c->k[O2C_FEW_DIMS + d] = y->dims[d];

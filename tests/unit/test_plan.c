@@ -153,6 +153,57 @@ static void test_simultaneous_tensors_apart(void **state)
     assert_int_equal(size % 64, 0);   /* ARENA_ALIGN */
 }
 
+/* in -> a -> (elementwise, in place) b -> c -> out: b takes a's bytes, c
+ * cannot (a's buffer lives on as b), the bound and the profile count the
+ * shared buffer once */
+static void test_in_place_chain(void **state)
+{
+    (void)state;
+    Tensor *in = tensor("in", 64), *a = tensor("a", 64), *b = tensor("b", 64), *c = tensor("c", 64),
+           *out = tensor("out", 64);
+    in->is_input = 1; in->input_index = 0;
+    out->is_output = 1; out->output_index = 0;
+    Lowering L = {0};
+    call(&L, in, NULL, a);                /* 0 */
+    call(&L, a, NULL, b)->inplace = 1u;   /* 1: b over a */
+    call(&L, b, NULL, c);                 /* 2: not declared in place */
+    call(&L, c, NULL, out);               /* 3 */
+    int64_t size = plan(&L);
+    assert_ptr_equal(b->share, a);
+    assert_int_equal(b->offset, a->offset);
+    assert_false(overlap(b, c));
+    assert_int_equal(size, 512);          /* two buffers of 256 bytes, not three */
+    assert_int_equal(L.live_bound, 512);
+    assert_int_equal(L.live[1], 256);     /* a and b: one buffer */
+    assert_int_equal(L.naive_arena, 512); /* the shared buffer is one */
+}
+
+/* no in place when the input is read later, or by another input of the call
+ * at other indices (a smaller broadcast operand), or has another size */
+static void test_in_place_only_where_legal(void **state)
+{
+    (void)state;
+    Tensor *in = tensor("in", 16), *a = tensor("a", 16), *b = tensor("b", 16), *d = tensor("d", 16),
+           *s = tensor("s", 4), *e = tensor("e", 16), *f = tensor("f", 8), *out = tensor("out", 16);
+    in->is_input = 1; in->input_index = 0;
+    out->is_output = 1; out->output_index = 0;
+    Lowering L = {0};
+    call(&L, in, NULL, a);                /* 0 */
+    call(&L, a, NULL, b)->inplace = 1u;   /* 1: a is read again at 2 */
+    call(&L, a, b, d)->inplace = 3u;      /* 2: d may take a's or b's bytes (both die here) */
+    call(&L, in, NULL, s);                /* 3 */
+    call(&L, d, s, e)->inplace = 3u;      /* 4: e over d (s is smaller: never its bytes) */
+    call(&L, e, NULL, f)->inplace = 1u;   /* 5: f is smaller than e: not over it */
+    call(&L, f, e, out);                  /* 6 */
+    plan(&L);
+    assert_null(b->share);
+    assert_non_null(d->share);
+    assert_ptr_equal(e->share, d->share);
+    assert_null(f->share);
+    assert_false(overlap(e, f));
+    assert_false(overlap(a, b));
+}
+
 static void test_empty_schedule(void **state)
 {
     (void)state;
@@ -167,6 +218,8 @@ int main(void)
         T(test_chain_reuses_dead_space),
         T(test_long_lived_and_views),
         T(test_simultaneous_tensors_apart),
+        T(test_in_place_chain),
+        T(test_in_place_only_where_legal),
         T(test_empty_schedule),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
