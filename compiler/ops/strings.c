@@ -277,9 +277,7 @@ static int64_t split_one(const char *s, const char *delim, int64_t maxsplit, con
             if (i == len) break;
             size_t j = i;
             if (maxsplit >= 0 && splits == maxsplit) {
-                size_t e = len;
-                while (e > i && is_space(s[e - 1])) e--;
-                j = e;
+                j = len;   /* the rest, trailing whitespace included (as Python's str.split) */
             } else {
                 while (j < len && !is_space(s[j])) j++;
             }
