@@ -286,7 +286,9 @@ void infer_node(Node *n)
     for (int j = 0; j < nout; j++) {
         Tensor *t = n->out[j];
         if (!t) continue;
-        if ((!dtype_supported(t->dtype) && !(t->dtype == DT_STRING && node_takes_string(n))) || t->rank < 0)
+        if (t->dtype == DT_STRING && !node_takes_string(n))   /* ops/strings.c */
+            fail("output '%s' would be a string tensor; onnx2c handles strings only in %s", t->name, STRING_OPS_TEXT);
+        if ((!dtype_supported(t->dtype) && t->dtype != DT_STRING) || t->rank < 0)
             fail("internal: the shape rule left output '%s' without type or shape", t->name);
         if (dtype_is_narrow(t->dtype) && !node_takes_narrow(n))
             fail("output '%s' has data type %s; onnx2c converts that type (Cast, CastLike) and moves its bytes, "

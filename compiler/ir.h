@@ -464,7 +464,7 @@ void lower_narrow_to_f32(Lowering *L, Tensor *x, Tensor *y);
  * element by element (pointers); strings_check_cuda: refuses a graph with
  * strings for the .cu output. */
 #define STRING_OPS_TEXT "Equal, StringConcat, StringSplit, StringNormalizer, RegexFullMatch, ai.onnx.ml LabelEncoder, " \
-    "and the moves Identity, Reshape, Flatten, Squeeze, Unsqueeze, Shape, Size"
+    "Constant, and the moves Identity, Reshape, Flatten, Squeeze, Unsqueeze, Shape, Size"
 int node_takes_string(const Node *n);
 int strings_infer(Node *n);
 int strings_lower(Node *n, Lowering *L);

@@ -86,7 +86,7 @@ void strings_header_note(FILE *f, const struct EmitCtx *c)
 {
     const char *N = c->o->name;
     fprintf(f, "/* String tensors: an input is an array of `const char *` (NUL-terminated UTF-8),\n"
-               " * one a element, row-major; an output is an array of `const char *` slots that\n"
+               " * one per element, row-major; an output is an array of `const char *` slots that\n"
                " * the run fills with pointers into the model's constants, into the caller's input\n"
                " * strings, or into the strings the run builds. Those live in the run's arena\n"
                " * (%lld bytes of it, onnx2c --string-space) and stay valid until the next run\n"
@@ -312,7 +312,7 @@ void infer_string_split(Node *n)
     need_const(n, x, "the input of StringSplit (its output shape depends on the values)");
     const char *delim = attr_find(n, "delimiter") ? attr_s(n, "delimiter") : NULL;
     int64_t maxsplit = attr_find(n, "maxsplit") ? attr_i(n, "maxsplit") : -1;
-    if (attr_find(n, "maxsplit") && maxsplit < 0) fail("maxsplit is %lld; it must be positive", (long long)maxsplit);
+    if (attr_find(n, "maxsplit") && maxsplit < 0) fail("maxsplit is %lld; it must not be negative", (long long)maxsplit);
     int64_t ne = tensor_numel(x), most = 0;
     const char ***pieces = xalloc(sizeof(char **) * (size_t)(ne + 1));
     int64_t *counts = xalloc(sizeof(int64_t) * (size_t)(ne + 1));
@@ -450,7 +450,8 @@ static void le_put_value(Node *n, const LeList *v, int i, Tensor *tab, int64_t a
     if (v->dtype == DT_STRING) ((const char **)tab->data)[at] = v->t ? "_Unused" : xstrdup(attr_s(n, "default_string"));
     else if (v->dtype == DT_FLOAT) ((float *)tab->data)[at] = v->t ? -0.0f : (float)attr_f(n, "default_float");
     else if (v->dtype == DT_DOUBLE) ((double *)tab->data)[at] = -0.0;
-    else elem_set(v->dtype, tab->data, at, v->t ? -1.0 : (double)attr_i(n, "default_int64"));
+    else if (v->dtype == DT_INT64) ((int64_t *)tab->data)[at] = v->t ? -1 : attr_i(n, "default_int64");
+    else elem_set(v->dtype, tab->data, at, -1.0);   /* int32, int16 values: the spec's default */
 }
 
 void lower_label_encoder(Node *n, Lowering *L)
