@@ -17,7 +17,10 @@ dirs (../shared/onnx-node-tests, say). Each test gets one outcome:
 
 With --cuda-emu each model is also compiled to .cu, built with the CPU
 emulation of the CUDA runtime (runtime/cuda/o2c_cuda_emulate.h) and checked
-the same way (reasons then start with "cuda").
+the same way (reasons then start with "cuda"). A model with string inputs or
+outputs is run through STR_HARNESS (strings as `const char *` arrays); its .cu
+is refused by design (strings are C-only), so its cuda leg is skipped and the
+pass says so.
 
 Where the compiler's refusal names inputs as `--bind NAME=` (inputs that decide
 a shape), the test is compiled again with exactly those inputs bound to their
