@@ -33,6 +33,8 @@ static void source_key(FILE *f, const char *key, void *ctx)
         for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const");
     } else if (!strcmp(key, "SCHEDULE")) {
         if (c->o->profile) fputs("    O2C_PROFILE_START(o2c_run_t0);\n", f);
+        if (c->L->strings)   /* string tensors (ops/strings.c): the string space starts empty every run */
+            fprintf(f, "    o2c_strs_reset(%s);\n", c_ptr(c->L->strings, 1));
         int prow = 0;   /* --profile: the row of each call */
         int depth = 0;  /* control flow (ops/control.c): nesting of if and for */
         char ind[160];
@@ -50,6 +52,9 @@ static void source_key(FILE *f, const char *key, void *ctx)
             if (c->o->profile) fprintf(f, ";\n%s    O2C_PROFILE_START(o2c_t0)", ind);   /* --profile: time the call */
             fprintf(f, ";\n%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
             if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_STOP(%d, o2c_t0);\n", ind, prow++);
+            if (call_uses_strings(c->L, k))   /* ops/strings.c: the strings built did not fit */
+                fprintf(f, "%s    if (o2c_strs_full(%s)) return %s_ERR_STRING_SPACE;\n", ind, c_ptr(c->L->strings, 1),
+                        c->o->name);
             fprintf(f, "%s}\n", ind);
         }
         if (c->o->profile) fputs("    O2C_PROFILE_RUN(o2c_run_t0);\n", f);

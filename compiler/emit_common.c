@@ -79,6 +79,7 @@ static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h",
                               "extra.h",
                               "quant.h",
                               "control.h",
+                              "strings.h",
                               NULL};
 
 static void parse_chunks(void)
@@ -264,6 +265,17 @@ int emit_collect_constants(Lowering *L, Tensor ***out)
 void emit_const_array(FILE *f, Tensor *t, const char *qual)
 {
     int64_t ne = tensor_numel(t);
+    if (t->dtype == DT_STRING) {   /* ops/strings.c: an array of string literals (the exact bytes) */
+        fprintf(f, "/* %s: string[%s] */\n%s char *const c%d[%lld] = {", c_comment(t->name), tensor_shape_str(t), qual,
+                t->const_id, (long long)(ne ? ne : 1));
+        if (!ne) fputs("\"\"", f);
+        for (int64_t i = 0; i < ne; i++) {
+            const char *v = ((const char *const *)t->data)[i];
+            fprintf(f, "%s\"%s\"", i ? ",\n    " : "\n    ", c_string(v ? v : ""));
+        }
+        fputs("\n};\n", f);
+        return;
+    }
     fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld] O2C_ALIGN64 = {", c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual,
             dtype_ctype(t->dtype), t->const_id, (long long)(ne ? ne : 1));
     if (!ne) fputs("0", f);
@@ -392,7 +404,10 @@ static char **param_names(Graph *g, const char *model)
 static void typed_param(FILE *f, Tensor *t, const char *name, int is_in)
 {
     int arr = t->rank > 0 && tensor_numel(t) > 0 && !t->dyn_count;   /* a run-time size: a flat buffer */
-    fprintf(f, "%s%s %s%s", is_in && t->rank < 2 ? "const " : "", dtype_ctype(t->dtype), arr ? "" : "*", name);
+    if (t->dtype == DT_STRING)   /* ops/strings.c: "const char *const x[2][3]" in, "const char *y[2][3]" out */
+        fprintf(f, "const char *%s%s%s", is_in && t->rank < 2 ? "const " : "", arr ? "" : "*", name);
+    else
+        fprintf(f, "%s%s %s%s", is_in && t->rank < 2 ? "const " : "", dtype_ctype(t->dtype), arr ? "" : "*", name);
     if (arr)
         for (int d = 0; d < t->rank; d++) fprintf(f, "[%lld]", (long long)t->dims[d]);
 }
@@ -444,6 +459,17 @@ static void emit_bind_check(FILE *f, const EmitCtx *c)
         Tensor *t = g->inputs[i];
         size_t nb = tensor_bytes(t);
         if (!t->bound || !nb) continue;
+        if (t->dtype == DT_STRING) {   /* ops/strings.c: each string compared */
+            int64_t ne = tensor_numel(t);
+            fprintf(f, "    {   /* --bind: input %d ('%s') was fixed at compile time to these strings */\n", i,
+                    c_comment(t->name));
+            fprintf(f, "        static const char *const want[%lld] = {", (long long)ne);
+            for (int64_t k = 0; k < ne; k++) fprintf(f, "%s\n            \"%s\"", k ? "," : "", c_string(((char **)t->data)[k]));
+            fprintf(f, "};\n        const char *const *got = (const char *const *)inputs[%d];\n        int64_t k;\n", i);
+            fprintf(f, "        for (k = 0; k < %lld; k++)\n            if (!got[k] || strcmp(got[k], want[k])) return %s_ERR_BOUND_INPUT;\n    }\n",
+                    (long long)ne, c->o->name);
+            continue;
+        }
         const unsigned char *b = t->data;
         fprintf(f, "    {   /* --bind: input %d ('%s') was fixed at compile time to this value */\n", i, c_comment(t->name));
         fprintf(f, "        static const unsigned char want[%zu] = {", nb);
@@ -620,6 +646,7 @@ static void header_key(FILE *f, const char *key, void *ctx)
             fputc('\n', f);
         }
     } else if (!strcmp(key, "CHECK_API")) {   /* control flow (ops/control.c): run-time checks */
+        if (graph_has_strings(c->g)) strings_header_note(f, c);   /* string tensors (ops/strings.c) */
         int checks = 0;
         for (int i = 0; i < c->L->n; i++) checks |= c->L->calls[i].ctl == CTL_FAIL;
         if (checks)

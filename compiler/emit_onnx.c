@@ -35,6 +35,17 @@ static Onnx__TensorProto *tensor_proto(const Tensor *t, const char *name)
     p->n_dims = (size_t)(t->rank > 0 ? t->rank : 0);
     p->dims = xalloc(sizeof(int64_t) * (p->n_dims + 1));
     for (int d = 0; d < t->rank; d++) p->dims[d] = t->dims[d];
+    if (t->dtype == DT_STRING) {   /* string tensors (ops/strings.c): string_data */
+        int64_t n = tensor_numel(t);
+        p->n_string_data = (size_t)n;
+        p->string_data = xalloc(sizeof(ProtobufCBinaryData) * (size_t)(n + 1));
+        for (int64_t i = 0; i < n; i++) {
+            const char *v = ((const char *const *)t->data)[i];
+            p->string_data[i].data = (uint8_t *)(v ? v : "");
+            p->string_data[i].len = strlen(v ? v : "");
+        }
+        return p;
+    }
     p->has_raw_data = 1;
     p->raw_data.len = tensor_bytes(t);
     p->raw_data.data = t->data;

@@ -67,6 +67,7 @@ void fold_node_lowered(Node *n, int tiled)
         if (k->kernel->fn) k->kernel->fn(0, k->count, &p);
         else ((const GenKernel *)k->kernel)->interp((const GenKernel *)k->kernel, 0, k->count, &p);   /* generated */
     }
+    strings_check_eval(&L);   /* ops/strings.c: the strings built fit its space */
     note("folded %s '%s'", n->op_type, n->name);
 }
 

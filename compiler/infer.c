@@ -267,7 +267,10 @@ void infer_node(Node *n)
     for (int j = 0; j < nin; j++) {
         Tensor *t = n->in[j];
         if (!t) continue;
-        if (!dtype_supported(t->dtype))
+        if (t->dtype == DT_STRING && !node_takes_string(n))   /* ops/strings.c */
+            fail("input '%s' is a string tensor; onnx2c computes %s on numbers only (string-aware ops: %s)",
+                 t->name, n->op_type, STRING_OPS_TEXT);
+        if (!dtype_supported(t->dtype) && t->dtype != DT_STRING)
             fail("input '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(t->dtype));
         if (t->rank < 0) fail("input '%s' has an unknown shape", t->name);
         if (dtype_is_narrow(t->dtype) && !node_takes_narrow(n))   /* ops/types.c */
@@ -279,11 +282,13 @@ void infer_node(Node *n)
     }
     int half = computes_on_half(n);
     if (half) infer_promoted(n, half);
-    else op->infer(n);
+    else if (!strings_infer(n)) op->infer(n);   /* ops/strings.c: a numeric op's string form (Equal) */
     for (int j = 0; j < nout; j++) {
         Tensor *t = n->out[j];
         if (!t) continue;
-        if (!dtype_supported(t->dtype) || t->rank < 0)
+        if (t->dtype == DT_STRING && !node_takes_string(n))   /* ops/strings.c */
+            fail("output '%s' would be a string tensor; onnx2c handles strings only in %s", t->name, STRING_OPS_TEXT);
+        if ((!dtype_supported(t->dtype) && t->dtype != DT_STRING) || t->rank < 0)
             fail("internal: the shape rule left output '%s' without type or shape", t->name);
         if (dtype_is_narrow(t->dtype) && !node_takes_narrow(n))
             fail("output '%s' has data type %s; onnx2c converts that type (Cast, CastLike) and moves its bytes, "
@@ -327,7 +332,7 @@ void infer_graph(Graph *g, const Options *o)
         if (g->nodes[i]->folded) graph_remove_node(g, g->nodes[i]);
     for (int i = 0; i < g->noutputs; i++) {
         Tensor *t = g->outputs[i];
-        if (!dtype_supported(t->dtype))
+        if (!dtype_supported(t->dtype) && t->dtype != DT_STRING)
             fail_plain("graph output '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(t->dtype));
     }
 }

@@ -54,9 +54,12 @@ const char *dtype_name(int dt)
     if (dt >= 0 && dt < (int)(sizeof other / sizeof other[0])) return other[dt];
     return "unknown";
 }
-const char *dtype_ctype(int dt) { int i = dt_index(dt); return i < 0 ? "void" : DTYPES[i].ctype; }
-const char *dtype_suffix(int dt) { int i = dt_index(dt); return i < 0 ? "x" : DTYPES[i].sfx; }
-size_t dtype_size(int dt) { int i = dt_index(dt); return i < 0 ? 0 : DTYPES[i].size; }
+/* string tensors (ops/strings.c) are not in the table, so dtype_supported
+ * stays 0 for them and every op that is not string-aware refuses them: an
+ * element is a `const char *` (NUL-terminated UTF-8) */
+const char *dtype_ctype(int dt) { int i = dt_index(dt); return dt == DT_STRING ? "const char *" : i < 0 ? "void" : DTYPES[i].ctype; }
+const char *dtype_suffix(int dt) { int i = dt_index(dt); return dt == DT_STRING ? "str" : i < 0 ? "x" : DTYPES[i].sfx; }
+size_t dtype_size(int dt) { int i = dt_index(dt); return dt == DT_STRING ? sizeof(const char *) : i < 0 ? 0 : DTYPES[i].size; }
 int dtype_supported(int dt) { return dt_index(dt) >= 0; }
 int dtype_is_float(int dt) { int i = dt_index(dt); return i >= 0 && DTYPES[i].kind == 1; }
 int dtype_is_half(int dt) { return dt == DT_FLOAT16 || dt == DT_BFLOAT16; }

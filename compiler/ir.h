@@ -335,6 +335,12 @@ typedef struct Lowering {
     int64_t live_bound;       /* the most of them at one call: no arena for this order is smaller */
     int live_bound_at;        /* that call */
     int64_t naive_arena;      /* one buffer per arena tensor (each aligned) */
+    /* string tensors (ops/strings.c): the string space, an arena tensor that
+     * the kernels building strings take bytes from (made by the first such
+     * call), and its size in bytes (--string-space; 0: the compiler's own
+     * evaluation, which sizes it itself) */
+    Tensor *strings;
+    int64_t string_space;
 } Lowering;
 
 /* Tunable choices (tune.c). A lowering that can compute a call in several
@@ -475,6 +481,26 @@ int node_promotes_narrow(const Node *n);     /* computes on float32 stand-ins (I
 void lower_cast_narrow(Node *n, Lowering *L);
 void lower_narrow_to_f32(Lowering *L, Tensor *x, Tensor *y);
 
+/* ops/strings.c: string tensors (DT_STRING, elements `const char *`).
+ * node_takes_string: op n may read or make them (infer.c refuses the
+ * others); strings_infer/strings_lower: the string form of an op whose table
+ * line is numeric (Equal), 1 if n was handled; lower_copy_strings: y = x
+ * element by element (pointers); strings_check_cuda: refuses a graph with
+ * strings for the .cu output. */
+#define STRING_OPS_TEXT "Equal, StringConcat, StringSplit, StringNormalizer, RegexFullMatch, ai.onnx.ml LabelEncoder, " \
+    "Constant, and the moves Identity, Reshape, Flatten, Squeeze, Unsqueeze, Shape, Size"
+int node_takes_string(const Node *n);
+int strings_infer(Node *n);
+int strings_lower(Node *n, Lowering *L);
+void lower_copy_strings(Lowering *L, Tensor *x, Tensor *y);
+int graph_has_strings(const Graph *g);
+/* emit_c.c: the string space's first bytes reset at the start of a run, and
+ * the check after a call that took bytes from it */
+int call_uses_strings(const Lowering *L, const KCall *c);
+struct EmitCtx;
+void strings_header_note(FILE *f, const struct EmitCtx *c);
+void strings_check_eval(const Lowering *L);   /* eval.c: fails when a fold's strings overflowed */   /* the header's words on string I/O */
+
 /* ---- decompositions (decompose.c) -------------------------------------- */
 
 /* A fused node (an op of domain "onnx2c", made by a pass) states what it
@@ -553,6 +579,7 @@ typedef struct Options {
     int tune;                  /* --tune: time the candidates, write --tune-file */
     const char *tune_file;     /* --tune-file FILE: the choices (read, or written by --tune) */
     const char *tune_runner;   /* --tune-runner CMD: builds and runs a timing program (its C source is the argument) */
+    int64_t string_space;      /* --string-space BYTES: the strings one run may build (ops/strings.c) */
 } Options;
 
 Graph *load_model(const char *path);                 /* load.c */

@@ -107,10 +107,38 @@ static void unpack_bits(uint8_t *dst, const uint8_t *src, int64_t numel, int bit
         dst[i] = (uint8_t)((src[i / per] >> (bits * (int)(i % per))) & mask);
 }
 
+/* A string TensorProto (string_data) -> constant tensor whose elements are
+ * `const char *` (ops/strings.c); bytes kept as they are (NUL-terminated
+ * copies: a string holding a NUL byte is refused). */
+static void strings_from_proto(Onnx__TensorProto *tp, Tensor *t)
+{
+    if (tp->n_dims > MAX_RANK) fail_plain("tensor '%s' has rank %zu; at most %d is supported", tp->name, tp->n_dims, MAX_RANK);
+    if ((tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) || tp->has_raw_data)
+        fail_plain("string tensor '%s' is stored as raw or external data; strings must be in string_data", tp->name);
+    t->dtype = DT_STRING;
+    t->rank = (int)tp->n_dims;
+    int64_t numel = 1;
+    for (size_t i = 0; i < tp->n_dims; i++) {
+        if (tp->dims[i] < 0) fail_plain("tensor '%s' has a negative dimension", tp->name);
+        t->dims[i] = tp->dims[i];
+        if (tp->dims[i] && numel > INT64_MAX / tp->dims[i]) fail_plain("tensor '%s' is too large", tp->name);
+        numel *= tp->dims[i];
+    }
+    if (tp->n_string_data != (size_t)numel)
+        fail_plain("tensor '%s' holds %zu strings; its shape needs %lld", tp->name, tp->n_string_data, (long long)numel);
+    const char **d = tensor_alloc_data(t);
+    for (size_t i = 0; i < tp->n_string_data; i++) {
+        if (tp->string_data[i].len && memchr(tp->string_data[i].data, 0, tp->string_data[i].len))
+            fail_plain("string tensor '%s': element %zu holds a NUL byte, which a C string cannot carry", tp->name, i);
+        d[i] = dup_bytes(tp->string_data[i]);
+    }
+}
+
 /* TensorProto -> constant tensor (type, shape and data). */
 static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
 {
     int dt = tp->has_data_type ? tp->data_type : 0;
+    if (dt == DT_STRING) { strings_from_proto(tp, t); return; }
     if (!dtype_supported(dt))
         fail_plain("tensor '%s' has data type %s, which onnx2c does not support yet", tp->name ? tp->name : "", dtype_name(dt));
     if (tp->n_dims > MAX_RANK) fail_plain("tensor '%s' has rank %zu; at most %d is supported", tp->name, tp->n_dims, MAX_RANK);
@@ -204,7 +232,7 @@ static void value_info(Onnx__ValueInfoProto *vi, Tensor *t, int is_io)
     }
     Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     int dt = tt->has_elem_type ? tt->elem_type : 0;
-    if (is_io && !dtype_supported(dt))
+    if (is_io && !dtype_supported(dt) && dt != DT_STRING)   /* strings: ops/strings.c */
         fail_plain("graph input/output '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(dt));
     if (!t->dtype) t->dtype = dt;
     if (!tt->shape || t->rank >= 0) return;

@@ -135,6 +135,7 @@ Tensor *lower_const(Lowering *L, const char *what, int dtype, int rank, const in
 
 void lower_copy(Lowering *L, Tensor *x, Tensor *y)
 {
+    if (y->dtype == DT_STRING) { lower_copy_strings(L, x, y); return; }   /* pointers, not bytes: ops/strings.c */
     KCall *c = lower_call(L, "o2c_copy", (int64_t)tensor_bytes(y));
     c->x[0] = x;
     c->y[0] = y;
@@ -192,7 +193,7 @@ void lower_node(Node *n, Lowering *L)
     L->node = n;
     diag_node = n;
     if (n->promoted) lower_promoted(n, L);
-    else n->op->lower(n, L);
+    else if (!strings_lower(n, L)) n->op->lower(n, L);   /* ops/strings.c: a numeric op's string form */
     L->node = saved;
 }
 

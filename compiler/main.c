@@ -35,6 +35,9 @@ static void usage(FILE *f)
           "  --bind IN=FILE.pb  fix the value of input IN (a serialized TensorProto): for inputs\n"
           "                  that decide a shape; the code returns NAME_ERR_BOUND_INPUT when a\n"
           "                  run's input holds another value\n"
+          "  --string-space BYTES  bytes for the strings one run builds (string tensors:\n"
+          "                  StringConcat, StringSplit, ...; default 4096): a run whose strings\n"
+          "                  do not fit returns NAME_ERR_STRING_SPACE\n"
           "  -O0, -O1, -O2   optimization level: none, cleanups (folding, dead nodes, no-ops),\n"
           "                  everything (fusion; the default)\n"
           "  --disable-pass NAME  skip one optimization pass (see --list-passes)\n"
@@ -132,6 +135,17 @@ static void parse_args(int argc, char **argv, Options *o)
             if (o->ndisabled == 64) fail_plain("too many --disable-pass flags");
             o->disabled[o->ndisabled++] = val;
             i++;
+            continue;
+        }
+        if (!strcmp(a, "--string-space")) {   /* string tensors: ops/strings.c */
+            if (!val) fail_plain("%s needs a value (see --help)", a);
+            i++;
+            char *end;
+            errno = 0;
+            long long v = strtoll(val, &end, 10);
+            if (errno || end == val || *end || v < 1 || v > (1LL << 40))
+                fail_plain("--string-space %s: expected a number of bytes from 1 to 2^40", val);
+            o->string_space = v;
             continue;
         }
         if (!strcmp(a, "--bind")) {
@@ -290,11 +304,15 @@ static void compile(Options *o)
 
     Graph *g = load_model(o->input);
     infer_graph(g, o);
+    if (o->cuda && graph_has_strings(g))   /* ops/strings.c */
+        fail_plain("the model has string tensors, which only the C target supports (strings are a host-side "
+                   "feature): use -o OUT.c");
     run_passes(g, o);
     if (o->tune) tune_graph(g, o);
     Lowering L = {0};
     L.target = o->target;
     L.tiled = target_tiled(o->target);
+    L.string_space = o->string_space ? o->string_space : 4096;
     if (o->tune_file) L.tune = tune_load(o->tune_file);
     lower_graph(g, &L);
     int64_t arena = plan_graph(g, &L);

@@ -55,6 +55,8 @@
 #include "../runtime/c/quant.h"
 #include "../runtime/c/params/control.h"
 #include "../runtime/c/control.h"
+#include "../runtime/c/params/strings.h"
+#include "../runtime/c/strings.h"
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -159,6 +161,7 @@ uint8_t float_to_narrow(int dt, float f) { return o2c_f32_to_n(f, dt, 1, O2C_E8M
 #define R_EXTRA(name) R_FILE(name, "extra.h")
 #define R_QUANT(name) R_FILE(name, "quant.h")
 #define R_CONTROL(name) R_FILE(name, "control.h")
+#define R_STRINGS(name) R_FILE(name, "strings.h")
 
 static const Kernel KERNELS[] = {
 #define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
@@ -208,6 +211,7 @@ static const Kernel KERNELS[] = {
     O2C_KERNELS_EXTRA(R_EXTRA)
     O2C_KERNELS_QUANT(R_QUANT)
     O2C_KERNELS_CONTROL(R_CONTROL)
+    O2C_KERNELS_STRINGS(R_STRINGS)
 };
 
 const Kernel *kernel_find(const char *name)

@@ -188,6 +188,9 @@ int64_t plan_graph(Graph *g, Lowering *L)
             if (c > r->last) r->last = c;
         }
     }
+    /* the string space (ops/strings.c) lives through the whole run and
+     * after it: outputs point into it until the next run */
+    if (L->strings && L->strings->storage == ST_ARENA) { L->strings->first = 0; L->strings->last = L->n; }
     /* a loop (ops/control.c) runs its calls again: a tensor live across its
      * start or end (a state, the counter, a scan output, what the body reads
      * from outside) lives through all of it */

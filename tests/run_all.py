@@ -12,7 +12,8 @@ same checks at -O2; a model onnx2c refuses is skipped with its message),
 --report/--emit-onnx/--dot (test_visibility.py), the --profile build (test_profile.py), the autotuner (test_tune.py: --tune,
 --tune-file replayed byte for byte, every candidate variant checked against
 onnxruntime), the ONNX backend node tests, the quantized ops against
-onnxruntime and onnx's reference (test_quant.py),
+onnxruntime and onnx's reference (test_quant.py), string tensors against
+onnxruntime with their C under ASan/UBSan (test_strings.py),
 and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
 newlib, no double precision in float32 models)."""
 import os, re, subprocess, sys, time
@@ -39,6 +40,8 @@ SUITES = [
     ("quant", [PY, "tests/test_quant.py", "--compiler", ASAN_CC]),
     # outputs sized by their data (NonZero & co.) against onnxruntime, C and CUDA (emulated)
     ("dynamic-outputs", [PY, "tests/test_dynamic_outputs.py", "--compiler", ASAN_CC]),
+    # string tensors against onnxruntime; their C under ASan/UBSan (tests/test_strings.py)
+    ("strings", [PY, "tests/test_strings.py", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
 ]

@@ -175,11 +175,26 @@ def _(d):
     return [save(m, d), "-o", out(d)], ["model.onnx", "'x'", "float8e4m3fn"]
 
 
-@case("string input")
+@case("complex input")
 def _(d):
     m = model([helper.make_node("Identity", ["s"], ["y"], name="ident")],
-              [vi("s", TensorProto.STRING, (4,))], [vi("y", TensorProto.STRING, (4,))])
-    return [save(m, d), "-o", out(d)], ["model.onnx", "'s'", "string"]
+              [vi("s", TensorProto.COMPLEX64, (4,))], [vi("y", TensorProto.COMPLEX64, (4,))])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'s'", "complex64"]
+
+
+@case("string input to an op that computes on numbers")
+def _(d):
+    m = model([helper.make_node("Concat", ["s", "s"], ["y"], name="cat", axis=0)],
+              [vi("s", TensorProto.STRING, (4,))], [vi("y", TensorProto.STRING, (8,))])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'cat'", "Concat", "'s'", "string"]
+
+
+@case("unsupported regex syntax")
+def _(d):
+    m = model([helper.make_node("RegexFullMatch", ["s"], ["y"], name="re", pattern="(?i)abc")],
+              [vi("s", TensorProto.STRING, (4,))], [vi("y", TensorProto.BOOL, (4,))])
+    m.opset_import[0].version = 20
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'re'", "(?i)abc", "not supported"]
 
 
 @case("unbound symbolic dimension")
