@@ -214,6 +214,7 @@ typedef struct Graph {
      * bound to inputs capture_in[k] of the node that owns it (load.c
      * appends them to that node's inputs, so passes see the dependency) */
     struct Graph *parent;
+    int64_t peak_model, peak_scheduled; /* schedule.c: estimated live-memory peaks of the model's order and the chosen one */
     Tensor **captures; int *capture_in; int ncaptures;
     struct Graph **unrolled; int nunrolled;   /* a Loop body unrolled: one copy per iteration */
 } Graph;
@@ -598,6 +599,7 @@ void fold_node(Node *n);                             /* eval.c: run a node's ker
 void fold_node_lowered(Node *n, int tiled);          /* the same, lowered as for the C target when tiled is 1 */
 int node_foldable(const Node *n);                    /* every input is constant */
 void run_passes(Graph *g, const Options *o);         /* passes.c: the pass table */
+void schedule_graph(Graph *g);                      /* schedule.c: a memory-aware node order */
 void lower_graph(Graph *g, Lowering *L);             /* lower.c */
 /* layout.c: chooses each tensor's layout (LAYOUT_*) for a lowering; all
  * NCHW unless tiled (the C target's kernel variants) */

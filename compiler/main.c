@@ -309,6 +309,7 @@ static void compile(Options *o)
                    "feature): use -o OUT.c");
     run_passes(g, o);
     if (o->tune) tune_graph(g, o);
+    schedule_graph(g);
     Lowering L = {0};
     L.target = o->target;
     L.tiled = target_tiled(o->target);

@@ -332,4 +332,8 @@ void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *
             (long long)L->live_bound);
     if (L->live_bound > 0) fprintf(f, " (at #%d; arena/bound %.3f)", peak_row, (double)arena / (double)L->live_bound);
     fprintf(f, "; one buffer per tensor %lld bytes; constants %lld bytes\n", (long long)L->naive_arena, (long long)cbytes);
+    if (g->peak_model > 0)
+        fprintf(f, "schedule: estimated peak %lld bytes in the model's order, %lld in the order taken%s\n",
+                (long long)g->peak_model, (long long)g->peak_scheduled,
+                g->peak_scheduled < g->peak_model ? " (memory-aware)" : "");
 }
