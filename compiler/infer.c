@@ -69,6 +69,41 @@ static void bind_inputs(Graph *g, const Options *o)
                 fail_plain("input '%s' dimension %d is unknown; give the shape with --shape %s:D0xD1x...", t->name, k, t->name);
             }
     }
+    /* checked sizes (ir.h TENSOR_MAX_BYTES): the shape set again is validated */
+    for (int i = 0; i < g->ninputs; i++)
+        if (g->inputs[i]->rank >= 0) tensor_set_shape(g->inputs[i], g->inputs[i]->rank, g->inputs[i]->dims);
+}
+
+/* The newest opset of each domain onnx2c knows (those of the pinned onnx
+ * 1.23.2, tests/requirements.txt, and onnxruntime's com.microsoft). A model
+ * importing a newer one is refused: its ops may mean something else there.
+ * --allow-newer-opsets makes it a warning. Other domains are custom: their
+ * ops are refused one by one (check_ops). */
+static const struct { const char *domain; int newest; } KNOWN_OPSETS[] = {
+    {"", 28}, {"ai.onnx.ml", 5}, {"ai.onnx.preview.training", 1}, {"ai.onnx.preview", 1}, {"com.microsoft", 1},
+};
+
+static void check_opset(const Options *o, const char *domain, int version)
+{
+    for (size_t k = 0; k < sizeof KNOWN_OPSETS / sizeof KNOWN_OPSETS[0]; k++) {
+        if (strcmp(KNOWN_OPSETS[k].domain, domain) || version <= KNOWN_OPSETS[k].newest) continue;
+        if (o->allow_newer_opsets) {
+            fprintf(stderr, "onnx2c: warning: the model imports opset %d of domain '%s'; onnx2c knows it up to %d and "
+                            "compiles its ops by that version's rules (--allow-newer-opsets)\n",
+                    version, *domain ? domain : "ai.onnx", KNOWN_OPSETS[k].newest);
+            return;
+        }
+        fail_plain("the model imports opset %d of domain '%s'; onnx2c knows it up to opset %d, and an op may mean "
+                   "something else in a newer one (re-export at opset %d or older, or pass --allow-newer-opsets to "
+                   "compile it by the older rules)", version, *domain ? domain : "ai.onnx", KNOWN_OPSETS[k].newest,
+                   KNOWN_OPSETS[k].newest);
+    }
+}
+
+static void check_opsets(Graph *g, const Options *o)
+{
+    check_opset(o, "", g->opset);
+    for (int i = 0; i < g->ndom_opsets; i++) check_opset(o, g->dom_opsets[i].domain, g->dom_opsets[i].version);
 }
 
 /* All unsupported ops in one message. */
@@ -308,6 +343,7 @@ static int small_result(const Node *n)
 
 void infer_graph(Graph *g, const Options *o)
 {
+    check_opsets(g, o);
     bind_inputs(g, o);
     check_ops(g);
     topo_sort(g);

@@ -227,6 +227,11 @@ int tensor_new_id(void);                                /* a fresh unique tensor
 int64_t tensor_numel(const Tensor *t);
 size_t tensor_bytes(const Tensor *t);
 const char *tensor_shape_str(const Tensor *t);          /* "1x3x224x224" */
+/* The largest tensor (and arena) in bytes: 2^47, half of a 48-bit virtual
+ * address space; tensor_set_shape refuses larger shapes, so element counts
+ * and byte sizes computed from a tensor's dims never overflow int64. */
+#define TENSOR_MAX_BYTES_LOG2 47
+#define TENSOR_MAX_BYTES (INT64_C(1) << TENSOR_MAX_BYTES_LOG2)
 void tensor_set_shape(Tensor *t, int rank, const int64_t *dims);
 /* Allocates zeroed constant data for a tensor whose type and shape are set. */
 void *tensor_alloc_data(Tensor *t);
@@ -569,6 +574,7 @@ typedef struct Options {
     const char *header;        /* file name of the header, as the source includes it */
     int cuda;
     int profile;               /* --profile: time every kernel call (C target) */
+    int allow_newer_opsets;    /* --allow-newer-opsets: a warning, not a refusal (infer.c check_opsets) */
     struct { char *name; int rank; int64_t dims[MAX_RANK]; } shapes[64];
     int nshapes;
     struct { char *name; int64_t value; } dimv[64];

@@ -38,6 +38,8 @@ static void usage(FILE *f)
           "  --string-space BYTES  bytes for the strings one run builds (string tensors:\n"
           "                  StringConcat, StringSplit, ...; default 4096): a run whose strings\n"
           "                  do not fit returns NAME_ERR_STRING_SPACE\n"
+          "  --allow-newer-opsets  compile a model importing an opset newer than onnx2c knows\n"
+          "                  (by the newest rules it knows, with a warning) instead of refusing it\n"
           "  -O0, -O1, -O2   optimization level: none, cleanups (folding, dead nodes, no-ops),\n"
           "                  everything (fusion; the default)\n"
           "  --disable-pass NAME  skip one optimization pass (see --list-passes)\n"
@@ -109,6 +111,7 @@ static void parse_args(int argc, char **argv, Options *o)
         }
         if (!strcmp(a, "--report")) { o->report = "-"; continue; }
         if (!strcmp(a, "--profile")) { o->profile = 1; continue; }
+        if (!strcmp(a, "--allow-newer-opsets")) { o->allow_newer_opsets = 1; continue; }
         if (!strncmp(a, "--report=", 9)) {
             if (!a[9]) fail_plain("--report=FILE: the file name is empty");
             o->report = a + 9;

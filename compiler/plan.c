@@ -161,6 +161,9 @@ static int64_t pack(Tensor **list, int n)
         }
         t->offset = off;
         if (off + need > size) size = off + need;
+        if (size > TENSOR_MAX_BYTES)
+            fail_plain("the arena would exceed %lld bytes (2^%d) at tensor '%s': the model's intermediate tensors are "
+                       "too large for any generated code", (long long)TENSOR_MAX_BYTES, TENSOR_MAX_BYTES_LOG2, t->name);
     }
     return size;
 }

@@ -197,6 +197,34 @@ def _(d):
     return [save(m, d), "-o", out(d)], ["model.onnx", "'re'", "(?i)abc", "not supported"]
 
 
+@case("a default-domain opset newer than onnx2c knows")
+def _(d):
+    m = relu_model()
+    m.opset_import[0].version = 999
+    return [save(m, d), "-o", out(d)], ["model.onnx", "opset 999", "'ai.onnx'", "--allow-newer-opsets"]
+
+
+@case("an ai.onnx.ml opset newer than onnx2c knows")
+def _(d):
+    m = relu_model()
+    m.opset_import.append(helper.make_opsetid("ai.onnx.ml", 6))
+    return [save(m, d), "-o", out(d)], ["model.onnx", "opset 6", "'ai.onnx.ml'", "up to opset 5"]
+
+
+@case("an input whose element count overflows")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", shape=(2 ** 40, 2 ** 40))], [vi("y", shape=None)])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'x'", "1099511627776x1099511627776", "too large"]
+
+
+@case("an intermediate whose element count overflows")
+def _(d):
+    a = numpy_helper.from_array(np.array([2 ** 31, 2 ** 31, 2 ** 31], np.int64), "shape")
+    m = model([helper.make_node("Expand", ["x", "shape"], ["y"], name="ex")], [vi("x", shape=(1,))],
+              [vi("y", shape=None)], inits=[a])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'ex'", "too large"]
+
+
 @case("unbound symbolic dimension")
 def _(d):
     m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
