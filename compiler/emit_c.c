@@ -29,6 +29,13 @@ static void source_key(FILE *f, const char *key, void *ctx)
         if (c->o->target == TARGET_CORTEX_M)
             fputs("/* generated with --target cortex-m: the compact reference kernels */\n", f);
     } else if (!strcmp(key, "CONSTANTS")) {
+        /* --weights-section / --arena-section: GNU C section attributes */
+        const char *sec[2] = {c->o->weights_section, c->o->arena_section}, *mac[2] = {"O2C_WEIGHTS_SECTION", "O2C_ARENA_SECTION"};
+        for (int k = 0; k < 2; k++)
+            if (sec[k])
+                fprintf(f, "\n#if defined(__GNUC__)\n#define %s __attribute__((section(\"%s\")))\n#else\n#define %s\n#endif\n",
+                        mac[k], sec[k], mac[k]);
+        emit_weights_section = c->o->weights_section != NULL;
         if (c->nconsts) fputs("\n/* ---- weights and other constants ---- */\n", f);
         for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const");
     } else if (!strcmp(key, "SCHEDULE")) {

@@ -262,6 +262,8 @@ int emit_collect_constants(Lowering *L, Tensor ***out)
     return n;
 }
 
+int emit_weights_section;   /* emit_c.c: --weights-section given */
+
 void emit_const_array(FILE *f, Tensor *t, const char *qual)
 {
     int64_t ne = tensor_numel(t);
@@ -276,8 +278,8 @@ void emit_const_array(FILE *f, Tensor *t, const char *qual)
         fputs("\n};\n", f);
         return;
     }
-    fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld] O2C_ALIGN64 = {", c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual,
-            dtype_ctype(t->dtype), t->const_id, (long long)(ne ? ne : 1));
+    fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld] O2C_ALIGN64%s = {", c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual,
+            dtype_ctype(t->dtype), t->const_id, (long long)(ne ? ne : 1), emit_weights_section ? " O2C_WEIGHTS_SECTION" : "");
     if (!ne) fputs("0", f);
     for (int64_t i = 0; i < ne; i++) {
         fputs(i % 8 ? ", " : (i ? ",\n    " : "\n    "), f);
@@ -412,7 +414,8 @@ static void typed_param(FILE *f, Tensor *t, const char *name, int is_in)
         for (int d = 0; d < t->rank; d++) fprintf(f, "[%lld]", (long long)t->dims[d]);
 }
 
-static void typed_signature(FILE *f, Graph *g, const char *name)
+/* caller_arena (--caller-arena): a last parameter, the arena */
+static void typed_signature(FILE *f, Graph *g, const char *name, int caller_arena)
 {
     char **pn = param_names(g, name);
     fprintf(f, "int %s_predict(", name);
@@ -421,7 +424,8 @@ static void typed_signature(FILE *f, Graph *g, const char *name)
         int is_in = i < g->ninputs;
         typed_param(f, is_in ? g->inputs[i] : g->outputs[i - g->ninputs], pn[i], is_in);
     }
-    if (!g->ninputs && !g->noutputs) fputs("void", f);
+    if (caller_arena) fprintf(f, "%svoid *o2c_arena", g->ninputs + g->noutputs ? ", " : "");
+    else if (!g->ninputs && !g->noutputs) fputs("void", f);
     fputs(")", f);
 }
 
@@ -504,7 +508,17 @@ int emit_common_key(FILE *f, const char *key, const EmitCtx *c)
     else if (!strcmp(key, "ARENA")) fprintf(f, "%lld", (long long)c->arena);
     else if (!strcmp(key, "ARENA_ALLOC")) fprintf(f, "%lld", (long long)(c->arena ? c->arena : 1));
     else if (!strcmp(key, "KERNELS")) emit_kernel_sources(f, c->L);
-    else if (!strcmp(key, "PREDICT")) emit_typed_entry(f, g, c->o->name);
+    else if (!strcmp(key, "PREDICT")) emit_typed_entry(f, g, c->o->name, c->o->caller_arena);
+    else if (!strcmp(key, "STATIC_ARENA")) {   /* the arena of NAME_run (none with --caller-arena) */
+        if (!c->o->caller_arena)
+            fprintf(f, "static union { unsigned char b[%lld]; long double align_ld; void *align_p; } o2c_arena O2C_ALIGN64%s;"
+                       "   /* of %s_run */\n", (long long)(c->arena ? c->arena : 1), c->o->arena_section ? " O2C_ARENA_SECTION" : "",
+                    c->o->name);
+    } else if (!strcmp(key, "STATIC_RUN")) {
+        if (!c->o->caller_arena)
+            fprintf(f, "int %s_run(const void *const inputs[], void *const outputs[])\n{\n"
+                       "    return run_impl(inputs, outputs, o2c_arena.b);\n}\n", c->o->name);
+    }
     else if (!strncmp(key, "PROFILE_", 8)) emit_profile_key(f, key, c);   /* --profile (emit_c.c) */
     else if (!strcmp(key, "BIND_CHECK")) emit_bind_check(f, c);
     else if (!strcmp(key, "DYN_FUNCS")) emit_dyn_funcs(f, c);
@@ -573,8 +587,9 @@ static void emit_dyn_funcs(FILE *f, const EmitCtx *c)
         fprintf(f, "    default: return out_bytes[i];\n    }\n    r = %s_output_dims(i, d);\n    if (r < 0) return 0;\n"
                    "    for (j = 0; j < r; j++) e *= (size_t)d[j];\n    return e;\n}\n", N);
     } else {
-        fprintf(f, "\nint %s_output_dims(int k, int64_t dims[])\n{\n    return %s_output_dims_with_arena(o2c_arena.b, k, dims);\n}\n",
-                N, N);
+        if (!c->o->caller_arena)
+            fprintf(f, "\nint %s_output_dims(int k, int64_t dims[])\n{\n    return %s_output_dims_with_arena(o2c_arena.b, k, dims);\n}\n",
+                    N, N);
     }
 }
 
@@ -633,13 +648,28 @@ static void header_key(FILE *f, const char *key, void *ctx)
             fprintf(f, ". A run whose bound input holds another value computes nothing and returns\n"
                        " * %s_ERR_BOUND_INPUT. */\n#define %s_ERR_BOUND_INPUT 2\n\n", N, N);
         }
+    } else if (!strcmp(key, "ARENA_INTRO")) {
+        fputs(c->o->caller_arena ? "Runs the model with" : "The same, with", f);
+    } else if (!strcmp(key, "ARENA_REENTRANT")) {
+        if (c->o->caller_arena)
+            fprintf(f, "The file has no %s_run and no mutable static state (--caller-arena):\n"
+                       " * models may share one buffer (one run at a time), and a model may run in\n"
+                       " * several threads with one arena each.", N);
+        else
+            fprintf(f, "%s_run uses a static buffer and is not reentrant; this one is, with\n"
+                       " * one arena per concurrent call.", N);
+    } else if (!strcmp(key, "RUN_WHAT")) {
+        fputs(c->o->caller_arena ? "The model runs through the entry below that takes the caller's arena" : "Runs the model", f);
+    } else if (!strcmp(key, "RUN_DECL")) {
+        if (!c->o->caller_arena) fprintf(f, "int %s_run(const void *const inputs[], void *const outputs[]);\n", N);
     } else if (!strcmp(key, "DYN_API")) {
         if (dyn_outputs(c->g)) {
-            fprintf(f, "/* The shape of output k after a run (%s_run%s): fills dims[] and returns the\n"
-                       " * rank (-1: no such output%s). Outputs marked _DYNAMIC_AXIS above take a size\n"
-                       " * decided by the data; the others always have their _DIMS. */\n"
-                       "int %s_output_dims(int k, int64_t dims[]);\n",
-                       N, c->cuda ? " or a synchronized _run_device" : "", c->cuda ? ", or a CUDA error" : "", N);
+            if (!c->o->caller_arena)
+                fprintf(f, "/* The shape of output k after a run (%s_run%s): fills dims[] and returns the\n"
+                           " * rank (-1: no such output%s). Outputs marked _DYNAMIC_AXIS above take a size\n"
+                           " * decided by the data; the others always have their _DIMS. */\n"
+                           "int %s_output_dims(int k, int64_t dims[]);\n",
+                           N, c->cuda ? " or a synchronized _run_device" : "", c->cuda ? ", or a CUDA error" : "", N);
             if (!c->cuda)
                 fprintf(f, "/* The same after %s_run_with_arena, read from that run's arena. */\n"
                            "int %s_output_dims_with_arena(const void *arena, int k, int64_t dims[]);\n", N, N);
@@ -658,7 +688,7 @@ static void header_key(FILE *f, const char *key, void *ctx)
     } else if (!strcmp(key, "TARGET_API")) {
         emit_template(f, c->cuda ? "api_cuda.h.in" : "api_c.h.in", header_key, ctx);
     } else if (!strcmp(key, "PREDICT_DECL")) {
-        typed_signature(f, c->g, N);
+        typed_signature(f, c->g, N, c->o->caller_arena);
     } else {
         fail_plain("internal: unknown template key @%s@", key);
     }
@@ -669,17 +699,18 @@ void emit_header(FILE *f, const EmitCtx *c)
     emit_template(f, "header.h.in", header_key, (void *)c);
 }
 
-void emit_typed_entry(FILE *f, Graph *g, const char *N)
+void emit_typed_entry(FILE *f, Graph *g, const char *N, int caller_arena)
 {
     char **pn = param_names(g, N);
-    typed_signature(f, g, N);
+    typed_signature(f, g, N, caller_arena);
     fputs("\n{\n", f);
     fprintf(f, "    const void *o2c_in[%d];\n    void *o2c_out[%d];\n", g->ninputs ? g->ninputs : 1, g->noutputs ? g->noutputs : 1);
     for (int i = 0; i < g->ninputs; i++) fprintf(f, "    o2c_in[%d] = %s;\n", i, pn[i]);
     for (int i = 0; i < g->noutputs; i++) fprintf(f, "    o2c_out[%d] = %s;\n", i, pn[g->ninputs + i]);
     if (!g->ninputs) fputs("    o2c_in[0] = 0;\n", f);
     if (!g->noutputs) fputs("    o2c_out[0] = 0;\n", f);
-    fprintf(f, "    return %s_run(o2c_in, o2c_out);\n}\n", N);
+    if (caller_arena) fprintf(f, "    return %s_run_with_arena(o2c_in, o2c_out, o2c_arena);\n}\n", N);
+    else fprintf(f, "    return %s_run(o2c_in, o2c_out);\n}\n", N);
 }
 
 /* A control-flow marker (ir.h: CTL_*) as C; returns the new nesting depth.

@@ -575,6 +575,8 @@ typedef struct Options {
     int cuda;
     int profile;               /* --profile: time every kernel call (C target) */
     int allow_newer_opsets;    /* --allow-newer-opsets: a warning, not a refusal (infer.c check_opsets) */
+    int caller_arena;          /* --caller-arena: only NAME_run_with_arena, no mutable static state (C target) */
+    const char *weights_section, *arena_section;   /* --weights-section / --arena-section NAME (C target) */
     struct { char *name; int rank; int64_t dims[MAX_RANK]; } shapes[64];
     int nshapes;
     struct { char *name; int64_t value; } dimv[64];
@@ -667,7 +669,8 @@ void emit_call_comment(FILE *f, const KCall *c, const char *indent);
 int emit_ctl(FILE *f, const KCall *k, int depth, const char *(*ptr)(const Tensor *, int out), const char *fail_stmt);
 int emit_ctl_flag(FILE *f, const KCall *k, int depth, const char *(*ptr)(const Tensor *, int out),
                   const char *fail_stmt, const char *flag_read);
-void emit_typed_entry(FILE *f, Graph *g, const char *name);
+void emit_typed_entry(FILE *f, Graph *g, const char *name, int caller_arena);
+extern int emit_weights_section;   /* constants get O2C_WEIGHTS_SECTION (--weights-section) */
 /* templates/NAME.in: text with @KEY@ placeholders written by a fill function */
 typedef void (*TemplateFill)(FILE *f, const char *key, void *ctx);
 void emit_template(FILE *f, const char *name, TemplateFill fill, void *ctx);

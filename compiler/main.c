@@ -7,6 +7,7 @@
  *   onnx2c MODEL.onnx [-o OUT.c] [--report[=FILE]] [--emit-onnx FILE] [--dot FILE]
  *
  * Any failure: one message on stderr, exit status 1, no output file. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,10 @@ static void usage(FILE *f)
           "  --string-space BYTES  bytes for the strings one run builds (string tensors:\n"
           "                  StringConcat, StringSplit, ...; default 4096): a run whose strings\n"
           "                  do not fit returns NAME_ERR_STRING_SPACE\n"
+          "  --caller-arena  only NAME_run_with_arena (and a typed entry taking the arena): the\n"
+          "                  file has no mutable static state (C target)\n"
+          "  --weights-section NAME, --arena-section NAME  put the constants / the static arena\n"
+          "                  of NAME_run in that linker section (GNU C attribute; C target)\n"
           "  --allow-newer-opsets  compile a model importing an opset newer than onnx2c knows\n"
           "                  (by the newest rules it knows, with a warning) instead of refusing it\n"
           "  -O0, -O1, -O2   optimization level: none, cleanups (folding, dead nodes, no-ops),\n"
@@ -112,6 +117,17 @@ static void parse_args(int argc, char **argv, Options *o)
         if (!strcmp(a, "--report")) { o->report = "-"; continue; }
         if (!strcmp(a, "--profile")) { o->profile = 1; continue; }
         if (!strcmp(a, "--allow-newer-opsets")) { o->allow_newer_opsets = 1; continue; }
+        if (!strcmp(a, "--caller-arena")) { o->caller_arena = 1; continue; }
+        if (!strcmp(a, "--weights-section") || !strcmp(a, "--arena-section")) {
+            if (!val || !*val) fail_plain("%s needs a section name (see --help)", a);
+            for (const char *q = val; *q; q++)
+                if (!(isalnum((unsigned char)*q) || *q == '.' || *q == '_' || *q == '$'))
+                    fail_plain("%s %s: a section name is letters, digits, '.', '_' and '$'", a, val);
+            if (a[2] == 'w') o->weights_section = val;
+            else o->arena_section = val;
+            i++;
+            continue;
+        }
         if (!strncmp(a, "--report=", 9)) {
             if (!a[9]) fail_plain("--report=FILE: the file name is empty");
             o->report = a + 9;
@@ -226,6 +242,11 @@ static void parse_args(int argc, char **argv, Options *o)
     if (o->cuda) o->target = TARGET_CUDA;
     if (o->cuda && o->tune_file)
         fail_plain("--tune and --tune-file choose among the C target's kernel variants; the CUDA target has none yet");
+    if (o->cuda && (o->caller_arena || o->weights_section || o->arena_section))
+        fail_plain("--caller-arena, --weights-section and --arena-section shape the C target's memory; the CUDA "
+                   "target keeps its weights and arena in device memory (use -o OUT.c)");
+    if (o->caller_arena && o->arena_section)
+        fail_plain("--arena-section names the section of NAME_run's static arena, which --caller-arena leaves out");
     if (o->profile && o->cuda)
         fail_plain("--profile: the CUDA target is not supported; profile the C build (-o OUT.c), or time the .cu with "
                    "Nsight Systems (nsys profile), which shows every kernel launch");

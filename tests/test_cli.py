@@ -148,6 +148,58 @@ int main(void)
     assert np.allclose(got, reference(A, x).ravel(), rtol=1e-4, atol=1e-5)
 
 
+def t_caller_arena_only(c):
+    """--caller-arena: no NAME_run, no mutable static state (nm: no data or bss symbol), the typed entry
+    takes the arena; two arenas in turn give the same result; --weights-section puts the constants in
+    that section; the CUDA target refuses these flags"""
+    m = os.path.join(c.tmp, "a.onnx")
+    A = mlp(m, 5)
+    src = os.path.join(c.tmp, "nostate.c")
+    r = c.onnx2c(m, "-o", src, "--caller-arena", "--weights-section", ".model_w")
+    assert r.returncode == 0, r.stderr
+    text = open(src).read()
+    assert "nostate_run(" not in text and "o2c_arena.b" not in text
+    hdr = open(os.path.join(c.tmp, "nostate.h")).read()
+    assert "int nostate_run(" not in hdr and "void *o2c_arena)" in hdr, hdr
+    obj = os.path.join(c.tmp, "nostate.o")
+    r = run(["gcc"] + CFLAGS + ["-c", src, "-o", obj])
+    assert r.returncode == 0, r.stderr
+    syms = run(["nm", obj]).stdout
+    mutable = [l for l in syms.splitlines() if len(l.split()) == 3 and l.split()[1] in "bBdDcC"]
+    assert not mutable, mutable
+    assert ".model_w" in run(["objdump", "-h", obj]).stdout
+    main = os.path.join(c.tmp, "nostate_main.c")
+    open(main, "w").write(r'''
+#include <stdio.h>
+#include <string.h>
+#include "nostate.h"
+static unsigned char a1[nostate_ARENA_SIZE + 1] __attribute__((aligned(64)));
+static unsigned char a2[nostate_ARENA_SIZE + 1] __attribute__((aligned(64)));
+int main(void)
+{
+    float x[2][8], y[2][4], y2[2][4];
+    int i;
+    for (i = 0; i < 16; i++) x[i / 8][i % 8] = (float)i / 8.0f - 1.0f;
+    if (nostate_predict(x, y, a1)) return 1;
+    memset(a2, 0xAB, sizeof a2);
+    if (nostate_predict(x, y2, a2)) return 1;
+    if (memcmp(y, y2, sizeof y)) return 2;
+    for (i = 0; i < 8; i++) printf("%.9g\n", (double)y[i / 4][i % 4]);
+    return 0;
+}
+''')
+    exe = os.path.join(c.tmp, "nostate")
+    r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main, src, "-lm"])
+    assert r.returncode == 0, r.stderr
+    r = run([exe])
+    assert r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr[-500:])
+    got = np.array([float(v) for v in r.stdout.split()], dtype=np.float32)
+    x = (np.arange(16, dtype=np.float32) / 8 - 1).reshape(2, 8)
+    assert np.allclose(got, reference(A, x).ravel(), rtol=1e-4, atol=1e-5)
+    r = c.onnx2c(m, "-o", os.path.join(c.tmp, "nostate.cu"), "--caller-arena")
+    assert r.returncode == 1 and "CUDA" in r.stderr and not os.path.exists(os.path.join(c.tmp, "nostate.cu")), r.stderr
+
+
 def t_info_flags(c):
     r = c.onnx2c("--help")
     assert r.returncode == 0 and "usage" in r.stdout
@@ -378,7 +430,7 @@ int main(void)
         assert r.stdout.startswith("error: ") and len(r.stdout.strip()) > 8, r.stdout
 
 
-TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_info_flags,
+TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_caller_arena_only, t_info_flags,
          t_name_default_and_ident, t_hostile_names, t_io_names_like_the_entrys_own, t_optimization_flags, t_views_of_constants,
          t_readme_ops]
 
