@@ -541,6 +541,10 @@ struct Onnx__ModelProto;
 struct Onnx__NodeProto;
 int inline_functions(struct Onnx__ModelProto *m, struct Onnx__NodeProto ***saved, size_t *nsaved);
 void infer_graph(Graph *g, const Options *o);        /* infer.c */
+/* ops/attention.c: a FlexAttention with score_mod / prob_mod, its inputs
+ * inferred, replaced in g by standard ops (its modifiers inlined); 0 for
+ * any other node. Called by the inference loops before infer_node. */
+int expand_flex_attention(Graph *g, Node *n);
 void infer_node(Node *n);                            /* one node's shape rule (checks arity and types) */
 void topo_sort(Graph *g);                            /* infer.c: re-runnable, stable */
 void fold_node(Node *n);                             /* eval.c: run a node's kernels on its constant inputs */
