@@ -422,6 +422,14 @@ static uint32_t crc32_of(const uint8_t *p, size_t n)
     return c ^ 0xffffffffu;
 }
 
+/* a chunk type for a message: its 4 letters, or hex */
+static const char *chunk_name(const uint8_t *t)
+{
+    for (int k = 0; k < 4; k++)
+        if (!((t[k] >= 'a' && t[k] <= 'z') || (t[k] >= 'A' && t[k] <= 'Z'))) return xfmt("0x%02x%02x%02x%02x", t[0], t[1], t[2], t[3]);
+    return xfmt("%.4s", (const char *)t);
+}
+
 static int paeth(int a, int b, int c)
 {
     int p = a + b - c, pa = p > a ? p - a : a - p, pb = p > b ? p - b : b - p, pc = p > c ? p - c : c - p;
@@ -442,7 +450,7 @@ static void decode_png(Rd *r, Img *im)
         need(r, at + 4, (size_t)len + 8);
         const uint8_t *type = r->p + at + 4, *data = type + 4;
         if (crc32_of(type, (size_t)len + 4) != u32at(r, at + 8 + len))
-            fail("the PNG stream is corrupt (CRC mismatch in chunk '%.4s')", (const char *)type);
+            fail("the PNG stream is corrupt (CRC mismatch in chunk '%s')", chunk_name(type));
         int first = at == 8;
         at += (size_t)len + 12;
         if (first && memcmp(type, "IHDR", 4)) fail("the PNG stream is corrupt (no IHDR first)");
@@ -482,7 +490,7 @@ static void decode_png(Rd *r, Img *im)
         } else if (!memcmp(type, "IEND", 4)) {
             break;
         } else if (!(type[0] & 32)) {
-            fail("the PNG stream has an unknown critical chunk '%.4s'", (const char *)type);
+            fail("the PNG stream has an unknown critical chunk '%s'", chunk_name(type));
         }
         if (seen_idat && memcmp(type, "IDAT", 4)) idat_done = 1;
     }
