@@ -5,7 +5,10 @@
  * bitmaps), PNG (every color type at bit depths up to 8, Adam7, the CRCs
  * and the zlib checksum checked), baseline TIFF (strips, 8-bit gray, RGB,
  * RGBA and palettes, 1-bit bilevel; uncompressed, PackBits, LZW, Deflate,
- * horizontal predictor). JPEG, JPEG 2000 and WebP are recognized and refused.
+ * horizontal predictor), baseline JPEG (gray, YCbCr 4:4:4, 4:2:2, 4:2:0;
+ * bit for bit what libjpeg-turbo gives PIL, the onnx reference). JPEG 2000
+ * and WebP are recognized and refused. Grayscale output is PIL's "L" of
+ * the RGB pixels; 16-bit samples are refused.
  * Every read is bounds-checked: a truncated or corrupt stream is refused
  * with fail(), never read past. Memory comes from the pool. */
 #include <string.h>
@@ -744,6 +747,355 @@ static void decode_tiff(Rd *r, Img *im)
     }
 }
 
+/* ---- JPEG (baseline, as libjpeg-turbo decodes it for PIL) ------------------
+ * Sequential Huffman (SOF0/SOF1) 8-bit streams with every component in one
+ * scan, or one component: the accurate integer IDCT (13-bit constants, 2
+ * extra bits between the passes, the result wrapped into the sample range
+ * as the library's range-limit table does), "fancy" triangle-filter
+ * upsampling of 2x1 and 2x2 subsampled chroma (the ImageDecoder spec's
+ * formulas), and YCbCr -> RGB in 16-bit fixed point, rounded. Progressive,
+ * arithmetic-coded, 12-bit, CMYK and Adobe RGB streams are refused. */
+
+typedef struct JHuff {
+    int count[17];          /* codes of each length 1..16 */
+    uint8_t val[256];
+    int nval;
+    int present;
+} JHuff;
+
+typedef struct JBits {
+    const Rd *r;
+    size_t pos;             /* next byte of entropy-coded data */
+    uint32_t buf;
+    int cnt;
+} JBits;
+
+static int jbit(JBits *b)
+{
+    if (!b->cnt) {
+        if (b->pos >= b->r->n) fail("the JPEG stream is truncated (entropy-coded data ends early)");
+        uint8_t c = b->r->p[b->pos];
+        if (c == 0xff) {
+            if (b->pos + 1 >= b->r->n) fail("the JPEG stream is truncated (entropy-coded data ends early)");
+            if (b->r->p[b->pos + 1] != 0) fail("the JPEG stream is truncated or corrupt (a marker inside the image data)");
+            b->pos += 2;
+        } else {
+            b->pos++;
+        }
+        b->buf = c;
+        b->cnt = 8;
+    }
+    b->cnt--;
+    return (int)(b->buf >> b->cnt & 1);
+}
+
+static int jbits(JBits *b, int n)
+{
+    int v = 0;
+    while (n--) v = v << 1 | jbit(b);
+    return v;
+}
+
+static int jdecode(JBits *b, const JHuff *h)
+{
+    int code = 0, first = 0, index = 0;
+    for (int l = 1; l <= 16; l++) {
+        code = code << 1 | jbit(b);
+        if (code - first < h->count[l]) return h->val[index + code - first];
+        index += h->count[l];
+        first = (first + h->count[l]) << 1;
+    }
+    fail("the JPEG stream is corrupt (an invalid Huffman code)");
+}
+
+static int jextend(int v, int s) { return s && v < 1 << (s - 1) ? v - (1 << s) + 1 : v; }
+
+/* floor(v / 2^n), whatever the platform's >> of negative numbers */
+static int64_t jshift(int64_t v, int n) { return v >= 0 ? v >> n : -((-v + ((int64_t)1 << n) - 1) >> n); }
+
+static uint8_t jrange(int64_t v)   /* the sample for IDCT output v: v + 128 clamped, v taken modulo 1024 */
+{
+    int i = (int)(((v % 1024) + 1024) % 1024);
+    return (uint8_t)(i < 128 ? i + 128 : i < 512 ? 255 : i < 896 ? 0 : i - 896);
+}
+
+enum { JC = 13, JP = 2 };
+
+/* one 8-point pass of the accurate integer IDCT (constants: cosines in
+ * 13-bit fixed point), before its final descaling */
+static void jidct8(const int64_t *in, int64_t *o)
+{
+    int64_t z1 = (in[2] + in[6]) * 4433, t2 = z1 + in[6] * -15137, t3 = z1 + in[2] * 6270;
+    int64_t t0 = (in[0] + in[4]) * (1 << JC), t1 = (in[0] - in[4]) * (1 << JC);
+    int64_t t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
+    int64_t a0 = in[7], a1 = in[5], a2 = in[3], a3 = in[1];
+    int64_t z5 = (a0 + a2 + a1 + a3) * 9633;
+    int64_t y1 = (a0 + a3) * -7373, y2 = (a1 + a2) * -20995;
+    int64_t y3 = (a0 + a2) * -16069 + z5, y4 = (a1 + a3) * -3196 + z5;
+    a0 = a0 * 2446 + y1 + y3;
+    a1 = a1 * 16819 + y2 + y4;
+    a2 = a2 * 25172 + y2 + y3;
+    a3 = a3 * 12299 + y1 + y4;
+    o[0] = t10 + a3;
+    o[7] = t10 - a3;
+    o[1] = t11 + a2;
+    o[6] = t11 - a2;
+    o[2] = t12 + a1;
+    o[5] = t12 - a1;
+    o[3] = t13 + a0;
+    o[4] = t13 - a0;
+}
+
+static void jidct(const int16_t *coef, const uint16_t *q, uint8_t *out, size_t stride)
+{
+    int64_t ws[64], in[8], o[8];
+    for (int c = 0; c < 8; c++) {   /* columns, keeping JP extra bits */
+        for (int k = 0; k < 8; k++) in[k] = (int64_t)coef[8 * k + c] * q[8 * k + c];
+        jidct8(in, o);
+        for (int k = 0; k < 8; k++) ws[8 * k + c] = jshift(o[k] + ((int64_t)1 << (JC - JP - 1)), JC - JP);
+    }
+    for (int rw = 0; rw < 8; rw++) {   /* rows, to samples */
+        jidct8(ws + 8 * rw, o);
+        for (int k = 0; k < 8; k++)
+            out[stride * (size_t)rw + (size_t)k] = jrange(jshift(o[k] + ((int64_t)1 << (JC + JP + 2)), JC + JP + 3));
+    }
+}
+
+typedef struct JComp {
+    int id, h, v, tq, td, ta, dc;
+    int64_t bw, bh;         /* blocks across and down in its buffer */
+    int64_t dw, dh;         /* its samples in the image (downsampled size) */
+    uint8_t *pix;           /* bw*8 x bh*8 samples */
+} JComp;
+
+static const uint8_t ZIGZAG[64] = {0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48,
+                                   41, 34, 27, 20, 13, 6, 7, 14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23,
+                                   30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+
+static void jblock(JBits *b, JComp *c, const JHuff *dc, const JHuff *ac, const uint16_t *q, int64_t bx, int64_t by)
+{
+    int16_t coef[64];
+    memset(coef, 0, sizeof coef);
+    int t = jdecode(b, dc);
+    if (t > 15) fail("the JPEG stream is corrupt (a DC difference of %d bits)", t);
+    c->dc += jextend(jbits(b, t), t);
+    coef[0] = (int16_t)c->dc;
+    for (int k = 1; k < 64;) {
+        int rs = jdecode(b, ac), run = rs >> 4, s = rs & 15;
+        if (!s) {
+            if (run != 15) break;
+            k += 16;
+            continue;
+        }
+        k += run;
+        if (k > 63) fail("the JPEG stream is corrupt (a coefficient past the block)");
+        coef[ZIGZAG[k++]] = (int16_t)jextend(jbits(b, s), s);
+    }
+    if (bx < c->bw && by < c->bh) jidct(coef, q, c->pix + (size_t)(by * 8) * (size_t)(c->bw * 8) + (size_t)bx * 8, (size_t)(c->bw * 8));
+}
+
+/* component c upsampled to the image's grid: fw x fv times its size */
+static uint8_t *jupsample(const JComp *c, int fh, int fv, int64_t *uw)
+{
+    int64_t W = c->dw * fh, H = c->dh * fv, S = c->bw * 8;
+    uint8_t *u = xalloc((size_t)(W * H));
+    *uw = W;
+    for (int64_t y = 0; y < c->dh; y++) {
+        const uint8_t *row = c->pix + (size_t)(y * S);
+        for (int e = 0; e < fv; e++) {
+            uint8_t *o = u + (size_t)((y * fv + e) * W);
+            if (fh == 1) {
+                memcpy(o, row, (size_t)c->dw);
+            } else if (c->dw <= 2) {   /* the library's plain replication for narrow components */
+                for (int64_t x = 0; x < c->dw; x++) o[2 * x] = o[2 * x + 1] = row[x];
+            } else if (fv == 1) {      /* 2x1: 3/4 of the nearer sample, 1/4 of the farther, rounding alternated */
+                for (int64_t x = 0; x < c->dw; x++) {
+                    int v3 = row[x] * 3;
+                    o[2 * x] = (uint8_t)(x == 0 ? row[0] : (v3 + row[x - 1] + 1) >> 2);
+                    o[2 * x + 1] = (uint8_t)(x == c->dw - 1 ? row[x] : (v3 + row[x + 1] + 2) >> 2);
+                }
+            } else {                   /* 2x2: the same vertically (rows clamped), then across */
+                const uint8_t *nb = c->pix + (size_t)((e ? (y + 1 < c->dh ? y + 1 : y) : (y > 0 ? y - 1 : 0)) * S);
+                int64_t x;
+                for (x = 0; x < c->dw; x++) {
+                    int cur = row[x] * 3 + nb[x];
+                    int prv = x > 0 ? row[x - 1] * 3 + nb[x - 1] : 0, nxt = x + 1 < c->dw ? row[x + 1] * 3 + nb[x + 1] : 0;
+                    o[2 * x] = (uint8_t)(x == 0 ? (cur * 4 + 8) >> 4 : (cur * 3 + prv + 8) >> 4);
+                    o[2 * x + 1] = (uint8_t)(x == c->dw - 1 ? (cur * 4 + 7) >> 4 : (cur * 3 + nxt + 7) >> 4);
+                }
+            }
+        }
+    }
+    return u;
+}
+
+static int jclamp(int64_t v) { return v < 0 ? 0 : v > 255 ? 255 : (int)v; }
+
+static void decode_jpeg(Rd *r, Img *im)
+{
+    r->be = 1;
+    uint16_t qt[4][64];
+    int qset[4] = {0};
+    JHuff hdc[4], hac[4];
+    memset(hdc, 0, sizeof hdc);
+    memset(hac, 0, sizeof hac);
+    JComp comp[3];
+    int nc = 0, ri = 0, frame = 0, adobe = 0;
+    int64_t W = 0, H = 0;
+    size_t at = 2, sos = 0, sos_end = 0;
+    for (;;) {
+        if (u8at(r, at) != 0xff) fail("the JPEG stream is corrupt (a marker expected at offset %zu)", at);
+        uint32_t m = u8at(r, at + 1);
+        at += 2;
+        if (m == 0xff) { at--; continue; }   /* fill bytes */
+        if (m == 0xd9) fail("the JPEG stream has no image data");
+        if (m >= 0xd0 && m <= 0xd7) continue;
+        uint32_t len = u16at(r, at);
+        if (len < 2) fail("the JPEG stream is corrupt (a segment of length %u)", len);
+        need(r, at, len);
+        size_t seg = at + 2, end = at + len;
+        at = end;
+        if (m == 0xdb) {   /* DQT */
+            for (size_t i = seg; i < end;) {
+                uint32_t pq = u8at(r, i) >> 4, tq = u8at(r, i) & 15;
+                i++;
+                if (tq > 3 || pq > 1) fail("the JPEG stream is corrupt (a quantization table %u of precision %u)", tq, pq);
+                if (i + 64 * (pq + 1) > end) fail("the JPEG stream is corrupt (a short quantization table)");
+                for (int k = 0; k < 64; k++) qt[tq][ZIGZAG[k]] = (uint16_t)(pq ? u16at(r, i + 2 * (size_t)k) : u8at(r, i + (size_t)k));
+                i += 64 * (pq + 1);
+                qset[tq] = 1;
+            }
+        } else if (m == 0xc4) {   /* DHT */
+            for (size_t i = seg; i < end;) {
+                uint32_t tc = u8at(r, i) >> 4, th = u8at(r, i) & 15;
+                if (tc > 1 || th > 3) fail("the JPEG stream is corrupt (a Huffman table %u/%u)", tc, th);
+                JHuff *hf = tc ? &hac[th] : &hdc[th];
+                int total = 0;
+                hf->count[0] = 0;
+                for (int l = 1; l <= 16; l++) total += hf->count[l] = (int)u8at(r, i + (size_t)l);
+                if (total > 256 || i + 17 + (size_t)total > end) fail("the JPEG stream is corrupt (a Huffman table)");
+                for (int k = 0; k < total; k++) hf->val[k] = (uint8_t)u8at(r, i + 17 + (size_t)k);
+                hf->nval = total;
+                hf->present = 1;
+                i += 17 + (size_t)total;
+            }
+        } else if (m == 0xdd) {   /* DRI */
+            ri = (int)u16at(r, seg);
+        } else if (m == 0xee) {   /* APP14 Adobe: a color transform flag */
+            if (len >= 14 && !memcmp(r->p + seg, "Adobe", 5)) adobe = 1;
+        } else if (m == 0xc0 || m == 0xc1) {
+            if (frame) fail("the JPEG stream is corrupt (two frames)");
+            frame = 1;
+            if (u8at(r, seg) != 8) fail("JPEG with %u-bit samples is not supported (8 only)", u8at(r, seg));
+            H = u16at(r, seg + 1);
+            W = u16at(r, seg + 3);
+            nc = (int)u8at(r, seg + 5);
+            if (nc != 1 && nc != 3) fail("JPEG with %d components is not supported (gray or YCbCr)", nc);
+            if (H == 0) fail("JPEG with the height in a DNL marker is not supported");
+            for (int k = 0; k < nc; k++) {
+                size_t o = seg + 6 + 3 * (size_t)k;
+                if (o + 3 > end) fail("the JPEG stream is corrupt (a short frame header)");
+                comp[k].id = (int)u8at(r, o);
+                comp[k].h = (int)(u8at(r, o + 1) >> 4);
+                comp[k].v = (int)(u8at(r, o + 1) & 15);
+                comp[k].tq = (int)u8at(r, o + 2);
+                if (comp[k].h < 1 || comp[k].h > 4 || comp[k].v < 1 || comp[k].v > 4 || comp[k].tq > 3)
+                    fail("the JPEG stream is corrupt (component %d's sampling or table)", k);
+            }
+        } else if ((m >= 0xc2 && m <= 0xc3) || (m >= 0xc5 && m <= 0xc7) || (m >= 0xc9 && m <= 0xcb) || (m >= 0xcd && m <= 0xcf)) {
+            fail("%s JPEG is not supported (baseline sequential only)", m == 0xc2 || m == 0xc6 || m == 0xca || m == 0xce ? "progressive" :
+                 m == 0xc3 || m == 0xc7 || m == 0xcb || m == 0xcf ? "lossless" : "arithmetic-coded");
+        } else if (m == 0xda) {   /* SOS: the image */
+            sos = seg;
+            sos_end = end;
+            break;
+        }
+    }
+    if (!frame) fail("the JPEG stream is corrupt (no frame header before the scan)");
+    if (adobe) fail("JPEG with an Adobe color transform marker is not supported (JFIF YCbCr or gray only)");
+    if (nc == 3 && comp[0].id == 'R' && comp[1].id == 'G' && comp[2].id == 'B') fail("RGB JPEG is not supported (YCbCr only)");
+    /* the scan */
+    int ns = (int)u8at(r, sos);
+    if (ns != nc) fail("JPEG with its components in separate scans is not supported (one interleaved scan only)");
+    if (sos + 4 + 2 * (size_t)ns > sos_end) fail("the JPEG stream is corrupt (a short scan header)");
+    JComp *sc[3];
+    for (int k = 0; k < ns; k++) {
+        int id = (int)u8at(r, sos + 1 + 2 * (size_t)k), t = (int)u8at(r, sos + 2 + 2 * (size_t)k), j = 0;
+        while (j < nc && comp[j].id != id) j++;
+        if (j == nc) fail("the JPEG stream is corrupt (the scan names component %d, which the frame lacks)", id);
+        sc[k] = &comp[j];
+        sc[k]->td = t >> 4;
+        sc[k]->ta = t & 15;
+        if (sc[k]->td > 3 || sc[k]->ta > 3 || !hdc[sc[k]->td].present || !hac[sc[k]->ta].present)
+            fail("the JPEG stream is corrupt (the scan uses a Huffman table it does not define)");
+        if (!qset[sc[k]->tq]) fail("the JPEG stream is corrupt (a component uses an undefined quantization table)");
+    }
+    size_t sp = sos + 1 + 2 * (size_t)ns;
+    if (u8at(r, sp) != 0 || u8at(r, sp + 1) != 63 || u8at(r, sp + 2) != 0)
+        fail("the JPEG stream is corrupt (a baseline scan with spectral selection or approximation)");
+    int hmax = 1, vmax = 1;
+    for (int k = 0; k < nc; k++) {
+        if (comp[k].h > hmax) hmax = comp[k].h;
+        if (comp[k].v > vmax) vmax = comp[k].v;
+    }
+    img_alloc(im, "JPEG", W, H);
+    int64_t mx = (W + 8 * hmax - 1) / (8 * hmax), my = (H + 8 * vmax - 1) / (8 * vmax);
+    for (int k = 0; k < nc; k++) {
+        JComp *c = &comp[k];
+        int fh = hmax / c->h, fv = vmax / c->v;
+        if (nc == 3 && (hmax % c->h || vmax % c->v || !((fh == 1 && fv == 1) || (fh == 2 && fv == 1) || (fh == 2 && fv == 2))))
+            fail("JPEG with component sampling %dx%d of %dx%d is not supported (4:4:4, 4:2:2 and 4:2:0)", c->h, c->v, hmax, vmax);
+        c->dw = (W * c->h + hmax - 1) / hmax;
+        c->dh = (H * c->v + vmax - 1) / vmax;
+        c->bw = nc == 1 ? (c->dw + 7) / 8 : mx * c->h;
+        c->bh = nc == 1 ? (c->dh + 7) / 8 : my * c->v;
+        c->pix = xalloc((size_t)(c->bw * c->bh * 64));
+        c->dc = 0;
+    }
+    JBits b = {r, sos_end, 0, 0};
+    int64_t total = nc == 1 ? comp[0].bw * comp[0].bh : mx * my;
+    for (int64_t m = 0; m < total; m++) {
+        if (ri && m > 0 && m % ri == 0) {   /* a restart marker: byte-aligned, predictions reset */
+            b.cnt = 0;
+            if (u8at(r, b.pos) != 0xff || u8at(r, b.pos + 1) != 0xd0 + (uint32_t)((m / ri - 1) % 8))
+                fail("the JPEG stream is corrupt (a restart marker missing)");
+            b.pos += 2;
+            for (int k = 0; k < nc; k++) comp[k].dc = 0;
+        }
+        if (nc == 1) {
+            JComp *c = sc[0];
+            jblock(&b, c, &hdc[c->td], &hac[c->ta], qt[c->tq], m % c->bw, m / c->bw);
+            continue;
+        }
+        for (int k = 0; k < ns; k++) {
+            JComp *c = sc[k];
+            for (int v = 0; v < c->v; v++)
+                for (int h = 0; h < c->h; h++)
+                    jblock(&b, c, &hdc[c->td], &hac[c->ta], qt[c->tq], (m % mx) * c->h + h, (m / mx) * c->v + v);
+        }
+    }
+    if (nc == 1) {
+        for (int64_t y = 0; y < H; y++)
+            for (int64_t x = 0; x < W; x++) {
+                int v = comp[0].pix[(size_t)(y * comp[0].bw * 8 + x)];
+                put(im, x, y, v, v, v);
+            }
+        return;
+    }
+    int64_t uw[3];
+    uint8_t *u[3];
+    for (int k = 0; k < 3; k++) u[k] = jupsample(&comp[k], hmax / comp[k].h, vmax / comp[k].v, &uw[k]);
+    for (int64_t y = 0; y < H; y++)
+        for (int64_t x = 0; x < W; x++) {
+            int64_t yy = u[0][y * uw[0] + x], cb = u[1][y * uw[1] + x] - 128, cr = u[2][y * uw[2] + x] - 128;
+            /* 1.402, 0.34414, 0.71414, 1.772 in 16-bit fixed point, rounded once */
+            int rr = jclamp(yy + jshift(91881 * cr + 32768, 16));
+            int gg = jclamp(yy + jshift(-22554 * cb + 32768 - 46802 * cr, 16));
+            int bb = jclamp(yy + jshift(116130 * cb + 32768, 16));
+            put(im, x, y, rr, gg, bb);
+        }
+}
+
 /* ---- entry ------------------------------------------------------------------- */
 
 uint8_t *image_decode(const uint8_t *p, size_t n, int channels, int bgr, int64_t *h, int64_t *w)
@@ -766,15 +1118,16 @@ uint8_t *image_decode(const uint8_t *p, size_t n, int channels, int bgr, int64_t
         r.fmt = "TIFF";
         decode_tiff(&r, &im);
     } else if (n >= 3 && p[0] == 0xff && p[1] == 0xd8 && p[2] == 0xff) {
-        fail("JPEG is not supported; decode it before the model (onnx2c decodes BMP, PNG, PNM and TIFF)");
+        r.fmt = "JPEG";
+        decode_jpeg(&r, &im);
     } else if ((n >= 12 && !memcmp(p, JP2, 12)) || (n >= 4 && p[0] == 0xff && p[1] == 0x4f && p[2] == 0xff && p[3] == 0x51)) {
-        fail("JPEG 2000 is not supported; decode it before the model (onnx2c decodes BMP, PNG, PNM and TIFF)");
+        fail("JPEG 2000 is not supported; decode it before the model (onnx2c decodes BMP, JPEG, PNG, PNM and TIFF)");
     } else if (n >= 12 && !memcmp(p, "RIFF", 4) && !memcmp(p + 8, "WEBP", 4)) {
-        fail("WebP is not supported; decode it before the model (onnx2c decodes BMP, PNG, PNM and TIFF)");
+        fail("WebP is not supported; decode it before the model (onnx2c decodes BMP, JPEG, PNG, PNM and TIFF)");
     } else if (n >= 4 && p[0] == 'I' && p[1] == 'I' && p[2] == 43) {
         fail("BigTIFF is not supported (classic TIFF only)");
     } else {
-        fail("the %zu bytes are no image format onnx2c recognizes (BMP, PNG, PNM, TIFF; JPEG, JPEG 2000 "
+        fail("the %zu bytes are no image format onnx2c recognizes (BMP, JPEG, PNG, PNM, TIFF; JPEG 2000 "
              "and WebP are recognized but not decoded)", n);
     }
     *h = im.h;
