@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """ImageDecoder: images written here with numpy (BMP, PNM, PNG through
-Python's zlib, TIFF uncompressed, PackBits, LZW and Deflate) in the layouts
-onnx2c decodes (compiler/image_decode.c), each decoded by a compiled model
-(the encoded input bound with --bind, which run_node_tests.py does on the
-refusal's suggestion) and compared with the pixels written, in RGB, BGR and
-Grayscale (ITU-R 601-2 luma in 16-bit fixed point, rounded: PIL's "L").
+Python's zlib, TIFF uncompressed, PackBits, LZW and Deflate, baseline JPEG)
+in the layouts onnx2c decodes (compiler/image_decode.c), each decoded by a
+compiled model (the encoded input bound with --bind, which
+run_node_tests.py does on the refusal's suggestion) and compared with the
+pixels written, in RGB, BGR and Grayscale (ITU-R 601-2 luma in 16-bit fixed
+point, rounded: PIL's "L"): exactly, JPEG within 4 levels (lossy; its
+exactness against libjpeg-turbo is what the ONNX node tests check).
 
 Then robustness: truncated and corrupted versions of the images are
 compiled with --bind; the compiler must decode or refuse them (exit 0, or
@@ -250,6 +252,111 @@ def tiff(s, photo, comp=1, rps=None, be=False, colormap=None, predictor=1):
     return bytes(data + struct.pack(e + "I", 0))
 
 
+ZIGZAG = [0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14,
+          21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60,
+          61, 54, 47, 55, 62, 63]
+
+
+def jpeg(rgb, sampling=(1, 1), gray=False, q=1, restart=0):
+    """a baseline JPEG: YCbCr (or gray), luma sampled h x v against chroma,
+    flat quantization q, Huffman tables of fixed-length codes (8 bits for
+    every run/size symbol, 4 for every DC size), an optional restart interval"""
+    H, W = rgb.shape[:2]
+    f = rgb.astype(np.float64)
+    Y = 0.299 * f[..., 0] + 0.587 * f[..., 1] + 0.114 * f[..., 2]
+    planes = [Y] if gray else [Y, 128 - 0.168736 * f[..., 0] - 0.331264 * f[..., 1] + 0.5 * f[..., 2],
+                               128 + 0.5 * f[..., 0] - 0.418688 * f[..., 1] - 0.081312 * f[..., 2]]
+    hs, vs = (1, 1) if gray else sampling
+    mx, my = -(-W // (8 * hs)), -(-H // (8 * vs))
+    comps = []
+    for k, p in enumerate(planes):
+        h, v = (hs, vs) if k == 0 else (1, 1)
+        full = np.pad(p, ((0, my * 8 * vs - H), (0, mx * 8 * hs - W)), mode="edge")
+        if k:   # chroma: the mean of each hs x vs cell
+            full = full.reshape(full.shape[0] // vs, vs, full.shape[1] // hs, hs).mean(axis=(1, 3))
+        comps.append((h, v, full - 128))
+    u = np.arange(8)
+    C = np.cos((2 * u[None, :] + 1) * u[:, None] * np.pi / 16) * np.where(u[:, None] == 0, np.sqrt(1 / 8), np.sqrt(2 / 8))
+    out = bytearray()
+    acc, nacc = 0, 0
+
+    def put(v, n):
+        nonlocal acc, nacc
+        acc = acc << n | v
+        nacc += n
+        while nacc >= 8:
+            b = acc >> (nacc - 8) & 255
+            out.append(b)
+            if b == 255:
+                out.append(0)
+            nacc -= 8
+            acc &= (1 << nacc) - 1
+
+    def flush():
+        nonlocal acc, nacc
+        if nacc:
+            put((1 << (8 - nacc)) - 1, 8 - nacc)
+
+    ac_syms = [0x00, 0xF0] + [r << 4 | s for r in range(16) for s in range(1, 11)]
+    ac_code = {sym: i for i, sym in enumerate(ac_syms)}
+
+    def code_val(v):
+        s = int(abs(v)).bit_length()
+        return s, (v if v >= 0 else v + (1 << s) - 1)
+
+    def block(blk, pred):
+        co = np.rint(C @ blk @ C.T / q).astype(int).ravel()
+        zz = [co[ZIGZAG[k]] for k in range(64)]
+        s, b = code_val(zz[0] - pred)
+        put(s, 4)
+        if s:
+            put(b, s)
+        run = 0
+        for k in range(1, 64):
+            if zz[k] == 0:
+                run += 1
+                continue
+            while run > 15:
+                put(ac_code[0xF0], 8)
+                run -= 16
+            s, b = code_val(zz[k])
+            put(ac_code[run << 4 | s], 8)
+            put(b, s)
+            run = 0
+        if run:
+            put(ac_code[0x00], 8)
+        return zz[0]
+
+    preds = [0] * len(comps)
+    for m in range(mx * my):
+        if restart and m and m % restart == 0:
+            flush()
+            out.extend([0xFF, 0xD0 + (m // restart - 1) % 8])
+            preds = [0] * len(comps)
+        bx, by = m % mx, m // mx
+        for k, (h, v, p) in enumerate(comps):
+            for yy in range(v):
+                for xx in range(h):
+                    y0, x0 = (by * v + yy) * 8, (bx * h + xx) * 8
+                    preds[k] = block(p[y0:y0 + 8, x0:x0 + 8], preds[k])
+    flush()
+    seg = lambda m, d: bytes([0xFF, m]) + struct.pack(">H", len(d) + 2) + d
+    nc = len(comps)
+    head = b"\xff\xd8" + seg(0xE0, b"JFIF\0\x01\x01\0\0\x01\0\x01\0\0")
+    head += seg(0xDB, bytes([0]) + bytes([q] * 64))
+    sof = struct.pack(">BHHB", 8, H, W, nc) + b"".join(bytes([k + 1, (h << 4) | v, 0]) for k, (h, v, _) in enumerate(comps))
+    head += seg(0xC0, sof)
+    dc_counts = bytes([0, 0, 0, 12] + [0] * 12)
+    ac_counts = bytes([0] * 7 + [len(ac_syms)] + [0] * 8)
+    for t in range(2 if nc > 1 else 1):
+        head += seg(0xC4, bytes([t]) + dc_counts + bytes(range(12)))
+        head += seg(0xC4, bytes([0x10 | t]) + ac_counts + bytes(ac_syms))
+    if restart:
+        head += seg(0xDD, struct.pack(">H", restart))
+    sos = bytes([nc]) + b"".join(bytes([k + 1, 0x00 if k == 0 else 0x11]) for k in range(nc)) + bytes([0, 63, 0])
+    return head + seg(0xDA, sos) + bytes(out) + b"\xff\xd9"
+
+
 # ---- cases ------------------------------------------------------------------
 
 def luma(rgb):
@@ -321,13 +428,28 @@ def images(r):
     idx = r.randint(0, 256, (4, 7)).astype(np.uint8)
     pal = np.stack([cmap[0:256] >> 8, cmap[256:512] >> 8, cmap[512:] >> 8], 1).astype(np.uint8)
     out.append(("tiff_palette", tiff(idx, 3, colormap=cmap, be=True), pal[idx]))
+    # JPEG (lossy: the decoded pixels within a few levels of the source); the
+    # subsampled ones with chroma that varies slowly, so averaging and
+    # interpolating it stays close
+    a = r.randint(0, 256, (11, 13, 3)).astype(np.uint8)
+    out.append(("jpeg444", jpeg(a), a))
+    out.append(("jpeg444_restart", jpeg(a, restart=1), a))
+    for hs, vs, H, W in ((2, 1, 13, 29), (2, 2, 21, 35), (2, 2, 16, 16)):
+        yy, xx = np.mgrid[0:H, 0:W]
+        t = np.stack([60 + 3 * xx + 2 * yy, 90 + 2 * xx + yy, 140 - xx + 2 * yy], 2).clip(0, 255).astype(np.uint8)
+        out.append(("jpeg%d%d_%dx%d" % (hs, vs, H, W), jpeg(t, (hs, vs), restart=2 if H == 21 else 0), t))
+    g = r.randint(0, 256, (9, 17)).astype(np.uint8)
+    out.append(("jpeg_gray", jpeg(np.repeat(g[..., None], 3, 2), gray=True), np.repeat(g[..., None], 3, 2)))
     return out
 
 
-def model(enc_len, fmt, H, W, C):
-    node = h.make_node("ImageDecoder", ["data"], ["image"], pixel_format=fmt)
-    g = h.make_graph([node], "g", [h.make_tensor_value_info("data", TP.UINT8, [enc_len])],
-                     [h.make_tensor_value_info("image", TP.UINT8, [H, W, C])])
+def model(enc_len, fmt, H, W, C, as_float=False):
+    """as_float: the pixels cast to float32 (the runner compares integers exactly, floats within atol)"""
+    nodes = [h.make_node("ImageDecoder", ["data"], ["pixels" if as_float else "image"], pixel_format=fmt)]
+    if as_float:
+        nodes.append(h.make_node("Cast", ["pixels"], ["image"], to=TP.FLOAT))
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("data", TP.UINT8, [enc_len])],
+                     [h.make_tensor_value_info("image", TP.FLOAT if as_float else TP.UINT8, [H, W, C])])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 20)])
     m.ir_version = 9
     return m
@@ -340,14 +462,17 @@ def write_case(root, name, enc, exp_rgb, fmt):
     ds = os.path.join(d, "test_data_set_0")
     os.makedirs(ds)
     data = np.frombuffer(enc, np.uint8)
+    lossy = name.startswith("jpeg")
+    if lossy:
+        exp = exp.astype(np.float32)
     with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model(len(enc), fmt, H, W, exp.shape[2]).SerializeToString())
+        f.write(model(len(enc), fmt, H, W, exp.shape[2], lossy).SerializeToString())
     with open(os.path.join(ds, "input_0.pb"), "wb") as f:
         f.write(nh.from_array(data, "data").SerializeToString())
     with open(os.path.join(ds, "output_0.pb"), "wb") as f:
         f.write(nh.from_array(np.ascontiguousarray(exp), "image").SerializeToString())
     with open(os.path.join(d, "tolerance.txt"), "w") as f:
-        f.write("rtol 0\natol 0\n")
+        f.write("rtol 0\natol %d\n" % (4 if lossy else 0))
     return "test_" + name
 
 
@@ -363,7 +488,7 @@ def robustness(root, compiler, imgs, r):
     picks = [x for x in imgs if x[0] in ("bmp24", "bmp8_palette", "ppm_raw", "pgm_plain", "pbm_raw", "png_rgb",
                                           "png_palette4_adam7", "png_smooth", "tiff_rgb_be_strips",
                                           "tiff_rgb_packbits", "tiff_rgb_lzw", "tiff_rgb_deflate_predictor",
-                                          "tiff_palette")]
+                                          "tiff_palette", "jpeg444_restart", "jpeg22_21x35", "jpeg_gray")]
     for name, enc, _ in picks:
         variants = []
         for cut in sorted(set([1, 2, 3, 7, 8, 12, 20, 33, 50] + [len(enc) * k // 8 for k in range(1, 8)] + [len(enc) - 1])):
