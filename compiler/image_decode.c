@@ -862,7 +862,8 @@ static void jidct(const int16_t *coef, const uint16_t *q, uint8_t *out, size_t s
 }
 
 typedef struct JComp {
-    int id, h, v, tq, td, ta, dc;
+    int id, h, v, tq, td, ta;
+    int64_t dc;             /* the DC prediction (wide: a corrupt stream's sums cannot overflow) */
     int64_t bw, bh;         /* blocks across and down in its buffer */
     int64_t dw, dh;         /* its samples in the image (downsampled size) */
     uint8_t *pix;           /* bw*8 x bh*8 samples */
