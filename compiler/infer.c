@@ -352,6 +352,7 @@ void infer_graph(Graph *g, const Options *o)
     graph_recount_uses(g);
     for (int i = 0; i < g->nnodes; i++) {
         diag_node = g->nodes[i];
+        if (expand_flex_attention(g, g->nodes[i])) { i--; continue; }   /* replaced by standard ops */
         infer_node(g->nodes[i]);
         if (!g->nodes[i]->folded && node_foldable(g->nodes[i]) && small_result(g->nodes[i])) {
             fold_node(g->nodes[i]);

@@ -601,6 +601,14 @@ struct Onnx__ModelProto;
 struct Onnx__NodeProto;
 int inline_functions(struct Onnx__ModelProto *m, struct Onnx__NodeProto ***saved, size_t *nsaved);
 void infer_graph(Graph *g, const Options *o);        /* infer.c */
+/* ops/attention.c: a FlexAttention with score_mod / prob_mod, its inputs
+ * inferred, replaced in g by standard ops (its modifiers inlined); 0 for
+ * any other node. Called by the inference loops before infer_node. */
+int expand_flex_attention(Graph *g, Node *n);
+/* image_decode.c: an encoded BMP, PNG, PNM or TIFF image -> H x W x channels
+ * uint8 pixels (channels 3: RGB, or BGR with bgr; 1: PIL's "L" luma);
+ * fail()s with a message on an unsupported format or a corrupt stream */
+uint8_t *image_decode(const uint8_t *p, size_t n, int channels, int bgr, int64_t *h, int64_t *w);
 void infer_node(Node *n);                            /* one node's shape rule (checks arity and types) */
 void topo_sort(Graph *g);                            /* infer.c: re-runnable, stable */
 void fold_node(Node *n);                             /* eval.c: run a node's kernels on its constant inputs */

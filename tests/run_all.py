@@ -14,6 +14,10 @@ same checks at -O2; a model onnx2c refuses is skipped with its message),
 onnxruntime), the ONNX backend node tests, the quantized ops against
 onnxruntime and onnx's reference (test_quant.py), string tensors against
 onnxruntime with their C under ASan/UBSan (test_strings.py),
+onnxruntime and onnx's reference (test_quant.py), FlexAttention's
+score_mod/prob_mod against onnx's reference (test_flexattention.py),
+ImageDecoder on images written with numpy, and on truncated and corrupted
+streams under ASan (test_image_decoder.py),
 and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
 newlib, no double precision in float32 models)."""
 import os, re, subprocess, sys, time
@@ -42,6 +46,8 @@ SUITES = [
     ("dynamic-outputs", [PY, "tests/test_dynamic_outputs.py", "--compiler", ASAN_CC]),
     # string tensors against onnxruntime; their C under ASan/UBSan (tests/test_strings.py)
     ("strings", [PY, "tests/test_strings.py", "--compiler", ASAN_CC]),
+    ("flexattention", [PY, "tests/test_flexattention.py", "--compiler", ASAN_CC]),
+    ("image-decoder", [PY, "tests/test_image_decoder.py", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
 ]

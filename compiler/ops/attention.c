@@ -479,7 +479,7 @@ void infer_flex_attention(Node *n)
     for (int j = 1; j < 3; j++)
         if (n->in[j]->dtype != q->dtype) fail("input %d has type %s, Q %s", j, dtype_name(n->in[j]->dtype), dtype_name(q->dtype));
     if (attr_has(n, "score_mod") || attr_has(n, "prob_mod"))
-        fail("the score_mod / prob_mod graph attributes are not supported (graph attributes are not compiled)");
+        fail("internal: a FlexAttention with score_mod / prob_mod reached its shape rule unexpanded");
     int64_t prec = attr_i(n, "softmax_precision");
     if (prec && prec != DT_FLOAT && prec != DT_DOUBLE && prec != DT_FLOAT16 && prec != DT_BFLOAT16)
         fail("softmax_precision %lld is not float, double, float16 or bfloat16", (long long)prec);
@@ -501,6 +501,226 @@ void lower_flex_attention(Node *n, Lowering *L)
     double sq = sqrtf((float)scale);
     if (h16) sq = half_to_float(n->promoted, float_to_half(n->promoted, (float)sq));
     sdpa_call(n, L, &a, n->out[0], lower_temp(L, n->in[0]->dtype, 4, sd), -1, h16, prec ? half_mode((int)prec) : 0, sq, 0, 1);
+}
+
+/* ---- FlexAttention with score_mod / prob_mod: expanded into standard ops --
+ * Once Q, K and V are inferred (infer.c, and infer_body for a body), the
+ * node is replaced, at its place in the order, by
+ *     S  = MatMul(Q * s, Transpose(K * s))       in Q's type, s = sqrt(scale)
+ *     S  = Cast(S, C)                            C: softmax_precision, default
+ *                                                float32 (double for double data)
+ *     S  = Cast(score_mod(S), C)                 the subgraph's nodes inlined
+ *     P  = Softmax(S, axis -1)
+ *     P  = Cast(prob_mod(P), C)
+ *     Y  = Cast(MatMul(P, Cast(V, C)), Q's type)
+ * With grouped heads (Hq = r Hkv) Q and P are viewed as [B, Hkv, r, L, *]
+ * against K^T and V as [B, Hkv, 1, *, *] (MatMul broadcasts: query head h
+ * reads K/V head h / r), and the products reshaped back to [B, Hq, L, *].
+ * A modifier's input is the scores (or probabilities), its initializers
+ * become constants, the names it reads from enclosing scopes are the outer
+ * tensors (the node's capture inputs); its intermediates get names under
+ * the node's. A Cast to the own type is removed by the noop pass. */
+
+typedef struct FlexX {
+    Graph *g;
+    Node *flex;
+} FlexX;
+
+static Node *fx_node(FlexX *x, const char *op, Tensor *const *in, int nin, Tensor *out)
+{
+    Node *m = graph_insert_node(x->g, x->flex, op, "", in, nin, &out, 1);
+    m->name = out->name;   /* "NODE/what" */
+    node_add_origins(m, x->flex);
+    return m;
+}
+
+static Tensor *fx_tensor(FlexX *x, const char *what)
+{
+    return graph_new_tensor(x->g, xfmt("%s/%s", x->flex->name, what));
+}
+
+static Tensor *fx_op1(FlexX *x, const char *op, Tensor *a, const char *what)
+{
+    Tensor *y = fx_tensor(x, what);
+    fx_node(x, op, &a, 1, y);
+    return y;
+}
+
+static Tensor *fx_op2(FlexX *x, const char *op, Tensor *a, Tensor *b, const char *what)
+{
+    Tensor *in[2] = {a, b}, *y = fx_tensor(x, what);
+    fx_node(x, op, in, 2, y);
+    return y;
+}
+
+static Tensor *fx_cast(FlexX *x, Tensor *a, int to, const char *what)
+{
+    Tensor *y = fx_op1(x, "Cast", a, what);
+    node_set_attr_i(y->producer, "to", to);
+    return y;
+}
+
+static Tensor *fx_reshape(FlexX *x, Tensor *a, int rank, const int64_t *dims, const char *what)
+{
+    int64_t len = rank;
+    Tensor *shape = graph_new_const(x->g, xfmt("%s/%s_shape", x->flex->name, what), DT_INT64, 1, &len);
+    memcpy(shape->data, dims, sizeof(int64_t) * (size_t)rank);
+    return fx_op2(x, "Reshape", a, shape, what);
+}
+
+/* The Cast after a modifier carries the shape the modifier must keep in
+ * this attribute until it is inferred: expand_flex_attention, called before
+ * each node's inference, checks its input then and removes it. */
+#define FLEX_KEEP_SHAPE "onnx2c_flex_keep_shape"
+
+/* Inlines modifier `name` of the node on x (nothing if it is absent). */
+static Tensor *fx_modifier(FlexX *x, const char *name, Tensor *in, int cdt, const int64_t *sd)
+{
+    const Attr *a = attr_find(x->flex, name);
+    if (!a) return in;
+    Graph *sub = a->g;
+    if (!sub) fail("the attribute %s is not a graph", name);
+    if (sub->ninputs != 1 || sub->noutputs != 1)
+        fail("%s has %d inputs and %d outputs; it must have one of each", name, sub->ninputs, sub->noutputs);
+    char bad[512];
+    size_t len = 0;
+    int nbad = 0;
+    for (int i = 0; i < sub->nnodes; i++) {
+        Node *m = sub->nodes[i];
+        if (node_has_subgraph(m))
+            fail("%s: node '%s' (%s) has a subgraph; FlexAttention modifiers with nested subgraphs are not supported",
+                 name, m->name, m->op_type);
+        if (op_find(m->domain, m->op_type)) continue;
+        if (len < sizeof bad - 160)
+            len += (size_t)snprintf(bad + len, sizeof bad - len, "%s%s%s%s", nbad ? ", " : "", m->domain,
+                                    *m->domain ? "::" : "", m->op_type);
+        nbad++;
+    }
+    if (nbad) fail("%s uses unsupported ops: %s", name, bad);
+    /* sub's tensors -> tensors of g (mark: 0 unmapped, else index + 1 into map) */
+    Tensor **map = xalloc(sizeof(Tensor *) * (size_t)(sub->ntensors + 1));
+    for (int t = 0; t < sub->ntensors; t++) sub->tensors[t]->mark = t;
+    for (int t = 0; t < sub->ntensors; t++) {
+        Tensor *s = sub->tensors[t];
+        if (s == sub->inputs[0]) {
+            map[t] = in;
+        } else if (s->data) {   /* an initializer of the modifier: constants are never written, so shared */
+            Tensor *c = map[t] = fx_tensor(x, xfmt("%s/%s", name, s->name));
+            c->dtype = s->dtype;
+            tensor_set_shape(c, s->rank, s->dims);
+            c->data = s->data;
+        } else if (s->producer) {
+            map[t] = fx_tensor(x, xfmt("%s/%s", name, s->name));
+        }
+    }
+    for (int k = 0; k < sub->ncaptures; k++) {
+        int j = sub->capture_in[k];
+        if (j < 3 || j >= x->flex->nin) fail("internal: %s capture '%s' is unbound", name, sub->captures[k]->name);
+        map[sub->captures[k]->mark] = x->flex->in[j];
+    }
+    for (int i = 0; i < sub->nnodes; i++) {
+        Node *m = sub->nodes[i];
+        Tensor **ins = xalloc(sizeof(Tensor *) * (size_t)(m->nin + 1));
+        Tensor **outs = xalloc(sizeof(Tensor *) * (size_t)(m->nout + 1));
+        for (int j = 0; j < m->nin; j++) {
+            ins[j] = m->in[j] ? map[m->in[j]->mark] : NULL;
+            if (m->in[j] && !ins[j]) fail("%s: node '%s' reads '%s', which nothing defines", name, m->name, m->in[j]->name);
+        }
+        for (int j = 0; j < m->nout; j++) outs[j] = m->out[j] ? map[m->out[j]->mark] : NULL;
+        Node *c = graph_insert_node(x->g, x->flex, m->op_type, m->domain, ins, m->nin, outs, m->nout);
+        c->name = xfmt("%s/%s/%s", x->flex->name, name, m->name);
+        c->attrs = m->attrs;
+        c->nattrs = m->nattrs;
+        node_add_origins(c, x->flex);
+    }
+    Tensor *y = map[sub->outputs[0]->mark];
+    if (!y) fail("%s: its output '%s' is defined by nothing", name, sub->outputs[0]->name);
+    /* the reference takes the result as the softmax precision's type */
+    Tensor *out = fx_cast(x, y, cdt, xfmt("%s_out", name));
+    node_set_attr_ints(out->producer, FLEX_KEEP_SHAPE, sd, 4);
+    return out;
+}
+
+int expand_flex_attention(Graph *g, Node *n)
+{
+    const Attr *keep = attr_find(n, FLEX_KEEP_SHAPE);
+    if (keep) {   /* a modifier's result, inferred now */
+        Tensor *r = n->in[0];
+        int same = r->rank == keep->n;
+        for (int d = 0; same && d < r->rank; d++) same = r->dims[d] == keep->ints[d];
+        if (!same) {
+            Tensor t = {0};
+            tensor_set_shape(&t, keep->n, keep->ints);
+            fail("the result of a FlexAttention modifier has shape %s; score_mod and prob_mod must keep the shape "
+                 "%s (batch, q heads, q rows, keys)", tensor_shape_str(r), tensor_shape_str(&t));
+        }
+        node_remove_attr(n, FLEX_KEEP_SHAPE);
+        return 0;
+    }
+    if (strcmp(n->op_type, "FlexAttention") || strcmp(n->domain, "ai.onnx.preview")) return 0;
+    if (!attr_has(n, "score_mod") && !attr_has(n, "prob_mod")) return 0;
+    if (n->nin < 3 || n->nout != 1 || !n->out[0]) fail("needs Q, K, V and one output");
+    Tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    for (int j = 0; j < 3; j++)
+        if (!n->in[j] || n->in[j]->rank < 0 || !n->in[j]->dtype) fail("input %d has no known type and shape", j);
+    static const int FL[] = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT16, 0};
+    need_dtype(n, q, FL);
+    for (int j = 1; j < 3; j++)
+        if (n->in[j]->dtype != q->dtype) fail("input %d has type %s, Q %s", j, dtype_name(n->in[j]->dtype), dtype_name(q->dtype));
+    Sdpa a;
+    flex_shape(n, &a);
+    if (a.Tk == 0) fail("attention over zero keys is not supported");
+    int64_t prec = attr_i(n, "softmax_precision");
+    if (prec && prec != DT_FLOAT && prec != DT_DOUBLE && prec != DT_FLOAT16 && prec != DT_BFLOAT16)
+        fail("softmax_precision %lld is not float, double, float16 or bfloat16", (long long)prec);
+    int T = q->dtype, C = prec ? (int)prec : T == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+    FlexX x = {g, n};
+    /* sqrt(scale): float32, then the data type (as the reference) */
+    double scale = attr_has(n, "scale") ? attr_f(n, "scale") : 1 / sqrt((double)a.D);
+    Tensor *s = graph_new_const(g, xfmt("%s/sqrt_scale", n->name), T, 0, NULL);
+    elem_set(T, s->data, 0, (double)sqrtf((float)scale));
+    Tensor *qs = fx_op2(&x, "Mul", q, s, "q_scaled"), *ks = fx_op2(&x, "Mul", k, s, "k_scaled");
+    int64_t r = a.Hq / a.Hkv;
+    int gqa = r > 1;
+    if (gqa) {
+        int64_t qd[5] = {a.B, a.Hkv, r, a.Sq, a.D}, kd[5] = {a.B, a.Hkv, 1, a.Skv, a.D};
+        qs = fx_reshape(&x, qs, 5, qd, "q_grouped");
+        ks = fx_reshape(&x, ks, 5, kd, "k_grouped");
+    }
+    Tensor *kt = fx_op1(&x, "Transpose", ks, "k_transposed");
+    int64_t perm[5] = {0, 1, 2, 3, 4};
+    perm[gqa + 2] = gqa + 3;
+    perm[gqa + 3] = gqa + 2;
+    node_set_attr_ints(kt->producer, "perm", perm, 4 + gqa);
+    Tensor *sc = fx_op2(&x, "MatMul", qs, kt, "scores");
+    int64_t sd[4] = {a.B, a.Hq, a.Sq, a.Skv};
+    if (gqa) sc = fx_reshape(&x, sc, 4, sd, "scores_heads");
+    sc = fx_cast(&x, sc, C, "scores_cast");
+    sc = fx_modifier(&x, "score_mod", sc, C, sd);
+    Tensor *pr = fx_op1(&x, "Softmax", sc, "probs");
+    node_set_attr_i(pr->producer, "axis", -1);
+    pr = fx_modifier(&x, "prob_mod", pr, C, sd);
+    Tensor *vc = fx_cast(&x, v, C, "v_cast");
+    if (gqa) {
+        int64_t pd[5] = {a.B, a.Hkv, r, a.Sq, a.Skv}, vd[5] = {a.B, a.Hkv, 1, a.Skv, a.Dv};
+        pr = fx_reshape(&x, pr, 5, pd, "probs_grouped");
+        vc = fx_reshape(&x, vc, 5, vd, "v_grouped");
+    }
+    Tensor *y = fx_op2(&x, "MatMul", pr, vc, "y_compute");
+    if (gqa) {
+        int64_t yd[4] = {a.B, a.Hq, a.Sq, a.Dv};
+        y = fx_reshape(&x, y, 4, yd, "y_heads");
+    }
+    /* the last node takes over the node's output */
+    Tensor *last = y;
+    Node *cast = graph_insert_node(g, n, "Cast", "", &last, 1, &n->out[0], 1);
+    cast->name = xfmt("%s/y", n->name);
+    node_set_attr_i(cast, "to", T);
+    node_add_origins(cast, n);
+    graph_remove_node(g, n);
+    graph_recount_uses(g);
+    note("FlexAttention '%s' with modifiers expanded into standard ops", n->name);
+    return 1;
 }
 
 /* ---- RotaryEmbedding (opset 23+) -------------------------------------------

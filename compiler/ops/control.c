@@ -152,6 +152,7 @@ static void infer_body(Node *owner, Graph *b)
     for (int i = 0; i < b->nnodes; i++) {
         Node *n = b->nodes[i];
         diag_node = n;
+        if (expand_flex_attention(b, n)) { i--; continue; }   /* replaced by standard ops (ops/attention.c) */
         infer_node(n);
         if (!n->folded && node_foldable(n)) {
             int64_t e = 0;

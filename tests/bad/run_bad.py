@@ -523,6 +523,51 @@ def _(d):
     return [save(m, d), "-o", out(d)], ["'nowhere'", "dangling"]
 
 
+def flex_model(**mods):
+    """a FlexAttention (ai.onnx.preview 1) over 1x2x3x4 Q, K, V with the given modifiers"""
+    io = [vi(n, shape=(1, 2, 3, 4)) for n in ("q", "k", "v", "y")]
+    node = helper.make_node("FlexAttention", ["q", "k", "v"], ["y"], name="flex", domain="ai.onnx.preview", **mods)
+    graph = helper.make_graph([node], "g", io[:3], io[3:])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26), helper.make_opsetid("ai.onnx.preview", 1)])
+    m.ir_version = 13
+    return m
+
+
+def mod(nodes, outs=("o",)):
+    F = TensorProto.FLOAT
+    return helper.make_graph(nodes, "mod", [helper.make_tensor_value_info("s", F, None)],
+                             [helper.make_tensor_value_info(o, F, None) for o in outs])
+
+
+@case("FlexAttention score_mod with an unsupported op")
+def _(d):
+    m = flex_model(score_mod=mod([helper.make_node("Frobnicate", ["s"], ["o"], domain="x.y")]))
+    return [save(m, d), "-o", out(d)], ["'flex'", "score_mod", "Frobnicate", "unsupported"]
+
+
+@case("FlexAttention prob_mod with two outputs")
+def _(d):
+    m = flex_model(prob_mod=mod([helper.make_node("Neg", ["s"], ["o"]), helper.make_node("Abs", ["s"], ["p"])],
+                                outs=("o", "p")))
+    return [save(m, d), "-o", out(d)], ["'flex'", "prob_mod", "2 outputs"]
+
+
+@case("FlexAttention score_mod with a nested subgraph")
+def _(d):
+    F = TensorProto.FLOAT
+    br = helper.make_graph([helper.make_node("Neg", ["s"], ["b"])], "br", [], [helper.make_tensor_value_info("b", F, None)])
+    c = numpy_helper.from_array(np.array(True), "c")
+    sm = mod([helper.make_node("If", ["c"], ["o"], then_branch=br, else_branch=br)])
+    sm.initializer.append(c)
+    return [save(flex_model(score_mod=sm), d), "-o", out(d)], ["'flex'", "score_mod", "If", "nested subgraphs"]
+
+
+@case("FlexAttention score_mod whose result changes the shape")
+def _(d):
+    m = flex_model(score_mod=mod([helper.make_node("ReduceSum", ["s"], ["o"], keepdims=0)]))
+    return [save(m, d), "-o", out(d)], ["score_mod", "shape"]
+
+
 # ---- running -----------------------------------------------------------
 
 
