@@ -4,7 +4,7 @@ exists) generated C for a Cortex-M4 with a single-precision FPU, the way a
 firmware user would with Debian's gcc-arm-none-eabi and newlib:
 
     arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard
-        -mfpu=fpv4-sp-d16 -Os -std=c99 -pedantic -Wall -Wextra -Werror -c
+        -mfpu=fpv4-sp-d16 -Os -ffreestanding -std=c99 -pedantic -Wall -Wextra -Werror -c
 
 and checks, per model:
   (a) it compiles without a warning;
@@ -13,7 +13,10 @@ and checks, per model:
       double libm function (exp, sqrt, tanh, ...): float32 stays float32.
       Models with float64 tensors are exempt (said in the output);
   (c) it links against newlib (-specs=nosys.specs, a tiny main calling the
-      model), so a libm function newlib lacks is caught.
+      model), so a libm function newlib lacks is caught;
+  (d) the object (built with -ffreestanding) references no heap, stdio, file
+      or process function (malloc, free, printf, fopen, exit, ...): libm
+      and the string functions at most.
 
     python tests/test_cortexm.py [--compiler build/onnx2c] [-j 2] [TEST_DIR...]
 
@@ -31,8 +34,12 @@ import run_models as rm  # noqa: E402
 ROOT = rm.ROOT
 CC = "arm-none-eabi-gcc"
 NM = "arm-none-eabi-nm"
-CFLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-Os",
+CFLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-Os", "-ffreestanding",
           "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror"]
+# what firmware has no room for: the heap, stdio and files, the process
+FORBIDDEN = re.compile(r"^(malloc|calloc|realloc|free|aligned_alloc|posix_memalign|memalign|_sbrk|sbrk|\w*printf|puts"
+                       r"|putchar|fputs|fputc|fopen|fclose|fread|fwrite|fflush|fseek|ftell|remove|exit|_exit|abort"
+                       r"|atexit|time|clock|getenv|system|signal|raise)$")
 # the run-time ABI's double-precision helpers: arithmetic, comparison and
 # every conversion to or from double (AEABI section 4.1.2); none is acceptable
 DOUBLE_HELPER = re.compile(r"^__aeabi_(d\w+|[a-z0-9]+2d)$|^__(add|sub|mul|div|neg|cmp|eq|ne|lt|le|gt|ge|unord)df\d$"
@@ -83,6 +90,9 @@ def check(compiler, test, tmp, opt):
         return name, "FAIL", "(a) compile: " + rm.first_error(out)
     rc, out = rm.sh([NM, "-u", "m.o"], 60, cwd=d)
     undef = [l.split()[-1] for l in out.splitlines() if l.strip()]
+    bad = sorted(s for s in undef if FORBIDDEN.match(s))
+    if bad:
+        return name, "FAIL", "(d) heap, stdio or process functions in firmware code: " + " ".join(bad)
     dbl = sorted(s for s in undef if DOUBLE_HELPER.match(s) or s in DOUBLE_LIBM)
     note = ""
     if dbl:
