@@ -49,6 +49,8 @@ SUITES = [
     ("flexattention", [PY, "tests/test_flexattention.py", "--compiler", ASAN_CC]),
     ("image-decoder", [PY, "tests/test_image_decoder.py", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
+    # the firmware example on an emulated Cortex-M4 (QEMU mps2-an386) against the host
+    ("firmware-qemu", [PY, "tests/test_firmware_qemu.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
 ]
 

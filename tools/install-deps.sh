@@ -17,9 +17,14 @@ command -v arm-none-eabi-gcc >/dev/null || need+=(gcc-arm-none-eabi)
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
 [ -d /usr/aarch64-linux-gnu/lib ] || need+=(libc6-dev-arm64-cross)
 command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
-[ ${#need[@]} -eq 0 ] && exit 0
-echo "installing: ${need[*]}"
+# tests only: the firmware example run on an emulated Cortex-M4
+# (tests/test_firmware_qemu.py); without its recommends (a GUI stack)
+bare=()
+command -v qemu-system-arm >/dev/null || bare+=(qemu-system-arm)
+[ ${#need[@]} -eq 0 ] && [ ${#bare[@]} -eq 0 ] && exit 0
+echo "installing: ${need[*]} ${bare[*]}"
 SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq "${need[@]}"
+[ ${#need[@]} -eq 0 ] || $SUDO apt-get install -y -qq "${need[@]}"
+[ ${#bare[@]} -eq 0 ] || $SUDO apt-get install -y -qq --no-install-recommends "${bare[@]}"

@@ -38,6 +38,12 @@ static void read_sensor(float img[1][3][16][16], uint32_t seed)
             }
 }
 
+#ifdef FIRMWARE_TRACE
+/* tests/test_firmware_qemu.py: the scores of each inference, printed the
+ * same way on the host and on the emulated Cortex-M4 */
+void firmware_trace(const float *scores, int n);
+#endif
+
 /* returns the index of the best class */
 static int classify(void)
 {
@@ -46,6 +52,9 @@ static int classify(void)
     inputs[0] = frame;
     outputs[0] = scores;
     if (small_convnet_run_with_arena(inputs, outputs, scratch.bytes) != 0) return -1;
+#ifdef FIRMWARE_TRACE
+    firmware_trace(&scores[0][0][0][0], 5);
+#endif
     int best = 0;
     for (int k = 1; k < 5; k++)
         if (scores[0][k][0][0] > scores[0][best][0][0]) best = k;
