@@ -500,6 +500,7 @@ static void io_macros(FILE *f, Graph *g, const char *N)
         for (int d = 0; d < t->rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
         fputs(t->rank ? "}\n\n" : "0}\n\n", f);
     }
+    seq_io_notes(f, g, N);   /* sequence and optional inputs/outputs: their slots (ops/sequence.c) */
 }
 
 static void header_key(FILE *f, const char *key, void *ctx)

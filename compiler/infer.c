@@ -12,6 +12,7 @@ static void bind_inputs(Graph *g, const Options *o)
         Tensor *t = graph_find(g, o->shapes[s].name);
         if (!t || !t->is_input)
             fail_plain("--shape %s: the model has no input named '%s'", o->shapes[s].name, o->shapes[s].name);
+        if (t->vkind || o->shapes[s].rank < 0) continue;   /* sequences, optionals: seq_bind_inputs */
         if (t->rank >= 0 && t->rank != o->shapes[s].rank)
             fail_plain("--shape %s: the input has rank %d, the flag gives %d dimensions", t->name, t->rank, o->shapes[s].rank);
         for (int i = 0; i < o->shapes[s].rank; i++) {
@@ -267,6 +268,9 @@ void infer_node(Node *n)
     for (int j = 0; j < nin; j++) {
         Tensor *t = n->in[j];
         if (!t) continue;
+        if (t->seq)   /* ops/sequence.c resolves the ops that take sequences before this */
+            fail("input '%s' is %s, which %s does not take", t->name,
+                 t->seq->absent ? "an empty optional" : "a sequence", n->op_type);
         if (!dtype_supported(t->dtype))
             fail("input '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(t->dtype));
         if (t->rank < 0) fail("input '%s' has an unknown shape", t->name);
@@ -303,6 +307,7 @@ static int small_result(const Node *n)
 
 void infer_graph(Graph *g, const Options *o)
 {
+    seq_bind_inputs(g, o);   /* sequence and optional inputs: their elements (ops/sequence.c) */
     bind_inputs(g, o);
     check_ops(g);
     topo_sort(g);
@@ -311,6 +316,7 @@ void infer_graph(Graph *g, const Options *o)
     graph_recount_uses(g);
     for (int i = 0; i < g->nnodes; i++) {
         diag_node = g->nodes[i];
+        if (seq_expand(g, i)) { i--; continue; }   /* sequences: replaced by plain nodes at i (ops/sequence.c) */
         infer_node(g->nodes[i]);
         if (!g->nodes[i]->folded && node_foldable(g->nodes[i]) && small_result(g->nodes[i])) {
             fold_node(g->nodes[i]);
@@ -322,6 +328,7 @@ void infer_graph(Graph *g, const Options *o)
              g->nodes[i]->folded ? " (folded)" : "");
     }
     diag_node = NULL;
+    seq_flatten_outputs(g);
     /* nodes evaluated now leave the graph: their outputs are constants */
     for (int i = g->nnodes - 1; i >= 0; i--)
         if (g->nodes[i]->folded) graph_remove_node(g, g->nodes[i]);
