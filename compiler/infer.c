@@ -277,7 +277,8 @@ void infer_node(Node *n)
         if (dtype_is_narrow(t->dtype) && !node_takes_narrow(n))   /* ops/types.c */
             fail("input '%s' has data type %s; onnx2c converts that type (Cast, CastLike) and moves its bytes, "
                  "but does not compute %s on it", t->name, dtype_name(t->dtype), n->op_type);
-        if (t->optional && strncmp(n->op_type, "Optional", 8))
+        if (t->optional && strncmp(n->op_type, "Optional", 8) &&
+            !(node_has_subgraph(n) && j >= node_formal_inputs(n)))   /* a body's capture: read there */
             fail("input '%s' is an optional tensor, which only OptionalHasElement and OptionalGetElement read; "
                  "read it through OptionalGetElement", t->name);
     }

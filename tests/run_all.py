@@ -12,7 +12,8 @@ same checks at -O2; a model onnx2c refuses is skipped with its message),
 --report/--emit-onnx/--dot (test_visibility.py), the --profile build (test_profile.py), the autotuner (test_tune.py: --tune,
 --tune-file replayed byte for byte, every candidate variant checked against
 onnxruntime), the ONNX backend node tests, the quantized ops against
-onnxruntime and onnx's reference (test_quant.py),
+onnxruntime and onnx's reference (test_quant.py), sequences and optionals
+against onnxruntime (test_sequences.py),
 and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
 newlib, no double precision in float32 models)."""
 import os, re, subprocess, sys, time
@@ -37,6 +38,8 @@ SUITES = [
     # every node test in C and in CUDA (the .cu through the CPU emulation)
     ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--cuda-emu", "--compiler", ASAN_CC]),
     ("quant", [PY, "tests/test_quant.py", "--compiler", ASAN_CC]),
+    # sequence and optional inputs/outputs against onnxruntime, and their refusals
+    ("sequences", [PY, "tests/test_sequences.py", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
 ]

@@ -879,6 +879,9 @@ void seq_io_notes(FILE *f, Graph *g, const char *N)
                 s->count ? xfmt("slots %d..%d", s->first, s->first + s->count - 1) : "no slot");
         fprintf(f, "#define %s_MODEL_%s%d_FIRST %d\n", N, io, s->index, s->first);
         fprintf(f, "#define %s_MODEL_%s%d_COUNT %d\n", N, io, s->index, s->count);
-        fprintf(f, "#define %s_MODEL_%s%d_PRESENT %d\n\n", N, io, s->index, present);
+        if (s->kind == VK_OPT_TENSOR && !s->is_out && s->count)   /* present or not at run time */
+            fprintf(f, "/* (its slot is NULL when the optional is absent) */\n\n");
+        else
+            fprintf(f, "#define %s_MODEL_%s%d_PRESENT %d\n\n", N, io, s->index, present);
     }
 }
