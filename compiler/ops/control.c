@@ -105,7 +105,7 @@ static void check_body_ops(Node *owner, Graph *b)
                                     *n->domain ? n->domain : "", *n->domain ? "::" : "", n->op_type, n->name);
     }
     if (bad)
-        fail("its subgraph '%s' has %d node%s with unsupported ops: %s (sequences, maps and custom-domain ops "
+        fail("its subgraph '%s' has %d node%s with unsupported ops: %s (custom-domain ops "
              "are not supported)", b->name, bad, bad > 1 ? "s" : "", msg);
     (void)owner;
 }

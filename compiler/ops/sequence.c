@@ -840,14 +840,20 @@ void seq_flatten_outputs(Graph *g)
         }
         t->is_output = 0;
         t->output_index = -1;
-        for (int e = 0; e < t->seq->n; e++) {
-            Tensor *x = t->seq->elem[e];
-            if (!x->is_output) {
-                x->is_output = 1;
-                x->output_index = q;
-            }
-            outs[q++] = x;
+        for (int e = 0; e < t->seq->n; e++) {   /* element e as output NAME[e] */
+            Tensor *x = t->seq->elem[e], *y = graph_new_tensor(g, xfmt("%s[%d]", t->name, e));
+            Node *m = graph_insert_node(g, NULL, "Identity", "", &x, 1, &y, 1);
+            m->name = xfmt("%s[%d]", t->name, e);
+            m->origins = xalloc(sizeof(char *));
+            m->origins[0] = m->name;
+            m->norigins = 1;
+            diag_node = m;
+            infer_node(m);
+            y->is_output = 1;
+            y->output_index = q;
+            outs[q++] = y;
         }
+        diag_node = NULL;
         add_slots(g, t, 1, k, first, t->seq->n);
     }
     g->outputs = outs;

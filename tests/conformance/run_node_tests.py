@@ -9,7 +9,8 @@ dirs (../shared/onnx-node-tests, say). Each test gets one outcome:
 
   pass            every data set matches
   refused         the compiler said no (exit 1, a message): unsupported op, type
-                  or shape; or the test data is no plain tensors (sequences)
+                  or shape (sequences and optionals: flattened into slots,
+                  load_composite)
   compiler-crash  the compiler crashed, hung, or printed a sanitizer report
   cc-failed       the generated code does not build warning-free (gcc, clang)
   run-crash       the program crashed, hung or returned an error code
