@@ -469,9 +469,9 @@ def _(d):
 
 @case("unsupported op inside a Loop body")
 def _(d):
-    m = loop_model([helper.make_node("SequenceEmpty", [], ["sq"], name="seq"),
+    m = loop_model([helper.make_node("ImageDecoder", ["v"], ["sq"], name="seq"),
                     helper.make_node("Neg", ["v"], ["vo"])], trip=2)
-    return [save(m, d), "-o", out(d)], ["'loop'", "SequenceEmpty", "'seq'", "unsupported"]
+    return [save(m, d), "-o", out(d)], ["'loop'", "ImageDecoder", "'seq'", "unsupported"]
 
 
 @case("Loop body reading a name no scope defines")
