@@ -268,9 +268,11 @@ void infer_node(Node *n)
     for (int j = 0; j < nin; j++) {
         Tensor *t = n->in[j];
         if (!t) continue;
-        if (t->seq)   /* ops/sequence.c resolves the ops that take sequences before this */
+        if (t->seq) {   /* ops/sequence.c resolves the ops that take sequences before this */
+            if (node_has_subgraph(n) && j >= node_formal_inputs(n)) continue;   /* a capture: seq_capture says */
             fail("input '%s' is %s, which %s does not take", t->name,
                  t->seq->absent ? "an empty optional" : "a sequence", n->op_type);
+        }
         if (!dtype_supported(t->dtype))
             fail("input '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(t->dtype));
         if (t->rank < 0) fail("input '%s' has an unknown shape", t->name);

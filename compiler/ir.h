@@ -655,7 +655,8 @@ void seq_flatten_outputs(Graph *g);
 /* An If with a run-time condition: sequence outputs of both branches become
  * one output per element (same lengths and types). */
 void seq_flatten_if(Node *n, Graph **br, int nbr);
-/* A capture of a sequence: its elements become captures too (infer_body). */
+/* A body inferred for run time captures a sequence or an absent optional:
+ * refused with what to bind (infer_body). */
 void seq_capture(Node *owner, Graph *b, int k);
 /* The header's comment on flattened sequence/optional inputs and outputs. */
 void seq_io_notes(FILE *f, Graph *g, const char *name);

@@ -221,6 +221,14 @@ def refusal_cases():
     m = make_model("r_at", [h.make_node("SequenceAt", ["x", "p"], ["y"])],
                    [svi("x", F, None), tvi("p", I64, [])], [tvi("y", F, None)])
     out.append(("position_runtime", m, ["--shape", "x:2,2"], ["--bind p="]))
+    # a branch that runs at run time reading an enclosing sequence
+    tb = h.make_graph([h.make_node("SequenceAt", ["x", "zero"], ["t0"])], "then", [], [tvi("t0", F, [2])],
+                      [const("zero", np.int64(0))])
+    eb = h.make_graph([h.make_node("SequenceAt", ["x", "one"], ["t1"])], "else", [], [tvi("t1", F, [2])],
+                      [const("one", np.int64(1))])
+    m = make_model("r_capture", [h.make_node("If", ["c"], ["y"], then_branch=tb, else_branch=eb)],
+                   [tvi("c", TP.BOOL, []), svi("x", F, [2])], [tvi("y", F, [2])])
+    out.append(("runtime_branch_reads_sequence", m, ["--shape", "x:2,2"], ["--bind c=", "reads the sequence"]))
     # a sequence read by an op that takes tensors
     m = make_model("r_relu", [h.make_node("Relu", ["x"], ["y"])], [svi("x", F, None)], [tvi("y", F, None)])
     out.append(("tensor_op_on_sequence", m, ["--shape", "x:2,2"], ["is a sequence, which Relu does not take"]))

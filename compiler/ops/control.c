@@ -128,7 +128,7 @@ static void infer_body(Node *owner, Graph *b)
         c->storage = ST_NONE;
         c->seq = x->seq;
         c->optional = x->optional;   /* an optional graph input: read by the body's Optional* nodes */
-        if (x->seq) seq_capture(owner, b, k);   /* its elements become captures too (ops/sequence.c) */
+        if (x->seq) seq_capture(owner, b, k);   /* a run-time body reading a sequence: refused (ops/sequence.c) */
     }
     for (int i = 0; i < b->ninputs; i++) {
         b->inputs[i]->is_input = 1;

@@ -658,10 +658,21 @@ void seq_flatten_if(Node *n, Graph **br, int nbr)
         v->absent = a->absent;
         v->is_seq = a->is_seq;
         for (int e = 0; e < a->n; e++) {
-            Tensor *t = graph_new_tensor(g, xfmt("%s[%d]", y ? y->name : n->name, e));
+            Tensor *t = graph_new_tensor(g, xfmt("%s/element%d", y ? y->name : n->name, e));
             t->producer = n;
             v->elem[e] = t;
-            for (int s = 0; s < nbr; s++) bout[s][q] = br[s]->outputs[j]->seq->elem[e];
+            for (int s = 0; s < nbr; s++) {   /* a branch output of its own (a view), even of a constant or a capture */
+                Tensor *x = br[s]->outputs[j]->seq->elem[e];
+                Tensor *te = graph_new_tensor(br[s], xfmt("%s[%d]", br[s]->outputs[j]->name, e));
+                Node *m = graph_insert_node(br[s], NULL, "Identity", "", &x, 1, &te, 1);
+                m->origins = n->origins;
+                m->norigins = n->norigins;
+                const Node *saved = diag_node;
+                diag_node = m;
+                infer_node(m);
+                diag_node = saved;
+                bout[s][q] = te;
+            }
             out[q++] = t;
         }
         if (y) {
@@ -680,6 +691,14 @@ void seq_flatten_if(Node *n, Graph **br, int nbr)
 
 void seq_capture(Node *owner, Graph *b, int k)
 {
+    const char *bm = owner->nin > 0 && owner->in[0] ? bind_suggestion(owner->in[0]) : NULL;
+    const char *bc = !strcmp(owner->op_type, "Loop") && owner->nin > 1 && owner->in[1] ? bind_suggestion(owner->in[1]) : NULL;
+    const char *binds = bm && bc ? xfmt("%s %s", bm, bc) : bm ? bm : bc;
+    if (binds && strcmp(owner->op_type, "Scan"))
+        fail("its subgraph '%s' reads the sequence or optional '%s' of an enclosing graph, and runs at run time; "
+             "onnx2c resolves sequences at compile time: bind the inputs its %s comes from with %s (each FILE a "
+             "serialized TensorProto of the value)", b->name, owner->in[b->capture_in[k]]->name,
+             strcmp(owner->op_type, "If") ? "trip count and condition" : "condition", binds);
     fail("its subgraph '%s' reads the sequence or optional '%s' of an enclosing graph, and runs at run time (an If "
          "whose condition or a Loop whose trip count is a run-time value); onnx2c resolves sequences at compile "
          "time: make that condition or trip count known at compile time (--bind)", b->name,

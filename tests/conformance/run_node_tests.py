@@ -197,8 +197,10 @@ def load_composite(test, model, gin, sets):
                     shapes += ["--shape", "%s:%s" % (vi.name, ",".join("x".join(map(str, a.shape)) or "scalar"
                                                                            for a in v) or "empty")]
             elif v is None and kind == "optional_type" and \
-                    vi.type.optional_type.elem_type.WhichOneof("value") == "sequence_type":
-                if si == 0:
+                    (vi.type.optional_type.elem_type.WhichOneof("value") == "sequence_type" or
+                     any(not d.HasField("dim_value") for d in vi.type.optional_type.elem_type.tensor_type.shape.dim) or
+                     not vi.type.optional_type.elem_type.tensor_type.HasField("shape")):
+                if si == 0:   # absent at compile time (an optional tensor of unknown shape too): no slot
                     shapes += ["--shape", "%s:none" % vi.name]
             else:
                 ins.append(v)
