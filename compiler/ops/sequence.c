@@ -744,6 +744,7 @@ static int parse_elem(const char *s, size_t len, int64_t *dims, const char *flag
 
 void seq_bind_inputs(Graph *g, const Options *o)
 {
+    owners = NULL;   /* a new compilation (its pool is fresh) */
     for (int s = 0; s < o->nshapes; s++) {
         Tensor *t = graph_find(g, o->shapes[s].name);
         if (t && t->is_input && o->shapes[s].rank < 0 && !t->vkind && !(t->optional && !strcmp(o->shapes[s].text, "none")))
