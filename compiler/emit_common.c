@@ -616,6 +616,7 @@ static void io_macros(FILE *f, Graph *g, const char *N)
                        "#define %s_%s%d_DYNAMIC_AXIS %d\n", t->dyn_axis, N, k, N, kind, k, t->dyn_axis);
         fputc('\n', f);
     }
+    seq_io_notes(f, g, N);   /* sequence and optional inputs/outputs: their slots (ops/sequence.c) */
 }
 
 static void header_key(FILE *f, const char *key, void *ctx)

@@ -12,6 +12,7 @@ static void bind_inputs(Graph *g, const Options *o)
         Tensor *t = graph_find(g, o->shapes[s].name);
         if (!t || !t->is_input)
             fail_plain("--shape %s: the model has no input named '%s'", o->shapes[s].name, o->shapes[s].name);
+        if (t->vkind || o->shapes[s].rank < 0) continue;   /* sequences, optionals: seq_bind_inputs */
         if (t->rank >= 0 && t->rank != o->shapes[s].rank)
             fail_plain("--shape %s: the input has rank %d, the flag gives %d dimensions", t->name, t->rank, o->shapes[s].rank);
         for (int i = 0; i < o->shapes[s].rank; i++) {
@@ -302,6 +303,11 @@ void infer_node(Node *n)
     for (int j = 0; j < nin; j++) {
         Tensor *t = n->in[j];
         if (!t) continue;
+        if (t->seq) {   /* ops/sequence.c resolves the ops that take sequences before this */
+            if (node_has_subgraph(n) && j >= node_formal_inputs(n)) continue;   /* a capture: seq_capture says */
+            fail("input '%s' is %s, which %s does not take", t->name,
+                 t->seq->absent ? "an empty optional" : "a sequence", n->op_type);
+        }
         if (t->dtype == DT_STRING && !node_takes_string(n))   /* ops/strings.c */
             fail("input '%s' is a string tensor; onnx2c computes %s on numbers only (string-aware ops: %s)",
                  t->name, n->op_type, STRING_OPS_TEXT);
@@ -311,7 +317,8 @@ void infer_node(Node *n)
         if (dtype_is_narrow(t->dtype) && !node_takes_narrow(n))   /* ops/types.c */
             fail("input '%s' has data type %s; onnx2c converts that type (Cast, CastLike) and moves its bytes, "
                  "but does not compute %s on it", t->name, dtype_name(t->dtype), n->op_type);
-        if (t->optional && strncmp(n->op_type, "Optional", 8))
+        if (t->optional && strncmp(n->op_type, "Optional", 8) &&
+            !(node_has_subgraph(n) && j >= node_formal_inputs(n)))   /* a body's capture: read there */
             fail("input '%s' is an optional tensor, which only OptionalHasElement and OptionalGetElement read; "
                  "read it through OptionalGetElement", t->name);
     }
@@ -344,6 +351,7 @@ static int small_result(const Node *n)
 void infer_graph(Graph *g, const Options *o)
 {
     check_opsets(g, o);
+    seq_bind_inputs(g, o);   /* sequence and optional inputs: their elements (ops/sequence.c) */
     bind_inputs(g, o);
     check_ops(g);
     topo_sort(g);
@@ -353,6 +361,7 @@ void infer_graph(Graph *g, const Options *o)
     for (int i = 0; i < g->nnodes; i++) {
         diag_node = g->nodes[i];
         if (expand_flex_attention(g, g->nodes[i])) { i--; continue; }   /* replaced by standard ops */
+        if (seq_expand(g, i)) { i--; continue; }   /* sequences: replaced by plain nodes at i (ops/sequence.c) */
         infer_node(g->nodes[i]);
         if (!g->nodes[i]->folded && node_foldable(g->nodes[i]) && small_result(g->nodes[i])) {
             fold_node(g->nodes[i]);
@@ -364,6 +373,7 @@ void infer_graph(Graph *g, const Options *o)
              g->nodes[i]->folded ? " (folded)" : "");
     }
     diag_node = NULL;
+    seq_flatten_outputs(g);
     /* nodes evaluated now leave the graph: their outputs are constants */
     for (int i = g->nnodes - 1; i >= 0; i--)
         if (g->nodes[i]->folded) graph_remove_node(g, g->nodes[i]);

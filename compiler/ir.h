@@ -145,7 +145,22 @@ typedef struct Tensor {
     struct Tensor *dyn_count;
     int keep;                /* an arena tensor live to the end of the run */
     struct Tensor *share;    /* plan.c: written in place over this tensor's bytes (KCall.inplace) */
+    /* sequences and optionals (ops/sequence.c): resolved at compile time */
+    int vkind;               /* declared kind of a graph input/output: VK_* (load.c) */
+    struct SeqVal *seq;      /* a sequence (a list of tensors) or an absent optional: no bytes of its own */
 } Tensor;
+
+/* Value kinds beside tensors (ops/sequence.c). A sequence is resolved at
+ * compile time into a list of element tensors (SeqVal); an optional holding
+ * a tensor is that tensor, an absent one a SeqVal with absent set. */
+enum { VK_TENSOR = 0, VK_SEQ, VK_OPT_SEQ, VK_OPT_TENSOR };
+typedef struct SeqVal {
+    int absent;              /* an optional holding nothing */
+    int is_seq;              /* a sequence (else: an absent optional tensor) */
+    int dtype;               /* element type (kept by an empty sequence) */
+    int n;                   /* length */
+    struct Tensor **elem;
+} SeqVal;
 
 /* How an arena tensor's elements lie: the ONNX order (NCHW), or channels
  * innermost (N x spatial x C) inside chains of convolutions whose kernels
@@ -217,6 +232,9 @@ typedef struct Graph {
     int64_t peak_model, peak_scheduled; /* schedule.c: estimated live-memory peaks of the model's order and the chosen one */
     Tensor **captures; int *capture_in; int ncaptures;
     struct Graph **unrolled; int nunrolled;   /* a Loop body unrolled: one copy per iteration */
+    /* graph inputs/outputs that are sequences or optionals (ops/sequence.c):
+     * which caller slots each one took when flattened */
+    struct SeqSlots { const char *name; int is_out, index, kind, first, count; } *seqio; int nseqio;
 } Graph;
 
 Tensor *graph_tensor(Graph *g, const char *name);       /* find or create */
@@ -577,7 +595,7 @@ typedef struct Options {
     int allow_newer_opsets;    /* --allow-newer-opsets: a warning, not a refusal (infer.c check_opsets) */
     int caller_arena;          /* --caller-arena: only NAME_run_with_arena, no mutable static state (C target) */
     const char *weights_section, *arena_section;   /* --weights-section / --arena-section NAME (C target) */
-    struct { char *name; int rank; int64_t dims[MAX_RANK]; } shapes[64];
+    struct { char *name; int rank; int64_t dims[MAX_RANK]; const char *text; } shapes[64];   /* rank -1: a sequence's or optional's shapes (text) */
     int nshapes;
     struct { char *name; int64_t value; } dimv[64];
     int ndims;
@@ -694,5 +712,25 @@ typedef struct EmitCtx {
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
 void emit_profile_key(FILE *f, const char *key, const EmitCtx *c); /* emit_c.c: @PROFILE_*@ (nothing without --profile) */
 void emit_header(FILE *f, const EmitCtx *c);
+
+/* ---- sequences and optionals (ops/sequence.c) --------------------------- */
+/* Before bind_inputs: sequence/optional graph inputs become their element
+ * tensors (consecutive slots) from --shape NAME:E0,E1,... / empty / none. */
+void seq_bind_inputs(Graph *g, const Options *o);
+/* Before node i of g is inferred: a node that makes, reads or carries a
+ * sequence or an optional is replaced by plain nodes at i (1), else 0. */
+int seq_expand(Graph *g, int i);
+/* After inference: sequence/optional graph outputs become their elements. */
+void seq_flatten_outputs(Graph *g);
+/* An If with a run-time condition: sequence outputs of both branches become
+ * one output per element (same lengths and types). */
+void seq_flatten_if(Node *n, Graph **br, int nbr);
+/* A body inferred for run time captures a sequence or an absent optional:
+ * refused with what to bind (infer_body). */
+void seq_capture(Node *owner, Graph *b, int k);
+/* The header's comment on flattened sequence/optional inputs and outputs. */
+void seq_io_notes(FILE *f, Graph *g, const char *name);
+/* ops/control.c: a copy of a subgraph as loaded (nested subgraphs copied) */
+Graph *graph_clone(const Graph *src, Graph *parent);
 
 #endif

@@ -212,6 +212,24 @@ static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
     }
 }
 
+/* A graph input/output declared as a sequence of tensors, an optional
+ * sequence or an optional tensor output: t->vkind says which (ops/sequence.c
+ * flattens them into slots), the element's tensor type is returned. */
+static Onnx__TypeProto *seq_io_type(Onnx__TypeProto *tp, Tensor *t)
+{
+    int opt = 0;
+    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type && tp->optional_type->elem_type) {
+        tp = tp->optional_type->elem_type;
+        opt = 1;
+        t->vkind = VK_OPT_TENSOR;
+    }
+    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type && tp->sequence_type->elem_type) {
+        tp = tp->sequence_type->elem_type;
+        t->vkind = opt ? VK_OPT_SEQ : VK_SEQ;
+    }
+    return tp;
+}
+
 /* ValueInfoProto -> declared type and shape (symbolic dims kept by name). */
 static void value_info(Onnx__ValueInfoProto *vi, Tensor *t, int is_io)
 {
@@ -226,8 +244,10 @@ static void value_info(Onnx__ValueInfoProto *vi, Tensor *t, int is_io)
         tp = tp->optional_type->elem_type;   /* an optional tensor input: the caller may pass NULL (ops/control.c) */
         t->optional = 1;
     }
+    if (is_io) tp = seq_io_type(tp, t);   /* a sequence or an optional: its element type (ops/sequence.c) */
     if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
-        if (is_io) fail_plain("graph input/output '%s' is not a tensor (sequences, maps and optionals are not supported)", t->name);
+        if (is_io) fail_plain("graph input/output '%s' is not a tensor, a sequence of tensors or an optional of one of them "
+                              "(maps and nested sequences are not supported)", t->name);
         return;
     }
     Onnx__TypeProto__Tensor *tt = tp->tensor_type;

@@ -31,7 +31,9 @@ static void usage(FILE *f)
           "  --profile       a profiling build: the C times every kernel call and offers\n"
           "                  NAME_profile_print() and NAME_profile_rows() (C target only)\n"
           "  --name NAME     prefix of every exported symbol (default: OUT's file name)\n"
-          "  --shape IN:D0xD1x...  fix the shape of input IN\n"
+          "  --shape IN:D0xD1x...  fix the shape of input IN ('scalar': rank 0); a sequence\n"
+          "                  input: its elements' shapes in order, IN:2x3,2x3,scalar (IN:empty\n"
+          "                  for none); an optional sequence: the same, or IN:none (absent)\n"
           "  --dim SYMBOL=N  bind a symbolic dimension\n"
           "  --bind IN=FILE.pb  fix the value of input IN (a serialized TensorProto): for inputs\n"
           "                  that decide a shape; the code returns NAME_ERR_BOUND_INPUT when a\n"
@@ -191,6 +193,15 @@ static void parse_args(int argc, char **argv, Options *o)
                 char *name = xstrdup(val);
                 name[colon - val] = 0;
                 o->shapes[o->nshapes].name = name;
+                o->shapes[o->nshapes].text = colon + 1;
+                if (strchr(colon + 1, ',') || !strcmp(colon + 1, "empty") || !strcmp(colon + 1, "none")) {
+                    o->shapes[o->nshapes++].rank = -1;   /* a sequence's or optional's shapes: ops/sequence.c reads the text */
+                    continue;
+                }
+                if (!strcmp(colon + 1, "scalar")) {
+                    o->shapes[o->nshapes++].rank = 0;
+                    continue;
+                }
                 int r = 0;
                 for (const char *p = colon + 1;;) {
                     if (r == MAX_RANK) fail_plain("--shape %s: at most %d dimensions", val, MAX_RANK);

@@ -627,11 +627,57 @@ def loop_unrolled():
             "the loop is unrolled, one inferred copy of the body per iteration) and branches on i's parity", {})
 
 
+# ---- sequences (compiler/ops/sequence.c): resolved at compile time into lists of tensors
+def sequence_ops():
+    r = rng(20)
+    S = TensorProto.INT64
+    mapbody = helper.make_graph([helper.make_node("Mul", ["e", "y"], ["m"])], "map", [vi("e", [4])], [vi("m", [4])])
+    loopbody = helper.make_graph([
+        helper.make_node("Identity", ["c"], ["co"]),
+        helper.make_node("Gather", ["y2", "i"], ["row"], axis=0),
+        helper.make_node("Relu", ["row"], ["rr"]),
+        helper.make_node("SequenceInsert", ["sq", "rr", "zero"], ["so"]),
+    ], "body", [vi("i", [], S), vi("c", [], TensorProto.BOOL),
+                helper.make_tensor_sequence_value_info("sq", F, None)],
+        [vi("co", [], TensorProto.BOOL), helper.make_tensor_sequence_value_info("so", F, None)],
+        [i64("zero", 0)])
+    then_g = helper.make_graph([helper.make_node("SequenceConstruct", ["y", "w1"], ["ts"])], "then", [],
+                               [helper.make_tensor_sequence_value_info("ts", F, None)])
+    else_g = helper.make_graph([helper.make_node("SequenceConstruct", ["w1", "y"], ["es"])], "else", [],
+                               [helper.make_tensor_sequence_value_info("es", F, None)])
+    nodes = [
+        helper.make_node("SplitToSequence", ["x"], ["s"], axis=0, keepdims=0),
+        helper.make_node("SequenceMap", ["s"], ["t"], body=mapbody),
+        helper.make_node("ReduceSum", ["y2", "ax0"], ["c4"], keepdims=0),
+        helper.make_node("SequenceInsert", ["t", "c4", "one"], ["s2"]),
+        helper.make_node("SequenceErase", ["s2", "zero"], ["s3"]),
+        helper.make_node("SequenceLength", ["s3"], ["n"]),
+        helper.make_node("Cast", ["n"], ["nf"], to=F),
+        helper.make_node("SequenceAt", ["s3", "minus1"], ["last"]),
+        helper.make_node("Add", ["last", "nf"], ["y1"]),
+        helper.make_node("ConcatFromSequence", ["s3"], ["y0"], axis=0, new_axis=1),
+        helper.make_node("SequenceEmpty", [], ["e0"], dtype=F),
+        helper.make_node("Loop", ["three", "", "e0"], ["rows"], body=loopbody),
+        helper.make_node("ConcatFromSequence", ["rows"], ["y2c"], axis=0),
+        helper.make_node("If", ["flag"], ["pair"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("ConcatFromSequence", ["pair"], ["y3"], axis=-1, new_axis=1),
+    ]
+    m = model("sequence_ops", nodes,
+              [vi("x", [3, 4]), vi("y", [4]), vi("y2", [3, 4]), vi("flag", [], TensorProto.BOOL)],
+              [vi("y0", [3, 4]), vi("y1", [4]), vi("y2c", [12]), vi("y3", [4, 2])],
+              [i64("ax0", [0]), i64("one", 1), i64("zero", 0), i64("minus1", -1), i64("three", 3),
+               init("w1", w(r, 4))], opset=17)
+    return (m, [w(r, 3, 4, scale=1.0), w(r, 4, scale=1.0), w(r, 3, 4, scale=1.0), np.array(False)],
+            "sequences inside the graph: SplitToSequence, SequenceMap, SequenceInsert/Erase/At/Length, "
+            "ConcatFromSequence, a Loop carrying a sequence (unrolled) and an If with a run-time condition "
+            "whose branches make sequences (resolved at compile time into lists of tensors)", {})
+
+
 EXAMPLES = [linear, two_heads, dynamic_batch, conv_bn_relu, small_convnet, flatten_shape_ops, clamp_min_max,
             layernorm_decomposed, gemm_chain, asinh, srcnn_cubic, self_attention, sibling_convs_concat,
             custom_domain_op, elementwise_chain, mobilenet_block, local_functions,
             ms_transformer_ops, ms_fused_conv, quantized_convnet, quantized_mlp, quantized_gemm,
-            if_nested_outer, loop_if_scan, loop_runtime_trip, scan_axes_reverse, loop_unrolled]
+            if_nested_outer, loop_if_scan, loop_runtime_trip, scan_axes_reverse, loop_unrolled, sequence_ops]
 
 
 # ---------------------------------------------------------------- writing

@@ -18,6 +18,8 @@ onnxruntime and onnx's reference (test_quant.py), FlexAttention's
 score_mod/prob_mod against onnx's reference (test_flexattention.py),
 ImageDecoder on images written with numpy, and on truncated and corrupted
 streams under ASan (test_image_decoder.py),
+onnxruntime and onnx's reference (test_quant.py), sequences and optionals
+against onnxruntime (test_sequences.py),
 and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
 newlib, no double precision in float32 models)."""
 import os, re, subprocess, sys, time
@@ -48,6 +50,8 @@ SUITES = [
     ("strings", [PY, "tests/test_strings.py", "--compiler", ASAN_CC]),
     ("flexattention", [PY, "tests/test_flexattention.py", "--compiler", ASAN_CC]),
     ("image-decoder", [PY, "tests/test_image_decoder.py", "--compiler", ASAN_CC]),
+    # sequence and optional inputs/outputs against onnxruntime, and their refusals
+    ("sequences", [PY, "tests/test_sequences.py", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
     # the firmware example on an emulated Cortex-M4 (QEMU mps2-an386) against the host
     ("firmware-qemu", [PY, "tests/test_firmware_qemu.py", "--compiler", ASAN_CC]),

@@ -105,7 +105,7 @@ static void check_body_ops(Node *owner, Graph *b)
                                     *n->domain ? n->domain : "", *n->domain ? "::" : "", n->op_type, n->name);
     }
     if (bad)
-        fail("its subgraph '%s' has %d node%s with unsupported ops: %s (sequences, maps and custom-domain ops "
+        fail("its subgraph '%s' has %d node%s with unsupported ops: %s (custom-domain ops "
              "are not supported)", b->name, bad, bad > 1 ? "s" : "", msg);
     (void)owner;
 }
@@ -126,6 +126,9 @@ static void infer_body(Node *owner, Graph *b)
         c->is_input = !x->data;   /* known to the topological order as given */
         c->producer = NULL;
         c->storage = ST_NONE;
+        c->seq = x->seq;
+        c->optional = x->optional;   /* an optional graph input: read by the body's Optional* nodes */
+        if (x->seq) seq_capture(owner, b, k);   /* a run-time body reading a sequence: refused (ops/sequence.c) */
     }
     for (int i = 0; i < b->ninputs; i++) {
         b->inputs[i]->is_input = 1;
@@ -153,6 +156,7 @@ static void infer_body(Node *owner, Graph *b)
         Node *n = b->nodes[i];
         diag_node = n;
         if (expand_flex_attention(b, n)) { i--; continue; }   /* replaced by standard ops (ops/attention.c) */
+        if (seq_expand(b, i)) { i--; continue; }   /* sequences: replaced by plain nodes (ops/sequence.c) */
         infer_node(n);
         if (!n->folded && node_foldable(n)) {
             int64_t e = 0;
@@ -169,6 +173,7 @@ static void infer_body(Node *owner, Graph *b)
         if (b->nodes[i]->folded) graph_remove_node(b, b->nodes[i]);
     for (int i = 0; i < b->noutputs; i++) {
         Tensor *t = b->outputs[i];
+        if (t->seq) continue;   /* a sequence: its elements (seq_flatten_if) */
         int body_input = 0;
         for (int k = 0; k < b->ninputs; k++) body_input |= b->inputs[k] == t;
         if (!t->data && !t->producer && !body_input)
@@ -282,6 +287,7 @@ static void infer_if_branches(Node *n, Tensor *cond, int v)
             fail("has %d outputs, its branch '%s' %d", n->nout, br[s]->name, br[s]->noutputs);
         infer_body(n, br[s]);
     }
+    seq_flatten_if(n, v < 0 ? br : br + (v == 0), v < 0 ? 2 : 1);   /* sequence outputs: one per element (ops/sequence.c) */
     for (int j = 0; j < n->nout; j++) {
         Tensor *a = br[v == 0 ? 1 : 0]->outputs[j];
         if (v < 0) {
@@ -498,6 +504,8 @@ static Graph *clone_graph(const Graph *src, Graph *parent)
     }
     return g;
 }
+
+Graph *graph_clone(const Graph *src, Graph *parent) { return clone_graph(src, parent); }
 
 /* Infers b; 0 (the message in diag_msg) if that fails. */
 static int try_infer_body(Node *owner, Graph *b)

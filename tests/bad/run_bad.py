@@ -512,9 +512,9 @@ def _(d):
 
 @case("unsupported op inside a Loop body")
 def _(d):
-    m = loop_model([helper.make_node("SequenceEmpty", [], ["sq"], name="seq"),
+    m = loop_model([helper.make_node("Bernoulli", ["v"], ["sq"], name="seq"),
                     helper.make_node("Neg", ["v"], ["vo"])], trip=2)
-    return [save(m, d), "-o", out(d)], ["'loop'", "SequenceEmpty", "'seq'", "unsupported"]
+    return [save(m, d), "-o", out(d)], ["'loop'", "Bernoulli", "'seq'", "unsupported"]
 
 
 @case("Loop body reading a name no scope defines")

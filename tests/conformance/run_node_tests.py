@@ -9,7 +9,8 @@ dirs (../shared/onnx-node-tests, say). Each test gets one outcome:
 
   pass            every data set matches
   refused         the compiler said no (exit 1, a message): unsupported op, type
-                  or shape; or the test data is no plain tensors (sequences)
+                  or shape (sequences and optionals: flattened into slots,
+                  load_composite)
   compiler-crash  the compiler crashed, hung, or printed a sanitizer report
   cc-failed       the generated code does not build warning-free (gcc, clang)
   run-crash       the program crashed, hung or returned an error code
@@ -55,7 +56,9 @@ int main(int argc, char **argv)
     int rc;
     (void)argc;
     for (int i = 0; i < %(ni)d; i++) {
-        void *p = malloc(in_sz[i] + 1);
+        void *p;
+        if (in_sz[i] < 0) continue;   /* an absent optional input: NULL */
+        p = malloc(in_sz[i] + 1);
         FILE *f = fopen(argv[1 + i], "rb");
         if (!f || fread(p, 1, in_sz[i], f) != (size_t)in_sz[i]) return 3;
         fclose(f);
@@ -151,7 +154,7 @@ int main(int argc, char **argv)
 
 
 def is_str(a):
-    return a.dtype.kind in "OSU"
+    return a is not None and a.dtype.kind in "OSU"
 
 
 def str_raw(a):
@@ -172,7 +175,7 @@ def str_close(got, ref):
 
 
 def size_key(a):
-    return a.size if is_str(a) else len(raw(a))
+    return -1 if a is None else a.size if is_str(a) else len(raw(a))
 
 
 def default_corpus():
@@ -239,6 +242,81 @@ def compile_model(cmd):
     return r, ""
 
 
+# ---- sequences and optionals (test data that is not plain tensors) --------
+# onnx2c flattens a sequence input/output into one slot per element, in order
+# (lengths and element shapes given with --shape NAME:D0xD1,D0xD1,... /
+# NAME:empty); an optional tensor input is one slot, NULL when absent; an
+# optional sequence is its sequence, or NAME:none (no slot) when absent. The
+# corpus writes a Python list as a SequenceProto and None as an OptionalProto
+# whatever the declared type (make_corpus.py), so an optional is read by what
+# the file holds.
+
+def _parse(cls, path):
+    p = cls()
+    with open(path, "rb") as f:
+        p.ParseFromString(f.read())
+    return p
+
+
+def load_value(path, tp, name):
+    """the value of a TypeProto-typed input/output: an array, a list of arrays, or None"""
+    kind = tp.WhichOneof("value")
+    if kind == "tensor_type":
+        return load_pb(path)
+    if kind == "sequence_type":
+        return [np.asarray(a) for a in numpy_helper.to_list(_parse(onnx.SequenceProto, path))]
+    if kind != "optional_type":
+        raise TypeError("a %s" % kind)
+    o = _parse(onnx.OptionalProto, path)
+    if o.elem_type == onnx.OptionalProto.UNDEFINED and o.name == name and not o.ListFields()[2:]:
+        return None
+    inner = tp.optional_type.elem_type.WhichOneof("value")
+    if inner == "sequence_type":
+        if o.elem_type == onnx.OptionalProto.SEQUENCE and o.HasField("sequence_value"):
+            return [np.asarray(a) for a in numpy_helper.to_list(o.sequence_value)]
+        return [np.asarray(a) for a in numpy_helper.to_list(_parse(onnx.SequenceProto, path))]
+    if o.elem_type == onnx.OptionalProto.TENSOR and o.HasField("tensor_value") and o.name == name:
+        return numpy_helper.to_array(o.tensor_value)
+    return load_pb(path)
+
+
+def load_composite(test, model, gin, sets):
+    """data sets flattened into slots (None: an absent optional input, passed as
+    NULL) and the --shape options the sequences and optionals need"""
+    data, shapes = [], []
+    for si, ds in enumerate(sets):
+        ins, outs = [], []
+        for k, vi in enumerate(gin):
+            v = load_value(os.path.join(ds, "input_%d.pb" % k), vi.type, vi.name)
+            kind = vi.type.WhichOneof("value")
+            if isinstance(v, list):
+                ins += v
+                if si == 0:
+                    shapes += ["--shape", "%s:%s" % (vi.name, ",".join("x".join(map(str, a.shape)) or "scalar"
+                                                                           for a in v) or "empty")]
+            elif v is None and kind == "optional_type" and \
+                    (vi.type.optional_type.elem_type.WhichOneof("value") == "sequence_type" or
+                     any(not d.HasField("dim_value") for d in vi.type.optional_type.elem_type.tensor_type.shape.dim) or
+                     not vi.type.optional_type.elem_type.tensor_type.HasField("shape")):
+                if si == 0:   # absent at compile time (an optional tensor of unknown shape too): no slot
+                    shapes += ["--shape", "%s:none" % vi.name]
+            else:
+                ins.append(v)
+                tt = vi.type.optional_type.elem_type.tensor_type if kind == "optional_type" else vi.type.tensor_type
+                dims = tt.shape.dim
+                if si == 0 and v is not None and (any(not d.HasField("dim_value") for d in dims) or len(dims) != v.ndim):
+                    shapes += ["--shape", "%s:%s" % (vi.name, "x".join(str(s) for s in v.shape) or "scalar")]
+        for k, vi in enumerate(model.graph.output):
+            v = load_value(os.path.join(ds, "output_%d.pb" % k), vi.type, vi.name)
+            outs += v if isinstance(v, list) else [] if v is None else [v]
+        data.append((ins, outs))
+    return data, shapes
+
+
+def nbytes(a):
+    return -1 if a is None else len(raw(a))
+
+
 def run_one(test, args):
     name = os.path.basename(test)
     work = tempfile.mkdtemp(prefix="o2c_nt_")
@@ -254,16 +332,23 @@ def run_one(test, args):
             data = [([load_pb(os.path.join(ds, "input_%d.pb" % k)) for k in range(len(gin))],
                      [load_pb(os.path.join(ds, "output_%d.pb" % k)) for k in range(len(model.graph.output))])
                     for ds in sets]
-        except Exception as e:  # sequences, optionals: not tensors
-            return name, "refused", "test data is not plain tensors (%s)" % type(e).__name__
+            composite = None
+        except Exception:  # sequences, optionals: flattened into slots
+            try:
+                data, composite = load_composite(test, model, gin, sets)
+            except Exception as e:
+                return name, "refused", "test data is not tensors, sequences or optionals (%s)" % type(e).__name__
         if not data:
             return name, "refused", "no test data"
         src = os.path.join(work, "m.c")
         cmd = [args.compiler, os.path.join(test, "model.onnx"), "-o", src, "--name", "m"]
-        for vi, a in zip(gin, data[0][0]):
-            dims = vi.type.tensor_type.shape.dim
-            if any(not d.HasField("dim_value") for d in dims) or len(dims) != a.ndim:
-                cmd += ["--shape", "%s:%s" % (vi.name, "x".join(str(s) for s in a.shape))]
+        if composite is not None:
+            cmd += composite
+        else:
+            for vi, a in zip(gin, data[0][0]):
+                dims = vi.type.tensor_type.shape.dim
+                if any(not d.HasField("dim_value") for d in dims) or len(dims) != a.ndim:
+                    cmd += ["--shape", "%s:%s" % (vi.name, "x".join(str(s) for s in a.shape))]
         r, why = compile_model(cmd)
         if r is None:
             return name, "compiler-crash", why
@@ -288,7 +373,7 @@ def run_one(test, args):
                                            in_str="".join("%d," % is_str(a) for a in ins0),
                                            out_str="".join("%d," % is_str(a) for a in refs0)))
             else:
-                f.write(HARNESS % dict(ni=len(ins0), no=len(refs0), in_sz="".join("%d," % len(raw(a)) for a in ins0),
+                f.write(HARNESS % dict(ni=len(ins0), no=len(refs0), in_sz="".join("%d," % nbytes(a) for a in ins0),
                                        out_sz="".join("%d," % len(raw(a)) for a in refs0)))
         exe = os.path.join(work, "prog")
         r = subprocess.run(["gcc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", "-o", exe,
@@ -330,7 +415,7 @@ def run_one(test, args):
             files = []
             for k, a in enumerate(ins):
                 fn = os.path.join(work, "in%d" % k)
-                open(fn, "wb").write(str_raw(a) if is_str(a) else raw(a))
+                open(fn, "wb").write(b"" if a is None else str_raw(a) if is_str(a) else raw(a))
                 files.append(fn)
             outs = [os.path.join(work, "out%d" % k) for k in range(len(refs))]
             for what, prog in progs:
