@@ -39,6 +39,15 @@ static int by_size(const void *a, const void *b)
     return x->id < y->id ? -1 : (x->id > y->id);
 }
 
+/* A tensor's alignment in the arena: 64 bytes (the widest vector, a cache
+ * line), or 16 for one smaller than that (no vector spans it; 16 covers
+ * every element type) */
+#define SMALL_ALIGN 16
+static int64_t align_of(const Tensor *t)
+{
+    return tensor_bytes(t) >= ARENA_ALIGN ? ARENA_ALIGN : SMALL_ALIGN;
+}
+
 static int64_t padded(const Tensor *t)
 {
     int64_t b = (int64_t)tensor_bytes(t);
@@ -51,7 +60,7 @@ static void verify_plan(Tensor **list, int n, int64_t size)
 {
     for (int i = 0; i < n; i++) {
         const Tensor *t = list[i];
-        if (t->offset < 0 || t->offset % ARENA_ALIGN || t->offset + padded(t) > size)
+        if (t->offset < 0 || t->offset % align_of(t) || t->offset + padded(t) > size)
             fail_plain("internal: the memory plan puts '%s' at %lld (+%lld) in an arena of %lld bytes", t->name,
                        (long long)t->offset, (long long)padded(t), (long long)size);
         for (int j = i + 1; j < n; j++) {
@@ -79,7 +88,7 @@ static void live_profile(Lowering *L, Tensor **list, int n)
         int last = t->last < L->n ? t->last : L->n - 1;
         d[t->first] += (int64_t)tensor_bytes(t);
         d[last + 1] -= (int64_t)tensor_bytes(t);
-        L->naive_arena += (padded(t) + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+        L->naive_arena += (padded(t) + align_of(t) - 1) / align_of(t) * align_of(t);
     }
     for (int c = 0; c < L->n; c++) {
         L->live[c] = (c ? L->live[c - 1] : 0) + d[c];
@@ -140,9 +149,53 @@ static int plan_inplace(Lowering *L, Tensor **list, int n)
 /* Largest first, each at the lowest aligned offset that overlaps no placed
  * tensor live at the same time; returns the arena size (unaligned). The
  * list is sorted in place. */
+/* other orders of placement: by start of life (then size), by size times
+ * lifetime */
+static int by_first(const void *a, const void *b)
+{
+    const Tensor *x = *(Tensor *const *)a, *y = *(Tensor *const *)b;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    return by_size(a, b);
+}
+
+static int by_area(const void *a, const void *b)
+{
+    const Tensor *x = *(Tensor *const *)a, *y = *(Tensor *const *)b;
+    double ax = (double)tensor_bytes(x) * (x->last - x->first + 1), ay = (double)tensor_bytes(y) * (y->last - y->first + 1);
+    if (ax != ay) return ax > ay ? -1 : 1;
+    return by_size(a, b);
+}
+
+static int64_t pack_order(Tensor **list, int n, int (*cmp)(const void *, const void *));
+
+/* Packs in several placement orders and keeps the smallest arena (the
+ * first order on a tie): first fit is a heuristic, none of its orders is
+ * best on every graph. */
 static int64_t pack(Tensor **list, int n)
 {
-    qsort(list, (size_t)n, sizeof(Tensor *), by_size);
+    static int (*const ORDERS[])(const void *, const void *) = {by_size, by_first, by_area};
+    int64_t best = -1, *off = xalloc(sizeof(int64_t) * (size_t)(n + 1));
+    Tensor **order = xalloc(sizeof(Tensor *) * (size_t)(n + 1));
+    for (size_t k = 0; k < sizeof ORDERS / sizeof ORDERS[0]; k++) {
+        int64_t size = pack_order(list, n, ORDERS[k]);
+        if (best < 0 || size < best) {
+            best = size;
+            for (int i = 0; i < n; i++) {
+                order[i] = list[i];
+                off[i] = list[i]->offset;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        list[i] = order[i];
+        list[i]->offset = off[i];
+    }
+    return best < 0 ? 0 : best;
+}
+
+static int64_t pack_order(Tensor **list, int n, int (*cmp)(const void *, const void *))
+{
+    qsort(list, (size_t)n, sizeof(Tensor *), cmp);
     int64_t size = 0;
     for (int i = 0; i < n; i++) {
         Tensor *t = list[i];
@@ -154,7 +207,7 @@ static int64_t pack(Tensor **list, int n)
                 if (u->last < t->first || t->last < u->first) continue;
                 int64_t ue = u->offset + padded(u);
                 if (off < ue && u->offset < off + need) {
-                    off = (ue + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+                    off = (ue + align_of(t) - 1) / align_of(t) * align_of(t);
                     again = 1;
                 }
             }
