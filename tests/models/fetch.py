@@ -272,13 +272,19 @@ def derive_qdq_int8(m, src, dst, log):
             return next(self.it, None)
 
     log("quantizing %s (quantize_static, QDQ int8, per channel)" % m["name"])
-    pre = dst + ".pre.onnx"
+    pre = os.path.abspath(dst + ".pre.onnx")
+    src, dst = os.path.abspath(src), os.path.abspath(dst)
+    # the quantization tools may leave temporary files in the current folder
+    cwd, tmp = os.getcwd(), tempfile.mkdtemp(prefix="derive_", dir=OUT)
     try:
+        os.chdir(tmp)
         quant_pre_process(src, pre, skip_symbolic_shape=True)   # (it fails on this graph; ONNX shape inference runs)
         quantize_static(pre, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                         activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
                         calibrate_method=CalibrationMethod.MinMax)
     finally:
+        os.chdir(cwd)
+        shutil.rmtree(tmp, ignore_errors=True)
         if os.path.exists(pre):
             os.remove(pre)
 
