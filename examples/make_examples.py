@@ -500,6 +500,31 @@ def quantized_gemm():
     return (m, [w(r, 3, 24, scale=1.0)],
             "com.microsoft QGemm as quantize_static writes Gemm: transB with per-row int8 weights and an int32 bias, "
             "requantized to uint8 (an output too, exact), then alpha 0.5 with a float output and a (1, N) bias", {})
+
+def quantized_lstm():
+    r = rng(19)
+    ms = "com.microsoft"
+    T, NI, H = 6, 10, 16
+    # float weights in the ONNX LSTM layout, quantized as quantize_dynamic
+    # does (symmetric int8, transposed to [D, input, 4H]); W per direction, R per column
+    wf, rf = w(r, 2, 4 * H, NI, scale=0.5), w(r, 2, 4 * H, H, scale=0.4)
+    ws = (np.abs(wf).max(axis=(1, 2)) / 127).astype(np.float32)
+    rs = (np.abs(rf).max(axis=2) / 127).astype(np.float32)
+    wq = np.clip(np.rint(wf / ws[:, None, None]), -127, 127).astype(np.int8).transpose(0, 2, 1)
+    rq = np.clip(np.rint(rf / rs[:, :, None]), -127, 127).astype(np.int8).transpose(0, 2, 1)
+    n = helper.make_node("DynamicQuantizeLSTM", ["x", "W", "R", "B", "", "", "", "", "W_s", "W_z", "R_s", "R_z"],
+                         ["y", "y_h", "y_c"], domain=ms, direction="bidirectional", hidden_size=H)
+    m = model("quantized_lstm", [n], [vi("x", [T, 1, NI])],
+              [vi("y", [T, 2, 1, H]), vi("y_h", [2, 1, H]), vi("y_c", [2, 1, H])],
+              [qinit("W", wq, np.int8), qinit("R", rq, np.int8), init("B", w(r, 2, 8 * H, scale=0.2)),
+               qinit("W_s", ws, np.float32), qinit("W_z", np.zeros(2), np.int8), qinit("R_s", rs, np.float32),
+               qinit("R_z", np.zeros((2, 4 * H)), np.int8)], extra_opsets=[(ms, 1)])
+    return (m, [w(r, T, 1, NI, scale=1.0)],
+            "com.microsoft DynamicQuantizeLSTM as quantize_dynamic writes LSTM: bidirectional, int8 weights "
+            "transposed to [D, input, 4H], W per direction and R per column; X and each step's h quantized to "
+            "uint8 at run time, integer products (activations differ from onnxruntime's by rounding only)", {})
+
+
 # ---- control flow (If, Loop, Scan: compiler/ops/control.c)
 
 def if_nested_outer():
@@ -676,7 +701,7 @@ def sequence_ops():
 EXAMPLES = [linear, two_heads, dynamic_batch, conv_bn_relu, small_convnet, flatten_shape_ops, clamp_min_max,
             layernorm_decomposed, gemm_chain, asinh, srcnn_cubic, self_attention, sibling_convs_concat,
             custom_domain_op, elementwise_chain, mobilenet_block, local_functions,
-            ms_transformer_ops, ms_fused_conv, quantized_convnet, quantized_mlp, quantized_gemm,
+            ms_transformer_ops, ms_fused_conv, quantized_convnet, quantized_mlp, quantized_gemm, quantized_lstm,
             if_nested_outer, loop_if_scan, loop_runtime_trip, scan_axes_reverse, loop_unrolled, sequence_ops]
 
 

@@ -8,6 +8,18 @@ the type combinations and granularities it supports:
     QLinearGlobalAveragePool channels first and last, QLinearAveragePool,
     QLinearConcat with copied and requantized inputs, QGemm) against
     onnxruntime;
+  - DynamicQuantizeLSTM (forward, reverse, bidirectional; int8 and uint8
+    weights, per-direction and per-column scales; biases, peepholes,
+    initial states, input_forget, clip, other activations, an all-zero
+    input) against onnxruntime. Its integer parts (the uint8 quantization
+    of X and of each step's h, the integer products) are exact; its float
+    parts differ from onnxruntime's only by the rounding of the activations
+    (onnxruntime's MLAS approximations of the logistic and tanh functions
+    against libm): the runner's default tolerance (1e-3 relative, 1e-5
+    absolute) holds, and each case first checks that onnxruntime agrees
+    within it with this file's float32 emulation of the op (libm
+    activations), so that no case sits on a quantization boundary where
+    two valid roundings of the activations would pick another byte;
   - the standard ops (QuantizeLinear, DequantizeLinear per tensor, per axis,
     blocked, 16-bit and int32 types, float16/bfloat16 scales, output_dtype,
     precision; DynamicQuantizeLinear; MatMulInteger, QLinearMatMul, ConvInteger,
@@ -290,6 +302,120 @@ def edge_cases(c, r):
           {"x": (r.standard_normal([3, 7, 2]) * 2).astype(np.float32)}, opset=21, ref="onnx")
 
 
+def dq_quant(a):
+    """onnxruntime's dynamic uint8 quantization of a float32 array: (scale, q - zp)"""
+    z0 = np.float32(0)
+    lo, hi = min(np.float32(a.min()), z0), max(np.float32(a.max()), z0)
+    sc = np.float32(1) if hi == lo else np.float32((hi - lo) / np.float32(255))
+    zp = np.rint(np.clip(np.float32(z0 - np.float32(lo / sc)), 0, 255))
+    return sc, np.clip(np.rint((a / sc).astype(np.float32)), -zp, 255 - zp).astype(np.int64)
+
+
+def dq_act(name, x, alpha, beta):
+    x = x.astype(np.float32)
+    f = {"Sigmoid": lambda: 1 / (1 + np.exp(-x)), "Tanh": lambda: np.tanh(x), "Relu": lambda: np.maximum(x, 0),
+         "HardSigmoid": lambda: np.clip(alpha * x + beta, 0, 1), "Softsign": lambda: x / (1 + np.abs(x))}[name]
+    return np.asarray(f(), np.float32)
+
+
+def dqlstm_emulate(X, W, R, B, h0, c0, P, ws, wz, rs, rz, H, direction, input_forget, clip, acts):
+    """DynamicQuantizeLSTM as onnxruntime computes it, in float32 with libm
+    activations (acts[d]: 3 (name, alpha, beta) for f, g, h of direction d)"""
+    T, Bt, NI = X.shape
+    D = 2 if direction == "bidirectional" else 1
+    Y, Yh, Yc = np.zeros((T, D, Bt, H), np.float32), np.zeros((D, Bt, H), np.float32), np.zeros((D, Bt, H), np.float32)
+    xs, xq = dq_quant(X.reshape(T * Bt, NI))
+    cl = (lambda v: np.clip(v, -clip, clip)) if clip else (lambda v: v)
+    for d in range(D):
+        f, g = [lambda v, a=a: dq_act(a[0], cl(v), a[1], a[2]) for a in acts[d][:2]]
+        hh = lambda v, a=acts[d][2]: dq_act(a[0], v, a[1], a[2])   # (the cell state is not clipped)
+        rev = d == 1 or direction == "reverse"
+        wsc = np.broadcast_to(ws[d].reshape(-1), (4 * H,)).astype(np.float32)
+        rsc = np.broadcast_to(rs[d].reshape(-1), (4 * H,)).astype(np.float32)
+        Wi = W[d].astype(np.int64) - int(np.asarray(wz[d]).reshape(-1)[0])
+        Ri = R[d].astype(np.int64) - int(np.asarray(rz[d]).reshape(-1)[0])
+        Px = ((xq @ Wi).astype(np.float32) * (np.float32(xs) * wsc)).reshape(T, Bt, 4 * H)
+        bias = (B[d, :4 * H] + B[d, 4 * H:]) if B is not None else np.zeros(4 * H, np.float32)
+        hp = h0[d].copy() if h0 is not None else np.zeros((Bt, H), np.float32)
+        cp = c0[d].copy() if c0 is not None else np.zeros((Bt, H), np.float32)
+        for s in range(T):
+            t = T - 1 - s if rev else s
+            hs, hq = dq_quant(hp)
+            gt = Px[t] + (hq @ Ri).astype(np.float32) * (np.float32(hs) * rsc)
+            gi, go, gf, gc = [gt[:, k * H:(k + 1) * H] for k in range(4)]
+            if P is not None:
+                gi, gf = gi + cp * P[d, :H], gf + cp * P[d, 2 * H:]
+            i = f(gi + bias[:H])
+            fg = 1 - i if input_forget else f(gf + bias[2 * H:3 * H])
+            cn = fg * cp + i * g(gc + bias[3 * H:])
+            if P is not None:
+                go = go + cn * P[d, H:2 * H]
+            hp, cp = f(go + bias[H:2 * H]) * hh(cn), cn
+            Y[t, d] = hp
+        Yh[d], Yc[d] = hp, cp
+    return Y, Yh, Yc
+
+
+def dqlstm_cases(c, r):
+    cases = [  # T, batch, input_size, H, direction, weight type, per column, peepholes, bias, initial states, extra
+        (5, 1, 7, 8, "forward", TP.INT8, False, False, True, False, {}),
+        (5, 2, 7, 8, "reverse", TP.UINT8, True, False, True, True, {}),
+        (6, 3, 10, 16, "bidirectional", TP.INT8, True, True, True, True, {}),
+        (4, 1, 12, 32, "bidirectional", TP.UINT8, False, True, False, False, {}),
+        (7, 2, 9, 12, "forward", TP.UINT8, True, True, True, True, {"input_forget": 1, "clip": 0.8}),
+        (5, 2, 6, 8, "bidirectional", TP.INT8, False, False, True, True,
+         {"activations": ["HardSigmoid", "Softsign", "Tanh"] * 2, "activation_alpha": [0.3, 0.25],
+          "activation_beta": [0.45, 0.55]}),
+        (4, 2, 5, 8, "bidirectional", TP.UINT8, True, False, True, False, {"zero_x": True}),
+    ]
+    for k, (T, Bt, NI, H, direction, wdt, per_col, peep, bias, init_st, extra) in enumerate(cases):
+        D = 2 if direction == "bidirectional" else 1
+        W, R = qrand(r, wdt, (D, NI, 4 * H)), qrand(r, wdt, (D, H, 4 * H))
+        sh = (D, 4 * H) if per_col else (D,)
+        ws, rs = f32(r.uniform(0.002, 0.02, sh)), f32(r.uniform(0.002, 0.02, sh))
+        if wdt == TP.INT8:   # quantize_dynamic's int8 weights are symmetric
+            wz, rz = np.zeros(sh, np.int8), np.zeros(sh, np.int8)
+        else:   # one zero point a direction; per column, one for all (onnxruntime's rules)
+            wz, rz = [np.broadcast_to(r.randint(100, 156, (1, 1) if per_col else (D,)), sh).astype(np.uint8)
+                      for _ in range(2)]
+        X = np.zeros((T, Bt, NI), np.float32) if extra.get("zero_x") else f32(r.standard_normal((T, Bt, NI)))
+        Bv = f32(r.standard_normal((D, 8 * H)) * 0.3) if bias else None
+        Pv = f32(r.standard_normal((D, 3 * H)) * 0.3) if peep else None
+        h0 = f32(r.standard_normal((D, Bt, H)) * 0.5) if init_st else None
+        c0 = f32(r.standard_normal((D, Bt, H)) * 0.5) if init_st else None
+        inits = [init("W", W), init("R", R), init("ws", ws), init("wz", wz), init("rs", rs), init("rz", rz)]
+        inits += ([init("B", Bv)] if bias else []) + ([init("P", Pv)] if peep else [])
+        names = ["X", "W", "R", "B" if bias else "", "", "h0" if init_st else "", "c0" if init_st else "",
+                 "P" if peep else "", "ws", "wz", "rs", "rz"]
+        attrs = {a: v for a, v in extra.items() if a != "zero_x"}
+        n = h.make_node("DynamicQuantizeLSTM", names, ["Y", "Yh", "Yc"], domain="com.microsoft", hidden_size=H,
+                        direction=direction, **attrs)
+        ins, feeds = [vi("X", TP.FLOAT, [T, Bt, NI])], {"X": X}
+        if init_st:
+            ins += [vi("h0", TP.FLOAT, [D, Bt, H]), vi("c0", TP.FLOAT, [D, Bt, H])]
+            feeds.update(h0=h0, c0=c0)
+        # the emulation agrees with onnxruntime within the default tolerance (see the docstring)
+        al, be = list(attrs.get("activation_alpha", [])), list(attrs.get("activation_beta", []))
+        acts = [(a, al.pop(0) if a == "HardSigmoid" else 0, be.pop(0) if a == "HardSigmoid" else 0)
+                for a in attrs.get("activations", ["Sigmoid", "Tanh", "Tanh"] * D)]
+        acts = [acts[3 * d:3 * d + 3] for d in range(D)]
+        emu = dqlstm_emulate(X, W, R, Bv, h0, c0, Pv, ws, wz, rs, rz, H, direction, attrs.get("input_forget", 0),
+                             attrs.get("clip", 0), acts)
+        for a, b in zip(ort_run_ms(n, ins, inits, feeds), emu):
+            if not np.all(np.abs(a - b) <= 1e-5 + 1e-3 * np.abs(a)):
+                raise RuntimeError("dqlstm case %d: onnxruntime and the emulation differ by %g" % (
+                    k, float(np.abs(a - b).max())))
+        c.add("dqlstm_%d_%s" % (k, direction), [n], ins, [vi(o, TP.FLOAT, None) for o in ("Y", "Yh", "Yc")], inits,
+              feeds, ms=True)
+
+
+def ort_run_ms(n, ins, inits, feeds):
+    g = h.make_graph([n], "g", ins, [vi(o, TP.FLOAT, None) for o in n.output], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13), h.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    return ort_run(m, feeds)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
@@ -307,6 +433,7 @@ def main():
             contrib_cases(c, r, it)
             standard_cases(c, r, it)
         edge_cases(c, np.random.RandomState(7))
+        dqlstm_cases(c, np.random.RandomState(11))
         expected = os.path.join(root, "expected.txt")
         with open(expected, "w") as f:
             f.write("\n".join(c.names) + "\n")

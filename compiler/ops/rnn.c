@@ -390,3 +390,218 @@ void lower_rnn(Node *n, Lowering *L)
     /* 4. outputs */
     lower_rnn_outputs(n, L, &r, S, C, sl);
 }
+
+/* ---- com.microsoft DynamicQuantizeLSTM (onnxruntime's quantize_dynamic) ----
+ * Inputs X, W, R, B, sequence_lens, initial_h, initial_c, P, W_scale,
+ * W_zero_point, R_scale, R_zero_point: an LSTM (gates i o f c, the LSTM's
+ * attributes but no layout) whose weights are int8 or uint8 and stored
+ * transposed, W [D, input_size, 4H] and R [D, H, 4H], with a scale and zero
+ * point per direction ([D]) or per column ([D, 4H]; one zero point for all
+ * columns, as onnxruntime requires). onnxruntime computes both products in
+ * integers on uint8 quantizations of X and of each step's h (runtime/c/
+ * rnn.h, o2c_dqlstm_*); the lowering does the same. Weights, scales and
+ * zero points must be constants; sequence_lens only with every length the
+ * full sequence (a shorter one changes what onnxruntime quantizes). */
+
+static int dq_is_q8(int dt) { return dt == DT_INT8 || dt == DT_UINT8; }
+
+/* the scale or zero point t of a weight: [D] or [D, 4H]; returns the
+ * values a direction (1 or 4H) */
+static int64_t dq_param(Node *n, Tensor *t, const char *what, const RnnInfo *r)
+{
+    (void)n;
+    if (t->rank == 1 && t->dims[0] == r->D) return 1;
+    if (t->rank == 2 && t->dims[0] == r->D && t->dims[1] == 4 * r->H) return 4 * r->H;
+    fail("%s ('%s') is %s; it must be %lld (per direction) or %lldx%lld (per column)", what, t->name,
+         tensor_shape_str(t), (long long)r->D, (long long)r->D, (long long)(4 * r->H));
+}
+
+static void dq_info(Node *n, RnnInfo *r)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = 2;
+    r->G = 4;
+    r->nact = 3;
+    if (n->nin != 12) fail("DynamicQuantizeLSTM has %d inputs; it takes 12 (optional ones may be empty)", n->nin);
+    Tensor *x = n->in[0], *w = n->in[1], *rr = n->in[2];
+    for (int j = 8; j < 12; j++)
+        if (!n->in[j]) fail("input %d (the weights' scales and zero points) is required", j);
+    if (n->promoted || x->dtype != DT_FLOAT)
+        fail("X ('%s') is not float32; DynamicQuantizeLSTM takes float32 (as onnxruntime's)", x->name);
+    if (!dq_is_q8(w->dtype) || !dq_is_q8(rr->dtype))
+        fail("W ('%s', %s) and R ('%s', %s) must be int8 or uint8", w->name, dtype_name(w->dtype), rr->name,
+             dtype_name(rr->dtype));
+    const char *dir = attr_s(n, "direction");
+    if (!strcmp(dir, "forward")) r->D = 1;
+    else if (!strcmp(dir, "reverse")) r->D = 1, r->rev0 = 1;
+    else if (!strcmp(dir, "bidirectional")) r->D = 2;
+    else fail("direction '%s' is not one of forward, reverse, bidirectional", dir);
+    if (x->rank != 3)
+        fail("X ('%s') is %s; it must be 3-D (seq_length x batch x input_size)", x->name, tensor_shape_str(x));
+    r->T = x->dims[0];
+    r->B = x->dims[1];
+    r->NI = x->dims[2];
+    if (rr->rank != 3) fail("R ('%s') is %s; it must be num_directions x hidden_size x 4*hidden_size", rr->name,
+                            tensor_shape_str(rr));
+    r->H = attr_has(n, "hidden_size") ? attr_i(n, "hidden_size") : rr->dims[1];
+    if (r->H < 1) fail("hidden_size must be positive, got %lld", (long long)r->H);
+    if (r->T < 1 || r->B < 1) fail("X ('%s') is %s; an empty sequence or batch is not supported", x->name,
+                                   tensor_shape_str(x));
+    int64_t D = r->D, H = r->H;
+    int64_t d3[3] = {D, r->NI, 4 * H};
+    need_shape(n, w, "W", 3, d3);
+    d3[1] = H;
+    need_shape(n, rr, "R", 3, d3);
+    Tensor *b = in_t(n, 3), *sl = in_t(n, 4), *h0 = in_t(n, 5), *c0 = in_t(n, 6), *pp = in_t(n, 7);
+    if (b) {
+        int64_t d2[2] = {D, 8 * H};
+        if (b->dtype != DT_FLOAT) fail("B ('%s') must be float", b->name);
+        need_shape(n, b, "B", 2, d2);
+    }
+    if (sl) {
+        int64_t d1[1] = {r->B};
+        if (sl->dtype != DT_INT32)
+            fail("sequence_lens ('%s') has data type %s; it must be int32", sl->name, dtype_name(sl->dtype));
+        need_shape(n, sl, "sequence_lens", 1, d1);
+    }
+    int64_t ds[3] = {D, r->B, H};
+    if (h0) {
+        if (h0->dtype != DT_FLOAT) fail("initial_h ('%s') must be float", h0->name);
+        need_shape(n, h0, "initial_h", 3, ds);
+    }
+    if (c0) {
+        if (c0->dtype != DT_FLOAT) fail("initial_c ('%s') must be float", c0->name);
+        need_shape(n, c0, "initial_c", 3, ds);
+    }
+    if (pp) {
+        int64_t d2[2] = {D, 3 * H};
+        if (pp->dtype != DT_FLOAT) fail("P ('%s') must be float", pp->name);
+        need_shape(n, pp, "P", 2, d2);
+    }
+    static const char *WHAT[4] = {"W_scale", "W_zero_point", "R_scale", "R_zero_point"};
+    for (int j = 0; j < 4; j++) {
+        Tensor *t = n->in[8 + j];
+        int want = j % 2 ? n->in[1 + j / 2]->dtype : DT_FLOAT;
+        if (t->dtype != want)
+            fail("%s ('%s') is %s; it must be %s", WHAT[j], t->name, dtype_name(t->dtype), dtype_name(want));
+        dq_param(n, t, WHAT[j], r);
+    }
+    if (attr_has(n, "clip") && !(attr_f(n, "clip") > 0))
+        fail("clip must be positive, got %g", attr_f(n, "clip"));
+    rnn_activations(n, r);
+}
+
+void infer_dqlstm(Node *n)
+{
+    RnnInfo r;
+    dq_info(n, &r);
+    int64_t y[4] = {r.T, r.D, r.B, r.H}, st[3] = {r.D, r.B, r.H};
+    set_out(n, 0, DT_FLOAT, 4, y);
+    set_out(n, 1, DT_FLOAT, 3, st);
+    set_out(n, 2, DT_FLOAT, 3, st);
+}
+
+/* W [D, K, 4H] (w - zp) as int16 rows of K per column (d, j): [D 4H, K];
+ * the scales, one per column: [D 4H] */
+static void dq_weights(Node *n, Lowering *L, int wi, const RnnInfo *r, Tensor **wq, Tensor **sc)
+{
+    static const char *WHAT[2] = {"W", "R"};
+    Tensor *w = n->in[wi], *s = n->in[8 + 2 * (wi - 1)], *z = n->in[9 + 2 * (wi - 1)];
+    const char *what = WHAT[wi - 1];
+    need_const_value(n, w, what);
+    need_const_value(n, s, wi == 1 ? "W_scale" : "R_scale");
+    need_const_value(n, z, wi == 1 ? "W_zero_point" : "R_zero_point");
+    int64_t D = r->D, G4 = 4 * r->H, K = w->dims[1];
+    int64_t ns = dq_param(n, s, "scale", r), nz = dq_param(n, z, "zero point", r);
+    int sgn = w->dtype == DT_INT8;
+    int32_t zp[2];
+    for (int64_t d = 0; d < D; d++) {
+        for (int64_t j = 0; j < nz; j++) {
+            int32_t v = sgn ? ((const int8_t *)z->data)[d * nz + j] : ((const uint8_t *)z->data)[d * nz + j];
+            if (j == 0) zp[d] = v;
+            else if (v != zp[d])
+                fail("%s_zero_point ('%s') differs between columns of direction %lld; onnxruntime's "
+                     "DynamicQuantizeLSTM takes one zero point a direction", what, z->name, (long long)d);
+        }
+        if (sgn && zp[d] != 0)
+            fail("%s_zero_point ('%s') is %d for int8 weights; onnx2c supports int8 weights with zero point 0 "
+                 "(as onnxruntime's quantize_dynamic writes them)", what, z->name, (int)zp[d]);
+    }
+    int64_t wd[2] = {D * G4, K}, sd[1] = {D * G4};
+    *wq = lower_const(L, wi == 1 ? "W_q16" : "R_q16", DT_INT16, 2, wd);
+    *sc = lower_const(L, wi == 1 ? "W_colscale" : "R_colscale", DT_FLOAT, 1, sd);
+    int16_t *dst = (*wq)->data;
+    float *sdst = (*sc)->data;
+    for (int64_t d = 0; d < D; d++)
+        for (int64_t j = 0; j < G4; j++) {
+            for (int64_t k = 0; k < K; k++) {
+                int64_t src = (d * K + k) * G4 + j;
+                int32_t v = sgn ? ((const int8_t *)w->data)[src] : ((const uint8_t *)w->data)[src];
+                dst[(d * G4 + j) * K + k] = (int16_t)(v - zp[d]);
+            }
+            sdst[d * G4 + j] = ((const float *)s->data)[d * ns + (ns > 1 ? j : 0)];
+        }
+}
+
+void lower_dqlstm(Node *n, Lowering *L)
+{
+    RnnInfo r;
+    dq_info(n, &r);
+    Tensor *x = n->in[0], *b = in_t(n, 3), *sl = in_t(n, 4), *h0 = in_t(n, 5), *c0 = in_t(n, 6);
+    Tensor *pp = in_t(n, 7);
+    if (sl) {
+        need_const_value(n, sl, "sequence_lens");
+        for (int64_t i = 0; i < r.B; i++)
+            if (((const int32_t *)sl->data)[i] != r.T)
+                fail("sequence_lens[%lld] is %d, shorter than the sequence (%lld): not supported for "
+                     "DynamicQuantizeLSTM (onnxruntime quantizes the padded steps too)", (long long)i,
+                     (int)((const int32_t *)sl->data)[i], (long long)r.T);
+    }
+    Tensor *wq, *ws, *rq, *rs;
+    dq_weights(n, L, 1, &r, &wq, &ws);
+    dq_weights(n, L, 2, &r, &rq, &rs);
+    int64_t D = r.D, B = r.B, H = r.H, T = r.T, NI = r.NI, G4 = 4 * H, N = D * G4, M = T * B;
+
+    /* 1. X quantized once for every step and direction, then the input
+     * product P [T B, D 4H] */
+    int64_t xd[2] = {M, NI}, md[1] = {N}, pd[2] = {M, N};
+    Tensor *xq = lower_temp(L, DT_INT16, 2, xd), *xm = lower_temp(L, DT_FLOAT, 1, md);
+    KCall *c = lower_call(L, "o2c_dqlstm_quant_f32", 1);
+    c->x[0] = x; c->x[1] = ws; c->y[0] = xq; c->y[1] = xm;
+    c->k[O2C_DQL_QUANT_N] = M * NI; c->k[O2C_DQL_QUANT_OFF] = 0; c->k[O2C_DQL_QUANT_GSTRIDE] = 0;
+    c->k[O2C_DQL_QUANT_NC] = N;
+    c->nk = O2C_DQL_QUANT_NK;
+    Tensor *P = lower_temp(L, DT_FLOAT, 2, pd);
+    c = lower_call(L, "o2c_dqlstm_proj_f32", M * N);
+    c->x[0] = xq; c->x[1] = wq; c->x[2] = xm; c->y[0] = P;
+    c->k[O2C_DQL_PROJ_N] = N; c->k[O2C_DQL_PROJ_K] = NI;
+    c->nk = O2C_DQL_PROJ_NK;
+
+    /* 2. the first state */
+    int64_t sd[4] = {T + 1, D, B, H};
+    Tensor *S = lower_temp(L, DT_FLOAT, 4, sd);
+    Tensor *C = lower_temp(L, DT_FLOAT, 3, sd + 1);
+    c = lower_call(L, "o2c_rnn_init_f32", D * B * H);
+    c->x[0] = h0; c->x[1] = c0; c->y[0] = S; c->y[1] = C;
+    c->k[O2C_RNN_INIT_D] = D; c->k[O2C_RNN_INIT_B] = B; c->k[O2C_RNN_INIT_H] = H;
+    c->k[O2C_RNN_INIT_LAYOUT] = 0;
+    c->nk = O2C_RNN_INIT_NK;
+
+    /* 3. the steps: each direction's h quantized, then the gates */
+    int64_t hd[2] = {D, B * H};
+    Tensor *hq = lower_temp(L, DT_INT16, 2, hd), *hm = lower_temp(L, DT_FLOAT, 1, md);
+    for (int64_t s = 0; s < T; s++) {
+        c = lower_call(L, "o2c_dqlstm_quant_f32", D);
+        c->x[0] = S; c->x[1] = rs; c->y[0] = hq; c->y[1] = hm;
+        c->k[O2C_DQL_QUANT_N] = B * H; c->k[O2C_DQL_QUANT_OFF] = s * D * B * H;
+        c->k[O2C_DQL_QUANT_GSTRIDE] = B * H; c->k[O2C_DQL_QUANT_NC] = G4;
+        c->nk = O2C_DQL_QUANT_NK;
+        c = lower_call(L, "o2c_dqlstm_step_f32", D * B * H);
+        c->x[0] = P; c->x[1] = rq; c->x[2] = hq; c->x[4] = hm; c->x[5] = b; c->x[6] = pp;
+        c->y[0] = S; c->y[1] = C;
+        step_params(c, &r, n, s, attr_i(n, "input_forget") != 0);
+    }
+
+    /* 4. outputs, as the LSTM's */
+    lower_rnn_outputs(n, L, &r, S, C, NULL);
+}

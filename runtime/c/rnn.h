@@ -455,10 +455,134 @@ O2C_RNN_LAST(o2c_rnn_last_f32, float)
 /*@ o2c_rnn_last_f64 */
 O2C_RNN_LAST(o2c_rnn_last_f64, double)
 
+/* ---- com.microsoft DynamicQuantizeLSTM (onnxruntime's quantize_dynamic) ----
+ * An LSTM whose two products run in integers, as onnxruntime computes them:
+ * the product's float input is quantized to uint8 on the fly (the range of
+ * the values widened to hold 0, scale = (max - min) / 255, zero point
+ * round-half-even(saturate(0 - min / scale)), q = saturate(round(x / scale)
+ * + zp)): X once for all time steps, the previous state h of each direction
+ * (all its batch entries together) at every step. Each product sums
+ * (q - zp) (w - wzp) in 32-bit integers (wrapping) and dequantizes with the
+ * float multiplier a_scale * w_scale[column]. The lowering (compiler/ops/
+ * rnn.c) stores W and R as int16 (w - wzp), one row per output column
+ * (d, gate, h), and runs:
+ *   o2c_dqlstm_quant_f32 on X (index space 1), o2c_dqlstm_proj_f32, then
+ *   o2c_rnn_init_f32 and per step o2c_dqlstm_quant_f32 on S[s] (index
+ *   space D) and o2c_dqlstm_step_f32; the outputs as the LSTM's. */
+
+/* o2c_dqlstm_quant_f32: index space G (groups), group g: the N values at
+ *   x[0] + OFF + g GSTRIDE, quantized as above into y[0] (int16 q - zp,
+ *   G x N); y[1][g NC + j] = scale * x[1][g NC + j] (the multipliers of
+ *   the product's NC columns). O2C_DQL_QUANT_* */
+/*@ o2c_dqlstm_quant_f32 */
+O2C_KERNEL(o2c_dqlstm_quant_f32)
+{
+    const float *X = (const float *)p->x[0], *WS = (const float *)p->x[1];
+    int16_t *Q = (int16_t *)p->y[0];
+    float *M = (float *)p->y[1];
+    const int64_t n = p->k[O2C_DQL_QUANT_N], off = p->k[O2C_DQL_QUANT_OFF];
+    const int64_t gstride = p->k[O2C_DQL_QUANT_GSTRIDE], nc = p->k[O2C_DQL_QUANT_NC];
+    O2C_FOR(g) {
+        const float *x = X + off + g * gstride;
+        float lo = 0.0f, hi = 0.0f;
+        for (int64_t e = 0; e < n; e++) {
+            if (x[e] < lo) lo = x[e];
+            if (x[e] > hi) hi = x[e];
+        }
+        const float sc = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+        float z = 0.0f - lo / sc;
+        z = nearbyintf(z < 0.0f ? 0.0f : (z > 255.0f ? 255.0f : z));
+        const float qlo = -z, qhi = 255.0f - z;
+        for (int64_t e = 0; e < n; e++) {
+            float v = nearbyintf(x[e] / sc);
+            v = v < qlo ? qlo : (v > qhi ? qhi : v);
+            Q[g * n + e] = (int16_t)v;
+        }
+        for (int64_t j = 0; j < nc; j++) M[g * nc + j] = sc * WS[g * nc + j];
+    }
+}
+
+/* o2c_dqlstm_proj_f32: index space M x N, element (m, n):
+ *   P[m, n] = (float)sum_k Q[m, k] W[n, k] * mult[n]
+ *   x[0] Q (int16, M x K), x[1] W (int16, N x K), x[2] mult (N); y[0] P
+ *   O2C_DQL_PROJ_* */
+/*@ o2c_dqlstm_proj_f32 */
+O2C_KERNEL(o2c_dqlstm_proj_f32)
+{
+    const int16_t *Q = (const int16_t *)p->x[0], *W = (const int16_t *)p->x[1];
+    const float *Mu = (const float *)p->x[2];
+    float *P = (float *)p->y[0];
+    const int64_t N = p->k[O2C_DQL_PROJ_N], K = p->k[O2C_DQL_PROJ_K];
+    O2C_FOR(i) {
+        const int64_t n = i % N, m = i / N;
+        const int16_t *q = Q + m * K, *w = W + n * K;
+        uint32_t acc = 0;
+        for (int64_t k = 0; k < K; k++) acc += (uint32_t)((int32_t)q[k] * (int32_t)w[k]);
+        const float v = (float)(int32_t)acc;
+        P[i] = v * Mu[n];
+    }
+}
+
+/* o2c_dqlstm_step_f32: step s, index space D x B x H, element (d, b, h),
+ *   gates q (i o f c) of column d 4H + q H + h:
+ *   g_q = P[t B + b, column] + (float)sum_k Hq[d, b, k] R[column, k] * hmult[column],
+ *   then as onnxruntime: the peepholes (i, f: previous C; o: the new C),
+ *   the biases Wb + Rb, clip, activations; C' = f C + i c, H' = o h(C')
+ *   x[0] P (T B x D 4H), x[1] R (int16, D 4H x H), x[2] Hq (int16, D x B x H),
+ *   x[3] L (unused, NULL), x[4] hmult (D 4H), x[5] B (D x 8H) or NULL,
+ *   x[6] peepholes (D x 3H: i o f) or NULL; y[0] S, y[1] C
+ *   O2C_RNN_*, O2C_RNN_F_CLIP */
+/*@ o2c_dqlstm_step_f32 needs o2c_rnn_act_f32 */
+O2C_KERNEL(o2c_dqlstm_step_f32)
+{
+    const float *P = (const float *)p->x[0];
+    const int16_t *R = (const int16_t *)p->x[1], *Hq = (const int16_t *)p->x[2];
+    const int32_t *Lens = (const int32_t *)p->x[3];
+    const float *Hm = (const float *)p->x[4], *Bias = (const float *)p->x[5], *Pp = (const float *)p->x[6];
+    float *S = (float *)p->y[0], *C = (float *)p->y[1];
+    O2C_RNN_STEP_PARAMS(float);
+    const int64_t input_forget = p->k[O2C_RNN_FLAG];
+    O2C_FOR(i) {
+        O2C_RNN_STEP_INDEX(i);
+        const float *hp = S + ((s * D + d) * B + b) * H;
+        float *hn = S + (((s + 1) * D + d) * B + b) * H;
+        if (!valid) { hn[h] = hp[h]; continue; }
+        const float *pg = P + (t * B + b) * D * 4 * H + d * 4 * H;
+        const int16_t *hq = Hq + (d * B + b) * H;
+        float g[4], bias[4];
+        for (int q = 0; q < 4; q++) {
+            const int64_t col = d * 4 * H + q * H + h;
+            const int16_t *r = R + col * H;
+            uint32_t acc = 0;
+            for (int64_t k = 0; k < H; k++) acc += (uint32_t)((int32_t)hq[k] * (int32_t)r[k]);
+            const float v = (float)(int32_t)acc;
+            const float pr = v * Hm[col];
+            g[q] = pg[q * H + h] + pr;
+            bias[q] = Bias ? Bias[d * 8 * H + q * H + h] + Bias[d * 8 * H + 4 * H + q * H + h] : 0.0f;
+        }
+        const float cp = C[i];
+        const float *pp = Pp ? Pp + d * 3 * H : 0;
+        float t0;
+        if (pp) { t0 = pp[h] * cp; g[0] += t0; t0 = pp[2 * H + h] * cp; g[2] += t0; }
+        if (Bias) { g[0] += bias[0]; g[2] += bias[2]; g[3] += bias[3]; }
+        const float ig = o2c_rnn_act_f32(O2C_RNN_CLIP(g[0]), act);
+        const float fg = input_forget ? 1.0f - ig : o2c_rnn_act_f32(O2C_RNN_CLIP(g[2]), act);
+        const float cg = o2c_rnn_act_f32(O2C_RNN_CLIP(g[3]), act + O2C_RNN_ACT_SLOTS);
+        const float t1 = fg * cp, t2 = ig * cg;
+        const float cn = t1 + t2;
+        if (pp) { t0 = pp[H + h] * cn; g[1] += t0; }
+        if (Bias) g[1] += bias[1];
+        const float og = o2c_rnn_act_f32(O2C_RNN_CLIP(g[1]), act);
+        C[i] = cn;
+        hn[h] = o2c_rnn_act_f32(cn, act + 2 * O2C_RNN_ACT_SLOTS) * og;
+    }
+}
+
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_RNN(K)                                                          \
     K(o2c_rnn_proj_f32) K(o2c_rnn_proj_f64) K(o2c_rnn_init_f32) K(o2c_rnn_init_f64) \
     K(o2c_rnn_step_f32) K(o2c_rnn_step_f64) K(o2c_gru_reset_f32)                    \
     K(o2c_gru_reset_f64) K(o2c_gru_step_f32) K(o2c_gru_step_f64)                    \
     K(o2c_lstm_step_f32) K(o2c_lstm_step_f64) K(o2c_lstm_seq_f32) K(o2c_rnn_y_f32) K(o2c_rnn_y_f64)     \
-    K(o2c_rnn_last_f32) K(o2c_rnn_last_f64)
+    K(o2c_rnn_last_f32) K(o2c_rnn_last_f64)                                        \
+    K(o2c_dqlstm_quant_f32) K(o2c_dqlstm_proj_f32) K(o2c_dqlstm_step_f32)

@@ -470,6 +470,42 @@ def _(d):
                [numpy_helper.from_array(np.float32(0.1), "ys"), numpy_helper.from_array(np.uint8(1), "yz"),
                 numpy_helper.from_array(np.float32(0.1), "as"), numpy_helper.from_array(np.uint8(1), "az")], ms=True)
     return [save(m, d), "-o", out(d)], ["model.onnx", "'cat'", "triples"]
+def dqlstm_model(w_as_input=False, seq_lens=None, w_zp=0):
+    """a DynamicQuantizeLSTM (T 3, batch 1, input 4, hidden 2, int8 weights)"""
+    i8, H = TensorProto.INT8, 2
+    inits = [numpy_helper.from_array(np.ones((1, H, 4 * H), np.int8), "R"),
+             numpy_helper.from_array(np.full(1, 0.01, np.float32), "ws"),
+             numpy_helper.from_array(np.full(1, w_zp, np.int8), "wz"),
+             numpy_helper.from_array(np.full(1, 0.01, np.float32), "rs"),
+             numpy_helper.from_array(np.zeros(1, np.int8), "rz")]
+    ins = [vi("x", shape=(3, 1, 4))]
+    if w_as_input:
+        ins.append(vi("W", i8, (1, 4, 4 * H)))
+    else:
+        inits.append(numpy_helper.from_array(np.ones((1, 4, 4 * H), np.int8), "W"))
+    if seq_lens is not None:
+        inits.append(numpy_helper.from_array(np.array(seq_lens, np.int32), "sl"))
+    n = helper.make_node("DynamicQuantizeLSTM", ["x", "W", "R", "", "sl" if seq_lens is not None else "", "", "", "",
+                                                 "ws", "wz", "rs", "rz"], ["y"], name="dql", domain="com.microsoft",
+                         hidden_size=H)
+    return qmodel([n], ins, [vi("y", shape=(3, 1, 1, H))], inits, opset=13, ms=True)
+
+
+@case("DynamicQuantizeLSTM with weights known only at run time")
+def _(d):
+    return [save(dqlstm_model(w_as_input=True), d), "-o", out(d)], ["model.onnx", "'dql'", "W", "constant"]
+
+
+@case("DynamicQuantizeLSTM with a sequence shorter than X")
+def _(d):
+    return [save(dqlstm_model(seq_lens=[2]), d), "-o", out(d)], ["model.onnx", "'dql'", "sequence_lens", "not supported"]
+
+
+@case("DynamicQuantizeLSTM int8 weights with a nonzero zero point")
+def _(d):
+    return [save(dqlstm_model(w_zp=3), d), "-o", out(d)], ["model.onnx", "'dql'", "W_zero_point", "zero point 0"]
+
+
 # ---- control flow (If, Loop, Scan) -------------------------------------
 
 def loop_model(body_nodes, body_out_shape=(2,), trip=None, scan_shape=None):

