@@ -119,14 +119,82 @@ void infer_dropout(Node *n)
             need_const_value(n, tr, "ratio (in training mode)");
             ratio = elem_f64(tr->dtype, tr->data, 0);
         }
-        if (ratio != 0)
-            fail("training_mode is true with ratio %g: the mask is random; onnx2c compiles inference graphs (and "
-                 "training dropout of ratio 0)", ratio);
+        if (ratio != 0 && !attr_has(n, "seed"))
+            fail("training_mode is true with ratio %g and no seed: the mask is random; give the node a seed (onnx2c "
+                 "then draws the mask at compile time from MT19937 seeded with it, as numpy's RandomState does)", ratio);
+        if (ratio < 0 || ratio >= 1) fail("ratio %g is outside [0, 1)", ratio);
+        if (ratio != 0 && n->in[0]->dtype != DT_FLOAT && n->in[0]->dtype != DT_DOUBLE)
+            fail("training-mode Dropout with a mask is supported on float32 and float64, not %s",
+                 dtype_name(n->in[0]->dtype));
     }
+}
+
+/* Training-mode Dropout with a seed: the mask of numpy's
+ * RandomState(seed).uniform(0, 1, shape) >= ratio (MT19937, 53-bit
+ * doubles), drawn at compile time: the same mask every run. Returns the
+ * ratio, or 0 when nothing is dropped (inference, or ratio 0). */
+static double dropout_ratio(Node *n)
+{
+    Tensor *tm = in_t(n, 2), *tr = in_t(n, 1);
+    if (!tm || !elem_i64(tm->dtype, tm->data, 0)) return 0;
+    return tr ? elem_f64(tr->dtype, tr->data, 0) : 0.5;
+}
+
+/* MT19937 (Matsumoto & Nishimura 1998) with its init_genrand seeding */
+typedef struct { uint32_t mt[624]; int i; } Mt19937;
+
+static void mt_seed(Mt19937 *m, uint32_t s)
+{
+    m->mt[0] = s;
+    for (int i = 1; i < 624; i++) m->mt[i] = 1812433253u * (m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) + (uint32_t)i;
+    m->i = 624;
+}
+
+static uint32_t mt_next(Mt19937 *m)
+{
+    if (m->i >= 624) {
+        for (int k = 0; k < 624; k++) {
+            uint32_t y = (m->mt[k] & 0x80000000u) | (m->mt[(k + 1) % 624] & 0x7fffffffu);
+            m->mt[k] = m->mt[(k + 397) % 624] ^ (y >> 1) ^ (y & 1u ? 0x9908b0dfu : 0u);
+        }
+        m->i = 0;
+    }
+    uint32_t y = m->mt[m->i++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    return y ^ (y >> 18);
+}
+
+/* a double in [0, 1) from 53 random bits (genrand_res53) */
+static double mt_double(Mt19937 *m)
+{
+    uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
+    return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
 }
 
 void lower_dropout(Node *n, Lowering *L)
 {
+    double ratio = dropout_ratio(n);
+    if (ratio != 0) {   /* training with a seed: y = x * (mask ? 1 / (1 - ratio) : 0) */
+        Tensor *x = n->in[0];
+        int64_t ne = tensor_numel(x);
+        Mt19937 *m = xalloc(sizeof *m);
+        mt_seed(m, (uint32_t)attr_i(n, "seed"));
+        Tensor *k = lower_const(L, "dropout_scale", x->dtype, x->rank, x->dims);
+        Tensor *mk = lower_const(L, "dropout_mask", DT_BOOL, x->rank, x->dims);
+        /* the scale as numpy computes it: 1 / (1 - ratio) in the ratio's type (float32) */
+        Tensor *tr = in_t(n, 1);
+        double scale = tr && tr->dtype == DT_FLOAT ? (double)(1.0f / (1.0f - (float)ratio)) : 1.0 / (1.0 - ratio);
+        for (int64_t i = 0; i < ne; i++) {
+            int keep = mt_double(m) >= ratio;
+            ((uint8_t *)mk->data)[i] = (uint8_t)keep;
+            elem_set(x->dtype, k->data, i, keep ? scale : 0.0);
+        }
+        if (n->out[0]) ew_binary_call(L, "Mul", x, k, n->out[0]);
+        if (n->nout > 1 && n->out[1]) lower_copy(L, mk, n->out[1]);
+        return;
+    }
     /* inference: identity; the mask is all true */
     if (n->out[0]) lower_copy(L, n->in[0], n->out[0]);
     if (n->nout > 1 && n->out[1]) {

@@ -197,6 +197,14 @@ def _(d):
     return [save(m, d), "-o", out(d)], ["model.onnx", "'re'", "(?i)abc", "not supported"]
 
 
+@case("training-mode Dropout without a seed")
+def _(d):
+    r = numpy_helper.from_array(np.array(0.5, np.float32), "r")
+    t = numpy_helper.from_array(np.array(True), "t")
+    m = model([helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop")], [vi("x")], [vi("y")], inits=[r, t])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'drop'", "no seed", "mask is random"]
+
+
 @case("a default-domain opset newer than onnx2c knows")
 def _(d):
     m = relu_model()
