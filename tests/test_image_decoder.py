@@ -16,11 +16,13 @@ exit 1 with one 'onnx2c:' line), never crash (run it under ASan:
     python tests/test_image_decoder.py [--compiler build/onnx2c] [-j 2] [--keep DIR]
 
 The last line is 'N passed, N failed, N skipped'."""
-import argparse, os, re, shutil, struct, subprocess, sys, tempfile, zlib
+import argparse, os, shutil, struct, subprocess, sys, tempfile, zlib
 
 import numpy as np
 import onnx
 from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+
+from corpus_run import run_corpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -540,19 +542,7 @@ def main():
             for fmt in ("RGB", "BGR", "Grayscale"):
                 if fmt == "RGB" or i % 3 == ("BGR", "Grayscale").index(fmt) + 1 or name.startswith("png_rgb"):
                     names.append(write_case(corpus, "%s_%s" % (name, fmt.lower()), enc, exp, fmt))
-        expected = os.path.join(root, "expected.txt")
-        with open(expected, "w") as f:
-            f.write("\n".join(names) + "\n")
-        p = subprocess.run([sys.executable, os.path.join(HERE, "conformance", "run_node_tests.py"), "--corpus", corpus,
-                            "--expected", expected, "--compiler", a.compiler, "--jobs", str(a.jobs), "--quiet"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for l in p.stdout.splitlines():
-            if not l.startswith("conformance:"):
-                print(l)
-        summary = [l for l in p.stdout.splitlines() if l.startswith("# corpus")]
-        m = re.search(r"pass (\d+)", summary[-1]) if summary else None
-        npass = int(m.group(1)) if m else 0
-        nfail = len(names) - npass + (1 if p.returncode and npass == len(names) else 0)
+        npass, nfail = run_corpus(corpus, names, a.compiler, a.jobs, expected=os.path.join(root, "expected.txt"))
         rp, rf = robustness(root, os.path.abspath(a.compiler), imgs, np.random.RandomState(9))
         print("%d passed, %d failed, 0 skipped" % (npass + rp, nfail + rf))
         return 1 if nfail or rf else 0

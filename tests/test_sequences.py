@@ -20,11 +20,13 @@ refused with a message that says what to do.
     python tests/test_sequences.py [--compiler build/onnx2c] [-j 2] [--keep DIR]
 
 The last line is 'N passed, N failed, N skipped'."""
-import argparse, os, re, shutil, subprocess, sys, tempfile
+import argparse, os, shutil, subprocess, sys, tempfile
 
 import numpy as np
 import onnx
 from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+
+from corpus_run import run_corpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -248,22 +250,7 @@ def main():
             os.makedirs(root)
         c = Corpus(root)
         cases(c, np.random.RandomState(11))
-        expected = os.path.join(root, "expected.txt")
-        with open(expected, "w") as f:
-            f.write("\n".join(c.names) + "\n")
-        p = subprocess.run([sys.executable, os.path.join(HERE, "conformance", "run_node_tests.py"), "--corpus", root,
-                            "--expected", expected, "--compiler", a.compiler, "--jobs", str(a.jobs), "--cuda-emu"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        lines = p.stdout.splitlines()
-        for l in lines:
-            if not l.startswith("conformance:"):
-                print(l)
-        summary = [l for l in lines if l.startswith("# corpus")]
-        m = re.search(r"pass (\d+)", summary[-1]) if summary else None
-        npass = int(m.group(1)) if m else 0
-        nfail = len(c.names) - npass
-        if p.returncode:
-            nfail = max(nfail, 1)
+        npass, nfail = run_corpus(root, c.names, a.compiler, a.jobs, ["--cuda-emu"])
         for name, model, flags, texts in refusal_cases():
             path = os.path.join(root, name + ".onnx")
             onnx.save(model, path)

@@ -25,6 +25,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto as TP, helper as h, numpy_helper as nh
 
+from corpus_run import run_corpus
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "conformance"))
@@ -215,19 +217,10 @@ def main():
         os.makedirs(root)
         c = Corpus(root)
         cases(c)
-        expected = os.path.join(root, "expected.txt")
-        open(expected, "w").write("\n".join(c.names) + "\n")
         # 1. the conformance runner (gcc + clang -Werror, the .cu refused and skipped)
-        p = subprocess.run([sys.executable, os.path.join(HERE, "conformance", "run_node_tests.py"), "--corpus", root,
-                            "--expected", expected, "--compiler", a.compiler, "--jobs", "2", "--cuda-emu"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for l in p.stdout.splitlines():
-            if l.startswith("test_") and "pass" not in l.split()[1:2]:
-                print(l)
-        m = re.search(r"pass (\d+)", p.stdout)
-        npass = int(m.group(1)) if m else 0
+        npass, nfail = run_corpus(root, c.names, a.compiler, 2, ["--cuda-emu"])
         passed += npass
-        failed += len(c.names) - npass
+        failed += nfail
         print("runner: %d of %d cases pass (C, clang, .cu refused as designed)" % (npass, len(c.names)))
         # 2. every case's C under ASan/UBSan, outputs compared again
         work = os.path.join(root, "san")
