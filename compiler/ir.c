@@ -247,16 +247,6 @@ const char *tensor_shape_str(const Tensor *t)
     return xstrdup(buf);
 }
 
-static const char *dims_str(int rank, const int64_t *dims)
-{
-    char buf[256];
-    size_t len = 0;
-    for (int i = 0; i < rank && len < sizeof buf - 24; i++)
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%lld", i ? "x" : "", (long long)dims[i]);
-    buf[len] = 0;
-    return xstrdup(buf);
-}
-
 void tensor_set_shape(Tensor *t, int rank, const int64_t *dims)
 {
     if (rank > MAX_RANK) fail("tensor '%s' has rank %d; at most %d is supported", t->name, rank, MAX_RANK);
@@ -270,11 +260,9 @@ void tensor_set_shape(Tensor *t, int rank, const int64_t *dims)
     }
     /* checked size: element count and bytes within what an address space can hold */
     for (int i = 0; i < rank && !zero; i++) {
-        if (dims[i] > TENSOR_MAX_BYTES / es / n) {
-            t->rank = 0;
+        if (dims[i] > TENSOR_MAX_BYTES / es / n)
             fail("tensor '%s' of shape [%s] is too large: more than %lld bytes (2^%d), which no generated code can "
-                 "address", t->name, dims_str(rank, dims), (long long)TENSOR_MAX_BYTES, TENSOR_MAX_BYTES_LOG2);
-        }
+                 "address", t->name, tensor_shape_str(t), (long long)TENSOR_MAX_BYTES, TENSOR_MAX_BYTES_LOG2);
         n *= dims[i];
     }
 }
