@@ -292,9 +292,11 @@ void emit_const_array(FILE *f, Tensor *t, const char *qual)
  * arena are named by the back end's formats, I/O are the caller's arrays. */
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt)
 {
-    if (t->storage == ST_ALIAS && t->alias_offset)   /* a slice view: bytes from an offset (read only) */
-        return xfmt("((const unsigned char *)%s + %lld)", storage_ptr(t->alias_of, const_fmt, arena_fmt),
-                    (long long)t->alias_offset);
+    if (t->storage == ST_ALIAS && t->alias_offset) {   /* a slice view, or a Concat input written in place */
+        int writable = t->alias_of->storage == ST_ARENA || t->alias_of->storage == ST_OUTPUT;
+        return xfmt("((%sunsigned char *)%s + %lld)", writable ? "" : "const ",
+                    storage_ptr(t->alias_of, const_fmt, arena_fmt), (long long)t->alias_offset);
+    }
     if (t->storage == ST_ALIAS) t = t->alias_of;
     switch (t->storage) {
     case ST_CONST: return xfmt(const_fmt, t->const_id);

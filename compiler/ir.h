@@ -447,6 +447,7 @@ void lower_view(Node *n, Lowering *L);
 void lower_slice_view(Node *n, Lowering *L);
 int64_t slice_view_offset(const Node *n);                /* bytes into the input */
 int node_is_view(const Node *n);                         /* lower_view or SliceView */
+int concat_in_place_offsets(const Node *n, int64_t *byte_off);   /* ops/movement.c, for plan.c */
 
 /* ---- shared helpers for op files (ops/common.c) ---------------------- */
 
@@ -654,6 +655,7 @@ void matmul_pack_panels(const float *B, int64_t K, int64_t N, int64_t sbk, float
  * 16 x ceil(M / 8) x C x 8 floats */
 void conv_wino_weights(const float *W, int64_t M, int64_t C, float *dst);
 int64_t plan_graph(Graph *g, Lowering *L);           /* plan.c: returns the arena size */
+void plan_check(Lowering *L);                        /* plan.c: no call writes bytes still to be read */
 void lower_node(Node *n, Lowering *L);
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr);    /* emit_c.c */
 void emit_cuda(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr); /* emit_cuda.c */

@@ -40,12 +40,14 @@ static int by_size(const void *a, const void *b)
 }
 
 /* A tensor's alignment in the arena: 64 bytes (the widest vector, a cache
- * line), or 16 for one smaller than that (no vector spans it; 16 covers
- * every element type) */
-#define SMALL_ALIGN 16
+ * line), or, for one smaller than that (no vector pass spans it), its
+ * element's natural alignment: every kernel reads it element by element */
 static int64_t align_of(const Tensor *t)
 {
-    return tensor_bytes(t) >= ARENA_ALIGN ? ARENA_ALIGN : SMALL_ALIGN;
+    if (tensor_bytes(t) >= ARENA_ALIGN) return ARENA_ALIGN;
+    int64_t a = 1;
+    while (a < (int64_t)dtype_size(t->dtype) && a < 16) a *= 2;
+    return a;
 }
 
 static int64_t padded(const Tensor *t)
@@ -69,6 +71,116 @@ static void verify_plan(Tensor **list, int n, int64_t size)
             if (u->offset < t->offset + padded(t) && t->offset < u->offset + padded(u))
                 fail_plain("internal: the memory plan overlaps '%s' and '%s', both live at calls %d..%d", t->name,
                            u->name, t->first > u->first ? t->first : u->first, t->last < u->last ? t->last : u->last);
+        }
+    }
+}
+
+/* The second check, independent of how the plan was made: replaying the
+ * calls, no call writes a byte that holds a value still to be read, except
+ * in place as its kernel allows (KCall.inplace: the output starts at the
+ * input's first byte and has its size, and the input dies at that call).
+ * Each tensor's value lives from the first call that writes it (a view's
+ * from its source's) to the last call that reads it (to the end for a
+ * graph output or a kept size), widened over a loop it is live across.
+ * Tensors of one buffer (a view, a Concat input written in place) are its
+ * parts and are not checked against each other. */
+typedef struct { Tensor *t; int space, born, dies; int64_t lo, hi; } Span;
+
+static int span_space(Tensor *t, int64_t *lo)
+{
+    Tensor *r = root(t);
+    *lo = (t->storage == ST_ALIAS ? t->alias_offset : 0) + (r->storage == ST_ARENA ? r->offset : 0);
+    if (r->storage == ST_ARENA) return 1;
+    if (r->storage == ST_OUTPUT) return 2 + r->output_index;
+    return 0;   /* constants and inputs: never written */
+}
+
+/* the span of t (hash by address: tensors made by hand have no ids) */
+static Span *span_get(Span **tab, int64_t cap, Span *sp, int *n, Tensor *t, int create)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)t >> 4) * 0x9E3779B97F4A7C15ull;
+    for (int64_t i = (int64_t)(h % (uint64_t)cap);; i = (i + 1) % cap) {
+        if (tab[i] && tab[i]->t == t) return tab[i];
+        if (!tab[i]) {
+            if (!create) return NULL;
+            tab[i] = &sp[(*n)++];
+            tab[i]->t = t;
+            return tab[i];
+        }
+    }
+}
+
+void plan_check(Lowering *L)
+{
+    int64_t cap = 2 * (int64_t)L->n * (O2C_MAX_X + O2C_MAX_Y) + 1;
+    int n = 0;
+    Span *sp = xalloc(sizeof(Span) * (size_t)cap);
+    Span **tab = xalloc(sizeof(Span *) * (size_t)cap);
+    for (int c = 0; c < L->n; c++)
+        for (int j = 0; j < O2C_MAX_X + O2C_MAX_Y; j++) {
+            Tensor *t = j < O2C_MAX_X ? L->calls[c].x[j] : L->calls[c].y[j - O2C_MAX_X];
+            int64_t lo;
+            if (!t) continue;
+            int space = span_space(t, &lo);
+            if (!space || tensor_bytes(t) == 0) continue;
+            Span *s = span_get(tab, cap, sp, &n, t, 0);
+            if (!s) {
+                s = span_get(tab, cap, sp, &n, t, 1);
+                *s = (Span){t, space, L->n + 1, -1, lo, lo + (int64_t)tensor_bytes(t)};
+            }
+            if (j >= O2C_MAX_X && c < s->born) s->born = c;
+            if (j < O2C_MAX_X && c > s->dies) s->dies = c;
+        }
+    for (int i = 0; i < n; i++) {
+        Span *s = &sp[i];
+        if (s->born > L->n) {   /* never written itself: a view (from its source), or a buffer whose parts are */
+            Tensor *t = s->t;
+            Span *k = s;
+            while (k && k->born > L->n && t->producer && node_is_view(t->producer) && t->producer->in[0]) {
+                t = t->producer->in[0];
+                k = span_get(tab, cap, sp, &n, t, 0);
+            }
+            if (k) s->born = k->born;
+            for (int q = 0; q < n; q++)
+                if (sp[q].t->storage == ST_ALIAS && sp[q].t->alias_of == s->t && sp[q].born < s->born)
+                    s->born = sp[q].born;
+        }
+        if (s->space >= 2 || s->t->keep || s->t == L->strings || root(s->t)->keep) s->dies = L->n;
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int c = 0; c < L->n; c++) {
+            if (L->calls[c].ctl != CTL_LOOP) continue;
+            int b = c, e = L->calls[c].jump;
+            for (int i = 0; i < n; i++) {
+                Span *s = &sp[i];
+                if ((s->born < b && s->dies >= b) || (s->born <= e && s->dies > e)) {
+                    if (s->born > b || s->dies < e) changed = 1;
+                    if (s->born > b) s->born = b;
+                    if (s->dies < e) s->dies = e;
+                }
+            }
+        }
+    }
+    for (int c = 0; c < L->n; c++) {
+        const KCall *k = &L->calls[c];
+        for (int o = 0; o < O2C_MAX_Y; o++) {
+            const Span *w = k->y[o] ? span_get(tab, cap, sp, &n, k->y[o], 0) : NULL;
+            if (!w) continue;
+            for (int i = 0; i < n; i++) {
+                const Span *s = &sp[i];
+                if (s == w || s->space != w->space || s->hi <= w->lo || w->hi <= s->lo) continue;
+                if (root(s->t) == root(w->t)) continue;          /* parts of one buffer */
+                if (s->born > c || s->dies < c) continue;        /* no value held here */
+                if (s->dies == c && s->born < c) {               /* read here: only in place */
+                    int ok = 0;
+                    for (int j = 0; j < O2C_MAX_X; j++)
+                        if (k->x[j] == s->t && (k->inplace & (1u << j)) && o == 0 && s->lo == w->lo && s->hi == w->hi) ok = 1;
+                    if (ok) continue;
+                }
+                fail_plain("internal: the memory plan lets call %d write '%s' over bytes of '%s' (needed from call %d "
+                           "to %d)", c, w->t->name, s->t->name, s->born, s->dies);
+            }
         }
     }
 }
@@ -146,6 +258,160 @@ static int plan_inplace(Lowering *L, Tensor **list, int n)
     return m;
 }
 
+/* Concat in place: where a Concat's inputs are contiguous runs of its
+ * output (ops/movement.c concat_in_place_offsets), an input computed by a
+ * kernel call of its own becomes an alias of the output at its offset, so
+ * its producer writes straight into the output and the copy is dropped.
+ * An input qualifies when it is an arena tensor of its own: not a
+ * constant, graph input or output, view, run-time size or string, read
+ * once by this Concat, in the output's layout, and written by calls with no
+ * control-flow marker between them and the Concat (a loop or branch would
+ * change when its bytes are live). Later Concats go first, so a Concat
+ * feeding another nests (offsets add up). Returns the copies dropped. */
+static int input_part_ok(Lowering *L, const Node *n, int j, int begin, const Tensor *y)
+{
+    Tensor *x = n->in[j];
+    if (!x || x->storage != ST_NONE || x->data || x->is_input || x->is_output || !x->producer ||
+        node_is_view(x->producer) || x->keep || x->dyn_count || x->seq || x->dtype == DT_STRING || x == L->strings ||
+        x->dtype != y->dtype || x->layout != y->layout || tensor_numel(x) == 0)
+        return 0;
+    for (int i = 0; i < n->nin; i++)
+        if (i != j && n->in[i] == x) return 0;
+    int p = -1;
+    for (int c = 0; c < L->n; c++)
+        for (int o = 0; o < O2C_MAX_Y; o++)
+            if (L->calls[c].y[o] == x) {
+                if (c >= begin) return 0;
+                if (p < 0) p = c;
+            }
+    if (p < 0) return 0;
+    for (int c = p; c < begin; c++)
+        if (L->calls[c].ctl) return 0;
+    return 1;
+}
+
+static void drop_calls(Lowering *L, const char *drop)
+{
+    int *to = xalloc(sizeof(int) * (size_t)(L->n + 1)), m = 0;
+    for (int c = 0; c < L->n; c++) {
+        to[c] = m;
+        m += !drop[c];
+    }
+    m = 0;
+    for (int c = 0; c < L->n; c++) {
+        if (drop[c]) continue;
+        KCall k = L->calls[c];
+        if (k.ctl) k.jump = to[k.jump];   /* markers are never dropped */
+        L->calls[m++] = k;
+    }
+    L->n = m;
+}
+
+/* The buffer a tensor will live in, before storage is assigned: its own,
+ * its view source's, or the output a Concat input was placed in. */
+static Tensor *planned_root(Tensor *t)
+{
+    for (;;) {
+        if (t->storage == ST_ALIAS) return t->alias_of;
+        if (t->storage != ST_NONE || t->data || t->is_input || (t->is_output && t->output_index >= 0) ||
+            !t->producer || !node_is_view(t->producer) || !t->producer->in[0])
+            return t;
+        t = t->producer->in[0];
+    }
+}
+
+/* The liveness bound of the calls not dropped, buffers as planned so far
+ * (in place of elementwise calls not counted): how placing a Concat input
+ * in its output changes the peak. Writing into the output makes the whole
+ * output live from that input's producer on, which can raise the peak. */
+static int64_t concat_peak(Lowering *L, const char *drop)
+{
+    int64_t cap = 2 * (int64_t)L->n * (O2C_MAX_X + O2C_MAX_Y) + 1, peak = 0;
+    Tensor **key = xalloc(sizeof(Tensor *) * (size_t)cap);
+    int *first = xalloc(sizeof(int) * (size_t)cap), *last = xalloc(sizeof(int) * (size_t)cap);
+    int64_t *d = xalloc(sizeof(int64_t) * (size_t)(L->n + 2));
+    for (int c = 0; c < L->n; c++) {
+        if (drop[c]) continue;
+        for (int j = 0; j < O2C_MAX_X + O2C_MAX_Y; j++) {
+            Tensor *t = j < O2C_MAX_X ? L->calls[c].x[j] : L->calls[c].y[j - O2C_MAX_X];
+            if (!t) continue;
+            Tensor *r = planned_root(t);
+            if (r->storage != ST_ARENA && (r->storage != ST_NONE || r->data || r->is_input ||
+                                           (r->is_output && r->output_index >= 0)))
+                continue;
+            uint64_t h = ((uint64_t)(uintptr_t)r >> 4) * 0x9E3779B97F4A7C15ull;
+            int64_t i = (int64_t)(h % (uint64_t)cap);
+            while (key[i] && key[i] != r) i = (i + 1) % cap;
+            if (!key[i]) {
+                key[i] = r;
+                first[i] = c;
+            }
+            last[i] = c;
+        }
+    }
+    for (int64_t i = 0; i < cap; i++)
+        if (key[i]) {
+            d[first[i]] += (int64_t)tensor_bytes(key[i]);
+            d[last[i] + 1] -= (int64_t)tensor_bytes(key[i]);
+        }
+    for (int c = 0, live = 0; c < L->n; c++) {
+        live += d[c];
+        if (live > peak) peak = live;
+    }
+    return peak;
+}
+
+static int concat_in_place(Lowering *L)
+{
+    char *drop = xalloc((size_t)L->n + 1);
+    int dropped = 0, kept_apart = 0;
+    int64_t peak = -1;
+    for (int c = L->n - 1; c >= 0; c--) {
+        const Node *n = L->calls[c].node;
+        if (!n || L->calls[c].ctl || (c + 1 < L->n && L->calls[c + 1].node == n)) continue;   /* a node's last call */
+        int begin = c;
+        while (begin > 0 && L->calls[begin - 1].node == n) begin--;
+        int64_t *off = xalloc(sizeof(int64_t) * (size_t)(n->nin + 1));
+        if (!concat_in_place_offsets(n, off)) continue;
+        Tensor *y = n->out[0];
+        if (y->keep || y->dyn_count || y->seq || y->dtype == DT_STRING) continue;
+        assign(y);
+        Tensor *ry = root(y);
+        if (ry->storage != ST_ARENA && ry->storage != ST_OUTPUT) continue;
+        int64_t base = y->storage == ST_ALIAS ? y->alias_offset : 0;
+        for (int j = 0; j < n->nin; j++) {
+            if (!input_part_ok(L, n, j, begin, y)) continue;
+            int copy = -1;
+            for (int i = begin; i <= c; i++)
+                if (L->calls[i].x[0] == n->in[j] && L->calls[i].y[0] == y && !drop[i]) copy = i;
+            if (copy < 0) continue;
+            Tensor *x = n->in[j];
+            if (peak < 0) peak = concat_peak(L, drop);
+            x->storage = ST_ALIAS;
+            x->alias_of = ry;
+            x->alias_offset = base + off[j];
+            drop[copy] = 1;
+            int64_t now = concat_peak(L, drop);
+            if (now > peak) {   /* the output would be live too long: keep the copy */
+                x->storage = ST_NONE;
+                x->alias_of = NULL;
+                x->alias_offset = 0;
+                drop[copy] = 0;
+                kept_apart++;
+                continue;
+            }
+            peak = now;
+            dropped++;
+        }
+    }
+    if (dropped) {
+        drop_calls(L, drop);
+        note("concat in place: %d inputs written straight into their slice of the output", dropped);
+    }
+    if (kept_apart) note("concat in place: %d inputs copied, as in place would raise the peak", kept_apart);
+    return dropped;
+}
+
 /* Largest first, each at the lowest aligned offset that overlaps no placed
  * tensor live at the same time; returns the arena size (unaligned). The
  * list is sorted in place. */
@@ -166,23 +432,88 @@ static int by_area(const void *a, const void *b)
     return by_size(a, b);
 }
 
-static int64_t pack_order(Tensor **list, int n, int (*cmp)(const void *, const void *));
+static int64_t pack_order(Tensor **list, int n, int (*cmp)(const void *, const void *), int best_fit, int64_t *scratch);
+/* by the heaviest moment a tensor lives through (the most bytes live at
+ * one of its calls), then by size: the tensors of the peak are placed
+ * first, side by side, where the liveness bound says they must fit */
+static const int64_t *peak_live;
+static int64_t peak_of(const Tensor *t)
+{
+    int64_t m = 0;
+    for (int c = t->first; c <= t->last; c++)
+        if (peak_live[c] > m) m = peak_live[c];
+    return m;
+}
 
-/* Packs in several placement orders and keeps the smallest arena (the
- * first order on a tie): first fit is a heuristic, none of its orders is
- * best on every graph. */
+static int by_peak(const void *a, const void *b)
+{
+    const Tensor *x = *(Tensor *const *)a, *y = *(Tensor *const *)b;
+    int64_t px = peak_of(x), py = peak_of(y);
+    if (px != py) return px > py ? -1 : 1;
+    return by_size(a, b);
+}
+
+
+/* Packs in several placement orders and two placement rules, and keeps the
+ * smallest arena (the first on a tie): packing intervals of given sizes
+ * (dynamic storage allocation) is NP-hard and first fit is a heuristic of
+ * which no order and rule is best on every graph. */
+#define PACK_SEARCH_WORK 200000000   /* placements x placed tensors the search may spend */
 static int64_t pack(Tensor **list, int n)
 {
-    static int (*const ORDERS[])(const void *, const void *) = {by_size, by_first, by_area};
+    static int (*const ORDERS[])(const void *, const void *) = {by_size, by_first, by_area, by_peak};
     int64_t best = -1, *off = xalloc(sizeof(int64_t) * (size_t)(n + 1));
+    int calls = 0;
+    for (int i = 0; i < n; i++)
+        if (list[i]->last + 1 > calls) calls = list[i]->last + 1;
+    int64_t *live = xalloc(sizeof(int64_t) * (size_t)(calls + 1));
+    for (int i = 0; i < n; i++) {
+        live[list[i]->first] += (int64_t)tensor_bytes(list[i]);
+        live[list[i]->last + 1] -= (int64_t)tensor_bytes(list[i]);
+    }
+    for (int c = 1; c <= calls; c++) live[c] += live[c - 1];
+    peak_live = live;
+    int64_t *scratch = xalloc(sizeof(int64_t) * 2 * (size_t)(n + 1));
     Tensor **order = xalloc(sizeof(Tensor *) * (size_t)(n + 1));
-    for (size_t k = 0; k < sizeof ORDERS / sizeof ORDERS[0]; k++) {
-        int64_t size = pack_order(list, n, ORDERS[k]);
-        if (best < 0 || size < best) {
+    int best_rule = 0;
+    for (int rule = 0; rule < 2; rule++)
+        for (size_t k = 0; k < sizeof ORDERS / sizeof ORDERS[0]; k++) {
+            int64_t size = pack_order(list, n, ORDERS[k], rule, scratch);
+            if (best < 0 || size < best) {
+                best = size;
+                best_rule = rule;
+                for (int i = 0; i < n; i++) {
+                    order[i] = list[i];
+                    off[i] = list[i]->offset;
+                }
+            }
+        }
+    /* then a local search from the best order while the arena is above
+     * the liveness bound: move one tensor to an earlier place in the
+     * order, re-pack, keep the change unless the arena grows (a
+     * deterministic generator: the same plan every time), within a budget
+     * of placement work */
+    int64_t bound = 0;
+    for (int c = 0; c <= calls; c++)
+        if (live[c] > bound) bound = live[c];
+    int rule = best_rule;
+    int64_t budget = PACK_SEARCH_WORK / ((int64_t)n * n + 1);
+    uint64_t rng = 0x2545F4914F6CDD1Dull;
+    Tensor **trial = xalloc(sizeof(Tensor *) * (size_t)(n + 1));
+    for (int64_t it = 0; it < budget && best > bound && n > 2; it++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        int from = (int)(rng % (uint64_t)n), to = (int)((rng >> 32) % (uint64_t)(from + 1));
+        if (from == to) continue;
+        memcpy(trial, order, sizeof(Tensor *) * (size_t)n);
+        Tensor *moved = trial[from];
+        memmove(trial + to + 1, trial + to, sizeof(Tensor *) * (size_t)(from - to));
+        trial[to] = moved;
+        int64_t size = pack_order(trial, n, NULL, rule, scratch);
+        if (size <= best) {
             best = size;
             for (int i = 0; i < n; i++) {
-                order[i] = list[i];
-                off[i] = list[i]->offset;
+                order[i] = trial[i];
+                off[i] = trial[i]->offset;
             }
         }
     }
@@ -193,24 +524,59 @@ static int64_t pack(Tensor **list, int n)
     return best < 0 ? 0 : best;
 }
 
-static int64_t pack_order(Tensor **list, int n, int (*cmp)(const void *, const void *))
+static int by_start(const void *a, const void *b)
 {
-    qsort(list, (size_t)n, sizeof(Tensor *), cmp);
+    const int64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
+
+/* Places list[i] in order. First fit (best_fit 0): the lowest aligned
+ * offset clear of every placed tensor live at the same time. Best fit: the
+ * smallest gap between those tensors that holds it (the top of the arena
+ * only when no gap does), which keeps large gaps for large tensors. */
+static int64_t pack_order(Tensor **list, int n, int (*cmp)(const void *, const void *), int best_fit, int64_t *scratch)
+{
+    if (cmp) qsort(list, (size_t)n, sizeof(Tensor *), cmp);
     int64_t size = 0;
     for (int i = 0; i < n; i++) {
         Tensor *t = list[i];
-        int64_t need = padded(t), off = 0;
-        for (int again = 1; again;) {
-            again = 0;
+        int64_t need = padded(t), al = align_of(t), off = 0;
+        if (!best_fit) {
+            for (int again = 1; again;) {
+                again = 0;
+                for (int j = 0; j < i; j++) {
+                    Tensor *u = list[j];
+                    if (u->last < t->first || t->last < u->first) continue;
+                    int64_t ue = u->offset + padded(u);
+                    if (off < ue && u->offset < off + need) {
+                        off = (ue + al - 1) / al * al;
+                        again = 1;
+                    }
+                }
+            }
+        } else {
+            int m = 0;   /* the placed tensors live with t: [start, end) pairs, by start */
             for (int j = 0; j < i; j++) {
                 Tensor *u = list[j];
                 if (u->last < t->first || t->last < u->first) continue;
-                int64_t ue = u->offset + padded(u);
-                if (off < ue && u->offset < off + need) {
-                    off = (ue + align_of(t) - 1) / align_of(t) * align_of(t);
-                    again = 1;
-                }
+                scratch[2 * m] = u->offset;
+                scratch[2 * m + 1] = u->offset + padded(u);
+                m++;
             }
+            qsort(scratch, (size_t)m, 2 * sizeof(int64_t), by_start);
+            int64_t at = 0, best_gap = -1, top = 0;
+            off = -1;
+            for (int j = 0; j <= m; j++) {
+                int64_t gap_end = j < m ? scratch[2 * j] : -1;
+                int64_t start = (at + al - 1) / al * al;
+                if (j < m && start + need <= gap_end && (best_gap < 0 || gap_end - start < best_gap)) {
+                    best_gap = gap_end - start;
+                    off = start;
+                }
+                if (j < m && scratch[2 * j + 1] > at) at = scratch[2 * j + 1];
+                top = at;
+            }
+            if (off < 0) off = (top + al - 1) / al * al;
         }
         t->offset = off;
         if (off + need > size) size = off + need;
@@ -224,6 +590,7 @@ static int64_t pack_order(Tensor **list, int n, int (*cmp)(const void *, const v
 int64_t plan_graph(Graph *g, Lowering *L)
 {
     (void)g;
+    concat_in_place(L);
     int cap = 2 * L->n * (O2C_MAX_X + O2C_MAX_Y) + 1, n = 0;
     arena_list = xalloc(sizeof(Tensor *) * (size_t)cap);
     for (int c = 0; c < L->n; c++) {
@@ -290,13 +657,14 @@ int64_t plan_graph(Graph *g, Lowering *L)
         n = n0;
         size = pack(arena_list, n);
     }
-    size = (size + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    /* the arena's start is 64-byte aligned; its size is what the plan uses, not rounded up */
     for (int c = 0; c < L->n; c++)   /* in place: the bytes of the tensor written over */
         for (int j = 0; j < O2C_MAX_Y; j++) {
             Tensor *y = L->calls[c].y[j];
             if (y && y->share) y->offset = y->share->offset;
         }
     verify_plan(arena_list, n, size);
+    plan_check(L);
     live_profile(L, arena_list, n);
     note("arena: %lld bytes for %d tensors; liveness bound %lld bytes (at call %d), one buffer per tensor %lld bytes",
          (long long)size, n, (long long)L->live_bound, L->live_bound_at, (long long)L->naive_arena);

@@ -174,6 +174,29 @@ void lower_concat(Node *n, Lowering *L)
     }
 }
 
+/* A Concat whose inputs are contiguous runs of its output's bytes (every
+ * axis before the concatenation axis has size 1): fills each input's byte
+ * offset in the output and returns 1 (plan.c then lets the inputs'
+ * producers write straight into the output, without the copies); else 0. */
+int concat_in_place_offsets(const Node *n, int64_t *byte_off)
+{
+    if (n->op->lower != lower_concat || !n->out[0] || n->out[0]->rank < 1) return 0;
+    const Tensor *y = n->out[0];
+    int64_t axis = attr_has(n, "axis") ? attr_i(n, "axis") : 1;
+    if (axis < 0) axis += y->rank;
+    if (axis < 0 || axis >= y->rank) return 0;
+    for (int d = 0; d < axis; d++)
+        if (y->dims[d] != 1) return 0;
+    int64_t inner = (int64_t)dtype_size(y->dtype), pos = 0;
+    for (int d = (int)axis + 1; d < y->rank; d++) inner *= y->dims[d];
+    for (int j = 0; j < n->nin; j++) {
+        if (!n->in[j] || n->in[j]->rank != y->rank) return 0;
+        byte_off[j] = pos * inner;
+        pos += n->in[j]->dims[axis];
+    }
+    return 1;
+}
+
 /* ---- Split ------------------------------------------------------------- */
 
 /* the sizes of the parts along the axis; returns the axis */

@@ -180,7 +180,7 @@ static void test_split_views_and_plan(void **state)
     assert_int_equal(copies, 1);
     /* the emitted pointer adds the byte offset */
     assert_string_equal(storage_ptr(c, "c%d", "(arena + %lld)"),
-                        xfmt("((const unsigned char *)(arena + %lld) + 20)", (long long)r->offset));
+                        xfmt("((unsigned char *)(arena + %lld) + 20)", (long long)r->offset));
 }
 
 /* ---- transpose ------------------------------------------------------------ */
@@ -337,6 +337,73 @@ static void test_levels(void **state)
     }
 }
 
+/* Concat along the leading non-1 axis: its inputs' producers write
+ * straight into their slices of the output (no copy call); an input that is
+ * a graph input, or read twice by the Concat, is still copied */
+static void test_concat_in_place(void **state)
+{
+    (void)state;
+    Onnx__ModelProto *m = pb_model(8, 13);
+    pb_input(m, "x", DT_FLOAT, "1x2x3");
+    pb_output(m, "y", DT_FLOAT, NULL);
+    pb_output(m, "z", DT_FLOAT, NULL);
+    pb_node(m, "Relu", "relu", "x", "a");
+    pb_node(m, "Exp", "exp", "x", "b");
+    pb_attr_i(pb_node(m, "Concat", "cat", "a,b,x,b", "c"), "axis", 1);      /* 1 x 8 x 3 */
+    pb_node(m, "Neg", "neg", "c", "y");
+    pb_node(m, "Sigmoid", "sig", "a", "s");
+    pb_attr_i(pb_node(m, "Concat", "cat2", "s,a", "z"), "axis", -1);       /* a graph output: 1 x 2 x 6, not contiguous */
+    Graph *g = pt_graph(m);
+    Lowering L = {0};
+    EXPECT_OK(lower_graph(g, &L));
+    int before = L.n;
+    EXPECT_OK(plan_graph(g, &L));
+    Tensor *a = graph_find(g, "a"), *b = graph_find(g, "b"), *c = graph_find(g, "c"), *s = graph_find(g, "s");
+    assert_int_equal(a->storage, ST_ALIAS);
+    assert_ptr_equal(a->alias_of, c);
+    assert_int_equal(a->alias_offset, 0);
+    assert_int_equal(b->storage, ST_ARENA);   /* read twice by the Concat */
+    assert_int_equal(s->storage, ST_ARENA);   /* the second Concat is along the last axis of 1 x 2 x 6 */
+    assert_int_equal(L.n, before - 1);         /* a's copy is gone */
+    int copies_into_c = 0;
+    for (int i = 0; i < L.n; i++)
+        if (L.calls[i].y[0] == c) copies_into_c++;
+    assert_int_equal(copies_into_c, 3);        /* b, x, b */
+    assert_string_equal(storage_ptr(a, "c%d", "(arena + %lld)"), xfmt("(arena + %lld)", (long long)c->offset));
+}
+
+/* nested Concats: the inner one's output is itself a slice of the outer
+ * one's, which is a graph output (the caller's buffer); offsets add up */
+static void test_concat_in_place_nested(void **state)
+{
+    (void)state;
+    Onnx__ModelProto *m = pb_model(8, 13);
+    pb_input(m, "x", DT_FLOAT, "1x4");
+    pb_output(m, "y", DT_FLOAT, NULL);
+    pb_node(m, "Relu", "relu", "x", "a");
+    pb_node(m, "Exp", "exp", "x", "b");
+    pb_node(m, "Neg", "neg", "x", "d");
+    pb_attr_i(pb_node(m, "Concat", "inner", "a,b", "ab"), "axis", 1);
+    pb_attr_i(pb_node(m, "Concat", "outer", "d,ab", "y"), "axis", 1);
+    Graph *g = pt_graph(m);
+    Lowering L = {0};
+    EXPECT_OK(lower_graph(g, &L));
+    EXPECT_OK(plan_graph(g, &L));
+    Tensor *a = graph_find(g, "a"), *b = graph_find(g, "b"), *d = graph_find(g, "d"), *ab = graph_find(g, "ab");
+    Tensor *y = graph_find(g, "y");
+    assert_int_equal(y->storage, ST_OUTPUT);
+    assert_ptr_equal(d->alias_of, y);
+    assert_int_equal(d->alias_offset, 0);
+    assert_ptr_equal(ab->alias_of, y);
+    assert_int_equal(ab->alias_offset, 16);
+    assert_ptr_equal(a->alias_of, y);
+    assert_int_equal(a->alias_offset, 16);
+    assert_ptr_equal(b->alias_of, y);
+    assert_int_equal(b->alias_offset, 32);
+    assert_int_equal(L.n, 3);                  /* Relu, Exp, Neg: no copies */
+    assert_string_equal(storage_ptr(b, "c%d", "(arena + %lld)"), "((unsigned char *)outputs[0] + 32)");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, pt_setup, o2c_teardown)
@@ -346,6 +413,8 @@ int main(void)
         T(test_noop_graph_outputs),
         T(test_slice_becomes_view),
         T(test_split_views_and_plan),
+        T(test_concat_in_place),
+        T(test_concat_in_place_nested),
         T(test_transpose_cancel_and_compose),
         T(test_transpose_cancel_to_output),
         T(test_transpose_size1_is_reshape),
