@@ -106,8 +106,14 @@ void infer_unsqueeze(Node *n)
 
 void infer_dropout(Node *n)
 {
+    /* before opset 7 is_test=0 (the default) is training mode: a random mask */
+    if (n->opset < 7 && !attr_i(n, "is_test"))
+        fail("Dropout-%d with is_test=0 (the default before opset 7) drops random elements (training mode); "
+             "onnx2c compiles it with is_test=1 (inference: y = x) or from opset 7 on", n->opset < 6 ? 1 : 6);
     out_like(n, 0, n->in[0]);
-    if (n->nout > 1 && n->out[1]) set_out(n, 1, DT_BOOL, n->in[0]->rank, n->in[0]->dims);
+    /* the mask: bool from opset 10, the data type before (all ones in inference) */
+    if (n->nout > 1 && n->out[1])
+        set_out(n, 1, n->opset < 10 ? n->in[0]->dtype : DT_BOOL, n->in[0]->rank, n->in[0]->dims);
     Tensor *tm = in_t(n, 2), *tr = in_t(n, 1);
     /* training_mode decides what the op computes (a random mask or none): a
      * graph input gets bound like a shape input */
@@ -198,13 +204,14 @@ void lower_dropout(Node *n, Lowering *L)
     /* inference: identity; the mask is all true */
     if (n->out[0]) lower_copy(L, n->in[0], n->out[0]);
     if (n->nout > 1 && n->out[1]) {
-        static const uint8_t one = 1;
-        Tensor *v = lower_temp(L, DT_BOOL, 0, NULL);
-        v->data = (void *)&one;
+        int dt = n->out[1]->dtype;   /* bool, or the data type before opset 10 */
+        Tensor *v = lower_temp(L, dt, 0, NULL);
+        v->data = xalloc(16);
+        elem_set(dt, v->data, 0, 1.0);
         KCall *c = lower_call(L, "o2c_fill", tensor_numel(n->out[1]));
         c->x[0] = v;
         c->y[0] = n->out[1];
-        c->k[O2C_FILL_ESIZE] = 1;
+        c->k[O2C_FILL_ESIZE] = (int64_t)dtype_size(dt);
         c->nk = O2C_FILL_NK;
     }
 }
