@@ -107,11 +107,17 @@ void infer_unsqueeze(Node *n)
 void infer_dropout(Node *n)
 {
     /* before opset 7 is_test=0 (the default) is training mode: a random mask */
-    if (n->opset < 7 && !attr_i(n, "is_test"))
+    if (n->opset < 7 && !(attr_has(n, "is_test") && attr_i(n, "is_test")))
         fail("Dropout-%d with is_test=0 (the default before opset 7) drops random elements (training mode); "
              "onnx2c compiles it with is_test=1 (inference: y = x) or from opset 7 on", n->opset < 6 ? 1 : 6);
     out_like(n, 0, n->in[0]);
-    /* the mask: bool from opset 10, the data type before (all ones in inference) */
+    /* the mask: bool from opset 10; before, in the data type, with values the
+     * spec does not give in inference (onnxruntime writes 0, onnx's reference
+     * true): refused when something reads it */
+    if (n->nout > 1 && n->out[1] && n->opset < 10 && (n->out[1]->nuses > 0 || n->out[1]->is_output))
+        fail("Dropout-%d's mask output '%s' is read: before opset 10 the spec does not say what it holds in "
+             "inference (onnxruntime writes 0, onnx's reference 1); onnx2c computes the mask from Dropout-10 on",
+             n->opset < 7 ? 6 : 7, n->out[1]->name);
     if (n->nout > 1 && n->out[1])
         set_out(n, 1, n->opset < 10 ? n->in[0]->dtype : DT_BOOL, n->in[0]->rank, n->in[0]->dims);
     Tensor *tm = in_t(n, 2), *tr = in_t(n, 1);
