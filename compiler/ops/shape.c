@@ -304,6 +304,10 @@ void infer_range(Node *n)
 {
     Tensor *s = n->in[0], *l = n->in[1], *d = n->in[2];
     need_dtype(n, s, DTS_NUM);
+    /* Range-27: float16/bfloat16 computed in stash_type (1: float32, what the promotion does) */
+    if (n->promoted && attr_i(n, "stash_type") != 1)
+        fail("stash_type %lld: onnx2c computes Range on float16/bfloat16 in float32 (stash_type 1) only",
+             (long long)attr_i(n, "stash_type"));
     need_const(n, s, "start");
     need_const(n, l, "limit");
     need_const(n, d, "delta");
