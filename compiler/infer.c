@@ -107,6 +107,50 @@ static void check_opsets(Graph *g, const Options *o)
     for (int i = 0; i < g->ndom_opsets; i++) check_opset(o, g->dom_opsets[i].domain, g->dom_opsets[i].version);
 }
 
+/* ---- op versions (ops.def's last column) ----------------------------------
+ * A node's op is compiled by the rule of its schema version in effect: the
+ * largest since_version of the op <= the opset the model imports for the
+ * op's domain. A version onnx2c does not implement (marked "!" in ops.def,
+ * e.g. Add-6's legacy broadcast attribute) is refused here rather than
+ * compiled by another version's rule. An op newer than the imported opset
+ * (op_version 0: --emit-onnx writes a newer standard op so) is compiled as
+ * onnx2c knows it; a domain the model does not import is not checked. */
+static int domain_opset(const Graph *g, const char *domain)
+{
+    while (g->parent) g = g->parent;   /* a body: the model's imports */
+    if (!*domain) return g->opset;
+    for (int i = 0; i < g->ndom_opsets; i++)
+        if (!strcmp(g->dom_opsets[i].domain, domain)) return g->dom_opsets[i].version;
+    return 0;
+}
+
+void check_op_versions(const Graph *g)
+{
+    char msg[1536];
+    size_t len = 0;
+    int bad = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        int opset = n->op ? domain_opset(g, n->op->domain) : 0, ok;
+        const char *impl;
+        if (!opset) continue;
+        int v = op_version(n->op, opset, &ok, &impl);
+        if (!v || ok) continue;
+        bad++;
+        if (len < sizeof msg - 300)
+            len += (size_t)snprintf(msg + len, sizeof msg - len,
+                                    "%s%s%s%s-%d (node '%s' at opset %d of domain '%s'; onnx2c implements %s versions %s)",
+                                    bad > 1 ? ", " : "", *n->op->domain ? n->op->domain : "", *n->op->domain ? "::" : "",
+                                    n->op_type, v, n->name, opset, *n->op->domain ? n->op->domain : "ai.onnx",
+                                    n->op_type, impl);
+    }
+    if (bad)
+        fail_plain("%d node%s use%s an op version that onnx2c does not implement: %s. The version of an op is its "
+                   "newest definition at the opset the model imports, and the ops of these versions mean something "
+                   "onnx2c does not compute; convert the model to a newer opset (onnx.version_converter) and compile "
+                   "that", bad, bad > 1 ? "s" : "", bad > 1 ? "" : "s", msg);
+}
+
 /* All unsupported ops in one message. */
 static void check_ops(Graph *g)
 {
@@ -128,6 +172,7 @@ static void check_ops(Graph *g)
         fail_plain("%d node%s use%s unsupported ops: %s. onnx2c supports the default ONNX domain ops listed in its README; "
                    "custom-domain ops must be replaced or decomposed before compiling",
                    bad, bad > 1 ? "s" : "", bad > 1 ? "" : "s", msg);
+    check_op_versions(g);
 }
 
 /* Kahn's algorithm, ready nodes taken in their current order (so sorting

@@ -394,9 +394,15 @@ typedef struct OpDef {
     InferFn infer;
     LowerFn lower;           /* lower_view: the op is a view (Reshape & co.) */
     DecomposeFn decompose;   /* ops of domain onnx2c (FUSED lines): the same in standard ops */
+    const char *versions;    /* the op's schema versions in its domain, "!" before one onnx2c
+                                refuses: "!1 !6 7 13 14" (tools/opset_versions.py checks them) */
 } OpDef;
 
 const OpDef *op_find(const char *domain, const char *name);
+/* the op's schema version in effect at opset `opset` of its domain (the
+ * largest listed <= opset; 0: none, the op is newer than that opset); *ok
+ * says whether onnx2c implements it; implemented: "7, 13, 14" (static) */
+int op_version(const OpDef *op, int opset, int *ok, const char **implemented);
 int op_count(void);                      /* the table, for --list-ops */
 const char *op_name(int i);
 const OpDef *op_at(int i);
@@ -630,6 +636,10 @@ int expand_flex_attention(Graph *g, Node *n);
 uint8_t *image_decode(const uint8_t *p, size_t n, int channels, int bgr, int64_t *h, int64_t *w);
 void infer_node(Node *n);                            /* one node's shape rule (checks arity and types) */
 void topo_sort(Graph *g);                            /* infer.c: re-runnable, stable */
+/* infer.c: refuses (all in one message) the nodes of g whose op version in
+ * effect at the model's opset of their domain onnx2c does not implement
+ * (ops.def's versions column, op_version); their ops must be looked up */
+void check_op_versions(const Graph *g);
 void fold_node(Node *n);                             /* eval.c: run a node's kernels on its constant inputs */
 void fold_node_lowered(Node *n, int tiled);          /* the same, lowered as for the C target when tiled is 1 */
 int node_foldable(const Node *n);                    /* every input is constant */

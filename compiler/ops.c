@@ -3,6 +3,8 @@
  * element type for constant folding, and the text that instantiates that
  * kernel in generated code. */
 #include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
@@ -80,12 +82,12 @@
 #define K_BINARY(sfx, T, Name, text, expr) O2C_BINARY(o2c_##Name##_##sfx, T, T, expr)
 #define K_COMPARE(sfx, T, Name, text, expr) O2C_BINARY(o2c_##Name##_##sfx, T, uint8_t, expr)
 #define K_PREDICATE(sfx, T, Name, text, expr) O2C_PREDICATE(o2c_##Name##_##sfx, T, expr)
-#define UNARY(Name, TS, schema, expr) TS_##TS(K_UNARY, Name, #expr, expr)
+#define UNARY(Name, TS, schema, expr, vers) TS_##TS(K_UNARY, Name, #expr, expr)
 #define KUNARY(Name, TS, expr) TS_##TS(K_UNARY, Name, #expr, expr)
-#define BINARY(Name, TS, expr) TS_##TS(K_BINARY, Name, #expr, expr)
+#define BINARY(Name, TS, expr, vers) TS_##TS(K_BINARY, Name, #expr, expr)
 #define KBINARY(Name, TS, expr) TS_##TS(K_BINARY, Name, #expr, expr)
-#define COMPARE(Name, TS, expr) TS_##TS(K_COMPARE, Name, #expr, expr)
-#define PREDICATE(Name, TS, schema, expr) TS_##TS(K_PREDICATE, Name, #expr, expr)
+#define COMPARE(Name, TS, expr, vers) TS_##TS(K_COMPARE, Name, #expr, expr)
+#define PREDICATE(Name, TS, schema, expr, vers) TS_##TS(K_PREDICATE, Name, #expr, expr)
 #define OP(...)
 #define FUSED(...)
 #include "ops.def"
@@ -164,12 +166,12 @@ uint8_t float_to_narrow(int dt, float f) { return o2c_f32_to_n(f, dt, 1, O2C_E8M
 #define R_STRINGS(name) R_FILE(name, "strings.h")
 
 static const Kernel KERNELS[] = {
-#define UNARY(Name, TS, schema, expr) TS_##TS(R_UNARY, Name, #expr, expr)
+#define UNARY(Name, TS, schema, expr, vers) TS_##TS(R_UNARY, Name, #expr, expr)
 #define KUNARY(Name, TS, expr) TS_##TS(R_UNARY, Name, #expr, expr)
-#define BINARY(Name, TS, expr) TS_##TS(R_BINARY, Name, #expr, expr)
+#define BINARY(Name, TS, expr, vers) TS_##TS(R_BINARY, Name, #expr, expr)
 #define KBINARY(Name, TS, expr) TS_##TS(R_BINARY, Name, #expr, expr)
-#define COMPARE(Name, TS, expr) TS_##TS(R_COMPARE, Name, #expr, expr)
-#define PREDICATE(Name, TS, schema, expr) TS_##TS(R_PREDICATE, Name, #expr, expr)
+#define COMPARE(Name, TS, expr, vers) TS_##TS(R_COMPARE, Name, #expr, expr)
+#define PREDICATE(Name, TS, schema, expr, vers) TS_##TS(R_PREDICATE, Name, #expr, expr)
 #define OP(...)
 #define FUSED(...)
 #include "ops.def"
@@ -265,13 +267,13 @@ const char *kernel_instance(const Kernel *k)
 }
 
 /* 3. the ops: declarations of their functions, then the table */
-#define UNARY(Name, TS, schema, expr) void infer_unary_##TS(Node *n);
+#define UNARY(Name, TS, schema, expr, vers) void infer_unary_##TS(Node *n);
 #define KUNARY(Name, TS, expr)
-#define BINARY(Name, TS, expr) void infer_binary_##TS(Node *n);
+#define BINARY(Name, TS, expr, vers) void infer_binary_##TS(Node *n);
 #define KBINARY(Name, TS, expr)
-#define COMPARE(Name, TS, expr) void infer_compare_##TS(Node *n);
-#define PREDICATE(Name, TS, schema, expr) void infer_predicate_##TS(Node *n);
-#define OP(Name, dom, a, b, c, d, schema, inf, low) void inf(Node *n); void low(Node *n, Lowering *L);
+#define COMPARE(Name, TS, expr, vers) void infer_compare_##TS(Node *n);
+#define PREDICATE(Name, TS, schema, expr, vers) void infer_predicate_##TS(Node *n);
+#define OP(Name, dom, a, b, c, d, schema, inf, low, vers) void inf(Node *n); void low(Node *n, Lowering *L);
 #define FUSED(Name, a, b, c, d, schema, inf, low, dec) \
     void inf(Node *n); void low(Node *n, Lowering *L); void dec(const Node *n, Decomp *dc);
 #include "ops.def"
@@ -288,14 +290,14 @@ void lower_binary(Node *n, Lowering *L);
 void lower_predicate(Node *n, Lowering *L);
 
 static const OpDef OPS[] = {
-#define UNARY(Name, TS, schema, expr) {#Name, "", 1, 1, 1, 1, schema, infer_unary_##TS, lower_unary, NULL},
+#define UNARY(Name, TS, schema, expr, vers) {#Name, "", 1, 1, 1, 1, schema, infer_unary_##TS, lower_unary, NULL, vers},
 #define KUNARY(Name, TS, expr)
 #define KBINARY(Name, TS, expr)
-#define BINARY(Name, TS, expr) {#Name, "", 2, 2, 1, 1, "", infer_binary_##TS, lower_binary, NULL},
-#define COMPARE(Name, TS, expr) {#Name, "", 2, 2, 1, 1, "", infer_compare_##TS, lower_binary, NULL},
-#define PREDICATE(Name, TS, schema, expr) {#Name, "", 1, 1, 1, 1, schema, infer_predicate_##TS, lower_predicate, NULL},
-#define OP(Name, dom, a, b, c, d, schema, inf, low) {#Name, dom, a, b, c, d, schema, inf, low, NULL},
-#define FUSED(Name, a, b, c, d, schema, inf, low, dec) {#Name, "onnx2c", a, b, c, d, schema, inf, low, dec},
+#define BINARY(Name, TS, expr, vers) {#Name, "", 2, 2, 1, 1, "", infer_binary_##TS, lower_binary, NULL, vers},
+#define COMPARE(Name, TS, expr, vers) {#Name, "", 2, 2, 1, 1, "", infer_compare_##TS, lower_binary, NULL, vers},
+#define PREDICATE(Name, TS, schema, expr, vers) {#Name, "", 1, 1, 1, 1, schema, infer_predicate_##TS, lower_predicate, NULL, vers},
+#define OP(Name, dom, a, b, c, d, schema, inf, low, vers) {#Name, dom, a, b, c, d, schema, inf, low, NULL, vers},
+#define FUSED(Name, a, b, c, d, schema, inf, low, dec) {#Name, "onnx2c", a, b, c, d, schema, inf, low, dec, ""},
 #include "ops.def"
 };
 
@@ -305,6 +307,35 @@ const OpDef *op_find(const char *domain, const char *name)
     for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
         if (!strcmp(OPS[i].name, name) && !strcmp(OPS[i].domain, domain)) return &OPS[i];
     return NULL;
+}
+
+/* The op's schema version in effect at opset `opset` of its domain: the
+ * largest of its listed versions (ops.def's last column) <= opset; 0 when
+ * the op is newer than that opset (or lists none) -- it is then compiled as
+ * the op onnx2c knows. *ok: onnx2c implements that version (not marked
+ * "!"); *implemented: the implemented ones, "7, 13, 14". */
+int op_version(const OpDef *op, int opset, int *ok, const char **implemented)
+{
+    const char *s = op->versions ? op->versions : "";
+    static char impl[256];
+    size_t len = 0;
+    int v = 0;
+    *ok = 1;
+    impl[0] = 0;
+    while (*s) {
+        while (*s == ' ') s++;
+        if (!*s) break;
+        int refused = *s == '!';
+        if (refused) s++;
+        char *end;
+        long x = strtol(s, &end, 10);
+        if (end == s) fail_plain("internal: ops.def lists versions '%s' for %s", op->versions, op->name);
+        s = end;
+        if (!refused && len < sizeof impl - 16) len += (size_t)snprintf(impl + len, sizeof impl - len, "%s%ld", len ? ", " : "", x);
+        if (x <= opset) { v = (int)x; *ok = !refused; }
+    }
+    if (implemented) *implemented = impl;
+    return v;
 }
 
 /* for the README and tests: the list of op names (the ONNX ops; the

@@ -20,7 +20,8 @@ ImageDecoder on images written with numpy, and on truncated and corrupted
 streams under ASan (test_image_decoder.py),
 onnxruntime and onnx's reference (test_quant.py), sequences and optionals
 against onnxruntime (test_sequences.py),
-and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
+op versions at old opsets against onnxruntime and the refused ones
+(test_opsets.py), and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
 newlib, no double precision in float32 models)."""
 import os, re, subprocess, sys, time
 
@@ -52,6 +53,9 @@ SUITES = [
     ("image-decoder", [PY, "tests/test_image_decoder.py", "--compiler", ASAN_CC]),
     # sequence and optional inputs/outputs against onnxruntime, and their refusals
     ("sequences", [PY, "tests/test_sequences.py", "--compiler", ASAN_CC]),
+    # op versions: the op table against onnx's schema history, old opsets against
+    # onnxruntime, the versions onnx2c refuses (tests/test_opsets.py)
+    ("opsets", [PY, "tests/test_opsets.py", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
     # the firmware example on an emulated Cortex-M4 (QEMU mps2-an386) against the host
     ("firmware-qemu", [PY, "tests/test_firmware_qemu.py", "--compiler", ASAN_CC]),

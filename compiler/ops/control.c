@@ -107,6 +107,7 @@ static void check_body_ops(Node *owner, Graph *b)
     if (bad)
         fail("its subgraph '%s' has %d node%s with unsupported ops: %s (custom-domain ops "
              "are not supported)", b->name, bad, bad > 1 ? "s" : "", msg);
+    check_op_versions(b);   /* infer.c: op versions onnx2c does not implement */
     (void)owner;
 }
 

@@ -516,6 +516,12 @@ static void convt_geom(Node *n, ConvGeom *g, int64_t *group, int64_t *M)
             g->out[i] = nos ? oshape[i] : g->in[i] * g->s[i];
             int64_t total = full - g->out[i];
             int64_t half = floor_div(total, 2);
+            /* ConvTranspose-1 split an odd total the other way round
+             * (SAME_UPPER: the larger part first); opset 11 swapped it */
+            if (n->opset < 11 && !valid && total % 2)
+                fail("ConvTranspose-1 with %s splits an odd total padding (%lld) the other way round than opset 11 "
+                     "does; onnx2c implements the opset-11 rule only (convert the model to opset 11)",
+                     nos ? "output_shape" : ap, (long long)total);
             g->pb[i] = valid ? 0 : same_upper ? half : total - half;
             g->pe[i] = total - g->pb[i];
         } else {

@@ -249,6 +249,7 @@ void lower_onehot(Node *n, Lowering *L)
     c->k[O2C_ONEHOT_DEPTH] = onehot_depth(n);
     c->k[O2C_ONEHOT_INNER] = prod(ind->dims, ax, ind->rank);
     c->k[O2C_ONEHOT_ESIZE] = (int64_t)dtype_size(y->dtype);
+    c->k[O2C_ONEHOT_NOWRAP] = n->opset < 11;   /* OneHot-9: indices outside [0, depth) are off */
     c->nk = O2C_ONEHOT_NK;
 }
 

@@ -93,6 +93,9 @@ static void bn_layout(Node *n, int64_t *C, int64_t *inner)
 static int bn_training(Node *n)
 {
     if (n->opset >= 14) return attr_i(n, "training_mode") != 0;
+    /* before opset 7 is_test=0 (the default) is training mode: Y from the
+     * batch's statistics (onnx's reference BatchNormalization_6) */
+    if (n->opset < 7) return attr_i(n, "is_test") == 0;
     return 0;
 }
 

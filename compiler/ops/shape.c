@@ -106,8 +106,20 @@ void infer_unsqueeze(Node *n)
 
 void infer_dropout(Node *n)
 {
+    /* before opset 7 is_test=0 (the default) is training mode: a random mask */
+    if (n->opset < 7 && !(attr_has(n, "is_test") && attr_i(n, "is_test")))
+        fail("Dropout-%d with is_test=0 (the default before opset 7) drops random elements (training mode); "
+             "onnx2c compiles it with is_test=1 (inference: y = x) or from opset 7 on", n->opset < 6 ? 1 : 6);
     out_like(n, 0, n->in[0]);
-    if (n->nout > 1 && n->out[1]) set_out(n, 1, DT_BOOL, n->in[0]->rank, n->in[0]->dims);
+    /* the mask: bool from opset 10; before, in the data type, with values the
+     * spec does not give in inference (onnxruntime writes 0, onnx's reference
+     * true): refused when something reads it */
+    if (n->nout > 1 && n->out[1] && n->opset < 10 && (n->out[1]->nuses > 0 || n->out[1]->is_output))
+        fail("Dropout-%d's mask output '%s' is read: before opset 10 the spec does not say what it holds in "
+             "inference (onnxruntime writes 0, onnx's reference 1); onnx2c computes the mask from Dropout-10 on",
+             n->opset < 7 ? 6 : 7, n->out[1]->name);
+    if (n->nout > 1 && n->out[1])
+        set_out(n, 1, n->opset < 10 ? n->in[0]->dtype : DT_BOOL, n->in[0]->rank, n->in[0]->dims);
     Tensor *tm = in_t(n, 2), *tr = in_t(n, 1);
     /* training_mode decides what the op computes (a random mask or none): a
      * graph input gets bound like a shape input */
@@ -198,13 +210,14 @@ void lower_dropout(Node *n, Lowering *L)
     /* inference: identity; the mask is all true */
     if (n->out[0]) lower_copy(L, n->in[0], n->out[0]);
     if (n->nout > 1 && n->out[1]) {
-        static const uint8_t one = 1;
-        Tensor *v = lower_temp(L, DT_BOOL, 0, NULL);
-        v->data = (void *)&one;
+        int dt = n->out[1]->dtype;   /* bool, or the data type before opset 10 */
+        Tensor *v = lower_temp(L, dt, 0, NULL);
+        v->data = xalloc(16);
+        elem_set(dt, v->data, 0, 1.0);
         KCall *c = lower_call(L, "o2c_fill", tensor_numel(n->out[1]));
         c->x[0] = v;
         c->y[0] = n->out[1];
-        c->k[O2C_FILL_ESIZE] = 1;
+        c->k[O2C_FILL_ESIZE] = (int64_t)dtype_size(dt);
         c->nk = O2C_FILL_NK;
     }
 }
@@ -291,6 +304,10 @@ void infer_range(Node *n)
 {
     Tensor *s = n->in[0], *l = n->in[1], *d = n->in[2];
     need_dtype(n, s, DTS_NUM);
+    /* Range-27: float16/bfloat16 computed in stash_type (1: float32, what the promotion does) */
+    if (n->promoted && attr_i(n, "stash_type") != 1)
+        fail("stash_type %lld: onnx2c computes Range on float16/bfloat16 in float32 (stash_type 1) only",
+             (long long)attr_i(n, "stash_type"));
     need_const(n, s, "start");
     need_const(n, l, "limit");
     need_const(n, d, "delta");

@@ -129,8 +129,9 @@ O2C_KERNEL(o2c_trilu)
 }
 
 /*@ o2c_onehot */
-/* OneHot: y[o][d][in] = values[1] if indices[o][in] (negative: + depth)
- * equals d, else values[0]; any value type.
+/* OneHot: y[o][d][in] = values[1] if indices[o][in] (negative: + depth,
+ * or off everywhere with O2C_ONEHOT_NOWRAP) equals d, else values[0]; any
+ * value type.
  *   x[0] indices as int64 (outer * inner), x[1] values [off, on]
  *   O2C_ONEHOT_* */
 O2C_KERNEL(o2c_onehot)
@@ -144,7 +145,7 @@ O2C_KERNEL(o2c_onehot)
         const int64_t in = i % inner, t = i / inner;
         const int64_t d = t % depth, o = t / depth;
         int64_t idx = IX[o * inner + in];
-        if (idx < 0) idx += depth;
+        if (idx < 0) idx = p->k[O2C_ONEHOT_NOWRAP] ? -1 : idx + depth;
         memcpy(Y + i * es, V + (idx == d ? es : 0), (size_t)es);
     }
 }

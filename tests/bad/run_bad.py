@@ -219,6 +219,16 @@ def _(d):
     return [save(m, d), "-o", out(d)], ["model.onnx", "opset 6", "'ai.onnx.ml'", "up to opset 5"]
 
 
+@case("an op version onnx2c does not implement (Add-6's legacy broadcast)")
+def _(d):
+    m = model([helper.make_node("Add", ["x", "b"], ["y"], name="add6", broadcast=1, axis=0)],
+              [vi("x"), vi("b", shape=(2,))], [vi("y")])
+    m.opset_import[0].version = 6
+    m.ir_version = 3
+    return [save(m, d), "-o", out(d)], ["model.onnx", "Add-6", "'add6'", "opset 6 of domain 'ai.onnx'",
+                                        "implements Add versions 7, 13, 14"]
+
+
 @case("an input whose element count overflows")
 def _(d):
     m = model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", shape=(2 ** 40, 2 ** 40))], [vi("y", shape=None)])

@@ -30,5 +30,6 @@ enum {
     O2C_ONEHOT_DEPTH,
     O2C_ONEHOT_INNER,      /* product of the index dims from the axis */
     O2C_ONEHOT_ESIZE,      /* element size of the values */
+    O2C_ONEHOT_NOWRAP,     /* 1: a negative index is off everywhere (OneHot-9), 0: + depth (11) */
     O2C_ONEHOT_NK
 };
