@@ -595,6 +595,8 @@ typedef struct Options {
     int allow_newer_opsets;    /* --allow-newer-opsets: a warning, not a refusal (infer.c check_opsets) */
     int caller_arena;          /* --caller-arena: only NAME_run_with_arena, no mutable static state (C target) */
     const char *weights_section, *arena_section;   /* --weights-section / --arena-section NAME (C target) */
+    const char *weights_bin;   /* --weights-bin FILE.bin: the constants as binary data (weights_bin.c) */
+    FILE *weights_bin_file;    /* main.c: FILE.bin's temporary, open for writing */
     struct { char *name; int rank; int64_t dims[MAX_RANK]; const char *text; } shapes[64];   /* rank -1: a sequence's or optional's shapes (text) */
     int nshapes;
     struct { char *name; int64_t value; } dimv[64];
@@ -710,6 +712,9 @@ typedef struct EmitCtx {
     int nconsts;
 } EmitCtx;
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
+/* weights_bin.c: --weights-bin, the constants in a binary file linked by .incbin */
+int weights_bin_holds(const Tensor *t);                  /* a constant that goes into the file */
+void emit_weights_bin(FILE *f, const EmitCtx *c);        /* writes the file, and the stub into f */
 void emit_profile_key(FILE *f, const char *key, const EmitCtx *c); /* emit_c.c: @PROFILE_*@ (nothing without --profile) */
 void emit_header(FILE *f, const EmitCtx *c);
 
