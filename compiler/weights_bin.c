@@ -98,17 +98,18 @@ void emit_weights_bin(FILE *f, const EmitCtx *c)
                "        \".type %s_weights, %%object\\n\"\n"
                "        \".size %s_weights, %zu\\n\"\n"
                "        \"%s_weights:\\n\"\n"
-               "        \".incbin \\\"\" %s_WEIGHTS_BIN \"\\\", 0, %zu\\n\"\n",
+               "        \".incbin \\\"\" %s_WEIGHTS_BIN \"\\\", 0, %zu\\n\"\n"
+               "        \".popsection\\n\");\n"
+               "/* each constant: a symbol at its offset (one statement each: C99 strings stay short) */\n",
             nm, nm, nm, nm, pos, nm, nm, pos);
     for (int i = 0; i < c->nconsts; i++) {
         Tensor *t = c->consts[i];
         if (!weights_bin_holds(t)) continue;
-        fprintf(f, "        \".globl %s_w%d\\n.hidden %s_w%d\\n.type %s_w%d, %%object\\n.size %s_w%d, %zu\\n"
-                   "%s_w%d = %s_weights + %zu\\n\"\n",
+        fprintf(f, "__asm__(\".globl %s_w%d\\n.hidden %s_w%d\\n.type %s_w%d, %%object\\n.size %s_w%d, %zu\\n"
+                   "%s_w%d = %s_weights + %zu\\n\");\n",
                 nm, t->const_id, nm, t->const_id, nm, t->const_id, nm, t->const_id, blob_bytes(t), nm, t->const_id, nm,
                 off[i]);
     }
-    fputs("        \".popsection\\n\");\n", f);
     for (int i = 0; i < c->nconsts; i++) {
         Tensor *t = c->consts[i];
         if (!weights_bin_holds(t)) continue;
