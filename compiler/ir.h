@@ -651,6 +651,9 @@ void matmul_out_shape(Node *n, Tensor *a, Tensor *b, int dt);   /* matmul.c: Mat
 void ew_binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y);
 /* matmul.c: constant B (K x N, rows sbk apart, N >= 32) packed for
  * o2c_matmul_tile_f32 (O2C_MATMUL_BPACKED): ceil(N / 32) x K x 32 floats */
+/* load.c: bytes of a constant copied into a new form: an external data
+ * file's pages are handed back (a hint; nothing for other memory) */
+void load_pages_done(const void *p, size_t n);
 void matmul_pack_panels(const float *B, int64_t K, int64_t N, int64_t sbk, float *dst);
 /* conv.c: 3x3 weights (M x C x 3 x 3) transformed for o2c_conv_wino_f32:
  * 16 x ceil(M / 8) x C x 8 floats */
