@@ -715,6 +715,9 @@ typedef struct EmitCtx {
     int nconsts;
 } EmitCtx;
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
+/* float_text.c: put_float's shortest round-trip text of v into buf (48
+ * bytes) by integer arithmetic; 0 where it does not apply (the slow way) */
+int float_text_fast(float v, char *buf);
 /* weights_bin.c: --weights-bin, the constants in a binary file linked by .incbin */
 int weights_bin_holds(const Tensor *t);                  /* a constant that goes into the file */
 void emit_weights_bin(FILE *f, const EmitCtx *c);        /* writes the file, and the stub into f */
