@@ -35,19 +35,21 @@ CFLAGS = ["-O2", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror"]
 
 
 def timed(cmd, cwd):
-    """(seconds, peak RSS in MB) of cmd, by /usr/bin/time -v; raises on failure."""
+    """(wall seconds, peak RSS in MB, CPU seconds: user + system) of cmd, by /usr/bin/time -v; raises on failure."""
     p = subprocess.run(["/usr/bin/time", "-v"] + cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode:
         raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), p.stderr[-2000:]))
     el = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", p.stderr)
     secs = (int(el.group(1) or 0) * 3600 + int(el.group(2)) * 60 + float(el.group(3)))
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) / 1024.0
-    return secs, rss
+    cpu = sum(float(re.search(r"%s time \(seconds\): ([\d.]+)" % k, p.stderr).group(1)) for k in ("User", "System"))
+    return secs, rss, cpu
 
 
 def row(label, model_mb, o2c, files, gcc):
-    print("%-34s %7.1f MB | onnx2c %6.2f s %7.0f MB RSS | output %8.1f MB | gcc -O2 -c %6.2f s %7.0f MB RSS" % (
-        label, model_mb, o2c[0], o2c[1], files, gcc[0], gcc[1]), flush=True)
+    print("%-38s %7.1f MB | onnx2c %6.2f s (CPU %6.2f s) %6.0f MB RSS | output %7.1f MB | "
+          "gcc -O2 -c %6.2f s (CPU %6.2f s) %6.0f MB RSS" % (label, model_mb, o2c[0], o2c[2], o2c[1], files, gcc[0], gcc[2],
+                                                         gcc[1]), flush=True)
 
 
 def bench(compiler, work, name, gen_args):
