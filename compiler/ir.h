@@ -654,6 +654,7 @@ void ew_binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y
 /* load.c: bytes of a constant copied into a new form: an external data
  * file's pages are handed back (a hint; nothing for other memory) */
 void load_pages_done(const void *p, size_t n);
+void load_unmap_all(void);   /* pool_release: the external data files' mappings */
 void matmul_pack_panels(const float *B, int64_t K, int64_t N, int64_t sbk, float *dst);
 /* conv.c: 3x3 weights (M x C x 3 x 3) transformed for o2c_conv_wino_f32:
  * 16 x ceil(M / 8) x C x 8 floats */

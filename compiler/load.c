@@ -48,21 +48,29 @@ static uint8_t *read_file(const char *path, size_t *len, const char *what)
 }
 
 /* The mapped external data files' spans (load_pages_done). */
-static struct { const uint8_t *p; size_t n; } maps[16];
+static struct { const uint8_t *p; size_t n; } maps[64];
 static int nmaps;
+
+/* pool_release (diag.c): the tensors pointing into the mappings are gone */
+void load_unmap_all(void)
+{
+    for (int i = 0; i < nmaps; i++) munmap((void *)(uintptr_t)maps[i].p, maps[i].n);
+    nmaps = 0;
+}
 
 /* An external data file, mapped (not read): a model's weights of several GB
  * are not copied into memory; the pages are the page cache's, read when a
  * tensor's bytes are used. Private and writable: a pass that changed a
  * constant's bytes in place would change its own copy of the page, never the
- * file. Mapped for the rest of the process (the tensors point into it). A
- * file that cannot be mapped is read whole. */
+ * file. Mapped until pool_release (the tensors point into it). A file that
+ * cannot be mapped (or past 64 mappings) is read whole. */
 static uint8_t *map_file(const char *path, size_t *len, const char *what)
 {
     int fd = open(path, O_RDONLY);
     if (fd < 0) fail_plain("cannot open %s '%s': %s", what, path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX / 2) {
+    if (nmaps == 64 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > SIZE_MAX / 2) {
         close(fd);
         return read_file(path, len, what);   /* its messages for a folder, an empty file, ... */
     }
@@ -70,10 +78,8 @@ static uint8_t *map_file(const char *path, size_t *len, const char *what)
     close(fd);
     if (p == MAP_FAILED) return read_file(path, len, what);
     *len = (size_t)st.st_size;
-    if (nmaps < 16) {
-        maps[nmaps].p = p;
-        maps[nmaps++].n = *len;
-    }
+    maps[nmaps].p = p;
+    maps[nmaps++].n = *len;
     return p;
 }
 
