@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ir.h"
@@ -307,8 +308,22 @@ static void cleanup_tmp(void)
         if (tmp_extra[i]) unlink(tmp_extra[i]);
 }
 
+/* An existing output that is not a regular file (/dev/null, /dev/stdout, a
+ * FIFO): written in place, never replaced by a renamed temporary. */
+static int special_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 static FILE *open_tmp(const char *final, char **tmp)
 {
+    if (special_file(final)) {   /* no temporary: *tmp stays NULL, commit_tmp does nothing */
+        *tmp = NULL;
+        FILE *f = fopen(final, "wb");
+        if (!f) fail_plain("cannot write '%s': %s", final, strerror(errno));
+        return f;
+    }
     *tmp = xfmt("%s.tmp%ld", final, (long)getpid());
     FILE *f = fopen(*tmp, "wb");
     if (!f) { *tmp = NULL; fail_plain("cannot write '%s': %s", final, strerror(errno)); }
@@ -324,6 +339,7 @@ static void close_tmp(FILE *f, const char *final)
 /* Renames a finished temporary over its final name. */
 static void commit_tmp(char **tmp, const char *final)
 {
+    if (!*tmp) return;   /* written in place (special_file) */
     if (rename(*tmp, final) != 0) fail_plain("cannot write '%s': %s", final, strerror(errno));
     *tmp = NULL;
 }
@@ -402,10 +418,10 @@ static void compile(Options *o)
     if (!o->output) return;
     if (tmp_bin) commit_tmp(&tmp_bin, o->weights_bin);
     commit_tmp(&tmp_hdr, hdr);
-    if (rename(tmp_src, src) != 0) {
+    if (tmp_src && rename(tmp_src, src) != 0) {
         int e = errno;
-        unlink(hdr);
-        if (o->weights_bin) unlink(o->weights_bin);
+        if (!special_file(hdr)) unlink(hdr);
+        if (o->weights_bin && !special_file(o->weights_bin)) unlink(o->weights_bin);
         fail_plain("cannot write '%s': %s", src, strerror(e));
     }
     tmp_src = NULL;
