@@ -20,8 +20,9 @@ ImageDecoder on images written with numpy, and on truncated and corrupted
 streams under ASan (test_image_decoder.py),
 onnxruntime and onnx's reference (test_quant.py), sequences and optionals
 against onnxruntime (test_sequences.py),
-and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
-newlib, no double precision in float32 models)."""
+the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
+newlib, no double precision in float32 models), and --weights-bin against
+the C arrays and onnxruntime (test_weights_bin.py)."""
 import os, re, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
