@@ -5,10 +5,14 @@
 
 #include "ir.h"
 
+static const char *c_const_fmt = "c%d";   /* --weights-bin: NAME_w%d (weights_bin.c) */
+
 static const char *c_ptr(const Tensor *t, int out)
 {
     (void)out;
-    return storage_ptr(t, "c%d", "(arena + %lld)");
+    const Tensor *b = t;
+    while (b->storage == ST_ALIAS && b->alias_of) b = b->alias_of;
+    return storage_ptr(t, b->storage == ST_CONST && weights_bin_holds(b) ? c_const_fmt : "c%d", "(arena + %lld)");
 }
 
 static void source_key(FILE *f, const char *key, void *ctx)
@@ -37,7 +41,9 @@ static void source_key(FILE *f, const char *key, void *ctx)
                         mac[k], sec[k], mac[k]);
         emit_weights_section = c->o->weights_section != NULL;
         if (c->nconsts) fputs("\n/* ---- weights and other constants ---- */\n", f);
-        for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const");
+        if (c->o->weights_bin) emit_weights_bin(f, c);   /* --weights-bin: weights_bin.c */
+        else
+            for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const");
     } else if (!strcmp(key, "SCHEDULE")) {
         if (c->o->profile) fputs("    O2C_PROFILE_START(o2c_run_t0);\n", f);
         if (c->L->strings)   /* string tensors (ops/strings.c): the string space starts empty every run */
@@ -74,6 +80,7 @@ void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, F
 {
     EmitCtx c = {g, L, o, arena, 0, NULL, 0};
     c.nconsts = emit_collect_constants(L, &c.consts);
+    c_const_fmt = o->weights_bin ? xfmt("%s_w%%d", o->name) : "c%d";
     emit_header(hdr, &c);
     emit_template(src, "model.c.in", source_key, &c);
 }

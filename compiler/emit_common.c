@@ -192,10 +192,11 @@ static void put_float(FILE *f, float v)
     if (isnan(v)) { fputs("NAN", f); return; }
     if (isinf(v)) { fputs(v < 0 ? "-INFINITY" : "INFINITY", f); return; }
     char buf[48];
-    for (int prec = 6; prec <= 9; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, (double)v);
-        if (strtof(buf, NULL) == v) break;
-    }
+    if (!float_text_fast(v, buf))   /* float_text.c: the same text without snprintf and strtof */
+        for (int prec = 6; prec <= 9; prec++) {
+            snprintf(buf, sizeof buf, "%.*g", prec, (double)v);
+            if (strtof(buf, NULL) == v) break;
+        }
     if (!strpbrk(buf, ".en")) strcat(buf, ".");
     fprintf(f, "%sf", buf);
 }

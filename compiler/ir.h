@@ -602,6 +602,8 @@ typedef struct Options {
     int allow_newer_opsets;    /* --allow-newer-opsets: a warning, not a refusal (infer.c check_opsets) */
     int caller_arena;          /* --caller-arena: only NAME_run_with_arena, no mutable static state (C target) */
     const char *weights_section, *arena_section;   /* --weights-section / --arena-section NAME (C target) */
+    const char *weights_bin;   /* --weights-bin FILE.bin: the constants as binary data (weights_bin.c) */
+    FILE *weights_bin_file;    /* main.c: FILE.bin's temporary, open for writing */
     struct { char *name; int rank; int64_t dims[MAX_RANK]; const char *text; } shapes[64];   /* rank -1: a sequence's or optional's shapes (text) */
     int nshapes;
     struct { char *name; int64_t value; } dimv[64];
@@ -660,6 +662,10 @@ void matmul_out_shape(Node *n, Tensor *a, Tensor *b, int dt);   /* matmul.c: Mat
 void ew_binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y);
 /* matmul.c: constant B (K x N, rows sbk apart, N >= 32) packed for
  * o2c_matmul_tile_f32 (O2C_MATMUL_BPACKED): ceil(N / 32) x K x 32 floats */
+/* load.c: bytes of a constant copied into a new form: an external data
+ * file's pages are handed back (a hint; nothing for other memory) */
+void load_pages_done(const void *p, size_t n);
+void load_unmap_all(void);   /* pool_release: the external data files' mappings */
 void matmul_pack_panels(const float *B, int64_t K, int64_t N, int64_t sbk, float *dst);
 /* conv.c: 3x3 weights (M x C x 3 x 3) transformed for o2c_conv_wino_f32:
  * 16 x ceil(M / 8) x C x 8 floats */
@@ -722,6 +728,12 @@ typedef struct EmitCtx {
     int nconsts;
 } EmitCtx;
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
+/* float_text.c: put_float's shortest round-trip text of v into buf (48
+ * bytes) by integer arithmetic; 0 where it does not apply (the slow way) */
+int float_text_fast(float v, char *buf);
+/* weights_bin.c: --weights-bin, the constants in a binary file linked by .incbin */
+int weights_bin_holds(const Tensor *t);                  /* a constant that goes into the file */
+void emit_weights_bin(FILE *f, const EmitCtx *c);        /* writes the file, and the stub into f */
 void emit_profile_key(FILE *f, const char *key, const EmitCtx *c); /* emit_c.c: @PROFILE_*@ (nothing without --profile) */
 void emit_header(FILE *f, const EmitCtx *c);
 

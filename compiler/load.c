@@ -1,7 +1,11 @@
 /* Loading: ONNX ModelProto (protobuf-c) -> IR. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE   /* madvise, MADV_PAGEOUT (load_pages_done) */
 #include <errno.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +47,66 @@ static uint8_t *read_file(const char *path, size_t *len, const char *what)
     return buf;
 }
 
+/* The mapped external data files' spans (load_pages_done). */
+static struct { const uint8_t *p; size_t n; } maps[64];
+static int nmaps;
+
+/* pool_release (diag.c): the tensors pointing into the mappings are gone */
+void load_unmap_all(void)
+{
+    for (int i = 0; i < nmaps; i++) munmap((void *)(uintptr_t)maps[i].p, maps[i].n);
+    nmaps = 0;
+}
+
+/* An external data file, mapped (not read): a model's weights of several GB
+ * are not copied into memory; the pages are the page cache's, read when a
+ * tensor's bytes are used. Private and writable: a pass that changed a
+ * constant's bytes in place would change its own copy of the page, never the
+ * file. Mapped until pool_release (the tensors point into it). A file that
+ * cannot be mapped (or past 64 mappings) is read whole. */
+static uint8_t *map_file(const char *path, size_t *len, const char *what)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) fail_plain("cannot open %s '%s': %s", what, path, strerror(errno));
+    struct stat st;
+    if (nmaps == 64 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > SIZE_MAX / 2) {
+        close(fd);
+        return read_file(path, len, what);   /* its messages for a folder, an empty file, ... */
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return read_file(path, len, what);
+    *len = (size_t)st.st_size;
+    maps[nmaps].p = p;
+    maps[nmaps++].n = *len;
+    return p;
+}
+
+/* Bytes [p, p+n) of a constant were copied into a new form (e.g. MatMul's
+ * packed panels): if they lie in a mapped external data file, their pages
+ * are handed back now (MADV_PAGEOUT: the contents stay as they are, read
+ * from the file again if used), so a model's weights are not held twice. A
+ * hint only: nothing for memory of the pool. */
+void load_pages_done(const void *p, size_t n)
+{
+#ifdef MADV_PAGEOUT
+    const uint8_t *b = p;
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) return;
+    for (int i = 0; i < nmaps; i++) {
+        if (b < maps[i].p || b + n > maps[i].p + maps[i].n) continue;
+        uintptr_t lo = ((uintptr_t)b + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg;
+        uintptr_t hi = ((uintptr_t)b + n) / (uintptr_t)pg * (uintptr_t)pg;
+        if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_PAGEOUT);
+        return;
+    }
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 /* External data files are read once each (many tensors share one file);
  * the cache is emptied for every model. */
 static struct { char *path; uint8_t *buf; size_t len; } cache[16];
@@ -70,7 +134,7 @@ static const uint8_t *external_data(Onnx__TensorProto *tp, size_t want)
     for (int i = 0; i < ncache; i++)
         if (!strcmp(cache[i].path, path)) { buf = cache[i].buf; flen = cache[i].len; }
     if (!buf) {
-        buf = read_file(path, &flen, "external data file");
+        buf = map_file(path, &flen, "external data file");
         int slot = ncache < 16 ? ncache++ : 0;
         cache[slot].path = path;
         cache[slot].buf = buf;
@@ -163,6 +227,7 @@ static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
     if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
         const uint8_t *src = external_data(tp, stored);
         if (bits != 8) unpack_bits(tensor_alloc_data(t), src, numel, bits);
+        else if (bytes && (uintptr_t)src % es == 0) t->data = (void *)(uintptr_t)src;   /* in the mapping: no copy */
         else memcpy(tensor_alloc_data(t), src, bytes);
         return;
     }

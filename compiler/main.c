@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ir.h"
@@ -45,6 +46,9 @@ static void usage(FILE *f)
           "                  file has no mutable static state (C target)\n"
           "  --weights-section NAME, --arena-section NAME  put the constants / the static arena\n"
           "                  of NAME_run in that linker section (GNU C attribute; C target)\n"
+          "  --weights-bin FILE.bin  write the constants as binary data into FILE.bin, which the\n"
+          "                  .c links by an assembler .incbin (GCC/Clang, ELF; C target): no\n"
+          "                  weight text to parse (large models; docs/LARGE_MODELS.md)\n"
           "  --allow-newer-opsets  compile a model importing an opset newer than onnx2c knows\n"
           "                  (by the newest rules it knows, with a warning) instead of refusing it\n"
           "  -O0, -O1, -O2   optimization level: none, cleanups (folding, dead nodes, no-ops),\n"
@@ -74,6 +78,18 @@ static int64_t parse_dim(const char *s, const char *flag, const char *arg)
     if (errno || end == s || (*end && *end != 'x') || v < 0 || v > (1LL << 40))
         fail_plain("%s %s: '%s' is not a dimension (a non-negative integer)", flag, arg, s);
     return v;
+}
+
+/* --weights-bin FILE.bin: C target, a path the assembler's string can hold */
+static void check_weights_bin(const Options *o)
+{
+    if (!o->weights_bin) return;
+    if (o->cuda)
+        fail_plain("--weights-bin: the CUDA target copies its weights to the device from C arrays; it is not "
+                   "supported there (use -o OUT.c, or leave out --weights-bin)");
+    if (strpbrk(o->weights_bin, "\"\\\n\r"))
+        fail_plain("--weights-bin %s: the file name may not contain quotes, backslashes or line breaks (the .c "
+                   "names it in an assembler string)", o->weights_bin);
 }
 
 static void parse_args(int argc, char **argv, Options *o)
@@ -127,6 +143,12 @@ static void parse_args(int argc, char **argv, Options *o)
                     fail_plain("%s %s: a section name is letters, digits, '.', '_' and '$'", a, val);
             if (a[2] == 'w') o->weights_section = val;
             else o->arena_section = val;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--weights-bin")) {   /* weights_bin.c */
+            if (!val || !*val) fail_plain("%s needs a file name (see --help)", a);
+            o->weights_bin = val;
             i++;
             continue;
         }
@@ -232,6 +254,7 @@ static void parse_args(int argc, char **argv, Options *o)
     if (o->tune && !o->tune_file) fail_plain("--tune needs --tune-file FILE, where it writes the choices");
     if (o->tune_runner && !o->tune) fail_plain("--tune-runner is only used with --tune");
     if (o->profile && !o->output) fail_plain("--profile needs -o OUT.c (it makes a profiling build of the generated C)");
+    if (o->weights_bin && !o->output) fail_plain("--weights-bin needs -o OUT.c (the C file that links it)");
     if (!o->output) {
         if (!o->report && !o->emit_onnx && !o->dot)
             fail_plain("no output given: use -o OUT.c (C) or -o OUT.cu (CUDA), or --report, --emit-onnx, --dot");
@@ -256,6 +279,7 @@ static void parse_args(int argc, char **argv, Options *o)
     if (o->cuda && (o->caller_arena || o->weights_section || o->arena_section))
         fail_plain("--caller-arena, --weights-section and --arena-section shape the C target's memory; the CUDA "
                    "target keeps its weights and arena in device memory (use -o OUT.c)");
+    check_weights_bin(o);
     if (o->caller_arena && o->arena_section)
         fail_plain("--arena-section names the section of NAME_run's static arena, which --caller-arena leaves out");
     if (o->profile && o->cuda)
@@ -272,19 +296,34 @@ static void parse_args(int argc, char **argv, Options *o)
     }
 }
 
-static char *tmp_src, *tmp_hdr;
+static char *tmp_src, *tmp_hdr, *tmp_bin;
 static char *tmp_extra[3];    /* --report=FILE, --emit-onnx, --dot */
 
 static void cleanup_tmp(void)
 {
     if (tmp_src) unlink(tmp_src);
     if (tmp_hdr) unlink(tmp_hdr);
+    if (tmp_bin) unlink(tmp_bin);
     for (int i = 0; i < 3; i++)
         if (tmp_extra[i]) unlink(tmp_extra[i]);
 }
 
+/* An existing output that is not a regular file (/dev/null, /dev/stdout, a
+ * FIFO): written in place, never replaced by a renamed temporary. */
+static int special_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 static FILE *open_tmp(const char *final, char **tmp)
 {
+    if (special_file(final)) {   /* no temporary: *tmp stays NULL, commit_tmp does nothing */
+        *tmp = NULL;
+        FILE *f = fopen(final, "wb");
+        if (!f) fail_plain("cannot write '%s': %s", final, strerror(errno));
+        return f;
+    }
     *tmp = xfmt("%s.tmp%ld", final, (long)getpid());
     FILE *f = fopen(*tmp, "wb");
     if (!f) { *tmp = NULL; fail_plain("cannot write '%s': %s", final, strerror(errno)); }
@@ -300,6 +339,7 @@ static void close_tmp(FILE *f, const char *final)
 /* Renames a finished temporary over its final name. */
 static void commit_tmp(char **tmp, const char *final)
 {
+    if (!*tmp) return;   /* written in place (special_file) */
     if (rename(*tmp, final) != 0) fail_plain("cannot write '%s': %s", final, strerror(errno));
     *tmp = NULL;
 }
@@ -327,8 +367,14 @@ static void compile(Options *o)
         for (int i = 0; i < 3; i++)
             if (extra[i] && (!strcmp(extra[i], src) || !strcmp(extra[i], hdr)))
                 fail_plain("'%s' is given for two outputs", extra[i]);
+        if (o->weights_bin && (!strcmp(o->weights_bin, src) || !strcmp(o->weights_bin, hdr)))
+            fail_plain("'%s' is given for two outputs", o->weights_bin);
+        for (int i = 0; i < 3; i++)
+            if (o->weights_bin && extra[i] && !strcmp(extra[i], o->weights_bin))
+                fail_plain("'%s' is given for two outputs", extra[i]);
         fs = open_tmp(src, &tmp_src);
         fh = open_tmp(hdr, &tmp_hdr);
+        if (o->weights_bin) o->weights_bin_file = open_tmp(o->weights_bin, &tmp_bin);
     } else if (!o->name) {
         const char *base = strrchr(o->input, '/');
         base = base ? base + 1 : o->input;
@@ -358,6 +404,7 @@ static void compile(Options *o)
         else emit_c(g, &L, o, arena, fs, fh);
         close_tmp(fs, src);
         close_tmp(fh, hdr);
+        if (o->weights_bin_file) close_tmp(o->weights_bin_file, o->weights_bin);
     }
     if (o->report) write_report(fx[0] ? fx[0] : stdout, g, &L, arena, o);
     if (o->emit_onnx) emit_onnx(g, fx[1]);
@@ -369,10 +416,12 @@ static void compile(Options *o)
     for (int i = 0; i < 3; i++)
         if (tmp_extra[i]) commit_tmp(&tmp_extra[i], extra[i]);
     if (!o->output) return;
+    if (tmp_bin) commit_tmp(&tmp_bin, o->weights_bin);
     commit_tmp(&tmp_hdr, hdr);
-    if (rename(tmp_src, src) != 0) {
+    if (tmp_src && rename(tmp_src, src) != 0) {
         int e = errno;
-        unlink(hdr);
+        if (!special_file(hdr)) unlink(hdr);
+        if (o->weights_bin && !special_file(o->weights_bin)) unlink(o->weights_bin);
         fail_plain("cannot write '%s': %s", src, strerror(e));
     }
     tmp_src = NULL;

@@ -21,8 +21,9 @@ streams under ASan (test_image_decoder.py),
 onnxruntime and onnx's reference (test_quant.py), sequences and optionals
 against onnxruntime (test_sequences.py),
 op versions at old opsets against onnxruntime and the refused ones
-(test_opsets.py), and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
-newlib, no double precision in float32 models)."""
+(test_opsets.py), the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
+newlib, no double precision in float32 models), and --weights-bin against
+the C arrays and onnxruntime (test_weights_bin.py)."""
 import os, re, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +61,8 @@ SUITES = [
     # the firmware example on an emulated Cortex-M4 (QEMU mps2-an386) against the host
     ("firmware-qemu", [PY, "tests/test_firmware_qemu.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
+    # --weights-bin: the constants as a binary file linked by .incbin, bit-identical to the C arrays
+    ("weights-bin", [PY, "tests/test_weights_bin.py", "--compiler", ASAN_CC]),
 ]
 
 

@@ -547,6 +547,28 @@ int main(void)
 TESTS.append(t_bind)
 
 
+def t_special_outputs(c):
+    """An output that exists and is not a regular file (a FIFO here; /dev/null
+    alike) is written in place, never replaced by the renamed temporary."""
+    import stat
+    m = os.path.join(c.tmp, "a.onnx")
+    mlp(m, 1)
+    fifo = os.path.join(c.tmp, "report.fifo")
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)   # a reader, so the writer's open does not block
+    try:
+        r = c.onnx2c(m, "--report=" + fifo)
+        assert r.returncode == 0, r.stderr
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced by a regular file"
+        text = os.read(fd, 1 << 16).decode()
+        assert "MatMul" in text, "the report did not go through the FIFO: %r" % text[:200]
+    finally:
+        os.close(fd)
+    assert not [f for f in os.listdir(c.tmp) if ".tmp" in f], os.listdir(c.tmp)
+
+TESTS.append(t_special_outputs)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
