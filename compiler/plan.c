@@ -458,7 +458,7 @@ static int by_peak(const void *a, const void *b)
  * smallest arena (the first on a tie): packing intervals of given sizes
  * (dynamic storage allocation) is NP-hard and first fit is a heuristic of
  * which no order and rule is best on every graph. */
-#define PACK_SEARCH_WORK 200000000   /* placements x placed tensors the search may spend */
+#define PACK_SEARCH_WORK 500000000   /* placements x placed tensors the search may spend */
 static int64_t pack(Tensor **list, int n)
 {
     static int (*const ORDERS[])(const void *, const void *) = {by_size, by_first, by_area, by_peak};
@@ -498,11 +498,18 @@ static int64_t pack(Tensor **list, int n)
         if (live[c] > bound) bound = live[c];
     int rule = best_rule;
     int64_t budget = PACK_SEARCH_WORK / ((int64_t)n * n + 1);
+    if (budget > 1000 + 20 * (int64_t)n) budget = 1000 + 20 * (int64_t)n;   /* small graphs: enough tries */
     uint64_t rng = 0x2545F4914F6CDD1Dull;
     Tensor **trial = xalloc(sizeof(Tensor *) * (size_t)(n + 1));
     for (int64_t it = 0; it < budget && best > bound && n > 2; it++) {
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-        int from = (int)(rng % (uint64_t)n), to = (int)((rng >> 32) % (uint64_t)(from + 1));
+        int from = (int)(rng % (uint64_t)n), top = 0;
+        if (rng & (1ull << 62)) {   /* half the moves: a buffer that reaches the top of the arena */
+            int k = 0, pick = (int)((rng >> 20) % 64);
+            for (int i = 0; i < n; i++)
+                if (off[i] + padded(order[i]) == best && k++ <= pick) from = i, top = 1;
+        }
+        int to = top && (rng & (1ull << 61)) ? 0 : (int)((rng >> 32) % (uint64_t)(from + 1));
         if (from == to) continue;
         memcpy(trial, order, sizeof(Tensor *) * (size_t)n);
         Tensor *moved = trial[from];

@@ -146,6 +146,63 @@ static void greedy_order(const Sched *s, int *ord)
     }
 }
 
+/* Local search from the better candidate: move one node to another place
+ * between its last producer and its first reader (the order stays
+ * topological), keep the move unless the peak grows; nodes with subgraphs
+ * stay where they are and nothing moves past them (their bodies read outer
+ * tensors that are not among their inputs). A fixed generator, so the same
+ * order every time; bounded to SCHEDULE_SEARCH_WORK node visits. */
+#define SCHEDULE_SEARCH_WORK 50000000
+static int64_t improve_order(const Sched *s, int *ord, int64_t peak)
+{
+    Graph *g = s->g;
+    int n = s->n;
+    int *pos = xalloc(sizeof(int) * (size_t)(n + 1)), *trial = xalloc(sizeof(int) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) g->nodes[i]->step = i;   /* node index */
+    for (int k = 0; k < n; k++) pos[ord[k]] = k;
+    for (int i = 0; i < n; i++)
+        if (node_has_subgraph(g->nodes[i])) return peak;   /* kept simple: graphs with control flow keep their order */
+    int64_t budget = SCHEDULE_SEARCH_WORK / ((int64_t)n * 4 + 1);
+    if (budget > 500 + 50 * (int64_t)n) budget = 500 + 50 * (int64_t)n;
+    /* no order goes below the bytes one node needs at once: its buffer
+     * inputs and its own outputs */
+    int64_t floor_bytes = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t b = node_alloc(g->nodes[i]);
+        for (int r = 0; r < s->nreads[i]; r++) b += (int64_t)tensor_bytes(g->tensors[s->reads[i][r]]);
+        if (b > floor_bytes) floor_bytes = b;
+    }
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    for (int64_t it = 0; it < budget && peak > floor_bytes; it++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        int k = (int)(rng % (uint64_t)n), i = ord[k];
+        Node *nd = g->nodes[i];
+        int lo = 0, hi = n - 1;
+        for (int j = 0; j < nd->nin; j++)
+            if (nd->in[j] && nd->in[j]->producer && pos[nd->in[j]->producer->step] + 1 > lo)
+                lo = pos[nd->in[j]->producer->step] + 1;
+        for (int o = 0; o < nd->nout; o++) {
+            Node **rd;
+            int nr = nd->out[o] ? graph_readers(g, nd->out[o], &rd) : 0;
+            for (int r = 0; r < nr; r++)
+                if (pos[rd[r]->step] - 1 < hi) hi = pos[rd[r]->step] - 1;
+        }
+        if (hi <= lo) continue;
+        int q = lo + (int)((rng >> 32) % (uint64_t)(hi - lo + 1));
+        if (q == k) continue;
+        memcpy(trial, ord, sizeof(int) * (size_t)n);
+        if (q < k) memmove(trial + q + 1, trial + q, sizeof(int) * (size_t)(k - q));
+        else memmove(trial + k, trial + k + 1, sizeof(int) * (size_t)(q - k));
+        trial[q] = i;
+        int64_t p = order_peak(s, trial);
+        if (p > peak) continue;
+        peak = p;
+        memcpy(ord, trial, sizeof(int) * (size_t)n);
+        for (int m = 0; m < n; m++) pos[ord[m]] = m;
+    }
+    return peak;
+}
+
 void schedule_graph(Graph *g)
 {
     int n = g->nnodes;
@@ -157,6 +214,11 @@ void schedule_graph(Graph *g)
     for (int i = 0; i < n; i++) cur[i] = i;
     greedy_order(&s, gr);
     int64_t p0 = order_peak(&s, cur), p1 = order_peak(&s, gr);
+    if (p0 <= p1) {   /* search from the better of the two */
+        memcpy(gr, cur, sizeof(int) * (size_t)n);
+        p1 = p0;
+    }
+    p1 = improve_order(&s, gr, p1);
     g->peak_model = p0;
     g->peak_scheduled = p1 < p0 ? p1 : p0;
     note("schedule: estimated peak %lld bytes in the model's order, %lld in the memory-aware one%s", (long long)p0,
