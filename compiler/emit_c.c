@@ -15,6 +15,24 @@ static const char *c_ptr(const Tensor *t, int out)
     return storage_ptr(t, b->storage == ST_CONST && weights_bin_holds(b) ? c_const_fmt : "c%d", "(arena + %lld)");
 }
 
+/* The largest block of bytes the file addresses (the arena, the constants,
+ * a graph input or output): a target where one object cannot be that large
+ * (PTRDIFF_MAX: a 32-bit microcontroller and a model of gigabytes) stops
+ * the build with a message instead of wrapping sizes around. */
+static void emit_size_check(FILE *f, const EmitCtx *c)
+{
+    int64_t largest = c->arena, consts = 0;
+    for (int i = 0; i < c->nconsts; i++) consts += (int64_t)tensor_bytes(c->consts[i]);
+    if (consts > largest) largest = consts;
+    for (int i = 0; i < c->g->ninputs; i++)
+        if ((int64_t)tensor_bytes(c->g->inputs[i]) > largest) largest = (int64_t)tensor_bytes(c->g->inputs[i]);
+    for (int i = 0; i < c->g->noutputs; i++)
+        if ((int64_t)tensor_bytes(c->g->outputs[i]) > largest) largest = (int64_t)tensor_bytes(c->g->outputs[i]);
+    if (largest < ((int64_t)1 << 31)) return;   /* what every 32-bit target holds (and 64-bit ones far more) */
+    fprintf(f, "#include <stdint.h>\n#if %lld > PTRDIFF_MAX\n#error \"this model needs a block of %lld bytes, more than one "
+               "object can have on this target (PTRDIFF_MAX)\"\n#endif\n", (long long)largest, (long long)largest);
+}
+
 static void source_key(FILE *f, const char *key, void *ctx)
 {
     EmitCtx *c = ctx;
@@ -32,6 +50,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
                         target_name(c->o->target), CHECKS[i].test, target_name(c->o->target), CHECKS[i].flags);
         if (c->o->target == TARGET_CORTEX_M)
             fputs("/* generated with --target cortex-m: the compact reference kernels */\n", f);
+        emit_size_check(f, c);
     } else if (!strcmp(key, "CONSTANTS")) {
         /* --weights-section / --arena-section: GNU C section attributes */
         const char *sec[2] = {c->o->weights_section, c->o->arena_section}, *mac[2] = {"O2C_WEIGHTS_SECTION", "O2C_ARENA_SECTION"};

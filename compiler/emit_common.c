@@ -639,7 +639,7 @@ static void header_key(FILE *f, const char *key, void *ctx)
     } else if (!strcmp(key, "CONST_NOTE")) {
         fputs(c->cuda ? "uploaded to the device by the init" : "each array 64-byte aligned", f);
     } else if (!strcmp(key, "ARENA_NOTE")) {
-        fputs(c->cuda ? "device memory, allocated by the first run" : "a multiple of 64; the arena must be 64-byte aligned", f);
+        fputs(c->cuda ? "device memory, allocated by the first run" : "its start must be 64-byte aligned", f);
     } else if (!strcmp(key, "IO_MACROS")) {
         io_macros(f, c->g, N);
     } else if (!strcmp(key, "BIND_API")) {

@@ -108,6 +108,29 @@ def check(compiler, test, tmp, opt):
     return name, "ok", "compiles, links, float32 only" + note if not note else "compiles, links" + note
 
 
+def too_large(compiler, tmp):
+    """a model whose input is 2.4 GB: the host build compiles it, the
+    Cortex-M4 build stops at the generated #error naming the size"""
+    from onnx import helper as h, TensorProto as T
+    n = 600000000
+    g = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, n])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, n])])
+    model = os.path.join(tmp, "too_large.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), model)
+    c = os.path.join(tmp, "too_large.c")
+    r = subprocess.run([compiler, model, "-o", c], capture_output=True, text=True)
+    if r.returncode != 0:
+        return "FAIL", "onnx2c: " + r.stderr.strip()
+    host = subprocess.run(["gcc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", c],
+                          capture_output=True, text=True)
+    if host.returncode != 0:
+        return "FAIL", "the host build fails: " + host.stderr.strip()[:300]
+    arm = subprocess.run([CC] + CFLAGS + ["-fsyntax-only", c], capture_output=True, text=True)
+    if arm.returncode == 0 or "needs a block of 2400000000 bytes" not in arm.stderr:
+        return "FAIL", "the Cortex-M4 build is not stopped by the size check: " + arm.stderr.strip()[:300]
+    return "ok", "2.4 GB input: host compiles, Cortex-M4 stopped by #error"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
@@ -134,6 +157,10 @@ def main():
                     npass += 1
                 else:
                     nfail += 1
+        if not a.tests:
+            st, msg = too_large(a.compiler, tmp)
+            print("%-4s too_large: %s" % (st, msg), flush=True)
+            npass, nfail = npass + (st == "ok"), nfail + (st != "ok")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d passed, %d failed, 0 skipped" % (npass, nfail))
