@@ -29,6 +29,9 @@ static void emit_size_check(FILE *f, const EmitCtx *c)
     for (int i = 0; i < c->g->noutputs; i++)
         if ((int64_t)tensor_bytes(c->g->outputs[i]) > largest) largest = (int64_t)tensor_bytes(c->g->outputs[i]);
     if (largest < ((int64_t)1 << 31)) return;   /* what every 32-bit target holds (and 64-bit ones far more) */
+    if (c->o->target == TARGET_CORTEX_M)
+        fail_plain("the model needs a block of %lld bytes (arena, constants or a graph input or output), more than a "
+                   "32-bit Cortex-M can address as one object", (long long)largest);
     fprintf(f, "#include <stdint.h>\n#if %lld > PTRDIFF_MAX\n#error \"this model needs a block of %lld bytes, more than one "
                "object can have on this target (PTRDIFF_MAX)\"\n#endif\n", (long long)largest, (long long)largest);
 }

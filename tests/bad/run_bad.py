@@ -243,6 +243,12 @@ def _(d):
     return [save(m, d), "-o", out(d)], ["model.onnx", "'ex'", "too large"]
 
 
+@case("a tensor larger than a 32-bit target can address, for --target cortex-m")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", shape=(1, 600000000))], [vi("y", shape=None)])
+    return [save(m, d), "--target", "cortex-m", "-o", out(d)], ["model.onnx", "2400000000 bytes", "32-bit Cortex-M"]
+
+
 @case("unbound symbolic dimension")
 def _(d):
     m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
