@@ -21,7 +21,9 @@ streams under ASan (test_image_decoder.py),
 onnxruntime and onnx's reference (test_quant.py), sequences and optionals
 against onnxruntime (test_sequences.py),
 and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
-newlib, no double precision in float32 models)."""
+newlib, no double precision in float32 models), the compiler and the
+generated code under Valgrind (test_valgrind.py), and byte-identical output
+across runs, builds and paths (test_determinism.py)."""
 import os, re, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -56,6 +58,9 @@ SUITES = [
     # the firmware example on an emulated Cortex-M4 (QEMU mps2-an386) against the host
     ("firmware-qemu", [PY, "tests/test_firmware_qemu.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
+    # the plain compiler (build/onnx2c) and the generated C and CUDA (emulated)
+    # under Valgrind memcheck on the model tests (tests/test_valgrind.py)
+    ("valgrind", [PY, "tests/test_valgrind.py"]),
 ]
 
 
