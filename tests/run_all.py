@@ -61,6 +61,9 @@ SUITES = [
     # the plain compiler (build/onnx2c) and the generated C and CUDA (emulated)
     # under Valgrind memcheck on the model tests (tests/test_valgrind.py)
     ("valgrind", [PY, "tests/test_valgrind.py"]),
+    # the compiler built in build/det-a (make -j1) and build/det-b (make -j2):
+    # every example's files byte-identical across runs, builds and paths
+    ("determinism", [PY, "tests/test_determinism.py"]),
 ]
 
 
