@@ -11,7 +11,10 @@
    with each build (four runs), each run into its own output folder (a path
    that leaks into a file shows as a difference): every file written (.c,
    .cu, .h, --report, --emit-onnx, --dot) and what the compiler prints must
-   be byte-identical across the four runs.
+   be byte-identical across the four runs. The second run of each build has
+   MALLOC_PERTURB_ set (glibc fills fresh heap blocks with a pattern: a
+   file that depends on uninitialised heap bytes differs), and ASLR moves
+   every pointer between runs (an order that depends on addresses differs).
 3. One example compiled from two working directories (a relative model
    path and output path from one, absolute paths from another, in folders
    of different depths): the files must be identical, nothing excepted.
@@ -85,13 +88,14 @@ def model_flags(test):
     return run_models.shape_flags(gin, ins)
 
 
-def compile_once(exe, model, out_dir, out, flags, cwd=None):
+def compile_once(exe, model, out_dir, out, flags, cwd=None, perturb=False):
     """Runs the compiler; {file name: bytes} of what it wrote, plus its
     exit status and output under the names '(rc)' and '(stdout+stderr)'."""
     os.makedirs(out_dir, exist_ok=True)
     cmd = [exe, model, "-o", os.path.join(out_dir, out) if cwd is None else out,
            "--name", "m"] + [f.format(d=out_dir) for f in flags]
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=600)
+    env = dict(os.environ, MALLOC_PERTURB_="165") if perturb else None
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, timeout=600)
     files = {"(rc)": str(p.returncode).encode(), "(stdout+stderr)": p.stdout + p.stderr}
     for name in sorted(os.listdir(out_dir)):
         with open(os.path.join(out_dir, name), "rb") as f:
@@ -130,7 +134,7 @@ def check_example(exes, test, tmp):
         for b, exe in enumerate(exes):
             for r in range(2):
                 d = os.path.join(tmp, os.path.basename(test), label.replace(" ", "_"), "b%d" % b, "run%d" % r)
-                runs.append(("%s run %d" % (BUILDS[b][0], r + 1), compile_once(exe, model, d, target, flags + flags0)))
+                runs.append(("%s run %d" % (BUILDS[b][0], r + 1), compile_once(exe, model, d, target, flags + flags0, perturb=r == 1)))
         why = compare(runs)
         name = "%s: %s" % (os.path.basename(test), label)
         rc = runs[0][1]["(rc)"]
