@@ -247,10 +247,10 @@ def main():
         selftest(tmp)
         vgcc = wrapper(compiler, tmp)
         tests = run_models.find_tests([os.path.join(ROOT, "examples")])
-        run_model_tests("models", vgcc, tests, ["--cxx", "g++"], args.jobs)
+        run_model_tests("c+cuda", vgcc, tests, ["--cxx", "g++"], args.jobs)
         real = [] if args.no_real else small_real_models()
         if real:
-            run_model_tests("real-models", vgcc, real, ["--c-only", "--levels", "2"], args.jobs)
+            run_model_tests("c", vgcc, real, ["--c-only", "--levels", "2"], args.jobs)
         elif not args.no_real:
             print("note: no real models in build/real-models/ (tests/models/fetch.py fetches them): skipped",
                   flush=True)
