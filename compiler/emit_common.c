@@ -493,12 +493,23 @@ static void emit_bind_check(FILE *f, const EmitCtx *c)
     }
 }
 
+/* The model's file name without its folders, for the banner of every
+ * generated file: the same bytes whatever path or working directory the
+ * model was compiled from (tests/test_determinism.py). */
+const char *source_name(const char *path)
+{
+    const char *b = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\') b = p + 1;
+    return b;
+}
+
 /* Keys every template may use: the model's name and facts about it. */
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c)
 {
     Graph *g = c->g;
     if (!strcmp(key, "NAME")) fputs(c->o->name, f);
-    else if (!strcmp(key, "SOURCE")) fputs(c_comment(diag_file), f);
+    else if (!strcmp(key, "SOURCE")) fputs(c_comment(source_name(diag_file)), f);
     else if (!strcmp(key, "HEADER")) fputs(c->o->header, f);
     else if (!strcmp(key, "GRAPH")) fputs(c_comment(g->name), f);
     else if (!strcmp(key, "IR")) fprintf(f, "%lld", (long long)g->ir_version);

@@ -705,6 +705,7 @@ int emit_collect_constants(Lowering *L, Tensor ***list); /* constants the calls 
 void emit_const_array(FILE *f, Tensor *t, const char *qual);
 char *c_ident(const char *s);                        /* valid C identifier */
 const char *c_comment(const char *s);                /* model text safe inside a C comment */
+const char *source_name(const char *path);           /* a path's file name (no folders): generated banners */
 const char *c_string(const char *s);                 /* model text escaped for a C string literal */
 void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out));
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);

@@ -257,7 +257,7 @@ static void put_count(FILE *f, int64_t v, int width)
 
 void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *o)
 {
-    fprintf(f, "onnx2c report: %s (graph '%s', opset %d), %s target, -O%d\n", c_comment(o->input ? o->input : "-"), c_comment(g->name),
+    fprintf(f, "onnx2c report: %s (graph '%s', opset %d), %s target, -O%d\n", c_comment(o->input ? source_name(o->input) : "-"), c_comment(g->name),
             g->opset, o->cuda ? "CUDA" : o->target == TARGET_C ? "C" : xfmt("C (--target %s)", target_name(o->target)),
             o->opt_level);
     fprintf(f, "%5s  %-28s %-26s %-24s %12s %10s %10s %10s %10s  %-18s %s\n", "#", "kernel", "op (node)", "output", "FLOPs",

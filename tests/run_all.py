@@ -22,8 +22,10 @@ onnxruntime and onnx's reference (test_quant.py), sequences and optionals
 against onnxruntime (test_sequences.py),
 op versions at old opsets against onnxruntime and the refused ones
 (test_opsets.py), the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
-newlib, no double precision in float32 models), and --weights-bin against
-the C arrays and onnxruntime (test_weights_bin.py)."""
+newlib, no double precision in float32 models), --weights-bin against
+the C arrays and onnxruntime (test_weights_bin.py), the compiler and the
+generated code under Valgrind (test_valgrind.py), and byte-identical output
+across runs, builds and paths (test_determinism.py)."""
 import os, re, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -63,6 +65,12 @@ SUITES = [
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
     # --weights-bin: the constants as a binary file linked by .incbin, bit-identical to the C arrays
     ("weights-bin", [PY, "tests/test_weights_bin.py", "--compiler", ASAN_CC]),
+    # the plain compiler (build/onnx2c) and the generated C and CUDA (emulated)
+    # under Valgrind memcheck on the model tests (tests/test_valgrind.py)
+    ("valgrind", [PY, "tests/test_valgrind.py"]),
+    # the compiler built in build/det-a (make -j1) and build/det-b (make -j2):
+    # every example's files byte-identical across runs, builds and paths
+    ("determinism", [PY, "tests/test_determinism.py"]),
 ]
 
 

@@ -63,6 +63,7 @@ CC_WARN = C_WARN + ["-g", "-O1"]   # with --cc (no sanitizers)
 CLANG_C = ["clang"] + C_WARN + ["-c"]
 GXX_EMU = ["g++", "-x", "c++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror",
            "-DO2C_CUDA_EMULATE", "-DO2C_HARNESS_CUDA", "-I" + CUDA_RT] + SAN + ["-g", "-fno-var-tracking", "-O1"]
+CXX_EMU = [f for f in GXX_EMU[1:] if f not in SAN]   # with --cxx (no sanitizers)
 NVCC_C = ["nvcc", "-c", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]
 NVCC_GPU = ["nvcc", "-O2", "-Werror", "all-warnings", "-DO2C_HARNESS_CUDA"]
 RUN_ENV = dict(os.environ,
@@ -505,7 +506,8 @@ class Case:
                 self.compare_outputs("cuda-gpu" + tag, run_prog(exe, "gpu" + tag), refs)
                 return
             exe = os.path.join(cudir, "prog_emu")
-            self.step(GXX_EMU + ["-I" + cudir, "-o", exe, HARNESS, os.path.join(cudir, "m.cu"), "-lm"],
+            cxx = (args.cxx.split() + CXX_EMU) if args.cxx else GXX_EMU
+            self.step(cxx + ["-I" + cudir, "-o", exe, HARNESS, os.path.join(cudir, "m.cu"), "-lm"],
                       "cuda-emu%s: g++" % tag)
             self.compare_outputs("cuda-emu" + tag, run_prog(exe, "emu" + tag), refs)
             if args.nvcc and first:
@@ -639,6 +641,8 @@ def main():
     ap.add_argument("--cc-flags", default="", help="more gcc flags for the generated C (e.g. -mavx2 -mfma)")
     ap.add_argument("--cc", default="", help="another C compiler for the generated C, without the sanitizers "
                     "(e.g. 'aarch64-linux-gnu-gcc -static')")
+    ap.add_argument("--cxx", default="", help="another C++ compiler for the CUDA emulation, without the "
+                    "sanitizers (e.g. g++; tests/test_valgrind.py)")
     ap.add_argument("--run-prefix", default="", help="runs the C programs through this command (e.g. qemu-aarch64)")
     ap.add_argument("--c-only", action="store_true", help="the C target only (no CUDA emulation)")
     args = ap.parse_args()

@@ -198,7 +198,7 @@ def build_run(work, src, ins, refs, tag):
         open(fn, "wb").write(rnt.str_raw(a) if rnt.is_str(a) else rnt.raw(a))
         files.append(fn)
     outs = [os.path.join(work, "out_%s_%d" % (tag, k)) for k in range(len(refs))]
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="print_stacktrace=1")
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1", UBSAN_OPTIONS="print_stacktrace=1")
     p = subprocess.run([exe] + files + outs, capture_output=True, env=env, timeout=60)
     got = [open(o, "rb").read() if os.path.exists(o) else b"" for o in outs] if p.returncode == 0 else None
     return p.returncode, p.stderr.decode(errors="replace"), got

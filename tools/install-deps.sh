@@ -17,6 +17,8 @@ command -v arm-none-eabi-gcc >/dev/null || need+=(gcc-arm-none-eabi)
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
 [ -d /usr/aarch64-linux-gnu/lib ] || need+=(libc6-dev-arm64-cross)
 command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
+# tests only: the compiler and the generated code under memcheck (tests/test_valgrind.py)
+command -v valgrind >/dev/null || need+=(valgrind)
 # tests only: the firmware example run on an emulated Cortex-M4
 # (tests/test_firmware_qemu.py); without its recommends (a GUI stack)
 bare=()

@@ -102,6 +102,7 @@ int main(int argc, char **argv)
 {
     const void *ins[%(ni)d + 1] = {0};
     void *outs[%(no)d + 1] = {0};
+    void *raw[%(ni)d + 1] = {0};   /* what to free (a string input: its bytes and its array) */
     int rc;
     (void)argc;
     for (int i = 0; i < %(ni)d; i++) {
@@ -113,6 +114,7 @@ int main(int argc, char **argv)
         p = (char *)malloc((size_t)len + 1);
         if (len && fread(p, 1, (size_t)len, f) != (size_t)len) return 3;
         fclose(f);
+        raw[i] = p;
         if (!in_str[i]) {
             if (len != in_sz[i]) return 3;
             ins[i] = p;
@@ -133,22 +135,28 @@ int main(int argc, char **argv)
     rc = m_run(ins, outs);
     if (rc != 0) {
         fprintf(stderr, "m_run returned %%d\n", rc);
-        return 4;
+        rc = 4;
     }
-    for (int o = 0; o < %(no)d; o++) {
+    for (int o = 0; o < %(no)d && rc == 0; o++) {
         FILE *f = fopen(argv[1 + %(ni)d + o], "wb");
         if (out_str[o]) {
-            for (long k = 0; k < out_sz[o]; k++) {
+            for (long k = 0; k < out_sz[o] && rc == 0; k++) {
                 const char *s = ((const char **)outs[o])[k];
-                if (!s) { fprintf(stderr, "output %%d element %%ld not written\n", o, k); return 5; }
-                fwrite(s, 1, strlen(s) + 1, f);
+                if (!s) { fprintf(stderr, "output %%d element %%ld not written\n", o, k); rc = 5; }
+                else fwrite(s, 1, strlen(s) + 1, f);
             }
         } else {
             fwrite(outs[o], 1, out_sz[o], f);
         }
         fclose(f);
     }
-    return 0;
+    /* freed after the outputs are written: a string output may point into an input */
+    for (int i = 0; i < %(ni)d; i++) {
+        if (in_str[i]) free((void *)ins[i]);
+        free(raw[i]);
+    }
+    for (int o = 0; o < %(no)d; o++) free(outs[o]);
+    return rc;
 }
 '''
 

@@ -13,6 +13,9 @@
  *                            (as the header asks) heap arena of exactly
  *                            NAME_ARENA_SIZE bytes (so the sanitizer sees an
  *                            overrun), then NAME_run (its static arena);
+ *                            -DO2C_HARNESS_UNDEFINED_ARENA: the heap arena is
+ *                            not poisoned but left undefined (tests/test_valgrind.py:
+ *                            memcheck then reports any arena byte read before written);
  *   CUDA (-DO2C_HARNESS_CUDA): NAME_run (host pointers), then NAME_run_device on
  *                            device buffers and a stream; NAME_cuda_release at the end.
  * The inputs must be left unchanged. Exit status: 0 ok, 2 usage, 3 I/O,
@@ -135,7 +138,9 @@ int main(int argc, char **argv)
         size_t asz = MODEL(_ARENA_SIZE) ? (size_t)MODEL(_ARENA_SIZE) : 1;
         void *arena = NULL;
         if (posix_memalign(&arena, 64, asz)) { fprintf(stderr, "out of memory\n"); return 3; }
+#ifndef O2C_HARNESS_UNDEFINED_ARENA
         memset(arena, 0xFF, asz);
+#endif  /* else left undefined: under Valgrind, memcheck reports an arena byte read before written */
         t0 = clock();
         rc = MODEL(_run_with_arena)((const void *const *)ins, (void *const *)outs, arena);
         free(arena);
