@@ -50,6 +50,10 @@ $(BUILD)/%.o: %.c $(HDRS) $(BUILD)/onnx.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(O2C_CFLAGS) -c $< -o $@
 
+# the kernels instantiated in the compiler run at compile time (constant
+# folding): ONNX integer arithmetic wraps around, so signed overflow must too
+$(BUILD)/compiler/ops.o: O2C_CFLAGS += -fwrapv
+
 install: $(BUILD)/onnx2c
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/onnx2c/cuda
 	install -m 755 $(BUILD)/onnx2c $(DESTDIR)$(PREFIX)/bin/onnx2c
@@ -119,6 +123,9 @@ fuzz: $(FUZZ_BUILD)/fuzz_compile
 $(FUZZ_BUILD)/%.o: %.c $(HDRS) $(BUILD)/onnx.pb-c.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+# (clang instruments signed overflow even under -fwrapv, where it is defined)
+$(FUZZ_BUILD)/compiler/ops.o: FUZZ_CFLAGS += -fwrapv -fno-sanitize=signed-integer-overflow
 
 $(FUZZ_BUILD)/mutator.o: tests/fuzz/mutator.c $(BUILD)/onnx.pb-c.h
 	@mkdir -p $(dir $@)

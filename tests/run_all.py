@@ -21,7 +21,8 @@ streams under ASan (test_image_decoder.py),
 onnxruntime and onnx's reference (test_quant.py), sequences and optionals
 against onnxruntime (test_sequences.py),
 and the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
-newlib, no double precision in float32 models)."""
+newlib, no double precision in float32 models), and the fuzzing harness's
+regression corpus and a short campaign (test_fuzz.py, docs/FUZZING.md)."""
 import os, re, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -56,6 +57,9 @@ SUITES = [
     # the firmware example on an emulated Cortex-M4 (QEMU mps2-an386) against the host
     ("firmware-qemu", [PY, "tests/test_firmware_qemu.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
+    # the libFuzzer harness (tests/fuzz/): its regression and seed corpora
+    # replayed, then a bounded campaign of about two minutes
+    ("fuzz", [PY, "tests/test_fuzz.py"]),
 ]
 
 

@@ -201,10 +201,14 @@ static int same_shape(const Tensor *a, const Tensor *b)
     return 1;
 }
 
-/* The tensor whose bytes t is (through views). */
+/* The tensor whose bytes t is (through views). The walk is bounded: a body
+ * whose inference failed may hold a cycle of views (a node reading its own
+ * output). */
 static Tensor *bytes_of(Tensor *t)
 {
-    while (t->producer && t->producer->op && node_is_view(t->producer) && t->producer->in[0]) t = t->producer->in[0];
+    for (int steps = 0; steps < 100000 && t->producer && t->producer->op && node_is_view(t->producer) &&
+                        t->producer->in[0]; steps++)
+        t = t->producer->in[0];
     return t;
 }
 

@@ -505,6 +505,18 @@ static int wants_rewrite(Node *n)
 /* The graph of each If that keeps its branches (seq_flatten_if adds outputs there). */
 static struct Owner { Node *n; Graph *g; struct Owner *next; } *owners;
 
+/* The rewrite below replaces the node before infer_node sees it: the op's
+ * numbers of inputs and outputs are checked here. */
+static void check_arity(Node *n)
+{
+    const OpDef *op = n->op;
+    if (!op) return;
+    if (n->nin < op->min_in || n->nin > op->max_in)
+        fail("has %d inputs; the op takes %d to %d", n->nin, op->min_in, op->max_in);
+    if (n->nout < op->min_out || n->nout > op->max_out)
+        fail("has %d outputs; the op takes %d to %d", n->nout, op->min_out, op->max_out);
+}
+
 int seq_expand(Graph *g, int i)
 {
     Node *n = g->nodes[i];
@@ -520,6 +532,7 @@ int seq_expand(Graph *g, int i)
         return 0;
     }
     diag_node = n;
+    check_arity(n);
     Rw r = {g, n, i + 1 < g->nnodes ? g->nodes[i + 1] : NULL, 0};
     graph_remove_node(g, n);
     const char *op = n->op_type;

@@ -652,6 +652,43 @@ def _(d):
     return [save(m, d), "-o", out(d)], ["Loop1", "recursion"]
 
 
+# ---- inputs found by fuzzing (tests/fuzz/, docs/FUZZING.md) ---------------
+# Each file of tests/fuzz/regressions/ that onnx2c refuses, with the words
+# its message must hold (tests/test_fuzz.py replays all of them too).
+FUZZ_DIR = os.path.join(ROOT, "tests", "fuzz", "regressions")
+FUZZ_CASES = [
+    ("rnn_required_input_empty.onnx", ["GRU", "input 0 is required", "empty name"]),
+    ("loop_body_view_cycle.onnx", ["cycle", "Loop"]),
+    ("div_int_by_zero.onnx", ["Div", "integer Div by zero"]),
+    ("declared_shape_too_large.onnx", ["y_prod", "declared with shape", "too large"]),
+    ("range_start_not_scalar.onnx", ["Range", "must be scalars"]),
+    ("range_too_long.onnx", ["Range", "at most 16777216 elements"]),
+    ("reshape_count_overflow.onnx", ["Reshape", "element count overflows"]),
+    ("sub_int64_wraps_when_folded.onnx", ["Shape", "has 0 inputs"]),
+    ("lstm_too_many_steps.onnx", ["LSTM", "kernel calls"]),
+]
+
+
+@case("fuzz: Optional with three inputs and outputs (sequence rewrite skipped the arity check)")
+def _(d):
+    m = model([helper.make_node("Optional", ["a", "b", "c"], ["y", "y2", "y3"], name="opt")],
+              [vi("a"), vi("b"), vi("c")], [vi("y"), vi("y2"), vi("y3")])
+    m.opset_import[0].version = 18
+    return [save(m, d), "-o", out(d)], ["opt", "Optional", "has 3 inputs"]
+
+
+def fuzz_case(fname, words):
+    def fn(d):
+        p = os.path.join(d, "model.onnx")
+        shutil.copy(os.path.join(FUZZ_DIR, fname), p)
+        return [p, "-o", out(d)], words
+    case("fuzz: " + fname)(fn)
+
+
+for _f, _w in FUZZ_CASES:
+    fuzz_case(_f, _w)
+
+
 def sanitizer_env():
     env = dict(os.environ)
     # sanitizers must not be mistaken for the compiler's own exit status 1

@@ -49,6 +49,7 @@ static ProtobufCAllocator rec = {rec_alloc, rec_free, NULL};
 
 static char *rec_str(const char *s)
 {
+    if (!s) s = "";
     size_t n = strlen(s);
     char *d = rec_alloc(NULL, n + 1);
     memcpy(d, s, n);
@@ -158,7 +159,7 @@ static int64_t interesting_int(int64_t old)
         INT64_MAX, INT64_MIN, INT64_MIN + 1, -((int64_t)1 << 31), -((int64_t)1 << 40)};
     switch (pick(4)) {
     case 0: return (int64_t)pick(6);
-    case 1: return old + (int64_t)pick(5) - 2;
+    case 1: return (int64_t)((uint64_t)old + pick(5) - 2);   /* wraps */
     case 2: return (int64_t)(rnd() >> pick(64));
     default: return v[pick(sizeof v / sizeof v[0])];
     }
@@ -177,7 +178,7 @@ static int64_t interesting_dim(int64_t old)
     static const int64_t v[] = {0, 1, 2, 3, 4, 5, 8, 16, 64, 1000, -1, -2,
                                 (int64_t)1 << 31, (int64_t)1 << 32, (int64_t)1 << 40, (int64_t)1 << 62,
                                 INT64_MAX, (int64_t)1 << 20, (int64_t)1 << 24, 46341};
-    if (pick(3) == 0) return old + (int64_t)pick(3) - 1;
+    if (pick(3) == 0) return (int64_t)((uint64_t)old + pick(3) - 1);
     return v[pick(sizeof v / sizeof v[0])];
 }
 
@@ -319,7 +320,7 @@ static int mut_tensor(void)
             size_t n = t->raw_data.len;
             size_t m = pick(2) ? (n ? pick(n) : 0) : n + 1 + pick(16);
             uint8_t *b = rec_alloc(NULL, m + 1);
-            memcpy(b, t->raw_data.data, m < n ? m : n);
+            if (t->raw_data.data && (m < n ? m : n)) memcpy(b, t->raw_data.data, m < n ? m : n);
             t->raw_data.data = b;
             t->raw_data.len = m;
         } else if (t->n_float_data) {
@@ -452,9 +453,12 @@ static int mut_node(void)
     case 6:   /* an attribute more or less */
         if (pick(2) && n->n_attribute) { n->n_attribute--; return 1; }
         if (P.nattrs) {
+            /* one without a subgraph: the graph may hold this node (a cycle) */
+            Onnx__AttributeProto *a = P.attrs[pick(P.nattrs)];
+            if (a->g || a->n_graphs) return 0;
             Onnx__AttributeProto **d = rec_alloc(NULL, sizeof(void *) * (n->n_attribute + 1));
             if (n->n_attribute) memcpy(d, n->attribute, sizeof(void *) * n->n_attribute);
-            d[n->n_attribute++] = P.attrs[pick(P.nattrs)];
+            d[n->n_attribute++] = a;
             n->attribute = d;
             return 1;
         }
