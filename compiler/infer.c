@@ -292,21 +292,12 @@ static void infer_promoted(Node *n, int half)
     }
 }
 
-/* The inputs below the op's minimum are required: an empty name (the
- * ONNX way to leave out an optional input) is refused there. */
-static void check_required_inputs(Node *n)
-{
-    for (int j = 0; j < n->op->min_in && j < n->nin; j++)
-        if (!n->in[j]) fail("input %d is required, but the model leaves it out (an empty name)", j);
-}
-
 void infer_node(Node *n)
 {
     const OpDef *op = n->op;
     int nin = n->nin, nout = n->nout;
     if (nin < op->min_in || nin > op->max_in)
         fail("has %d inputs; the op takes %d to %d", nin, op->min_in, op->max_in);
-    check_required_inputs(n);
     if (nout < op->min_out || nout > op->max_out)
         fail("has %d outputs; the op takes %d to %d", nout, op->min_out, op->max_out);
     for (int j = 0; j < nin; j++) {

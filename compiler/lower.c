@@ -6,7 +6,7 @@
 
 #include "ir.h"
 
-#define LOWER_MAX_CALLS (1 << 18)
+#define LOWER_MAX_CALLS (1 << 16)
 
 KCall *lower_call(Lowering *L, const char *kernel, int64_t count)
 {

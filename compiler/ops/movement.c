@@ -259,8 +259,8 @@ static void slice_spec(Node *n, SliceSpec *s)
         pst = 0;
     } else {
         if (n->nin < 3) fail("Slice (opset %d) takes starts and ends as inputs", n->opset);
-        need_const(n, n->in[1], "starts");
-        need_const(n, n->in[2], "ends");
+        need_const(n, need_in(n, 1), "starts");
+        need_const(n, need_in(n, 2), "ends");
         if (in_t(n, 3)) need_const(n, n->in[3], "axes");
         if (in_t(n, 4)) need_const(n, n->in[4], "steps");
         ns = const_ints(n, n->in[1], starts, MAX_RANK);

@@ -257,6 +257,7 @@ static int coeffs(const RPlan *P, double ratio, int integer, double scale, doubl
 }
 
 #define MAX_TAPS 256
+#define RESIZE_MAX_TAPS (1 << 18)
 
 /* The taps of output coordinate o on axis d: source indices (clamped into
  * the input) and weights; returns their number, or -1 when the coordinate
@@ -375,11 +376,15 @@ void lower_resize(Node *n, Lowering *L)
     /* pass 1: taps per axis; pass 2: fill the tables */
     int64_t idx[MAX_TAPS];
     double w[MAX_TAPS];
+    int64_t taps = 0;   /* the tables are constants of the C file: bounded, and so is the work here */
     for (int d = 0; d < r; d++) {
         T[d] = 1;
         for (int64_t o = 0; o < P.out[d]; o++) {
             int k = taps_1d(&P, d, o, idx, w);
             if (k > T[d]) T[d] = k;
+            if ((taps += k > 0 ? k : 1) > RESIZE_MAX_TAPS)
+                fail("the output %s needs more than %d interpolation taps; onnx2c computes them at compile time "
+                     "into tables, of at most that many", tensor_shape_str(y), RESIZE_MAX_TAPS);
         }
         B[d] = total;
         total += P.out[d] * T[d];
