@@ -671,6 +671,7 @@ FUZZ_CASES = [
     ("resize_too_many_taps.onnx", ["Resize", "more than 262144 interpolation taps"]),
     ("zero_dim_beside_huge_dim.onnx", ["0x4611686018427387904x4x4", "too large"]),
     ("cast_inf_to_int64_folded.onnx", ["Add_43"]),
+    ("clip_min_not_scalar.onnx", ["Clip", "must be scalars"]),
 ]
 
 
