@@ -683,6 +683,26 @@ def _(d):
     return [save(m, d), "-o", out(d)], ["opt", "Optional", "has 3 inputs"]
 
 
+@case("fuzz: required input left out (Div with an empty name for A)")
+def _(d):
+    m = model([helper.make_node("Div", ["", "x"], ["y"], name="div")], [vi("x")], [vi("y")])
+    return [save(m, d), "-o", out(d)], ["div", "input 0 is required", "empty name"]
+
+
+@case("fuzz: required input left out inside a Loop body (Unsqueeze)")
+def _(d):
+    body = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["", "ax"], ["u"], name="unsq"), helper.make_node("Identity", ["c"], ["co"])],
+        "body", [vi("i", TensorProto.INT64, ()), vi("c", TensorProto.BOOL, ())],
+        [vi("co", TensorProto.BOOL, ()), vi("u", TensorProto.FLOAT, (1, 2, 3))],
+        initializer=[numpy_helper.from_array(np.array([0], dtype=np.int64), "ax")])
+    trip = numpy_helper.from_array(np.array(2, dtype=np.int64), "trip")
+    cond = numpy_helper.from_array(np.array(True), "cond")
+    m = model([helper.make_node("Loop", ["trip", "cond"], ["ys"], body=body, name="loop")], [vi("x")],
+              [vi("ys", TensorProto.FLOAT, (2, 1, 2, 3))], [trip, cond])
+    return [save(m, d), "-o", out(d)], ["unsq", "input 0 is required"]
+
+
 def fuzz_case(fname, words):
     def fn(d):
         p = os.path.join(d, "model.onnx")
