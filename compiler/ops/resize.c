@@ -56,6 +56,14 @@ static int const_reals(Node *n, Tensor *t, double *v, int max, const char *what)
     return (int)ne;
 }
 
+/* An output length computed in double: converted only when it is one a
+ * tensor can have (tests/fuzz/ found scales of 1e23). */
+static int64_t out_len(double v, int64_t axis)
+{
+    if (!(v < (double)TENSOR_MAX_BYTES)) fail("the output length of axis %lld would be %g, too large", (long long)axis, v);
+    return (int64_t)v;
+}
+
 static void resize_plan(Node *n, RPlan *P)
 {
     static const char *const MODES[] = {"nearest", "linear", "cubic", NULL};
@@ -145,7 +153,7 @@ static void resize_plan(Node *n, RPlan *P)
             if (!(s > 0)) fail("scale %g of axis %lld is not positive", s, (long long)d);
             if (old && upsample && s < 1) fail("Upsample scales must be >= 1, axis %lld has %g", (long long)d, s);
             P->scale[d] = s;
-            P->out[d] = (int64_t)floor(s * (double)x->dims[d]);
+            P->out[d] = out_len(floor(s * (double)x->dims[d]), d);
             P->outw[d] = (double)(float)(s * (double)x->dims[d]);
         }
     } else {
@@ -174,7 +182,7 @@ static void resize_plan(Node *n, RPlan *P)
             for (int i = 0; i < na; i++) {
                 int64_t d = axes[i];
                 P->scale[d] = s;
-                P->out[d] = (int64_t)(s * (double)x->dims[d] + 0.5);
+                P->out[d] = out_len(s * (double)x->dims[d] + 0.5, d);
                 P->outw[d] = s * (double)x->dims[d];
             }
         }

@@ -672,6 +672,7 @@ FUZZ_CASES = [
     ("zero_dim_beside_huge_dim.onnx", ["0x4611686018427387904x4x4", "too large"]),
     ("cast_inf_to_int64_folded.onnx", ["Add_43"]),
     ("clip_min_not_scalar.onnx", ["Clip", "must be scalars"]),
+    ("resize_scale_1e23.onnx", ["Resize", "output length of axis 2", "too large"]),
 ]
 
 
