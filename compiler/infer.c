@@ -204,7 +204,7 @@ void topo_sort(Graph *g)
     }
     Node **sorted = xalloc(sizeof(Node *) * (size_t)(n + 1));
     for (int i = 0; i < n; i++) { sorted[i] = g->nodes[order[i]]; sorted[i]->step = i; idx_of[order[i]] = i; }
-    memcpy(g->nodes, sorted, sizeof(Node *) * (size_t)n);
+    if (n) memcpy(g->nodes, sorted, sizeof(Node *) * (size_t)n);   /* an empty graph has no node list */
 }
 
 int node_foldable(const Node *n)

@@ -673,7 +673,9 @@ FUZZ_CASES = [
     ("cast_inf_to_int64_folded.onnx", ["Add_43"]),
     ("clip_min_not_scalar.onnx", ["Clip", "must be scalars"]),
     ("resize_scale_1e23.onnx", ["Resize", "output length of axis 2", "too large"]),
+    ("split_to_sequence_huge_axis.onnx", ["SplitToSequence", "at most 4096"]),
 ]
+# (valid_*.onnx in tests/fuzz/regressions/ compile: only tests/test_fuzz.py replays them)
 
 
 @case("fuzz: Optional with three inputs and outputs (sequence rewrite skipped the arity check)")
