@@ -12,8 +12,10 @@ the findings.
         [--seed N] [--summary FILE] [EXTRA_CORPUS_DIR ...]
 
 --mode bytes sets O2C_FUZZ_BYTES=1 (libFuzzer's byte-level mutations only);
-structure uses the structure-aware mutator (tests/fuzz/mutator.c)."""
-import argparse, json, os, re, subprocess, sys, time
+structure uses the structure-aware mutator (tests/fuzz/mutator.c). SIGTERM
+stops the harness (SIGINT: libFuzzer prints its statistics) and still
+writes the summary."""
+import argparse, json, os, re, signal, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -42,7 +44,9 @@ def main():
     total, runs, findings = 0, 0, []
     last = {}
     seed = a.seed
-    while time.time() < end - 5:
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))   # finish the summary, then stop
+    while time.time() < end - 5 and not stop:
         left = int(end - time.time())
         cmd = [a.harness, "-max_total_time=%d" % left, "-timeout=10", "-rss_limit_mb=2048", "-max_len=65536",
                "-print_final_stats=1", "-seed=%d" % seed, "-dict=" + os.path.join(ROOT, "tests", "fuzz", "onnx.dict"),
@@ -53,6 +57,7 @@ def main():
                              errors="replace")
         execs = 0
         art = None
+        signal.signal(signal.SIGTERM, lambda *_: (stop.append(1), p.send_signal(signal.SIGINT)))
         for line in p.stdout:
             log.write(line)
             m = re.match(r"#(\d+)\s+(\w+)\s+cov: (\d+) ft: (\d+) corp: (\d+)/(\S+)", line)
@@ -70,7 +75,7 @@ def main():
         runs += 1
         total += execs
         seed += 1
-        if p.returncode != 0:
+        if p.returncode != 0 and not stop:
             findings.append({"artifact": art, "exit": p.returncode, "after": total})
             print("finding: %s (exit %d) after %d executions" % (art, p.returncode, total), flush=True)
     out = {"mode": a.mode, "seconds": a.seconds, "executions": total, "processes": runs, "findings": findings}
