@@ -674,6 +674,7 @@ FUZZ_CASES = [
     ("clip_min_not_scalar.onnx", ["Clip", "must be scalars"]),
     ("resize_scale_1e23.onnx", ["Resize", "output length of axis 2", "too large"]),
     ("split_to_sequence_huge_axis.onnx", ["SplitToSequence", "at most 4096"]),
+    ("dqlstm_x_omitted.onnx", ["DynamicQuantizeLSTM", "input 2 is required"]),
 ]
 # (valid_*.onnx in tests/fuzz/regressions/ compile: only tests/test_fuzz.py replays them)
 
