@@ -252,6 +252,8 @@ void infer_constant(Node *n)
     } else if (!strcmp(a->name, "value_floats") || !strcmp(a->name, "value_ints")) {
         int64_t len = a->n;
         int fl = !strcmp(a->name, "value_floats");
+        if (len && (fl ? !a->floats : !a->ints))   /* a list of another type under this name */
+            fail("Constant attribute '%s' does not hold %s", a->name, fl ? "floats" : "ints");
         set_out(n, 0, fl ? DT_FLOAT : DT_INT64, 1, &len);
         void *d = tensor_alloc_data(y);
         for (int64_t i = 0; i < len; i++) {

@@ -675,6 +675,8 @@ FUZZ_CASES = [
     ("resize_scale_1e23.onnx", ["Resize", "output length of axis 2", "too large"]),
     ("split_to_sequence_huge_axis.onnx", ["SplitToSequence", "at most 4096"]),
     ("dqlstm_x_omitted.onnx", ["DynamicQuantizeLSTM", "input 2 is required"]),
+    ("constant_value_ints_of_floats.onnx", ["Constant", "value_ints", "does not hold ints"]),
+    ("scan_num_scan_inputs_int_min.onnx", ["Scan", "num_scan_inputs is 2147483648"]),
 ]
 # (valid_*.onnx in tests/fuzz/regressions/ compile: only tests/test_fuzz.py replays them)
 
