@@ -539,6 +539,7 @@ static int64_t block_size(Node *n)
     if (x->rank != 4) fail("the input must have rank 4 (NCHW), it is %s", tensor_shape_str(x));
     int64_t b = attr_i(n, "blocksize");
     if (b <= 0) fail("blocksize is %lld; it must be positive", (long long)b);
+    if (b > 4096) fail("blocksize is %lld; at most 4096 is supported", (long long)b);   /* b*b and dims*b in range */
     return b;
 }
 
