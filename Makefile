@@ -50,6 +50,10 @@ $(BUILD)/%.o: %.c $(HDRS) $(BUILD)/onnx.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(O2C_CFLAGS) -c $< -o $@
 
+# the kernels instantiated in the compiler run at compile time (constant
+# folding): ONNX integer arithmetic wraps around, so signed overflow must too
+$(BUILD)/compiler/ops.o: O2C_CFLAGS += -fwrapv
+
 install: $(BUILD)/onnx2c
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/onnx2c/cuda
 	install -m 755 $(BUILD)/onnx2c $(DESTDIR)$(PREFIX)/bin/onnx2c
@@ -101,3 +105,38 @@ conformance-table: deps venv all
 
 clean:
 	rm -rf build generated/*.c generated/*.h generated/*.cu generated/demo_*
+
+# ---- fuzzing (tests/fuzz/, docs/FUZZING.md): `make fuzz` builds the
+# libFuzzer harness build/fuzz/fuzz_compile over the whole compile path,
+# with clang's ASan and UBSan. The compiler's sources are instrumented for
+# coverage; the mutator and protobuf-c's tables are not (their branches
+# would be mistaken for new behaviour of the compiler).
+FUZZ_CC ?= clang
+FUZZ_BUILD = build/fuzz
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS = -std=c11 -O1 -g $(FUZZ_SAN) -I$(BUILD) -Icompiler
+FUZZ_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(filter-out compiler/main.c,$(SRCS)))
+
+.PHONY: fuzz
+fuzz: $(FUZZ_BUILD)/fuzz_compile
+
+$(FUZZ_BUILD)/%.o: %.c $(HDRS) $(BUILD)/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+# (clang instruments signed overflow even under -fwrapv, where it is defined;
+# an out-of-range float-to-int Cast is undefined in ONNX too, and the kernels
+# convert as C does)
+$(FUZZ_BUILD)/compiler/ops.o: FUZZ_CFLAGS += -fwrapv -fno-sanitize=signed-integer-overflow,float-cast-overflow
+
+$(FUZZ_BUILD)/mutator.o: tests/fuzz/mutator.c $(BUILD)/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wall -Wextra -c $< -o $@
+
+$(FUZZ_BUILD)/onnx.pb-c.o: $(BUILD)/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -w -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_compile: $(FUZZ_BUILD)/tests/fuzz/fuzz_compile.o $(FUZZ_BUILD)/mutator.o $(FUZZ_OBJS) \
+                            $(FUZZ_BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)

@@ -64,7 +64,10 @@ const char *c_string(const char *s)
  * is the file's preamble; the registry at the end is not emitted. Only
  * the chunks a call needs, with their dependencies, are emitted, so the
  * generated file holds no unused function. */
-typedef struct Chunk { const char *file, *name, *text; size_t len; char deps[256]; int need; } Chunk;
+/* The table is made once per process and outlives pool_release() (a
+ * process may compile several models: tests/fuzz/), so it holds no pool
+ * memory: a chunk's name is kept in the chunk itself. */
+typedef struct Chunk { const char *file, *name, *text; size_t len; char deps[256]; int need; char namebuf[64]; } Chunk;
 static Chunk chunks[512];
 static int nchunks;
 static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h", "pool.h", "norm.h",
@@ -115,7 +118,9 @@ static void parse_chunks(void)
             char *close = strstr(hdr, "*/");
             if (close) *close = 0;
             char *nm = strtok(hdr, " ");
-            c->name = xstrdup(nm ? nm : "?");
+            if (nm && strlen(nm) >= sizeof c->namebuf) fail_plain("internal: runtime chunk name '%s' too long", nm);
+            snprintf(c->namebuf, sizeof c->namebuf, "%s", nm ? nm : "?");
+            c->name = c->namebuf;
             char *w;
             while ((w = strtok(NULL, " ")))
                 if (strcmp(w, "needs")) {

@@ -20,6 +20,28 @@ void fold_node(Node *n)
     fold_node_lowered(n, 0);
 }
 
+/* Integer Div and Mod by zero (or the most negative value by -1) are
+ * undefined in C and trap on most machines: a constant one is refused
+ * rather than run in the compiler. */
+static void check_int_division(Node *n)
+{
+    if (*n->domain || (strcmp(n->op_type, "Div") && strcmp(n->op_type, "Mod")) || n->nin < 2) return;
+    Tensor *a = n->in[0], *b = n->in[1];
+    if (!a || !b || !dtype_is_int(b->dtype) || !b->data) return;
+    int64_t nb = tensor_numel(b), na = a->data ? tensor_numel(a) : 0;
+    int64_t lo = b->dtype == DT_INT32 ? INT32_MIN : b->dtype == DT_INT64 ? INT64_MIN : 0;
+    int minus1 = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int64_t v = elem_i64(b->dtype, b->data, i);
+        if (v == 0) fail("integer %s by zero (element %lld of '%s' is 0): the result is undefined", n->op_type,
+                         (long long)i, b->name);
+        minus1 |= v == -1;
+    }
+    for (int64_t k = 0; minus1 && lo && k < na; k++)
+        if (elem_i64(a->dtype, a->data, k) == lo)
+            fail("integer %s of the most negative %s by -1 overflows", n->op_type, dtype_name(a->dtype));
+}
+
 /* tiled: lower as for the C target (the register-tiled kernel variants),
  * which tests compare against the reference kernels */
 void fold_node_lowered(Node *n, int tiled)
@@ -34,6 +56,7 @@ void fold_node_lowered(Node *n, int tiled)
         if (n->out[0] && !n->out[0]->data) n->out[0]->data = (char *)n->in[0]->data + slice_view_offset(n);
         return;
     }
+    check_int_division(n);
     Lowering L = {0};
     L.tiled = tiled;
     lower_node(n, &L);

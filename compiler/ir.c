@@ -252,14 +252,14 @@ void tensor_set_shape(Tensor *t, int rank, const int64_t *dims)
     if (rank > MAX_RANK) fail("tensor '%s' has rank %d; at most %d is supported", t->name, rank, MAX_RANK);
     t->rank = rank;
     int64_t n = 1, es = dtype_size(t->dtype) ? (int64_t)dtype_size(t->dtype) : 8;
-    int zero = 0;
     for (int i = 0; i < rank; i++) {
         if (dims[i] < 0) fail("tensor '%s' would get a negative dimension (%lld)", t->name, (long long)dims[i]);
         t->dims[i] = dims[i];
-        zero |= dims[i] == 0;
     }
-    /* checked size: element count and bytes within what an address space can hold */
-    for (int i = 0; i < rank && !zero; i++) {
+    /* checked size: element count and bytes within what an address space can hold;
+     * with a 0 dim too (the product of the others: the ops multiply them) */
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] == 0) continue;
         if (dims[i] > TENSOR_MAX_BYTES / es / n)
             fail("tensor '%s' of shape [%s] is too large: more than %lld bytes (2^%d), which no generated code can "
                  "address", t->name, tensor_shape_str(t), (long long)TENSOR_MAX_BYTES, TENSOR_MAX_BYTES_LOG2);

@@ -296,6 +296,24 @@ static Onnx__TypeProto *seq_io_type(Onnx__TypeProto *tp, Tensor *t)
 }
 
 /* ValueInfoProto -> declared type and shape (symbolic dims kept by name). */
+/* A declared shape's known dims must fit what tensor_set_shape allows
+ * (ir.h TENSOR_MAX_BYTES): a declared shape that inference does not
+ * replace is used as it is. */
+static void check_declared_size(const Tensor *t)
+{
+    int64_t n = 1, es = dtype_size(t->dtype) ? (int64_t)dtype_size(t->dtype) : 8;
+    for (int i = 0; i < t->rank; i++)
+        if (t->dims[i] == 0) return;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] < 0) continue;
+        if (t->dims[i] > TENSOR_MAX_BYTES / es / n)
+            fail_plain("tensor '%s' is declared with shape [%s], which is too large: more than %lld bytes (2^%d), "
+                       "which no generated code can address", t->name, tensor_shape_str(t),
+                       (long long)TENSOR_MAX_BYTES, TENSOR_MAX_BYTES_LOG2);
+        n *= t->dims[i];
+    }
+}
+
 static void value_info(Onnx__ValueInfoProto *vi, Tensor *t, int is_io)
 {
     Onnx__TypeProto *tp = vi->type;
@@ -331,6 +349,7 @@ static void value_info(Onnx__ValueInfoProto *vi, Tensor *t, int is_io)
         else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param && *d->dim_param)
             t->sym[i] = xstrdup(d->dim_param);
     }
+    check_declared_size(t);
 }
 
 static Graph *load_subgraph(Onnx__GraphProto *gp);

@@ -6,6 +6,8 @@
 
 #include "ir.h"
 
+#define LOWER_MAX_CALLS (1 << 16)
+
 KCall *lower_call(Lowering *L, const char *kernel, int64_t count)
 {
     const Kernel *k = kernel_find(kernel);
@@ -23,6 +25,9 @@ KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count)
             break;
         }
     if (L->n == L->cap) {
+        if (L->n >= LOWER_MAX_CALLS)   /* a bound on time and memory (tests/fuzz/ found RNNs of 2^31 steps) */
+            fail("the model needs more than %d kernel calls (a recurrence or unrolled loop this long is not "
+                 "supported)", LOWER_MAX_CALLS);
         int cap = L->cap ? 2 * L->cap : 64;
         KCall *c = xalloc(sizeof(KCall) * (size_t)cap);
         if (L->n) memcpy(c, L->calls, sizeof(KCall) * (size_t)L->n);

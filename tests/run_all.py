@@ -24,8 +24,9 @@ op versions at old opsets against onnxruntime and the refused ones
 (test_opsets.py), the Cortex-M4 build of every model's C (test_cortexm.py: arm-none-eabi-gcc,
 newlib, no double precision in float32 models), --weights-bin against
 the C arrays and onnxruntime (test_weights_bin.py), the compiler and the
-generated code under Valgrind (test_valgrind.py), and byte-identical output
-across runs, builds and paths (test_determinism.py)."""
+generated code under Valgrind (test_valgrind.py), byte-identical output
+across runs, builds and paths (test_determinism.py), and the fuzzing harness's
+regression corpus and a short campaign (test_fuzz.py, docs/FUZZING.md)."""
 import os, re, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -71,6 +72,9 @@ SUITES = [
     # the compiler built in build/det-a (make -j1) and build/det-b (make -j2):
     # every example's files byte-identical across runs, builds and paths
     ("determinism", [PY, "tests/test_determinism.py"]),
+    # the libFuzzer harness (tests/fuzz/): its regression and seed corpora
+    # replayed, then a bounded campaign of about two minutes
+    ("fuzz", [PY, "tests/test_fuzz.py"]),
 ]
 
 

@@ -19,6 +19,13 @@ command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
 command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
 # tests only: the compiler and the generated code under memcheck (tests/test_valgrind.py)
 command -v valgrind >/dev/null || need+=(valgrind)
+# tests only: the fuzzing harness (tests/fuzz/, tests/test_fuzz.py) needs clang
+# and its libFuzzer runtime (Debian: libclang-rt-N-dev for clang N)
+command -v clang >/dev/null || need+=(clang)
+if ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1; then
+  clang_v=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-9]*\).*/\1/p' | head -1)
+  need+=("libclang-rt-${clang_v:-14}-dev")
+fi
 # tests only: the firmware example run on an emulated Cortex-M4
 # (tests/test_firmware_qemu.py); without its recommends (a GUI stack)
 bare=()

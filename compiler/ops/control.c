@@ -202,10 +202,14 @@ static int same_shape(const Tensor *a, const Tensor *b)
     return 1;
 }
 
-/* The tensor whose bytes t is (through views). */
+/* The tensor whose bytes t is (through views). The walk is bounded: a body
+ * whose inference failed may hold a cycle of views (a node reading its own
+ * output). */
 static Tensor *bytes_of(Tensor *t)
 {
-    while (t->producer && t->producer->op && node_is_view(t->producer) && t->producer->in[0]) t = t->producer->in[0];
+    for (int steps = 0; steps < 100000 && t->producer && t->producer->op && node_is_view(t->producer) &&
+                        t->producer->in[0]; steps++)
+        t = t->producer->in[0];
     return t;
 }
 
@@ -743,9 +747,11 @@ static void scan_setup(Node *n, Iter *it, int infer)
     int formal = node_formal_inputs(n);
     int v8 = n->opset < 9, first = v8 ? 1 : 0;
     if (!attr_has(n, "num_scan_inputs")) fail("needs the attribute num_scan_inputs");
-    int M = (int)attr_i(n, "num_scan_inputs");
+    int64_t M64 = attr_i(n, "num_scan_inputs");
+    if (M64 < 1 || M64 > formal - first)
+        fail("num_scan_inputs is %lld; it has %d inputs", (long long)M64, formal - first);
+    int M = (int)M64;
     int N = formal - first - M;
-    if (M < 1 || N < 0) fail("num_scan_inputs is %d; it has %d inputs", M, formal - first);
     if (M > MAX_LOOP_VALUES || N > MAX_LOOP_VALUES) fail("has too many inputs (at most %d of each kind)", MAX_LOOP_VALUES);
     if (v8 && in_t(n, 0))
         fail("sequence_lens is given: onnx2c supports Scan-8 with the full length of every sequence only (omit it)");

@@ -22,6 +22,8 @@ static void axis_attr(Node *n, const char *name, int nsp, int want, int64_t *v)
 }
 
 /* Input spatial dims, kernel, strides, dilations and explicit pads. */
+#define CONV_ATTR_MAX (INT64_C(1) << 31)
+
 void conv_geom_init(Node *n, const Tensor *x, const int64_t *kernel, int nk, ConvGeom *g)
 {
     memset(g, 0, sizeof *g);
@@ -47,6 +49,12 @@ void conv_geom_init(Node *n, const Tensor *x, const int64_t *kernel, int nk, Con
         if (g->s[i] < 1) fail("strides must be positive, got %lld", (long long)g->s[i]);
         if (g->d[i] < 1) fail("dilations must be positive, got %lld", (long long)g->d[i]);
         if (g->in[i] < 1) fail("input '%s' has an empty spatial dimension (%s)", x->name, tensor_shape_str(x));
+        /* bounded, so that the products of the geometry cannot overflow */
+        if (g->k[i] > CONV_ATTR_MAX || g->s[i] > CONV_ATTR_MAX || g->d[i] > CONV_ATTR_MAX || g->pb[i] > CONV_ATTR_MAX ||
+            g->pe[i] > CONV_ATTR_MAX || g->pb[i] < -CONV_ATTR_MAX || g->pe[i] < -CONV_ATTR_MAX)
+            fail("kernel %lld, stride %lld, dilation %lld, pads %lld and %lld: each must be at most %lld",
+                 (long long)g->k[i], (long long)g->s[i], (long long)g->d[i], (long long)g->pb[i], (long long)g->pe[i],
+                 (long long)CONV_ATTR_MAX);
     }
 }
 

@@ -81,6 +81,9 @@ void lower_clip(Node *n, Lowering *L)
     if (attr_has(n, "min")) lo = attr_f(n, "min");
     if (attr_has(n, "max")) hi = attr_f(n, "max");
     Tensor *tmin = in_t(n, 1), *tmax = in_t(n, 2);
+    if ((tmin && tensor_numel(tmin) != 1) || (tmax && tensor_numel(tmax) != 1))
+        fail("min ('%s') and max ('%s') must be scalars (one element each)", tmin ? tmin->name : "",
+             tmax ? tmax->name : "");
     if ((tmin && !tmin->data) || (tmax && !tmax->data)) {
         /* bounds known only at run time: y = min(hi, max(lo, x)), the bound
          * first so that a NaN x stays NaN (BMax(a, b) is a >= b ? a : b) */

@@ -282,8 +282,8 @@ static void slice_spec(Node *n, SliceSpec *s)
         pst = 0;
     } else {
         if (n->nin < 3) fail("Slice (opset %d) takes starts and ends as inputs", n->opset);
-        need_const(n, n->in[1], "starts");
-        need_const(n, n->in[2], "ends");
+        need_const(n, need_in(n, 1), "starts");
+        need_const(n, need_in(n, 2), "ends");
         if (in_t(n, 3)) need_const(n, n->in[3], "axes");
         if (in_t(n, 4)) need_const(n, n->in[4], "steps");
         ns = const_ints(n, n->in[1], starts, MAX_RANK);
@@ -562,6 +562,7 @@ static int64_t block_size(Node *n)
     if (x->rank != 4) fail("the input must have rank 4 (NCHW), it is %s", tensor_shape_str(x));
     int64_t b = attr_i(n, "blocksize");
     if (b <= 0) fail("blocksize is %lld; it must be positive", (long long)b);
+    if (b > 4096) fail("blocksize is %lld; at most 4096 is supported", (long long)b);   /* b*b and dims*b in range */
     return b;
 }
 

@@ -56,6 +56,14 @@ static int const_reals(Node *n, Tensor *t, double *v, int max, const char *what)
     return (int)ne;
 }
 
+/* An output length computed in double: converted only when it is one a
+ * tensor can have (tests/fuzz/ found scales of 1e23). */
+static int64_t out_len(double v, int64_t axis)
+{
+    if (!(v < (double)TENSOR_MAX_BYTES)) fail("the output length of axis %lld would be %g, too large", (long long)axis, v);
+    return (int64_t)v;
+}
+
 static void resize_plan(Node *n, RPlan *P)
 {
     static const char *const MODES[] = {"nearest", "linear", "cubic", NULL};
@@ -145,7 +153,7 @@ static void resize_plan(Node *n, RPlan *P)
             if (!(s > 0)) fail("scale %g of axis %lld is not positive", s, (long long)d);
             if (old && upsample && s < 1) fail("Upsample scales must be >= 1, axis %lld has %g", (long long)d, s);
             P->scale[d] = s;
-            P->out[d] = (int64_t)floor(s * (double)x->dims[d]);
+            P->out[d] = out_len(floor(s * (double)x->dims[d]), d);
             P->outw[d] = (double)(float)(s * (double)x->dims[d]);
         }
     } else {
@@ -174,7 +182,7 @@ static void resize_plan(Node *n, RPlan *P)
             for (int i = 0; i < na; i++) {
                 int64_t d = axes[i];
                 P->scale[d] = s;
-                P->out[d] = (int64_t)(s * (double)x->dims[d] + 0.5);
+                P->out[d] = out_len(s * (double)x->dims[d] + 0.5, d);
                 P->outw[d] = s * (double)x->dims[d];
             }
         }
@@ -257,6 +265,7 @@ static int coeffs(const RPlan *P, double ratio, int integer, double scale, doubl
 }
 
 #define MAX_TAPS 256
+#define RESIZE_MAX_TAPS (1 << 18)
 
 /* The taps of output coordinate o on axis d: source indices (clamped into
  * the input) and weights; returns their number, or -1 when the coordinate
@@ -375,11 +384,15 @@ void lower_resize(Node *n, Lowering *L)
     /* pass 1: taps per axis; pass 2: fill the tables */
     int64_t idx[MAX_TAPS];
     double w[MAX_TAPS];
+    int64_t taps = 0;   /* the tables are constants of the C file: bounded, and so is the work here */
     for (int d = 0; d < r; d++) {
         T[d] = 1;
         for (int64_t o = 0; o < P.out[d]; o++) {
             int k = taps_1d(&P, d, o, idx, w);
             if (k > T[d]) T[d] = k;
+            if ((taps += k > 0 ? k : 1) > RESIZE_MAX_TAPS)
+                fail("the output %s needs more than %d interpolation taps; onnx2c computes them at compile time "
+                     "into tables, of at most that many", tensor_shape_str(y), RESIZE_MAX_TAPS);
         }
         B[d] = total;
         total += P.out[d] * T[d];

@@ -122,7 +122,7 @@ static void rnn_info(Node *n, RnnInfo *r)
     r->kind = !strcmp(n->op_type, "RNN") ? 0 : !strcmp(n->op_type, "GRU") ? 1 : 2;
     r->G = r->kind == 0 ? 1 : r->kind == 1 ? 3 : 4;
     r->nact = r->kind + 1;
-    Tensor *x = n->in[0], *w = n->in[1], *rr = n->in[2];
+    Tensor *x = need_in(n, 0), *w = need_in(n, 1), *rr = need_in(n, 2);   /* "" leaves an input out */
     need_dtype(n, x, DTS_FLOAT);
     if (w->dtype != x->dtype || rr->dtype != x->dtype)
         fail("W ('%s') and R ('%s') must have X's data type %s", w->name, rr->name, dtype_name(x->dtype));
@@ -423,7 +423,7 @@ static void dq_info(Node *n, RnnInfo *r)
     r->G = 4;
     r->nact = 3;
     if (n->nin != 12) fail("DynamicQuantizeLSTM has %d inputs; it takes 12 (optional ones may be empty)", n->nin);
-    Tensor *x = n->in[0], *w = n->in[1], *rr = n->in[2];
+    Tensor *x = need_in(n, 0), *w = need_in(n, 1), *rr = need_in(n, 2);   /* "" leaves an input out */
     for (int j = 8; j < 12; j++)
         if (!n->in[j]) fail("input %d (the weights' scales and zero points) is required", j);
     if (n->promoted || x->dtype != DT_FLOAT)

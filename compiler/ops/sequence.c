@@ -272,6 +272,17 @@ static void inline_body(Rw *r, Node *owner, Graph *b, Tensor *const *in, Tensor 
 
 /* ---- the rewrites ------------------------------------------------------------ */
 
+#define SPLIT_SEQ_MAX 4096
+
+/* The sizes array of a split into cnt tensors: the count is checked first
+ * (tests/fuzz/ found an axis of 2^31 asking for 16 GB here). */
+static int64_t *split_sizes(int64_t cnt)
+{
+    if (cnt > SPLIT_SEQ_MAX) fail("would make a sequence of %lld tensors; at most %d are supported", (long long)cnt,
+                                  SPLIT_SEQ_MAX);
+    return xalloc(sizeof(int64_t) * (size_t)(cnt + 1));
+}
+
 static void rw_split(Rw *r)
 {
     Node *n = r->n;
@@ -282,7 +293,7 @@ static void rw_split(Rw *r)
     int64_t cnt;
     if (!s) {
         cnt = d;
-        sizes = xalloc(sizeof(int64_t) * (size_t)(d + 1));
+        sizes = split_sizes(d);
         for (int64_t k = 0; k < d; k++) sizes[k] = 1;
     } else {
         if (s->dtype != DT_INT64 && s->dtype != DT_INT32) fail("split must be int32 or int64");
@@ -296,16 +307,16 @@ static void rw_split(Rw *r)
             int64_t c = elem_i64(s->dtype, s->data, 0);
             if (c <= 0) fail("split %lld must be positive", (long long)c);
             cnt = d ? (d + c - 1) / c : 0;
-            sizes = xalloc(sizeof(int64_t) * (size_t)(cnt + 1));
+            sizes = split_sizes(cnt);
             for (int64_t k = 0; k < cnt; k++) sizes[k] = k + 1 < cnt ? c : d - c * (cnt - 1);
         } else {
             if (s->rank != 1) fail("split must be a scalar or a 1-D tensor");
             cnt = tensor_numel(s);
-            sizes = xalloc(sizeof(int64_t) * (size_t)(cnt + 1));
+            sizes = split_sizes(cnt);
             int64_t sum = 0;
             for (int64_t k = 0; k < cnt; k++) {
                 sizes[k] = elem_i64(s->dtype, s->data, k);
-                if (sizes[k] < 0) fail("split sizes must not be negative");
+                if (sizes[k] < 0 || sizes[k] > d) fail("split size %lld is negative or larger than axis %lld (%lld)", (long long)sizes[k], (long long)axis, (long long)d);
                 sum += sizes[k];
             }
             if (sum != d) fail("the split sizes add up to %lld; axis %lld has %lld", (long long)sum, (long long)axis,
@@ -313,7 +324,6 @@ static void rw_split(Rw *r)
         }
         keep = 1;   /* keepdims is ignored when split is given */
     }
-    if (cnt > 4096) fail("would make a sequence of %lld tensors; at most 4096 are supported", (long long)cnt);
     SeqVal *v = seq_new(x->dtype, (int)cnt);
     int64_t at = 0;
     for (int64_t k = 0; k < cnt; k++) {
@@ -505,6 +515,18 @@ static int wants_rewrite(Node *n)
 /* The graph of each If that keeps its branches (seq_flatten_if adds outputs there). */
 static struct Owner { Node *n; Graph *g; struct Owner *next; } *owners;
 
+/* The rewrite below replaces the node before infer_node sees it: the op's
+ * numbers of inputs and outputs are checked here. */
+static void check_arity(Node *n)
+{
+    const OpDef *op = n->op;
+    if (!op) return;
+    if (n->nin < op->min_in || n->nin > op->max_in)
+        fail("has %d inputs; the op takes %d to %d", n->nin, op->min_in, op->max_in);
+    if (n->nout < op->min_out || n->nout > op->max_out)
+        fail("has %d outputs; the op takes %d to %d", n->nout, op->min_out, op->max_out);
+}
+
 int seq_expand(Graph *g, int i)
 {
     Node *n = g->nodes[i];
@@ -520,6 +542,7 @@ int seq_expand(Graph *g, int i)
         return 0;
     }
     diag_node = n;
+    check_arity(n);
     Rw r = {g, n, i + 1 < g->nnodes ? g->nodes[i + 1] : NULL, 0};
     graph_remove_node(g, n);
     const char *op = n->op_type;

@@ -40,7 +40,11 @@ void infer_reshape(Node *n)
             infer_at = i;
         } else if (s[i] < 0) {
             fail("target shape entry %d is %lld", i, (long long)s[i]);
-        } else known *= s[i];
+        } else {
+            if (s[i] && known > INT64_MAX / s[i])
+                fail("the target shape's element count overflows (entry %d is %lld)", i, (long long)s[i]);
+            known *= s[i];
+        }
     }
     int64_t total = tensor_numel(x);
     if (infer_at >= 0) {
@@ -261,6 +265,8 @@ void infer_constant(Node *n)
     } else if (!strcmp(a->name, "value_floats") || !strcmp(a->name, "value_ints")) {
         int64_t len = a->n;
         int fl = !strcmp(a->name, "value_floats");
+        if (len && (fl ? !a->floats : !a->ints))   /* a list of another type under this name */
+            fail("Constant attribute '%s' does not hold %s", a->name, fl ? "floats" : "ints");
         set_out(n, 0, fl ? DT_FLOAT : DT_INT64, 1, &len);
         void *d = tensor_alloc_data(y);
         for (int64_t i = 0; i < len; i++) {
@@ -300,6 +306,8 @@ void lower_constant_of_shape(Node *n, Lowering *L)
     c->nk = O2C_FILL_NK;
 }
 
+#define RANGE_MAX_ELEMS (INT64_C(1) << 24)
+
 void infer_range(Node *n)
 {
     Tensor *s = n->in[0], *l = n->in[1], *d = n->in[2];
@@ -311,9 +319,14 @@ void infer_range(Node *n)
     need_const(n, s, "start");
     need_const(n, l, "limit");
     need_const(n, d, "delta");
+    if (tensor_numel(s) != 1 || tensor_numel(l) != 1 || tensor_numel(d) != 1)
+        fail("start, limit and delta must be scalars (one element each)");
     double a = elem_f64(s->dtype, s->data, 0), b = elem_f64(l->dtype, l->data, 0), st = elem_f64(d->dtype, d->data, 0);
     if (st == 0) fail("delta is 0");
     double cnt = ceil((b - a) / st);
+    if (cnt != cnt || cnt > (double)RANGE_MAX_ELEMS)   /* Range becomes a constant array in the C file */
+        fail("the range from %g to %g by %g has %g elements; onnx2c makes Range a constant, of at most %lld "
+             "elements", a, b, st, cnt, (long long)RANGE_MAX_ELEMS);
     int64_t len = cnt > 0 ? (int64_t)cnt : 0;
     set_out(n, 0, s->dtype, 1, &len);
 }

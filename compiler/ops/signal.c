@@ -115,6 +115,8 @@ void infer_dft(Node *n)
     set_out(n, 0, x->dtype, x->rank, dims);
 }
 
+#define DFT_MAX_TWIDDLES (INT64_C(1) << 24)
+
 void lower_dft(Node *n, Lowering *L)
 {
     Tensor *x = n->in[0], *y = n->out[0];
@@ -128,6 +130,9 @@ void lower_dft(Node *n, Lowering *L)
         off[d] = total;
         total += P.axis >= 0 ? P.n : x->dims[d];
     }
+    if (total > DFT_MAX_TWIDDLES)   /* a constant of the C file, computed here */
+        fail("the transform needs %lld twiddle factors; onnx2c computes them at compile time, at most %lld",
+             (long long)total, (long long)DFT_MAX_TWIDDLES);
     int64_t tdims = 2 * (total > 0 ? total : 1);
     Tensor *tw = lower_const(L, "twiddles", x->dtype, 1, &tdims);
     for (int d = 0; d < r - 1; d++) {

@@ -668,6 +668,76 @@ def _(d):
     return [save(m, d), "-o", out(d)], ["Loop1", "recursion"]
 
 
+# ---- inputs found by fuzzing (tests/fuzz/, docs/FUZZING.md) ---------------
+# Each file of tests/fuzz/regressions/ that onnx2c refuses, with the words
+# its message must hold (tests/test_fuzz.py replays all of them too).
+FUZZ_DIR = os.path.join(ROOT, "tests", "fuzz", "regressions")
+FUZZ_CASES = [
+    ("rnn_required_input_empty.onnx", ["GRU", "input 0 is required"]),
+    ("loop_body_view_cycle.onnx", ["cycle", "Loop"]),
+    ("div_int_by_zero.onnx", ["Div", "integer Div by zero"]),
+    ("declared_shape_too_large.onnx", ["y_prod", "declared with shape", "too large"]),
+    ("range_start_not_scalar.onnx", ["Range", "must be scalars"]),
+    ("range_too_long.onnx", ["Range", "at most 16777216 elements"]),
+    ("reshape_count_overflow.onnx", ["Reshape", "element count overflows"]),
+    ("sub_int64_wraps_when_folded.onnx", ["Shape", "has 0 inputs"]),
+    ("lstm_too_many_steps.onnx", ["LSTM", "more than 65536 kernel calls"]),
+    ("slice_starts_omitted.onnx", ["Slice", "input 1 is required"]),
+    ("dft_huge_twiddles.onnx", ["DFT", "twiddle factors"]),
+    ("resize_too_many_taps.onnx", ["Resize", "more than 262144 interpolation taps"]),
+    ("zero_dim_beside_huge_dim.onnx", ["0x4611686018427387904x4x4", "too large"]),
+    ("cast_inf_to_int64_folded.onnx", ["Add_43"]),
+    ("clip_min_not_scalar.onnx", ["Clip", "must be scalars"]),
+    ("resize_scale_1e23.onnx", ["Resize", "output length of axis 2", "too large"]),
+    ("split_to_sequence_huge_axis.onnx", ["SplitToSequence", "at most 4096"]),
+    ("dqlstm_x_omitted.onnx", ["DynamicQuantizeLSTM", "input 2 is required"]),
+    ("constant_value_ints_of_floats.onnx", ["Constant", "value_ints", "does not hold ints"]),
+    ("scan_num_scan_inputs_int_min.onnx", ["Scan", "num_scan_inputs is 2147483648"]),
+    ("depth_to_space_huge_blocksize.onnx", ["blocksize", "at most 4096"]),
+]
+# (valid_*.onnx in tests/fuzz/regressions/ compile: only tests/test_fuzz.py replays them)
+
+
+@case("fuzz: Optional with three inputs and outputs (sequence rewrite skipped the arity check)")
+def _(d):
+    m = model([helper.make_node("Optional", ["a", "b", "c"], ["y", "y2", "y3"], name="opt")],
+              [vi("a"), vi("b"), vi("c")], [vi("y"), vi("y2"), vi("y3")])
+    m.opset_import[0].version = 18
+    return [save(m, d), "-o", out(d)], ["opt", "Optional", "has 3 inputs"]
+
+
+@case("fuzz: required input left out (Div with an empty name for A)")
+def _(d):
+    m = model([helper.make_node("Div", ["", "x"], ["y"], name="div")], [vi("x")], [vi("y")])
+    return [save(m, d), "-o", out(d)], ["div", "input 0 is required", "empty name"]
+
+
+@case("fuzz: required input left out inside a Loop body (Unsqueeze)")
+def _(d):
+    body = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["", "ax"], ["u"], name="unsq"), helper.make_node("Identity", ["c"], ["co"])],
+        "body", [vi("i", TensorProto.INT64, ()), vi("c", TensorProto.BOOL, ())],
+        [vi("co", TensorProto.BOOL, ()), vi("u", TensorProto.FLOAT, (1, 2, 3))],
+        initializer=[numpy_helper.from_array(np.array([0], dtype=np.int64), "ax")])
+    trip = numpy_helper.from_array(np.array(2, dtype=np.int64), "trip")
+    cond = numpy_helper.from_array(np.array(True), "cond")
+    m = model([helper.make_node("Loop", ["trip", "cond"], ["ys"], body=body, name="loop")], [vi("x")],
+              [vi("ys", TensorProto.FLOAT, (2, 1, 2, 3))], [trip, cond])
+    return [save(m, d), "-o", out(d)], ["unsq", "input 0 is required"]
+
+
+def fuzz_case(fname, words):
+    def fn(d):
+        p = os.path.join(d, "model.onnx")
+        shutil.copy(os.path.join(FUZZ_DIR, fname), p)
+        return [p, "-o", out(d)], words
+    case("fuzz: " + fname)(fn)
+
+
+for _f, _w in FUZZ_CASES:
+    fuzz_case(_f, _w)
+
+
 def sanitizer_env():
     env = dict(os.environ)
     # sanitizers must not be mistaken for the compiler's own exit status 1
