@@ -84,6 +84,26 @@ static void verify_plan(Tensor **list, int n, int64_t size)
  * graph output or a kept size), widened over a loop it is live across.
  * Tensors of one buffer (a view, a Concat input written in place) are its
  * parts and are not checked against each other. */
+/* A loop (ops/control.c) runs its calls again: a value live across its
+ * start or end (a state, the counter, a scan output, what the body reads
+ * from outside) lives through all of it. Widens [first, last] over every
+ * loop it crosses once; returns whether it changed (run to a fixed point:
+ * a widened range can cross an enclosing loop). */
+static int widen_over_loops(const Lowering *L, int *first, int *last)
+{
+    int changed = 0;
+    for (int c = 0; c < L->n; c++) {
+        if (L->calls[c].ctl != CTL_LOOP) continue;
+        int b = c, e = L->calls[c].jump;
+        if ((*first < b && *last >= b) || (*first <= e && *last > e)) {
+            if (*first > b || *last < e) changed = 1;
+            if (*first > b) *first = b;
+            if (*last < e) *last = e;
+        }
+    }
+    return changed;
+}
+
 typedef struct { Tensor *t; int space, born, dies; int64_t lo, hi; } Span;
 
 static int span_space(Tensor *t, int64_t *lo)
@@ -149,18 +169,7 @@ void plan_check(Lowering *L)
     }
     for (int changed = 1; changed;) {
         changed = 0;
-        for (int c = 0; c < L->n; c++) {
-            if (L->calls[c].ctl != CTL_LOOP) continue;
-            int b = c, e = L->calls[c].jump;
-            for (int i = 0; i < n; i++) {
-                Span *s = &sp[i];
-                if ((s->born < b && s->dies >= b) || (s->born <= e && s->dies > e)) {
-                    if (s->born > b || s->dies < e) changed = 1;
-                    if (s->born > b) s->born = b;
-                    if (s->dies < e) s->dies = e;
-                }
-            }
-        }
+        for (int i = 0; i < n; i++) changed |= widen_over_loops(L, &sp[i].born, &sp[i].dies);
     }
     for (int c = 0; c < L->n; c++) {
         const KCall *k = &L->calls[c];
@@ -626,18 +635,7 @@ int64_t plan_graph(Graph *g, Lowering *L)
      * from outside) lives through all of it */
     for (int changed = 1; changed;) {
         changed = 0;
-        for (int c = 0; c < L->n; c++) {
-            if (L->calls[c].ctl != CTL_LOOP) continue;
-            int b = c, e = L->calls[c].jump;
-            for (int i = 0; i < n; i++) {
-                Tensor *t = arena_list[i];
-                if ((t->first < b && t->last >= b) || (t->first <= e && t->last > e)) {
-                    if (t->first > b || t->last < e) changed = 1;
-                    if (t->first > b) t->first = b;
-                    if (t->last < e) t->last = e;
-                }
-            }
-        }
+        for (int i = 0; i < n; i++) changed |= widen_over_loops(L, &arena_list[i]->first, &arena_list[i]->last);
     }
     /* a run-time size (ir.h dyn_count) is read after the run */
     for (int i = 0; i < n; i++)
