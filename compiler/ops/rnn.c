@@ -143,6 +143,9 @@ static void rnn_info(Node *n, RnnInfo *r)
                             tensor_shape_str(rr), r->G);
     r->H = attr_has(n, "hidden_size") ? attr_i(n, "hidden_size") : rr->dims[2];
     if (r->H < 1) fail("hidden_size must be positive, got %lld", (long long)r->H);
+    if (r->H != rr->dims[2])   /* before products of it are formed: R's shape bounds it */
+        fail("hidden_size is %lld, but R ('%s') is %s, whose dimension 2 must be hidden_size", (long long)r->H,
+             rr->name, tensor_shape_str(rr));
     if (r->T < 1 || r->B < 1) fail("X ('%s') is %s; an empty sequence or batch is not supported", x->name,
                                    tensor_shape_str(x));
     int64_t GH = r->G * r->H, D = r->D, H = r->H;
@@ -445,6 +448,9 @@ static void dq_info(Node *n, RnnInfo *r)
                             tensor_shape_str(rr));
     r->H = attr_has(n, "hidden_size") ? attr_i(n, "hidden_size") : rr->dims[1];
     if (r->H < 1) fail("hidden_size must be positive, got %lld", (long long)r->H);
+    if (r->H != rr->dims[1])   /* before products of it are formed: R's shape bounds it */
+        fail("hidden_size is %lld, but R ('%s') is %s, whose dimension 1 must be hidden_size", (long long)r->H,
+             rr->name, tensor_shape_str(rr));
     if (r->T < 1 || r->B < 1) fail("X ('%s') is %s; an empty sequence or batch is not supported", x->name,
                                    tensor_shape_str(x));
     int64_t D = r->D, H = r->H;
