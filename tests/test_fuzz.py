@@ -16,7 +16,7 @@ import argparse, glob, os, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HARNESS = os.path.join(ROOT, "build", "fuzz", "fuzz_compile")
-LIMITS = ["-timeout=10", "-rss_limit_mb=2048", "-max_len=65536"]
+LIMITS = ["-timeout=30", "-rss_limit_mb=2048", "-max_len=65536"]
 
 
 def have_libfuzzer():
