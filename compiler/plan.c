@@ -336,8 +336,9 @@ static Tensor *planned_root(Tensor *t)
 static int64_t concat_peak(Lowering *L, const char *drop)
 {
     int64_t cap = 2 * (int64_t)L->n * (O2C_MAX_X + O2C_MAX_Y) + 1, peak = 0;
-    Tensor **key = xalloc(sizeof(Tensor *) * (size_t)cap);
-    int *first = xalloc(sizeof(int) * (size_t)cap), *last = xalloc(sizeof(int) * (size_t)cap);
+    int n = 0;
+    Span *sp = xalloc(sizeof(Span) * (size_t)cap);
+    Span **tab = xalloc(sizeof(Span *) * (size_t)cap);
     int64_t *d = xalloc(sizeof(int64_t) * (size_t)(L->n + 2));
     for (int c = 0; c < L->n; c++) {
         if (drop[c]) continue;
@@ -348,22 +349,20 @@ static int64_t concat_peak(Lowering *L, const char *drop)
             if (r->storage != ST_ARENA && (r->storage != ST_NONE || r->data || r->is_input ||
                                            (r->is_output && r->output_index >= 0)))
                 continue;
-            uint64_t h = ((uint64_t)(uintptr_t)r >> 4) * 0x9E3779B97F4A7C15ull;
-            int64_t i = (int64_t)(h % (uint64_t)cap);
-            while (key[i] && key[i] != r) i = (i + 1) % cap;
-            if (!key[i]) {
-                key[i] = r;
-                first[i] = c;
+            Span *s = span_get(tab, cap, sp, &n, r, 0);
+            if (!s) {
+                s = span_get(tab, cap, sp, &n, r, 1);
+                s->born = c;
             }
-            last[i] = c;
+            s->dies = c;
         }
     }
-    for (int64_t i = 0; i < cap; i++)
-        if (key[i]) {
-            d[first[i]] += (int64_t)tensor_bytes(key[i]);
-            d[last[i] + 1] -= (int64_t)tensor_bytes(key[i]);
-        }
-    for (int c = 0, live = 0; c < L->n; c++) {
+    for (int i = 0; i < n; i++) {
+        d[sp[i].born] += (int64_t)tensor_bytes(sp[i].t);
+        d[sp[i].dies + 1] -= (int64_t)tensor_bytes(sp[i].t);
+    }
+    int64_t live = 0;
+    for (int c = 0; c < L->n; c++) {
         live += d[c];
         if (live > peak) peak = live;
     }
