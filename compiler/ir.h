@@ -317,9 +317,7 @@ typedef struct KCall {
     Tensor *x[O2C_MAX_X];
     Tensor *y[O2C_MAX_Y];
     int64_t k[O2C_NK];       /* slots named in runtime/c/params/FAMILY.h: c->k[O2C_CONV_GROUP] */
-    int nk;                  /* the slots the kernel uses (informative: the emitter writes up to the last nonzero) */
     double f[O2C_NF];
-    int nf;
     const struct Node *node;  /* the node this call implements (NULL: output copy) */
     const char *tune_key;     /* a tunable call (lower_choose): its key and chosen variant */
     const char *variant;

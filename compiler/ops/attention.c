@@ -145,7 +145,6 @@ void lower_fused_attention(Node *n, Lowering *L)
     c->x[O2C_ATT_XV] = n->in[2];
     c->x[O2C_ATT_XMASK] = in_t(n, 3);
     c->y[0] = y;
-    c->nk = O2C_ATT_NK;
     c->k[O2C_ATT_NB] = s.nb;
     c->k[O2C_ATT_SQ] = s.Sq;
     c->k[O2C_ATT_SKV] = s.Skv;
@@ -180,7 +179,6 @@ void lower_fused_attention(Node *n, Lowering *L)
         }
         stride_block(c->k + O2C_ATT_MS, s.nb, r, ml, mlst);
     }
-    c->nf = O2C_ATT_NF;
     c->f[O2C_ATT_FSCALE] = attr_f(n, "scale");
 }
 
@@ -373,7 +371,6 @@ static void sdpa_call(Node *n, Lowering *L, const Sdpa *a, Tensor *y, Tensor *sc
     c->x[O2C_SDPA_XNONPAD] = in_t(n, 6);
     c->y[0] = y;
     c->y[1] = scores;
-    c->nk = O2C_SDPA_NK;
     c->k[O2C_SDPA_B] = a->B;
     c->k[O2C_SDPA_HQ] = a->Hq;
     c->k[O2C_SDPA_HKV] = a->Hkv;
@@ -407,7 +404,6 @@ static void sdpa_call(Node *n, Lowering *L, const Sdpa *a, Tensor *y, Tensor *sc
     c->k[O2C_SDPA_SMHALF] = hs;
     c->k[O2C_SDPA_STOP] = stop;
     c->k[O2C_SDPA_FLEX] = flex;
-    c->nf = O2C_SDPA_NF;
     c->f[O2C_SDPA_FSCALE] = sq;
     c->f[O2C_SDPA_FCAP] = cap;
 }
@@ -427,7 +423,6 @@ void lower_sdpa(Node *n, Lowering *L)
         c->x[O2C_SDPA_CAT_XPAST] = in_t(n, 3 + j);
         c->x[O2C_SDPA_CAT_XNEW] = n->in[j];
         c->y[0] = n->out[j];
-        c->nk = O2C_SDPA_CAT_NK;
         c->k[O2C_SDPA_CAT_H] = a.Hkv;
         c->k[O2C_SDPA_CAT_PAST] = a.P;
         c->k[O2C_SDPA_CAT_S] = a.Skv;
@@ -783,7 +778,6 @@ void lower_rotary(Node *n, Lowering *L)
     c->x[O2C_ROT_XSIN] = n->in[2];
     c->x[O2C_ROT_XPOS] = pos;
     c->y[0] = n->out[0];
-    c->nk = O2C_ROT_NK;
     c->k[O2C_ROT_S] = r.S;
     c->k[O2C_ROT_H] = r.H;
     c->k[O2C_ROT_HD] = r.HD;
@@ -880,7 +874,6 @@ void lower_linear_attention(Node *n, Lowering *L)
     for (int j = 0; j < 6; j++) c->x[j] = in_t(n, j);
     c->y[0] = n->out[0];
     c->y[1] = st;
-    c->nk = O2C_LINATT_NK;
     c->k[O2C_LINATT_T] = a.T;
     c->k[O2C_LINATT_HQ] = a.Hq;
     c->k[O2C_LINATT_HKV] = a.Hkv;
@@ -889,7 +882,6 @@ void lower_linear_attention(Node *n, Lowering *L)
     c->k[O2C_LINATT_GATE] = a.gate;
     c->k[O2C_LINATT_BETA] = a.beta;
     double scale = attr_has(n, "scale") ? attr_f(n, "scale") : 0;
-    c->nf = O2C_LINATT_NF;
     c->f[O2C_LINATT_FSCALE] = scale == 0 ? 1 / sqrt((double)a.Dk) : scale;
 }
 
@@ -934,7 +926,6 @@ void lower_causal_conv_with_state(Node *n, Lowering *L)
         c->x[O2C_CCS_XB] = in_t(n, 2);
         c->x[O2C_CCS_XPAST] = in_t(n, 3);
         c->y[0] = n->out[j];
-        c->nk = O2C_CCS_NK;
         c->k[O2C_CCS_C] = x->dims[1];
         c->k[O2C_CCS_L] = x->dims[2];
         c->k[O2C_CCS_K] = K;

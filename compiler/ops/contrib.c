@@ -27,7 +27,6 @@ void lower_quick_gelu(Node *n, Lowering *L)
 {
     KCall *c = ew_unary_call(L, "Swish", n->in[0], n->out[0]);
     c->f[O2C_EW_FA] = attr_f(n, "alpha");
-    c->nf = O2C_EW_NF;
 }
 
 /* ---- BiasGelu: gelu(A + B) (erf); FastGelu: gelu(X + bias) (tanh form) ------- */
@@ -188,7 +187,6 @@ void lower_ms_fused_matmul(Node *n, Lowering *L)
     c->x[0] = a;
     c->x[1] = b;
     c->y[0] = y;
-    c->nk = O2C_MATMUL_NK;
     c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = K;
     /* a transpose is a swap of the strides along the two axes */
     c->k[O2C_MATMUL_SAM] = ta ? 1 : K; c->k[O2C_MATMUL_SAK] = ta ? M : 1;
@@ -203,5 +201,4 @@ void lower_ms_fused_matmul(Node *n, Lowering *L)
     bcast_strides(&bb, r, c->k + O2C_MATMUL_BSTR);
     for (int i = 0; i < r; i++) { c->k[O2C_MATMUL_ASTR + i] *= M * K; c->k[O2C_MATMUL_BSTR + i] *= K * N; }
     c->f[O2C_MATMUL_F_ALPHA] = attr_f(n, "alpha");
-    c->nf = O2C_MATMUL_NF;
 }

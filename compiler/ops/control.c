@@ -237,7 +237,6 @@ static KCall *set_value(Lowering *L, Tensor *y, int64_t v)
     c->y[0] = y;
     c->k[O2C_CTL_SET_VALUE] = v;
     c->k[O2C_CTL_SET_ESIZE] = (int64_t)dtype_size(y->dtype);
-    c->nk = O2C_CTL_SET_NK;
     return c;
 }
 
@@ -374,7 +373,6 @@ static void scan_call(Lowering *L, const char *kernel, Tensor *full, Tensor *sli
     c->k[O2C_SCAN_INNER] = inner;
     c->k[O2C_SCAN_ESIZE] = (int64_t)dtype_size(full->dtype);
     c->k[O2C_SCAN_REVERSE] = rev;
-    c->nk = O2C_SCAN_NK;
 }
 
 static void lower_iterate(Node *n, Iter *it, Lowering *L)
@@ -397,7 +395,6 @@ static void lower_iterate(Node *n, Iter *it, Lowering *L)
     t->k[O2C_LOOP_HAS_TRIP] = it->trip_t != NULL;
     t->k[O2C_LOOP_HAS_COND] = it->has_cond;
     t->k[O2C_LOOP_CAP] = it->cap;
-    t->nk = O2C_LOOP_NK;
     lower_ctl(L, CTL_BREAK, go);
     if (over) lower_ctl(L, CTL_FAIL, over);
     for (int j = 0; j < it->nscan_in; j++)
@@ -434,7 +431,6 @@ static void lower_iterate(Node *n, Iter *it, Lowering *L)
         d->x[0] = it->iter;
         d->y[0] = bad;
         d->k[O2C_LOOP_CAP] = it->cap;
-        d->nk = O2C_LOOP_NK;
         lower_ctl(L, CTL_FAIL, bad);
     }
     for (int j = 0; j < it->nstate; j++)

@@ -461,7 +461,6 @@ static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64
         c->k[O2C_CONV_D + i] = g->d[i];
         c->k[O2C_CONV_PB + i] = g->pb[i];
     }
-    c->nk = O2C_CONV_NK;
     if (L->tiled && !strcmp(kind, "conv") && n->in[0]->dtype == DT_FLOAT) conv_tiled(L, c, y->dims[0]);
     else if (n->in[0]->layout != LAYOUT_NCHW || y->layout != LAYOUT_NCHW)
         fail("internal: a channels-innermost tensor outside the C target's convs");

@@ -141,7 +141,6 @@ static void bcast_params(KCall *c, Tensor *y, Tensor **xs, int nx)
     for (int j = 0; j < nx; j++)
         if (tensor_numel(xs[j]) != tensor_numel(y)) same = 0;
     memset(c->k, 0, sizeof c->k);
-    c->nk = O2C_EW_NK;
     if (same) return;
     c->k[O2C_EW_RANK] = y->rank;
     for (int d = 0; d < y->rank; d++) c->k[O2C_EW_DIMS + d] = y->dims[d];

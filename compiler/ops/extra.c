@@ -30,7 +30,6 @@ static KCall *ew_call(Lowering *L, const char *kernel, Tensor *a, Tensor *b, Ten
     c->x[1] = b;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = O2C_EW_NK;
     if (tensor_numel(a) == tensor_numel(y) && tensor_numel(b) == tensor_numel(y)) return c;
     c->k[O2C_EW_RANK] = y->rank;
     for (int d = 0; d < y->rank; d++) c->k[O2C_EW_DIMS + d] = y->dims[d];
@@ -70,7 +69,6 @@ void lower_pow_int(Node *n, Lowering *L)
     c->x[1] = cb;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = O2C_IPOW_NK;
     if (tensor_numel(a) == tensor_numel(y) && tensor_numel(b) == tensor_numel(y)) return;
     c->k[O2C_IPOW_RANK] = y->rank;
     for (int d = 0; d < y->rank; d++) c->k[O2C_IPOW_DIMS + d] = y->dims[d];
@@ -102,7 +100,6 @@ void lower_swiglu(Node *n, Lowering *L)
     c->x[0] = n->in[0];
     c->x[1] = n->in[1];
     c->y[0] = y;
-    c->nf = O2C_SWIGLU_NF;
     c->f[O2C_SWIGLU_F_ALPHA] = attr_f(n, "alpha");
 }
 
@@ -135,7 +132,6 @@ void lower_cumprod(Node *n, Lowering *L)
     c->k[O2C_CUMPROD_AXSIZE] = (int64_t)dtype_size(n->in[1]->dtype);
     c->k[O2C_CUMPROD_EXCLUSIVE] = attr_i(n, "exclusive") != 0;
     c->k[O2C_CUMPROD_REVERSE] = attr_i(n, "reverse") != 0;
-    c->nk = O2C_CUMPROD_NK;
 }
 
 /* ---- BitCast (a view: the same bytes as another type of the same width) ---- */
@@ -190,7 +186,6 @@ void lower_revseq(Node *n, Lowering *L)
     c->k[O2C_REVSEQ_INNER] = prod(x->dims, 2, x->rank);
     c->k[O2C_REVSEQ_BATCH_AXIS] = bax;
     c->k[O2C_REVSEQ_ESIZE] = (int64_t)dtype_size(x->dtype);
-    c->nk = O2C_REVSEQ_NK;
 }
 
 /* ---- GroupNormalization --------------------------------------------------------- */
@@ -237,8 +232,6 @@ void lower_groupnorm(Node *n, Lowering *L)
     c->k[O2C_GROUPNORM_CPG] = x->dims[1] / g;
     c->k[O2C_GROUPNORM_S] = prod(x->dims, 2, x->rank);
     c->k[O2C_GROUPNORM_PERGROUP] = pg;
-    c->nk = O2C_GROUPNORM_NK;
-    c->nf = O2C_GROUPNORM_NF;
     c->f[O2C_GROUPNORM_F_EPS] = attr_f(n, "epsilon");
 }
 
@@ -313,7 +306,6 @@ void lower_compress(Node *n, Lowering *L)
         c->k[O2C_COMPRESS_INNER] = inner;
         c->k[O2C_COMPRESS_OUTER] = outer;
         c->k[O2C_COMPRESS_ESIZE] = (int64_t)dtype_size(y->dtype);
-        c->nk = O2C_COMPRESS_NK;
         return;
     }
     Tensor *ti = lower_const(L, "kept", DT_INT64, 1, &k);
@@ -326,7 +318,6 @@ void lower_compress(Node *n, Lowering *L)
     c->k[O2C_COMPRESS_K] = k;
     c->k[O2C_COMPRESS_INNER] = inner;
     c->k[O2C_COMPRESS_ESIZE] = (int64_t)dtype_size(y->dtype);
-    c->nk = O2C_COMPRESS_NK;
 }
 
 /* ---- TfIdfVectorizer ---------------------------------------------------------------- */
@@ -421,7 +412,6 @@ void lower_tfidf(Node *n, Lowering *L)
     c->k[O2C_TFIDF_MAXSKIP] = attr_i(n, "max_skip_count");
     c->k[O2C_TFIDF_MODE] = !strcmp(m, "TF") ? O2C_TFIDF_MODE_TF : !strcmp(m, "IDF") ? O2C_TFIDF_MODE_IDF : O2C_TFIDF_MODE_TFIDF;
     c->k[O2C_TFIDF_TLEN] = len;
-    c->nk = O2C_TFIDF_NK;
 }
 
 /* ---- ops computed at compile time: NonZero, Unique, NonMaxSuppression ---------- */
@@ -477,7 +467,6 @@ void lower_nonzero(Node *n, Lowering *L)
         c->k[O2C_NONZERO_FLOAT] = dtype_is_float(x->dtype) || dtype_is_half(x->dtype);
         c->k[O2C_NONZERO_RANK] = x->rank;
         for (int d = 0; d < x->rank; d++) c->k[O2C_NONZERO_DIMS + d] = x->dims[d];
-        c->nk = O2C_NONZERO_NK;
         return;
     }
     int64_t k = nonzero_count(n), r = x->rank, j = 0;
@@ -636,7 +625,6 @@ static void lower_unique_dyn(Node *n, Lowering *L, const UniqueView *v)
     c->k[O2C_UNIQUE_OUTER] = v->outer;
     c->k[O2C_UNIQUE_INNER] = v->inner;
     c->k[O2C_UNIQUE_SORTED] = attr_i(n, "sorted") != 0;
-    c->nk = O2C_UNIQUE_NK;
     if (used_out(n, 0)) {
         KCall *t = lower_call(L, "o2c_unique_take", 1);
         t->x[0] = x;
@@ -647,7 +635,6 @@ static void lower_unique_dyn(Node *n, Lowering *L, const UniqueView *v)
         t->k[O2C_UNIQUE_OUTER] = v->outer;
         t->k[O2C_UNIQUE_INNER] = v->inner;
         t->k[O2C_UNIQUE_ESIZE] = (int64_t)dtype_size(x->dtype);
-        t->nk = O2C_UNIQUE_NK;
     }
     static const int PART[4] = {0, 0, 1, 2};   /* outputs 1..3: first, inverse, counts in the table */
     for (int o = 1; o < 4; o++) {
@@ -660,7 +647,6 @@ static void lower_unique_dyn(Node *n, Lowering *L, const UniqueView *v)
         t->k[O2C_DYNCOPY_UNIT] = (int64_t)sizeof(int64_t);
         t->k[O2C_DYNCOPY_SRC_OFF] = PART[o] * M * (int64_t)sizeof(int64_t);
         t->k[O2C_DYNCOPY_N] = M;
-        t->nk = O2C_DYNCOPY_NK;
     }
 }
 
@@ -833,16 +819,13 @@ void lower_nms(Node *n, Lowering *L)
         c->k[O2C_NMS_CENTER] = attr_i(n, "center_point_box");
         c->k[O2C_NMS_ROWS] = rows;
         c->k[O2C_NMS_MAXK] = tm && tensor_numel(tm) > 0 && tm->data ? elem_i64(tm->dtype, tm->data, 0) : 0;
-        c->nk = O2C_NMS_NK;
         c->f[O2C_NMS_F_IOU] = ti && tensor_numel(ti) > 0 && ti->data ? elem_f64(ti->dtype, ti->data, 0) : 0;
-        c->nf = O2C_NMS_NF;
         if (!y || tensor_numel(y) == 0) return;
         KCall *t = lower_call(L, "o2c_dyn_copy", 1);
         t->x[0] = c->y[0];
         t->x[1] = cnt;
         t->y[0] = y;
         t->k[O2C_DYNCOPY_UNIT] = 3 * (int64_t)sizeof(int64_t);
-        t->nk = O2C_DYNCOPY_NK;
         return;
     }
     int64_t k = nms_compute(n, NULL);

@@ -361,7 +361,6 @@ void lower_fused_elementwise(Node *n, Lowering *L)
         for (int d = 0; d < r; d++) c->k[O2C_FEW_DIMS + d] = y->dims[d];
         for (int j = 0; j < P->nin; j++)
             if (P->kind[j] == IN_BCAST) bcast_strides(n->in[j], r, c->k + O2C_FEW_STR_AT(r, P->bidx[j]));
-        c->nk = O2C_FEW_NK(r, nb);
     }
 }
 

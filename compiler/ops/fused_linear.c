@@ -101,10 +101,8 @@ static void epi_attach(Node *n, KCall *c)
     c->k[O2C_EPI_ACT] = act_kind(n);
     c->k[O2C_EPI_RES] = res_mode(n);
     c->k[O2C_EPI_NSLOPE] = in_t(n, 4) ? tensor_numel(n->in[4]) : 0;
-    c->nk = O2C_EPI_NSLOPE + 1;
     c->f[O2C_EPI_FA] = attr_f(n, "activation_alpha");
     c->f[O2C_EPI_FB] = attr_f(n, "activation_beta");
-    c->nf = O2C_NF;
 }
 
 void lower_fused_linear(Node *n, Lowering *L)

@@ -99,7 +99,6 @@ void lower_gridsample(Node *n, Lowering *L)
     c->k[O2C_GS_ALIGN] = attr_i(n, "align_corners") != 0;
     c->k[O2C_GS_ESIZE] = (int64_t)dtype_size(x->dtype);
     for (int a = 0; a < r; a++) c->k[O2C_GS_XDIMS + a] = x->dims[2 + a];
-    c->nk = O2C_GS_NK;
 }
 
 /* ---- AffineGrid ------------------------------------------------------------- */
@@ -150,7 +149,6 @@ void lower_affine_grid(Node *n, Lowering *L)
     c->k[O2C_AG_ALIGN] = attr_i(n, "align_corners") != 0;
     for (int a = 0; a < 3; a++) c->k[O2C_AG_DIMS + a] = 1;
     for (int a = 0; a < r; a++) c->k[O2C_AG_DIMS + 3 - r + a] = size[2 + a];
-    c->nk = O2C_AG_NK;
 }
 
 /* ---- Col2Im ---------------------------------------------------------------- */
@@ -227,7 +225,6 @@ void lower_col2im(Node *n, Lowering *L)
         c->k[O2C_C2I_D + a] = G.d[a];
         c->k[O2C_C2I_PB + a] = G.pads[a];
     }
-    c->nk = O2C_C2I_NK;
 }
 
 /* ---- CenterCropPad ------------------------------------------------------------- */
@@ -291,7 +288,6 @@ void lower_center_crop_pad(Node *n, Lowering *L)
         c->k[O2C_CROP_XDIMS + d] = x->dims[d];
         c->k[O2C_CROP_SHIFT + d] = shift[d];
     }
-    c->nk = O2C_CROP_NK;
 }
 
 /* ---- RoiAlign ----------------------------------------------------------------- */
@@ -353,9 +349,7 @@ void lower_roialign(Node *n, Lowering *L)
     c->k[O2C_ROI_RATIO] = attr_i(n, "sampling_ratio");
     c->k[O2C_ROI_MAX] = roi_max(n);
     c->k[O2C_ROI_HALF] = roi_half(n);
-    c->nk = O2C_ROI_NK;
     c->f[O2C_ROI_F_SCALE] = attr_f(n, "spatial_scale");
-    c->nf = O2C_ROI_NF;
 }
 
 /* ---- MaxUnpool --------------------------------------------------------------- */
@@ -425,7 +419,6 @@ void lower_maxunpool(Node *n, Lowering *L)
         c->k[O2C_UNPOOL_IDIMS + d] = idims[d];
         c->k[O2C_UNPOOL_YDIMS + d] = ydims[d];
     }
-    c->nk = O2C_UNPOOL_NK;
 }
 
 /* ---- DeformConv (2-D) --------------------------------------------------------------- */
@@ -527,5 +520,4 @@ void lower_deform_conv(Node *n, Lowering *L)
     c->k[O2C_DC_PW] = G.pads[1];
     c->k[O2C_DC_GROUP] = G.group;
     c->k[O2C_DC_OGROUP] = G.ogroup;
-    c->nk = O2C_DC_NK;
 }

@@ -98,7 +98,6 @@ void lower_gather_elements(Node *n, Lowering *L)
     c->x[1] = idx;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = O2C_ELEMENTS_NK;
     c->k[O2C_ELEMENTS_ESIZE] = (int64_t)dtype_size(x->dtype);
     c->k[O2C_ELEMENTS_IESIZE] = (int64_t)dtype_size(idx->dtype);
     c->k[O2C_ELEMENTS_RANK] = x->rank;
@@ -159,7 +158,6 @@ void lower_gather_nd(Node *n, Lowering *L)
     c->x[1] = idx;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = O2C_ND_NK;
     c->k[O2C_ND_ESIZE] = (int64_t)dtype_size(x->dtype);
     c->k[O2C_ND_IESIZE] = (int64_t)dtype_size(idx->dtype);
     c->k[O2C_ND_M] = m;
@@ -242,7 +240,6 @@ void lower_scatter_elements(Node *n, Lowering *L)
     KCall *c = scatter_call(n, L, "elements", lines);
     if (!c) return;
     contig_strides(x->rank, x->dims, ys);
-    c->nk = O2C_ELEMENTS_NK;
     c->k[O2C_ELEMENTS_RANK] = x->rank;
     c->k[O2C_ELEMENTS_AXIS] = axis;
     for (int d = 0; d < x->rank; d++) {
@@ -293,7 +290,6 @@ void lower_scatter_nd(Node *n, Lowering *L)
     KCall *c = scatter_call(n, L, "nd", NT ? S : 0);
     if (!c) return;
     contig_strides(x->rank, x->dims, ys);
-    c->nk = O2C_ND_NK;
     c->k[O2C_ND_M] = m;
     c->k[O2C_ND_S] = S;
     c->k[O2C_ND_NT] = NT;
@@ -354,7 +350,6 @@ void lower_tensor_scatter(Node *n, Lowering *L)
     c->x[0] = u;
     c->x[1] = in_t(n, 2);
     c->y[0] = y;
-    c->nk = O2C_TSCATTER_NK;
     c->k[O2C_TSCATTER_ESIZE] = (int64_t)dtype_size(x->dtype);
     c->k[O2C_TSCATTER_MODE] = ts_mode(n);
     c->k[O2C_TSCATTER_LEN] = u->dims[axis];
@@ -417,7 +412,6 @@ void lower_topk(Node *n, Lowering *L)
         s->y[1] = cnt = lower_dyn_output(L, v, (int)axis, NULL);
         lower_dyn_output(L, ix, (int)axis, cnt);
         s->k[O2C_DYNSIZE_MAX] = x->dims[axis];
-        s->nk = O2C_DYNSIZE_NK;
         lower_ctl(L, CTL_FAIL, s->y[0]);
     }
     if (!v) v = lower_temp(L, x->dtype, x->rank, d);
@@ -427,7 +421,6 @@ void lower_topk(Node *n, Lowering *L)
     c->x[1] = cnt;
     c->y[0] = v;
     c->y[1] = ix;
-    c->nk = O2C_TOPK_NK;
     c->k[O2C_TOPK_A] = x->dims[axis];
     c->k[O2C_TOPK_INNER] = inner;
     c->k[O2C_TOPK_K] = k;
@@ -564,7 +557,6 @@ void lower_normgroup(Node *n, Lowering *L)
     c->x[1] = s;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = O2C_NORMGROUP_NK;
     c->k[O2C_NORMGROUP_MODE] = mode;
     c->k[O2C_NORMGROUP_RO] = ro;
     c->k[O2C_NORMGROUP_RI] = ri;
@@ -578,7 +570,6 @@ void lower_normgroup(Node *n, Lowering *L)
         c->k[O2C_NORMGROUP_ISTR + d] = is[d];
         c->k[O2C_NORMGROUP_SSTR + d] = isc[d];
     }
-    c->nf = O2C_NORMGROUP_NF;
     c->f[O2C_NORMGROUP_F_EPS] = eps;
 }
 
@@ -601,11 +592,9 @@ void lower_lrn(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_lrn_%s", dtype_suffix(x->dtype)), tensor_numel(x));
     c->x[0] = x;
     c->y[0] = n->out[0];
-    c->nk = O2C_LRN_NK;
     c->k[O2C_LRN_C] = x->dims[1];
     c->k[O2C_LRN_INNER] = prod(x->dims, 2, x->rank);
     c->k[O2C_LRN_SIZE] = attr_i(n, "size");
-    c->nf = O2C_LRN_NF;
     c->f[O2C_LRN_F_ALPHA] = attr_f(n, "alpha");
     c->f[O2C_LRN_F_BETA] = attr_f(n, "beta");
     c->f[O2C_LRN_F_BIAS] = attr_f(n, "bias");
@@ -799,7 +788,6 @@ void lower_einsum(Node *n, Lowering *L)
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
     int nl = e.no + e.ns;
-    c->nk = O2C_EINSUM_NK(nl, e.nin);
     c->k[O2C_EINSUM_NIN] = e.nin;
     c->k[O2C_EINSUM_NO] = e.no;
     c->k[O2C_EINSUM_NS] = e.ns;

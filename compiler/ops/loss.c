@@ -77,7 +77,6 @@ static void lower_nll_call(Node *n, Lowering *L, Tensor *lp)
     c->x[1] = t;
     c->x[2] = w;
     c->y[0] = y;
-    c->nk = O2C_NLL_NK;
     c->k[O2C_NLL_N] = N;
     c->k[O2C_NLL_C] = C;
     c->k[O2C_NLL_D] = D;
@@ -99,7 +98,6 @@ void lower_sce_loss(Node *n, Lowering *L)
         KCall *c = lower_call(L, xfmt("o2c_softmax_%s", dtype_suffix(x->dtype)), N * D);
         c->x[0] = x;
         c->y[0] = lp;
-        c->nk = O2C_SOFTMAX_NK;
         c->k[O2C_SOFTMAX_A] = C;
         c->k[O2C_SOFTMAX_INNER] = D;
         c->k[O2C_SOFTMAX_LOG] = 1;

@@ -104,7 +104,6 @@ KCall *lower_matmul_call(Node *n, Lowering *L)
     c->x[0] = a;
     c->x[1] = b;
     c->y[0] = y;
-    c->nk = O2C_MATMUL_NK;
     c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = K;
     c->k[O2C_MATMUL_SAM] = K; c->k[O2C_MATMUL_SAK] = 1;           /* A row-major M x K */
     c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;           /* B row-major K x N */
@@ -121,7 +120,6 @@ KCall *lower_matmul_call(Node *n, Lowering *L)
     bcast_strides(&db, r, c->k + O2C_MATMUL_BSTR);
     for (int i = 0; i < r; i++) { c->k[O2C_MATMUL_ASTR + i] *= M * K; c->k[O2C_MATMUL_BSTR + i] *= K * N; }
     c->f[O2C_MATMUL_F_ALPHA] = 1.0;
-    c->nf = O2C_MATMUL_NF;
     matmul_tiled(L, c, a, M * N != 0 ? tensor_numel(y) / (M * N) : 0);
     return c;
 }
@@ -164,7 +162,6 @@ KCall *lower_gemm_call(Node *n, Lowering *L)
     c->x[0] = a;
     c->x[1] = b;
     c->y[0] = y;
-    c->nk = O2C_MATMUL_NK;
     c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = K;
     c->k[O2C_MATMUL_SAM] = ta ? 1 : K; c->k[O2C_MATMUL_SAK] = ta ? M : 1;
     c->k[O2C_MATMUL_SBK] = tb ? 1 : N; c->k[O2C_MATMUL_SBN] = tb ? K : 1;
@@ -177,7 +174,6 @@ KCall *lower_gemm_call(Node *n, Lowering *L)
     }
     c->f[O2C_MATMUL_F_ALPHA] = attr_f(n, "alpha");
     c->f[O2C_MATMUL_F_BETA] = beta;
-    c->nf = O2C_MATMUL_NF;
     if (L->tiled && tb && b->data && a->dtype == DT_FLOAT) {
         /* constant weights given as N x K: stored K x N for the tiled kernel */
         int64_t kn[2] = {K, N};

@@ -27,7 +27,6 @@ static void bin_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *
     c->x[1] = b;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = O2C_EW_NK;
     if (tensor_numel(a) == tensor_numel(y) && tensor_numel(b) == tensor_numel(y)) return;
     c->k[O2C_EW_RANK] = y->rank;
     for (int d = 0; d < y->rank; d++) c->k[O2C_EW_DIMS + d] = y->dims[d];
@@ -147,7 +146,6 @@ void lower_trilu(Node *n, Lowering *L)
     c->k[O2C_TRILU_W] = x->dims[x->rank - 1];
     c->k[O2C_TRILU_UPPER] = attr_i(n, "upper") != 0;
     c->k[O2C_TRILU_ESIZE] = (int64_t)dtype_size(x->dtype);
-    c->nk = O2C_TRILU_NK;
 }
 
 /* ---- CumSum --------------------------------------------------------------- */
@@ -179,7 +177,6 @@ void lower_cumsum(Node *n, Lowering *L)
     c->k[O2C_CUMSUM_AXSIZE] = (int64_t)dtype_size(n->in[1]->dtype);
     c->k[O2C_CUMSUM_EXCLUSIVE] = attr_i(n, "exclusive") != 0;
     c->k[O2C_CUMSUM_REVERSE] = attr_i(n, "reverse") != 0;
-    c->nk = O2C_CUMSUM_NK;
 }
 
 /* ---- EyeLike ---------------------------------------------------------------- */
@@ -203,7 +200,6 @@ void lower_eyelike(Node *n, Lowering *L)
     if (k < -y->dims[0]) k = -y->dims[0];
     c->k[O2C_EYELIKE_W] = w;
     c->k[O2C_EYELIKE_K] = k;
-    c->nk = O2C_EYELIKE_NK;
 }
 
 /* ---- OneHot ------------------------------------------------------------------ */
@@ -250,7 +246,6 @@ void lower_onehot(Node *n, Lowering *L)
     c->k[O2C_ONEHOT_INNER] = prod(ind->dims, ax, ind->rank);
     c->k[O2C_ONEHOT_ESIZE] = (int64_t)dtype_size(y->dtype);
     c->k[O2C_ONEHOT_NOWRAP] = n->opset < 11;   /* OneHot-9: indices outside [0, depth) are off */
-    c->nk = O2C_ONEHOT_NK;
 }
 
 /* ---- Hardmax ------------------------------------------------------------------ */
@@ -287,7 +282,6 @@ void lower_hardmax(Node *n, Lowering *L)
         c->k[O2C_HARDMAX_N] = x->dims[ax];
         c->k[O2C_HARDMAX_INNER] = prod(x->dims, ax + 1, x->rank);
     }
-    c->nk = O2C_HARDMAX_NK;
 }
 
 /* ---- Det ------------------------------------------------------------------------ */
@@ -312,5 +306,4 @@ void lower_det(Node *n, Lowering *L)
     c->y[0] = y;
     c->y[1] = scratch;
     c->k[O2C_DET_M] = m;
-    c->nk = O2C_DET_NK;
 }

@@ -22,7 +22,6 @@ void lower_binarizer(Node *n, Lowering *L)
     c->x[0] = n->in[0];
     c->y[0] = n->out[0];
     c->f[O2C_BINARIZER_F_THRESHOLD] = attr_f(n, "threshold");
-    c->nf = O2C_BINARIZER_NF;
 }
 
 /* ---- ArrayFeatureExtractor: x[..., indices] ------------------------------------ */
@@ -60,7 +59,6 @@ void lower_afe(Node *n, Lowering *L)
     c->y[0] = n->out[0];
     c->k[O2C_AFE_COLS] = x->dims[x->rank - 1];
     c->k[O2C_AFE_NIDX] = tensor_numel(n->in[1]);
-    c->nk = O2C_AFE_NK;
 }
 
 /* ---- TreeEnsemble ------------------------------------------------------------ */
@@ -222,5 +220,4 @@ void lower_tree_ensemble(Node *n, Lowering *L)
     c->k[O2C_TREES_LEAVES] = t.nleaf;
     c->k[O2C_TREES_MEMBERS] = t.nmember;
     c->k[O2C_TREES_AGGREGATE] = attr_i(n, "aggregate_function");
-    c->nk = O2C_TREES_NK;
 }

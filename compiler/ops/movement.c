@@ -49,7 +49,6 @@ static void strided_call(Lowering *L, Tensor *x, Tensor *y, int rank, const int6
     c->x[0] = x;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = O2C_STRIDED_NK;
     c->k[O2C_STRIDED_ESIZE] = (int64_t)dtype_size(x->dtype);
     c->k[O2C_STRIDED_RANK] = r;
     c->k[O2C_STRIDED_XBASE] = xbase;
@@ -388,7 +387,6 @@ void lower_gather(Node *n, Lowering *L)
     c->k[O2C_GATHER_NIDX] = tensor_numel(idx);
     c->k[O2C_GATHER_AXIS] = x->dims[axis];
     c->k[O2C_GATHER_IESIZE] = (int64_t)dtype_size(idx->dtype);
-    c->nk = O2C_GATHER_NK;
 }
 
 /* ---- Pad --------------------------------------------------------------- */
@@ -472,7 +470,6 @@ void lower_pad(Node *n, Lowering *L)
     c->x[1] = v;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = O2C_PAD_NK;
     c->k[O2C_PAD_ESIZE] = (int64_t)dtype_size(x->dtype);
     c->k[O2C_PAD_RANK] = x->rank;
     c->k[O2C_PAD_MODE] = s.mode;
@@ -545,7 +542,6 @@ void lower_tile(Node *n, Lowering *L)
     c->x[0] = x;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = O2C_TILE_NK;
     c->k[O2C_TILE_ESIZE] = (int64_t)dtype_size(x->dtype);
     c->k[O2C_TILE_RANK] = x->rank;
     for (int d = 0; d < x->rank; d++) {

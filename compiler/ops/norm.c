@@ -58,7 +58,6 @@ void lower_softmax(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_softmax_%s", dtype_suffix(x->dtype)), outer * inner);
     c->x[0] = x;
     c->y[0] = y;
-    c->nk = O2C_SOFTMAX_NK;
     c->k[O2C_SOFTMAX_A] = A;
     c->k[O2C_SOFTMAX_INNER] = inner ? inner : 1;
     c->k[O2C_SOFTMAX_LOG] = !strcmp(n->op_type, "LogSoftmax");
@@ -146,9 +145,7 @@ void lower_batchnorm(Node *n, Lowering *L)
         KCall *c = lower_call(L, xfmt("o2c_batchnorm_train_%s", sfx), C);
         c->x[0] = x; c->x[1] = n->in[1]; c->x[2] = n->in[2];
         c->y[0] = y; c->y[1] = st;
-        c->nk = O2C_BNTRAIN_NK;
         c->k[O2C_BNTRAIN_N] = x->dims[0]; c->k[O2C_BNTRAIN_C] = C; c->k[O2C_BNTRAIN_INNER] = inner;
-        c->nf = O2C_NORM_NF;
         c->f[O2C_NORM_F_EPS] = attr_f(n, "epsilon");
         Tensor *rm = n->nout > 1 && used(n->out[1]) ? n->out[1] : NULL;
         Tensor *rv = n->nout > 2 && used(n->out[2]) ? n->out[2] : NULL;
@@ -156,9 +153,7 @@ void lower_batchnorm(Node *n, Lowering *L)
             KCall *r = lower_call(L, xfmt("o2c_batchnorm_running_%s", sfx), C);
             r->x[0] = n->in[3]; r->x[1] = n->in[4]; r->x[2] = st;
             r->y[0] = rm; r->y[1] = rv;
-            r->nk = O2C_BNRUN_NK;
             r->k[O2C_BNRUN_C] = C;
-            r->nf = O2C_NORM_NF;
             r->f[O2C_NORM_F_MOMENTUM] = attr_f(n, "momentum");
         }
         return;
@@ -167,12 +162,10 @@ void lower_batchnorm(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_batchnorm_prep_%s", sfx), C);
     c->x[0] = n->in[1]; c->x[1] = n->in[4];
     c->y[0] = pr;
-    c->nf = O2C_NORM_NF;
     c->f[O2C_NORM_F_EPS] = attr_f(n, "epsilon");
     c = lower_call(L, xfmt("o2c_batchnorm_%s", sfx), tensor_numel(x));
     c->x[0] = x; c->x[1] = pr; c->x[2] = n->in[2]; c->x[3] = n->in[3];
     c->y[0] = y;
-    c->nk = O2C_BATCHNORM_NK;
     c->k[O2C_BATCHNORM_C] = C;
     c->k[O2C_BATCHNORM_INNER] = inner ? inner : 1;
 }
@@ -202,10 +195,8 @@ void lower_instancenorm(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_instnorm_%s", dtype_suffix(x->dtype)), x->dims[0] * x->dims[1]);
     c->x[0] = x; c->x[1] = n->in[1]; c->x[2] = n->in[2];
     c->y[0] = y;
-    c->nk = O2C_INSTNORM_NK;
     c->k[O2C_INSTNORM_C] = x->dims[1] ? x->dims[1] : 1;
     c->k[O2C_INSTNORM_S] = S;
-    c->nf = O2C_NORM_NF;
     c->f[O2C_NORM_F_EPS] = attr_f(n, "epsilon");
 }
 
@@ -279,7 +270,6 @@ void lower_layernorm(Node *n, Lowering *L)
         } else {
             c->y[0] = istd;
         }
-        c->nk = O2C_LAYERNORM_NK;
         c->k[O2C_LAYERNORM_N] = N;
         c->k[O2C_LAYERNORM_MODE] = mode;
         int direct = tensor_numel(s) == N && (!b || tensor_numel(b) == N);
@@ -290,7 +280,6 @@ void lower_layernorm(Node *n, Lowering *L)
             bcast_strides(s, nr, c->k + O2C_LAYERNORM_SSTR);
             if (b) bcast_strides(b, nr, c->k + O2C_LAYERNORM_BSTR);
         }
-        c->nf = O2C_NORM_NF;
         c->f[O2C_NORM_F_EPS] = attr_f(n, "epsilon");
     }
 }

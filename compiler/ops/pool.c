@@ -70,7 +70,6 @@ void lower_pool(Node *n, Lowering *L)
         c->k[O2C_POOL_PB + i] = g.pb[i];
         c->k[O2C_POOL_PE + i] = g.pe[i];
     }
-    c->nk = O2C_POOL_NK;
     if (is_max) {
         if (n->nout > 1 && n->out[1]) {
             c->y[1] = n->out[1];
@@ -97,5 +96,4 @@ void lower_pool(Node *n, Lowering *L)
             c->count = tensor_numel(y);
         }
     }
-    c->nf = O2C_POOL_NF;
 }

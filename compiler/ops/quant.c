@@ -193,7 +193,6 @@ void lower_quantize_linear(Node *n, Lowering *L)
         c->k[O2C_QUANT_PREC] = prec_of(p);
         c->k[O2C_QUANTN_NT] = y->dtype;
         c->k[O2C_QUANTN_SAT] = attr_i(n, "saturate") != 0;
-        c->nk = O2C_QUANTN_NK;
         return;
     }
     KCall *c = lower_call(L, xfmt("o2c_quantize_%s_%s", dtype_suffix(rt), dtype_suffix(y->dtype)), tensor_numel(y));
@@ -203,7 +202,6 @@ void lower_quantize_linear(Node *n, Lowering *L)
     c->y[0] = y;
     qparams(n, n->in[0], n->in[1], in_t(n, 2), c->k);
     c->k[O2C_QUANT_PREC] = prec_of(p);
-    c->nk = O2C_QUANT_NK;
 }
 
 /* The output type: output_dtype, else the scale's type. */
@@ -247,10 +245,8 @@ void lower_dequantize_linear(Node *n, Lowering *L)
     c->x[2] = in_t(n, 2);
     c->y[0] = yf;
     qparams(n, x, n->in[1], in_t(n, 2), c->k);
-    c->nk = O2C_DEQUANT_NK;
     if (narrow) {
         c->k[O2C_DEQUANTN_NT] = x->dtype;
-        c->nk = O2C_DEQUANTN_NK;
     }
     if (yf != y) {
         KCall *k = lower_call(L, xfmt("o2c_cast_f32_%s", dtype_suffix(y->dtype)), tensor_numel(y));
@@ -283,7 +279,6 @@ void lower_dynamic_quantize_linear(Node *n, Lowering *L)
     c->y[0] = s;
     c->y[1] = z;
     c->k[O2C_DYNQ_N] = tensor_numel(x);
-    c->nk = O2C_DYNQ_NK;
     c = lower_call(L, "o2c_quantize_f32_u8", tensor_numel(x));
     c->x[0] = x;
     c->x[1] = s;
@@ -291,7 +286,6 @@ void lower_dynamic_quantize_linear(Node *n, Lowering *L)
     c->y[0] = n->out[0];
     c->k[O2C_QP_INNER] = c->k[O2C_QP_D] = c->k[O2C_QP_B] = 1;
     c->k[O2C_QUANT_PREC] = O2C_QPREC_NONE;
-    c->nk = O2C_QUANT_NK;
 }
 
 /* ---- MatMulInteger, QLinearMatMul ------------------------------------------ */
@@ -413,7 +407,6 @@ void lower_qmatmul(Node *n, Lowering *L)
     }
     qmm_params(n, c->k);
     c->k[O2C_QMM_PREC] = is_qlinear_matmul(n) ? prec_of(orig_dtype(n, 1)) : O2C_QPREC_NONE;
-    c->nk = O2C_QMM_NK;
 }
 
 /* ---- ConvInteger, QLinearConv --------------------------------------------- */
@@ -515,9 +508,7 @@ void lower_qconv(Node *n, Lowering *L)
         s->x[2] = n->in[6];
         s->y[0] = mul;
         s->k[O2C_QSCALE_SB] = nmul > 1;
-        s->nk = O2C_QSCALE_NK;
         s->f[O2C_QSCALE_F_ALPHA] = 1.0;
-        s->nf = O2C_QSCALE_NF;
         mul = run_if_const(L, s, "multipliers");
     }
     KCall *c = lower_call(L, xfmt("o2c_qconv_%s_%s_%s", dtype_suffix(x->dtype), dtype_suffix(w->dtype),
@@ -543,7 +534,6 @@ void lower_qconv(Node *n, Lowering *L)
     }
     c->k[O2C_QCONV_WZ_M] = c->x[3] && tensor_numel(c->x[3]) > 1;
     c->k[O2C_QCONV_MUL_M] = nmul > 1;
-    c->nk = O2C_QCONV_NK;
 }
 
 /* ---- com.microsoft: QLinearAdd, QLinearMul --------------------------------- */
@@ -587,7 +577,6 @@ void lower_qlinear_binary(Node *n, Lowering *L)
                                   dtype_suffix(a->dtype)), tensor_numel(y));
     for (int j = 0; j < 8; j++) c->x[j] = in_t(n, j);
     c->y[0] = y;
-    c->nk = O2C_QBIN_NK;
     if (tensor_numel(a) == tensor_numel(y) && tensor_numel(b) == tensor_numel(y)) return;
     c->k[O2C_QBIN_RANK] = y->rank;
     for (int d = 0; d < y->rank; d++) c->k[O2C_QBIN_DIMS + d] = y->dims[d];
@@ -669,9 +658,7 @@ void lower_qgemm(Node *n, Lowering *L)
     s->x[2] = in_t(n, 7);
     s->y[0] = sc;
     s->k[O2C_QSCALE_SB] = nsc > 1;
-    s->nk = O2C_QSCALE_NK;
     s->f[O2C_QSCALE_F_ALPHA] = attr_f(n, "alpha");
-    s->nf = O2C_QSCALE_NF;
     sc = run_if_const(L, s, "scales");
     KCall *k = lower_call(L, xfmt("o2c_qgemm_%s_%s_%s", dtype_suffix(a->dtype), dtype_suffix(b->dtype),
                                   dtype_suffix(y->dtype)), tensor_numel(y));
@@ -694,7 +681,6 @@ void lower_qgemm(Node *n, Lowering *L)
     if (c) qgemm_bias_strides(c, M, N, &k->k[O2C_QGEMM_SCM], &k->k[O2C_QGEMM_SCN]);
     k->k[O2C_QGEMM_BZ_N] = tensor_numel(n->in[5]) > 1;
     k->k[O2C_QGEMM_SC_N] = nsc > 1;
-    k->nk = O2C_QGEMM_NK;
 }
 
 /* ---- com.microsoft: QLinearSigmoid, QLinearLeakyRelu ------------------------ */
@@ -728,8 +714,6 @@ void lower_qlinear_unary(Node *n, Lowering *L)
     } else {
         c->k[O2C_QLUT_FN] = O2C_QLUT_SIGMOID;
     }
-    c->nk = O2C_QLUT_NK;
-    c->nf = O2C_QLUT_NF;
     tbl = run_if_const(L, c, "table");
     c = lower_call(L, "o2c_qlut_apply", tensor_numel(x));
     c->x[0] = x;
@@ -766,7 +750,6 @@ void lower_qlinear_gavgpool(Node *n, Lowering *L)
     c->k[O2C_QGAP_C] = C;
     c->k[O2C_QGAP_S] = C && x->dims[0] ? tensor_numel(x) / (C * x->dims[0]) : 0;
     c->k[O2C_QGAP_CL] = cl;
-    c->nk = O2C_QGAP_NK;
 }
 
 /* ---- com.microsoft: QLinearAveragePool ----------------------------------------- */
@@ -826,7 +809,6 @@ void lower_qlinear_avgpool(Node *n, Lowering *L)
     }
     c->k[O2C_QAP_INCL] = attr_i(n, "count_include_pad") != 0;
     c->k[O2C_QAP_CL] = cl;
-    c->nk = O2C_QAP_NK;
 }
 
 /* ---- com.microsoft: QLinearConcat -------------------------------------------- */
@@ -881,7 +863,6 @@ void lower_qlinear_concat(Node *n, Lowering *L)
         c->k[O2C_QCAT_PIN] = x->dims[axis] * inner > 0 ? x->dims[axis] * inner : 1;
         c->k[O2C_QCAT_POUT] = y->dims[axis] * inner;
         c->k[O2C_QCAT_OFF] = pos * inner;
-        c->nk = O2C_QCAT_NK;
         pos += x->dims[axis];
     }
 }

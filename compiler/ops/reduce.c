@@ -112,7 +112,6 @@ void lower_reduce(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_reduce_%s", dtype_suffix(x->dtype)), tensor_numel(y));
     c->x[0] = x;
     c->y[0] = y;
-    c->nk = O2C_REDUCE_NK;
     c->k[O2C_REDUCE_OP] = op;
     reduce_params(c, x, red);
     int64_t lo = 0, hi = 0;
@@ -130,7 +129,6 @@ void lower_reduce(Node *n, Lowering *L)
     }
     c->k[O2C_REDUCE_LOW] = lo;
     c->k[O2C_REDUCE_HIGH] = hi;
-    c->nf = O2C_REDUCE_NF;
     c->f[O2C_REDUCE_F_EMPTY_MEAN] = dtype_is_float(x->dtype) ? NAN : 0.0;
 }
 
@@ -161,7 +159,6 @@ void lower_argext(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_argext_%s", dtype_suffix(x->dtype)), tensor_numel(y));
     c->x[0] = x;
     c->y[0] = y;
-    c->nk = 4;
     c->k[O2C_ARGEXT_A] = x->dims[axis];
     c->k[O2C_ARGEXT_INNER] = inner ? inner : 1;
     c->k[O2C_ARGEXT_LAST] = attr_i(n, "select_last_index") != 0;

@@ -430,7 +430,6 @@ void lower_resize(Node *n, Lowering *L)
         c->x[2] = v;
         c->y[0] = y;
         memset(c->k, 0, sizeof c->k);
-        c->nk = O2C_RESIZE_NEAREST_NK;
         c->k[O2C_RESIZE_NEAREST_ESIZE] = (int64_t)dtype_size(x->dtype);
         c->k[O2C_RESIZE_NEAREST_RANK] = r;
         for (int d = 0; d < r; d++) {
@@ -445,7 +444,6 @@ void lower_resize(Node *n, Lowering *L)
     c->x[2] = tw;
     c->y[0] = y;
     memset(c->k, 0, sizeof c->k);
-    c->nk = O2C_RESIZE_NK;
     c->k[O2C_RESIZE_RANK] = r;
     for (int d = 0; d < r; d++) {
         c->k[O2C_RESIZE_YDIMS + d] = y->dims[d];
@@ -453,5 +451,4 @@ void lower_resize(Node *n, Lowering *L)
         c->k[O2C_RESIZE_B + d] = B[d];
     }
     c->f[O2C_RESIZE_F_EXTRAP] = P.extrap;
-    c->nf = O2C_RESIZE_NF;
 }

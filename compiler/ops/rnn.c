@@ -234,9 +234,7 @@ static void step_params(KCall *c, const RnnInfo *r, Node *n, int64_t s, int64_t 
         for (int a = 0; a < 3; a++)
             for (int q = 0; q < O2C_RNN_ACT_SLOTS; q++)
                 c->k[O2C_RNN_ACT_AT(d, a) + q] = d < r->D && a < r->nact ? r->act[d][a][q] : 0;
-    c->nk = O2C_RNN_NK;
     c->f[O2C_RNN_F_CLIP] = attr_has(n, "clip") ? attr_f(n, "clip") : 0.0;
-    c->nf = O2C_RNN_NF;
 }
 
 /* the outputs Y, Y_h, Y_c from the state history S and the cell state C */
@@ -251,7 +249,6 @@ static void lower_rnn_outputs(Node *n, Lowering *L, const RnnInfo *r, Tensor *S,
         c->x[0] = S; c->x[3] = sl; c->y[0] = y;
         c->k[O2C_RNN_Y_D] = D; c->k[O2C_RNN_Y_B] = B; c->k[O2C_RNN_Y_H] = H; c->k[O2C_RNN_Y_T] = T;
         c->k[O2C_RNN_Y_LAYOUT] = r->layout; c->k[O2C_RNN_Y_REV0] = r->rev0;
-        c->nk = O2C_RNN_Y_NK;
     }
     for (int o = 1; o <= 2; o++) {
         Tensor *t = n->nout > o ? n->out[o] : NULL;
@@ -260,7 +257,6 @@ static void lower_rnn_outputs(Node *n, Lowering *L, const RnnInfo *r, Tensor *S,
         c->x[0] = o == 1 ? S : C; c->x[3] = sl; c->y[0] = t;
         c->k[O2C_RNN_LAST_D] = D; c->k[O2C_RNN_LAST_B] = B; c->k[O2C_RNN_LAST_H] = H;
         c->k[O2C_RNN_LAST_LAYOUT] = r->layout; c->k[O2C_RNN_LAST_OFF] = o == 1 ? T * D * B * H : 0;
-        c->nk = O2C_RNN_LAST_NK;
     }
 }
 
@@ -301,12 +297,11 @@ static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
     KCall *c = lower_call(L, "o2c_matmul_tile_f32",
                           ((M + O2C_MM_MR - 1) / O2C_MM_MR) * ((N + O2C_MM_NR - 1) / O2C_MM_NR));
     c->x[0] = x; c->x[1] = wt; c->x[2] = bias; c->y[0] = P;
-    c->nk = O2C_MATMUL_NK;
     c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = NI;
     c->k[O2C_MATMUL_SAM] = NI; c->k[O2C_MATMUL_SAK] = 1;   /* X rows: T B (or B T) x I, row-major */
     c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;    /* Wt: I x D4H, row-major */
     if (bias) { c->k[O2C_MATMUL_HASC] = 1; c->k[O2C_MATMUL_SCM] = 0; c->k[O2C_MATMUL_SCN] = 1; }
-    c->f[O2C_MATMUL_F_ALPHA] = 1.0; c->f[O2C_MATMUL_F_BETA] = 1.0; c->nf = O2C_MATMUL_NF;
+    c->f[O2C_MATMUL_F_ALPHA] = 1.0; c->f[O2C_MATMUL_F_BETA] = 1.0;
 
     /* 2. the first state */
     int64_t sd[4] = {T + 1, D, B, H};
@@ -316,7 +311,6 @@ static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
     c->x[0] = h0; c->x[1] = c0; c->y[0] = S; c->y[1] = C;
     c->k[O2C_RNN_INIT_D] = D; c->k[O2C_RNN_INIT_B] = B; c->k[O2C_RNN_INIT_H] = H;
     c->k[O2C_RNN_INIT_LAYOUT] = r->layout;
-    c->nk = O2C_RNN_INIT_NK;
 
     /* 3. the recurrence */
     Tensor *rt = lower_const(L, "R_DxHx4H", DT_FLOAT, 3, rd);
@@ -332,9 +326,7 @@ static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
     c->k[O2C_LSTM_SEQ_HAS_CLIP] = attr_has(n, "clip");
     c->k[O2C_LSTM_SEQ_INPUT_FORGET] = attr_i(n, "input_forget") != 0;
     c->k[O2C_LSTM_SEQ_LAYOUT] = r->layout;
-    c->nk = O2C_LSTM_SEQ_NK;
     c->f[O2C_RNN_F_CLIP] = attr_has(n, "clip") ? attr_f(n, "clip") : 0.0;
-    c->nf = O2C_RNN_NF;
 
     /* 4. outputs, as the reference path */
     lower_rnn_outputs(n, L, r, S, C, sl);
@@ -362,7 +354,6 @@ void lower_rnn(Node *n, Lowering *L)
     c->k[O2C_RNN_PROJ_T] = T; c->k[O2C_RNN_PROJ_D] = D; c->k[O2C_RNN_PROJ_B] = B; c->k[O2C_RNN_PROJ_GH] = GH;
     c->k[O2C_RNN_PROJ_I] = r.NI; c->k[O2C_RNN_PROJ_LAYOUT] = r.layout;
     c->k[O2C_RNN_PROJ_RBEND] = lbr ? 2 * H : GH;
-    c->nk = O2C_RNN_PROJ_NK;
 
     /* 2. the first state */
     int64_t sd[4] = {T + 1, D, B, H};
@@ -372,7 +363,6 @@ void lower_rnn(Node *n, Lowering *L)
     c->x[0] = h0; c->x[1] = c0; c->y[0] = S; c->y[1] = C;
     c->k[O2C_RNN_INIT_D] = D; c->k[O2C_RNN_INIT_B] = B; c->k[O2C_RNN_INIT_H] = H;
     c->k[O2C_RNN_INIT_LAYOUT] = r.layout;
-    c->nk = O2C_RNN_INIT_NK;
 
     /* 3. the steps */
     Tensor *RH = r.kind == 1 && !lbr ? lower_temp(L, dt, 3, sd + 1) : NULL;
@@ -576,12 +566,10 @@ void lower_dqlstm(Node *n, Lowering *L)
     c->x[0] = x; c->x[1] = ws; c->y[0] = xq; c->y[1] = xm;
     c->k[O2C_DQL_QUANT_N] = M * NI; c->k[O2C_DQL_QUANT_OFF] = 0; c->k[O2C_DQL_QUANT_GSTRIDE] = 0;
     c->k[O2C_DQL_QUANT_NC] = N;
-    c->nk = O2C_DQL_QUANT_NK;
     Tensor *P = lower_temp(L, DT_FLOAT, 2, pd);
     c = lower_call(L, "o2c_dqlstm_proj_f32", M * N);
     c->x[0] = xq; c->x[1] = wq; c->x[2] = xm; c->y[0] = P;
     c->k[O2C_DQL_PROJ_N] = N; c->k[O2C_DQL_PROJ_K] = NI;
-    c->nk = O2C_DQL_PROJ_NK;
 
     /* 2. the first state */
     int64_t sd[4] = {T + 1, D, B, H};
@@ -591,7 +579,6 @@ void lower_dqlstm(Node *n, Lowering *L)
     c->x[0] = h0; c->x[1] = c0; c->y[0] = S; c->y[1] = C;
     c->k[O2C_RNN_INIT_D] = D; c->k[O2C_RNN_INIT_B] = B; c->k[O2C_RNN_INIT_H] = H;
     c->k[O2C_RNN_INIT_LAYOUT] = 0;
-    c->nk = O2C_RNN_INIT_NK;
 
     /* 3. the steps: each direction's h quantized, then the gates */
     int64_t hd[2] = {D, B * H};
@@ -601,7 +588,6 @@ void lower_dqlstm(Node *n, Lowering *L)
         c->x[0] = S; c->x[1] = rs; c->y[0] = hq; c->y[1] = hm;
         c->k[O2C_DQL_QUANT_N] = B * H; c->k[O2C_DQL_QUANT_OFF] = s * D * B * H;
         c->k[O2C_DQL_QUANT_GSTRIDE] = B * H; c->k[O2C_DQL_QUANT_NC] = G4;
-        c->nk = O2C_DQL_QUANT_NK;
         c = lower_call(L, "o2c_dqlstm_step_f32", D * B * H);
         c->x[0] = P; c->x[1] = rq; c->x[2] = hq; c->x[4] = hm; c->x[5] = b; c->x[6] = pp;
         c->y[0] = S; c->y[1] = C;

@@ -222,7 +222,6 @@ void lower_dropout(Node *n, Lowering *L)
         c->x[0] = v;
         c->y[0] = n->out[1];
         c->k[O2C_FILL_ESIZE] = (int64_t)dtype_size(dt);
-        c->nk = O2C_FILL_NK;
     }
 }
 
@@ -303,7 +302,6 @@ void lower_constant_of_shape(Node *n, Lowering *L)
     c->x[0] = val;
     c->y[0] = n->out[0];
     c->k[O2C_FILL_ESIZE] = (int64_t)dtype_size(n->out[0]->dtype);
-    c->nk = O2C_FILL_NK;
 }
 
 #define RANGE_MAX_ELEMS (INT64_C(1) << 24)

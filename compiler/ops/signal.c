@@ -154,7 +154,6 @@ void lower_dft(Node *n, Lowering *L)
         c->k[O2C_DFT_DIMS + d] = x->dims[d];
         c->k[O2C_DFT_TW + d] = 2 * off[d];
     }
-    c->nk = O2C_DFT_NK;
 }
 
 /* ---- STFT ----------------------------------------------------------------------- */
@@ -219,7 +218,6 @@ void lower_stft(Node *n, Lowering *L)
     c->k[O2C_STFT_NLEN] = P.nlen;
     c->k[O2C_STFT_F] = P.F;
     c->k[O2C_STFT_K] = P.K;
-    c->nk = O2C_STFT_NK;
 }
 
 /* ---- windows --------------------------------------------------------------------- */

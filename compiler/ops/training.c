@@ -62,7 +62,6 @@ void lower_training(Node *n, Lowering *L)
             c->f[O2C_ADAM_F_ALPHA] = attr_f(n, "alpha");
             c->f[O2C_ADAM_F_BETA] = attr_f(n, "beta");
             c->f[O2C_ADAM_F_NORM] = attr_f(n, "norm_coefficient");
-            c->nf = O2C_ADAM_NF;
             c = lower_call(L, xfmt("o2c_adam_update_%s", sfx), ne);
             c->x[0] = r; c->x[1] = t; c->x[2] = x; c->x[3] = vn; c->x[4] = hn;
             c->y[0] = n->out[j];
@@ -70,7 +69,6 @@ void lower_training(Node *n, Lowering *L)
             c->f[O2C_ADAM_F_BETA] = attr_f(n, "beta");
             c->f[O2C_ADAM_F_EPS] = attr_f(n, "epsilon");
             c->f[O2C_ADAM_F_POST] = attr_f(n, "norm_coefficient_post");
-            c->nf = O2C_ADAM_NF;
             continue;
         }
         int ada = !strcmp(n->op_type, "Adagrad");
@@ -82,17 +80,14 @@ void lower_training(Node *n, Lowering *L)
             c->f[O2C_ADAGRAD_F_NORM] = attr_f(n, "norm_coefficient");
             c->f[O2C_ADAGRAD_F_DECAY] = attr_f(n, "decay_factor");
             c->f[O2C_ADAGRAD_F_EPS] = attr_f(n, "epsilon");
-            c->nf = O2C_ADAGRAD_NF;
         } else {
             const char *mode = attr_s(n, "mode");
             if (strcmp(mode, "standard") && strcmp(mode, "nesterov"))
                 fail("mode '%s' is not one of standard, nesterov", mode);
             c->k[O2C_MOMENTUM_NESTEROV] = !strcmp(mode, "nesterov");
-            c->nk = O2C_MOMENTUM_NK;
             c->f[O2C_MOMENTUM_F_NORM] = attr_f(n, "norm_coefficient");
             c->f[O2C_MOMENTUM_F_ALPHA] = attr_f(n, "alpha");
             c->f[O2C_MOMENTUM_F_BETA] = attr_f(n, "beta");
-            c->nf = O2C_MOMENTUM_NF;
         }
     }
 }

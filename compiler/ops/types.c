@@ -41,7 +41,6 @@ void lower_narrow_to_f32(Lowering *L, Tensor *x, Tensor *y)
     c->x[0] = x;
     c->y[0] = y;
     c->k[O2C_CASTN_FROM] = x->dtype;
-    c->nk = O2C_CASTN_NK;
 }
 
 /* Cast/CastLike with a narrow input or output: o2c_cast_T_n, o2c_cast_n_T
@@ -63,5 +62,4 @@ void lower_cast_narrow(Node *n, Lowering *L)
     c->k[O2C_CASTN_TO] = ny ? y->dtype : 0;
     c->k[O2C_CASTN_SAT] = attr_i(n, "saturate") != 0;
     c->k[O2C_CASTN_ROUND] = rnd;
-    c->nk = O2C_CASTN_NK;
 }
