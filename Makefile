@@ -11,7 +11,7 @@ PYTHON ?= python3
 VENV = .venv
 VPY = $(VENV)/bin/python
 
-SRCS = $(wildcard compiler/*.c compiler/ops/*.c compiler/passes/*.c)
+SRCS = $(wildcard compiler/core/*.c compiler/*.c compiler/ops/*.c compiler/passes/*.c)
 RUNTIME = runtime/c/o2c_rt.h $(filter-out runtime/c/o2c_rt.h,$(sort $(wildcard runtime/c/*.h))) \
           $(sort $(wildcard runtime/c/params/*.h))
 TEMPLATES = $(sort $(wildcard templates/*.in))

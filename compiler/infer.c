@@ -175,82 +175,6 @@ static void check_ops(Graph *g)
     check_op_versions(g);
 }
 
-/* Kahn's algorithm, ready nodes taken in their current order (so sorting
- * a sorted graph changes nothing). Tensors are numbered in t->mark. */
-void topo_sort(Graph *g)
-{
-    int n = g->nnodes;
-    for (int t = 0; t < g->ntensors; t++) g->tensors[t]->mark = t;
-    int *indeg = xalloc(sizeof(int) * (size_t)(n + 1));
-    int *order = xalloc(sizeof(int) * (size_t)(n + 1));
-    int *idx_of = xalloc(sizeof(int) * (size_t)(n + 1));
-    /* consumers: for each tensor, the list of nodes reading it */
-    int *ncons = xalloc(sizeof(int) * (size_t)(g->ntensors + 1));
-    for (int i = 0; i < n; i++) {
-        Node *nd = g->nodes[i];
-        nd->step = i;
-        for (int j = 0; j < nd->nin; j++) {
-            Tensor *t = nd->in[j];
-            if (!t) continue;
-            if (!t->producer && !t->data && !t->is_input)
-                fail_plain("node '%s' (%s) reads tensor '%s', which no node produces and which is neither "
-                           "an initializer nor a graph input (dangling tensor)", nd->name, nd->op_type, t->name);
-            if (t->producer) { indeg[i]++; ncons[t->mark]++; }
-        }
-    }
-    for (int i = 0; i < g->noutputs; i++) {
-        Tensor *t = g->outputs[i];
-        if (!t->producer && !t->data && !t->is_input)
-            fail_plain("graph output '%s' is produced by no node (dangling tensor)", t->name);
-    }
-    int **cons = xalloc(sizeof(int *) * (size_t)(g->ntensors + 1));
-    int *fill = xalloc(sizeof(int) * (size_t)(g->ntensors + 1));
-    for (int t = 0; t < g->ntensors; t++) cons[t] = xalloc(sizeof(int) * (size_t)(ncons[t] + 1));
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < g->nodes[i]->nin; j++) {
-            Tensor *t = g->nodes[i]->in[j];
-            if (t && t->producer) cons[t->mark][fill[t->mark]++] = i;
-        }
-    /* a queue ordered by model position: a simple binary heap */
-    int *heap = xalloc(sizeof(int) * (size_t)(n + 1));
-    int hn = 0, done = 0;
-#define HPUSH(v) do { int c_ = hn++; heap[c_] = (v); \
-        while (c_ && heap[(c_ - 1) / 2] > heap[c_]) { int t_ = heap[c_]; heap[c_] = heap[(c_ - 1) / 2]; heap[(c_ - 1) / 2] = t_; c_ = (c_ - 1) / 2; } } while (0)
-    for (int i = 0; i < n; i++) if (!indeg[i]) HPUSH(i);
-    while (hn) {
-        int v = heap[0];
-        heap[0] = heap[--hn];
-        for (int c = 0;;) {
-            int l = 2 * c + 1, r = l + 1, m = c;
-            if (l < hn && heap[l] < heap[m]) m = l;
-            if (r < hn && heap[r] < heap[m]) m = r;
-            if (m == c) break;
-            int t = heap[c]; heap[c] = heap[m]; heap[m] = t; c = m;
-        }
-        order[done++] = v;
-        Node *nd = g->nodes[v];
-        for (int j = 0; j < nd->nout; j++) {
-            Tensor *t = nd->out[j];
-            if (!t) continue;
-            for (int c = 0; c < ncons[t->mark]; c++) {
-                int u = cons[t->mark][c];
-                if (--indeg[u] == 0) HPUSH(u);
-            }
-        }
-    }
-#undef HPUSH
-    if (done < n) {
-        for (int i = 0; i < n; i++)
-            if (indeg[i]) {
-                Node *nd = g->nodes[i];
-                fail_plain("the graph has a cycle: node '%s' (%s) depends on its own output; ONNX graphs must be acyclic",
-                           nd->name, nd->op_type);
-            }
-    }
-    Node **sorted = xalloc(sizeof(Node *) * (size_t)(n + 1));
-    for (int i = 0; i < n; i++) { sorted[i] = g->nodes[order[i]]; sorted[i]->step = i; idx_of[order[i]] = i; }
-    if (n) memcpy(g->nodes, sorted, sizeof(Node *) * (size_t)n);   /* an empty graph has no node list */
-}
 
 int node_foldable(const Node *n)
 {
@@ -441,4 +365,13 @@ void infer_graph(Graph *g, const Options *o)
         if (!dtype_supported(t->dtype) && t->dtype != DT_STRING)
             fail_plain("graph output '%s' has data type %s, which onnx2c does not support yet", t->name, dtype_name(t->dtype));
     }
+}
+
+/* A node a pass made or changed: its shape rule again. */
+void node_reinfer(Node *n)
+{
+    const Node *saved = diag_node;
+    diag_node = n;
+    infer_node(n);
+    diag_node = saved;
 }

@@ -63,6 +63,25 @@ void note(const char *fmt, ...);        /* -v messages on stderr */
 extern jmp_buf *diag_jmp;               /* set by the caller of a stage */
 extern char diag_msg[2048];             /* the message of the last fail() */
 
+/* ---- files (files.c) ---------------------------------------------------- */
+
+/* A whole file in pool memory; `what` names it in messages. */
+uint8_t *file_read(const char *path, size_t *len, const char *what);
+/* A file mapped (private, writable) until pool_release: external data of
+ * large models; read whole where it cannot be mapped. */
+uint8_t *file_map(const char *path, size_t *len, const char *what);
+/* Bytes of a constant copied into a new form: a mapped file's pages are
+ * handed back (a hint; nothing for other memory). */
+void file_pages_done(const void *p, size_t n);
+void files_unmap_all(void);   /* pool_release: the mappings */
+
+/* ---- text (text.c): what the compiler writes into generated files ------- */
+
+char *c_ident(const char *s);                        /* valid C identifier */
+const char *c_comment(const char *s);                /* model text safe inside a C comment */
+const char *c_string(const char *s);                 /* model text escaped for a C string literal */
+const char *source_name(const char *path);           /* a path's file name (no folders): generated banners */
+
 /* ---- data types ------------------------------------------------------- */
 
 /* Values are ONNX TensorProto.DataType. */
@@ -84,14 +103,14 @@ int dtype_supported(int dt);             /* a type the kernels handle */
 int dtype_is_float(int dt);
 int dtype_is_int(int dt);                /* signed or unsigned integer */
 int dtype_is_half(int dt);               /* float16 or bfloat16 (stored as 16-bit patterns) */
-float half_to_float(int dt, uint16_t h); /* ops.c: the runtime's conversions */
+float half_to_float(int dt, uint16_t h); /* dtype_conv.c: the runtime's conversions */
 uint16_t float_to_half(int dt, float f);
 /* float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0), float4e2m1, int4/uint4,
  * int2/uint2: bit patterns, one element a byte (runtime/c/types.h); only
  * conversions and byte moves take them (infer.c) */
 int dtype_is_narrow(int dt);
-float narrow_to_float(int dt, uint8_t b);   /* ops.c: exact (int4: -8..7) */
-uint8_t float_to_narrow(int dt, float f);   /* ops.c: as Cast with its defaults */
+float narrow_to_float(int dt, uint8_t b);   /* dtype_conv.c: exact (int4: -8..7) */
+uint8_t float_to_narrow(int dt, float f);   /* dtype_conv.c: as Cast with its defaults */
 /* Reads element i of a buffer of type dt as double / int64. */
 double elem_f64(int dt, const void *p, int64_t i);
 int64_t elem_i64(int dt, const void *p, int64_t i);
@@ -229,6 +248,7 @@ typedef struct Graph {
      * bound to inputs capture_in[k] of the node that owns it (load.c
      * appends them to that node's inputs, so passes see the dependency) */
     struct Graph *parent;
+    struct OpTable *ops;               /* the model's op table (load.c): graph_op looks ops up in it */
     int64_t peak_model, peak_scheduled; /* schedule.c: estimated live-memory peaks of the model's order and the chosen one */
     Tensor **captures; int *capture_in; int ncaptures;
     struct Graph **unrolled; int nunrolled;   /* a Loop body unrolled: one copy per iteration */
@@ -396,11 +416,26 @@ typedef struct OpDef {
                                 refuses: "!1 !6 7 13 14" (tools/opset_versions.py checks them) */
 } OpDef;
 
-const OpDef *op_find(const char *domain, const char *name);
+/* An op table with the index the core looks ops up by (optable.c). The
+ * table is ops.c's (op_table); the loader attaches it to the model's graph
+ * (Graph.ops), and everything below the stages finds ops through the graph
+ * (graph_op), never by naming the table. */
+#define OPTABLE_SLOTS 1024
+typedef struct OpTable {
+    const OpDef *ops;
+    int n;
+    int indexed;                 /* slot[] is made on the first lookup */
+    int slot[OPTABLE_SLOTS];     /* open addressing by (domain, name): table position + 1, 0 empty */
+} OpTable;
+uint32_t str_hash(const char *s);                                          /* optable.c: FNV-1a */
+const OpDef *optable_find(OpTable *t, const char *domain, const char *name);  /* "ai.onnx" is "" */
+const OpDef *graph_op(const Graph *g, const char *domain, const char *name);  /* in the table of g's model */
 /* the op's schema version in effect at opset `opset` of its domain (the
  * largest listed <= opset; 0: none, the op is newer than that opset); *ok
- * says whether onnx2c implements it; implemented: "7, 13, 14" (static) */
+ * says whether onnx2c implements it; implemented: "7, 13, 14" */
 int op_version(const OpDef *op, int opset, int *ok, const char **implemented);
+OpTable *op_table(void);                 /* ops.c: the op table (the stages' and the loader's) */
+const OpDef *op_find(const char *domain, const char *name);   /* ops.c: an op of the table */
 int op_count(void);                      /* the table, for --list-ops */
 const char *op_name(int i);
 const OpDef *op_at(int i);
@@ -660,10 +695,6 @@ void matmul_out_shape(Node *n, Tensor *a, Tensor *b, int dt);   /* matmul.c: Mat
 void ew_binary_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *y);
 /* matmul.c: constant B (K x N, rows sbk apart, N >= 32) packed for
  * o2c_matmul_tile_f32 (O2C_MATMUL_BPACKED): ceil(N / 32) x K x 32 floats */
-/* load.c: bytes of a constant copied into a new form: an external data
- * file's pages are handed back (a hint; nothing for other memory) */
-void load_pages_done(const void *p, size_t n);
-void load_unmap_all(void);   /* pool_release: the external data files' mappings */
 void matmul_pack_panels(const float *B, int64_t K, int64_t N, int64_t sbk, float *dst);
 /* conv.c: 3x3 weights (M x C x 3 x 3) transformed for o2c_conv_wino_f32:
  * 16 x ceil(M / 8) x C x 8 floats */
@@ -701,10 +732,6 @@ const char *runtime_text(const char *file);          /* embedded runtime/c file 
 void emit_kernel_sources(FILE *f, Lowering *L);      /* the kernels used, in file order */
 int emit_collect_constants(Lowering *L, Tensor ***list); /* constants the calls read */
 void emit_const_array(FILE *f, Tensor *t, const char *qual);
-char *c_ident(const char *s);                        /* valid C identifier */
-const char *c_comment(const char *s);                /* model text safe inside a C comment */
-const char *source_name(const char *path);           /* a path's file name (no folders): generated banners */
-const char *c_string(const char *s);                 /* model text escaped for a C string literal */
 void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out));
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
 void emit_call_comment(FILE *f, const KCall *c, const char *indent);

@@ -1,11 +1,7 @@
 /* Loading: ONNX ModelProto (protobuf-c) -> IR. */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE   /* madvise, MADV_PAGEOUT (load_pages_done) */
 #include <errno.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <fcntl.h>
-#include <unistd.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,91 +16,6 @@ static char *dup_bytes(ProtobufCBinaryData b)
     char *s = xalloc(b.len + 1);
     if (b.len) memcpy(s, b.data, b.len);
     return s;
-}
-
-/* Reads a whole file into pool memory. */
-static uint8_t *read_file(const char *path, size_t *len, const char *what)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_plain("cannot open %s '%s': %s", what, path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        int dir = S_ISDIR(st.st_mode);
-        fclose(f);
-        fail_plain("cannot read %s '%s': %s", what, path, dir ? "it is a directory" : "not a regular file");
-    }
-    if (fseek(f, 0, SEEK_END) != 0) { fclose(f); fail_plain("cannot read %s '%s' (not a regular file?)", what, path); }
-    long n = ftell(f);
-    if (n < 0) { fclose(f); fail_plain("cannot read %s '%s' (not a regular file?)", what, path); }
-    rewind(f);
-    uint8_t *buf = xalloc((size_t)n + 1);
-    if (n && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        fail_plain("cannot read %s '%s': %s", what, path, strerror(errno));
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
-/* The mapped external data files' spans (load_pages_done). */
-static struct { const uint8_t *p; size_t n; } maps[64];
-static int nmaps;
-
-/* pool_release (diag.c): the tensors pointing into the mappings are gone */
-void load_unmap_all(void)
-{
-    for (int i = 0; i < nmaps; i++) munmap((void *)(uintptr_t)maps[i].p, maps[i].n);
-    nmaps = 0;
-}
-
-/* An external data file, mapped (not read): a model's weights of several GB
- * are not copied into memory; the pages are the page cache's, read when a
- * tensor's bytes are used. Private and writable: a pass that changed a
- * constant's bytes in place would change its own copy of the page, never the
- * file. Mapped until pool_release (the tensors point into it). A file that
- * cannot be mapped (or past 64 mappings) is read whole. */
-static uint8_t *map_file(const char *path, size_t *len, const char *what)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) fail_plain("cannot open %s '%s': %s", what, path, strerror(errno));
-    struct stat st;
-    if (nmaps == 64 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-        (uint64_t)st.st_size > SIZE_MAX / 2) {
-        close(fd);
-        return read_file(path, len, what);   /* its messages for a folder, an empty file, ... */
-    }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) return read_file(path, len, what);
-    *len = (size_t)st.st_size;
-    maps[nmaps].p = p;
-    maps[nmaps++].n = *len;
-    return p;
-}
-
-/* Bytes [p, p+n) of a constant were copied into a new form (e.g. MatMul's
- * packed panels): if they lie in a mapped external data file, their pages
- * are handed back now (MADV_PAGEOUT: the contents stay as they are, read
- * from the file again if used), so a model's weights are not held twice. A
- * hint only: nothing for memory of the pool. */
-void load_pages_done(const void *p, size_t n)
-{
-#ifdef MADV_PAGEOUT
-    const uint8_t *b = p;
-    long pg = sysconf(_SC_PAGESIZE);
-    if (pg <= 0) return;
-    for (int i = 0; i < nmaps; i++) {
-        if (b < maps[i].p || b + n > maps[i].p + maps[i].n) continue;
-        uintptr_t lo = ((uintptr_t)b + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg;
-        uintptr_t hi = ((uintptr_t)b + n) / (uintptr_t)pg * (uintptr_t)pg;
-        if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_PAGEOUT);
-        return;
-    }
-#else
-    (void)p;
-    (void)n;
-#endif
 }
 
 /* External data files are read once each (many tensors share one file);
@@ -134,7 +45,7 @@ static const uint8_t *external_data(Onnx__TensorProto *tp, size_t want)
     for (int i = 0; i < ncache; i++)
         if (!strcmp(cache[i].path, path)) { buf = cache[i].buf; flen = cache[i].len; }
     if (!buf) {
-        buf = map_file(path, &flen, "external data file");
+        buf = file_map(path, &flen, "external data file");
         int slot = ncache < 16 ? ncache++ : 0;
         cache[slot].path = path;
         cache[slot].buf = buf;
@@ -540,6 +451,7 @@ Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path)
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
     if (!m) fail_plain("not a valid ONNX model: the protobuf data is truncated or corrupt");
     G = xalloc(sizeof *G);
+    G->ops = op_table();   /* the graph's ops are looked up in it (graph_op) */
     ncache = 0;
     char *dir = xstrdup(path);
     char *slash = strrchr(dir, '/');
@@ -590,7 +502,7 @@ Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path)
 void load_tensor_file(const char *path, Tensor *t)
 {
     size_t len;
-    uint8_t *buf = read_file(path, &len, "--bind file");
+    uint8_t *buf = file_read(path, &len, "--bind file");
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);
     if (!tp) fail_plain("%s: not a serialized ONNX TensorProto", path);
     tensor_from_proto(tp, t);
@@ -600,6 +512,6 @@ void load_tensor_file(const char *path, Tensor *t)
 Graph *load_model(const char *path)
 {
     size_t len;
-    uint8_t *buf = read_file(path, &len, "model file");
+    uint8_t *buf = file_read(path, &len, "model file");
     return load_model_buffer(buf, len, path);
 }

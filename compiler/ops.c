@@ -117,10 +117,6 @@ TS_ALL(K_TO16, bf16, o2c_f2bf)
 O2C_CAST_16(o2c_cast_f16_bf16, o2c_h2f, o2c_f2bf)
 O2C_CAST_16(o2c_cast_bf16_f16, o2c_bf2f, o2c_f2h)
 
-float half_to_float(int dt, uint16_t h) { return dt == DT_BFLOAT16 ? o2c_bf2f(h) : o2c_h2f(h); }
-uint16_t float_to_half(int dt, float f) { return dt == DT_BFLOAT16 ? o2c_f2bf(f) : o2c_f2h(f); }
-float narrow_to_float(int dt, uint8_t b) { return o2c_n_to_f32(b, dt); }
-uint8_t float_to_narrow(int dt, float f) { return o2c_f32_to_n(f, dt, 1, O2C_E8M0_UP); }
 
 /* 2. the registry */
 #define R_UNARY(sfx, T, Name, text, expr) \
@@ -301,42 +297,11 @@ static const OpDef OPS[] = {
 #include "ops.def"
 };
 
-const OpDef *op_find(const char *domain, const char *name)
-{
-    if (!strcmp(domain, "ai.onnx")) domain = "";
-    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
-        if (!strcmp(OPS[i].name, name) && !strcmp(OPS[i].domain, domain)) return &OPS[i];
-    return NULL;
-}
+static OpTable TABLE = {OPS, (int)(sizeof OPS / sizeof OPS[0]), 0, {0}};
 
-/* The op's schema version in effect at opset `opset` of its domain: the
- * largest of its listed versions (ops.def's last column) <= opset; 0 when
- * the op is newer than that opset (or lists none) -- it is then compiled as
- * the op onnx2c knows. *ok: onnx2c implements that version (not marked
- * "!"); *implemented: the implemented ones, "7, 13, 14". */
-int op_version(const OpDef *op, int opset, int *ok, const char **implemented)
-{
-    const char *s = op->versions ? op->versions : "";
-    static char impl[256];
-    size_t len = 0;
-    int v = 0;
-    *ok = 1;
-    impl[0] = 0;
-    while (*s) {
-        while (*s == ' ') s++;
-        if (!*s) break;
-        int refused = *s == '!';
-        if (refused) s++;
-        char *end;
-        long x = strtol(s, &end, 10);
-        if (end == s) fail_plain("internal: ops.def lists versions '%s' for %s", op->versions, op->name);
-        s = end;
-        if (!refused && len < sizeof impl - 16) len += (size_t)snprintf(impl + len, sizeof impl - len, "%s%ld", len ? ", " : "", x);
-        if (x <= opset) { v = (int)x; *ok = !refused; }
-    }
-    if (implemented) *implemented = impl;
-    return v;
-}
+OpTable *op_table(void) { return &TABLE; }
+
+const OpDef *op_find(const char *domain, const char *name) { return optable_find(&TABLE, domain, name); }
 
 /* for the README and tests: the list of op names (the ONNX ops; the
  * onnx2c-domain ops that passes make are not listed) */

@@ -25,12 +25,6 @@
 #include "../ir.h"
 #include "../../runtime/c/params/control.h"
 
-int node_has_subgraph(const Node *n)
-{
-    for (int a = 0; a < n->nattrs; a++)
-        if (n->attrs[a].g) return 1;
-    return 0;
-}
 
 /* Evaluating a loop at compile time takes its iterations: a Loop without
  * a constant trip count, or with a large one, runs at run time. */
@@ -48,17 +42,6 @@ static Graph *subgraph(Node *n, const char *name)
     return a->g;
 }
 
-/* The node's ONNX inputs (the captures come after them). */
-int node_formal_inputs(const Node *n)
-{
-    int f = n->nin;
-    for (int a = 0; a < n->nattrs; a++) {
-        const Graph *b = n->attrs[a].g;
-        for (int k = 0; b && k < b->ncaptures; k++)
-            if (b->capture_in[k] < f) f = b->capture_in[k];
-    }
-    return f;
-}
 
 /* After the body's order is made: a capture that is not constant becomes
  * a view of the node's input (plan.c aliases its bytes; what a shape
@@ -445,68 +428,8 @@ static void lower_iterate(Node *n, Iter *it, Lowering *L)
 
 #define UNROLL_MAX 64
 
-static Tensor *map_tensor(Graph *g, const Tensor *t) { return t ? graph_tensor(g, t->name) : NULL; }
 
-/* A copy of subgraph src (its nested subgraphs copied too), as loaded:
- * constants it folded stay (they hold in every iteration). */
-static Graph *clone_graph(const Graph *src, Graph *parent)
-{
-    Graph *g = xalloc(sizeof *g);
-    g->name = src->name;
-    g->parent = parent;
-    g->opset = src->opset;
-    g->ir_version = src->ir_version;
-    g->model_dir = src->model_dir;
-    g->producer = src->producer;
-    for (int t = 0; t < src->ntensors; t++) {
-        const Tensor *a = src->tensors[t];
-        Tensor *b = graph_tensor(g, a->name);
-        b->dtype = a->dtype;
-        b->rank = a->rank;
-        memcpy(b->dims, a->dims, sizeof b->dims);
-        memcpy(b->sym, a->sym, sizeof b->sym);
-        if (a->data && (!a->producer || a->producer->folded)) b->data = a->data;
-    }
-    g->inputs = xalloc(sizeof(Tensor *) * (size_t)(src->ninputs + 1));
-    for (int i = 0; i < src->ninputs; i++) g->inputs[g->ninputs++] = map_tensor(g, src->inputs[i]);
-    for (int i = 0; i < src->ninputs; i++) g->inputs[i]->data = NULL;
-    g->outputs = xalloc(sizeof(Tensor *) * (size_t)(src->noutputs + 1));
-    for (int i = 0; i < src->noutputs; i++) g->outputs[g->noutputs++] = map_tensor(g, src->outputs[i]);
-    g->captures = xalloc(sizeof(Tensor *) * (size_t)(src->ncaptures + 1));
-    g->capture_in = xalloc(sizeof(int) * (size_t)(src->ncaptures + 1));
-    for (int k = 0; k < src->ncaptures; k++) {
-        g->captures[k] = map_tensor(g, src->captures[k]);
-        g->captures[k]->data = NULL;
-        g->capture_in[k] = src->capture_in[k];
-    }
-    g->ncaptures = src->ncaptures;
-    for (int i = 0; i < src->nnodes; i++) {
-        const Node *a = src->nodes[i];
-        if (a->folded) continue;
-        Node *m = graph_add_node(g);
-        *m = *a;
-        m->promoted = 0;
-        m->shadow_in = NULL;
-        m->in = xalloc(sizeof(Tensor *) * (size_t)(a->nin + 1));
-        for (int j = 0; j < a->nin; j++) m->in[j] = map_tensor(g, a->in[j]);
-        m->out = xalloc(sizeof(Tensor *) * (size_t)(a->nout + 1));
-        for (int j = 0; j < a->nout; j++) {
-            m->out[j] = map_tensor(g, a->out[j]);
-            if (m->out[j]) {
-                m->out[j]->producer = m;
-                m->out[j]->data = NULL;
-            }
-        }
-        m->attrs = xalloc(sizeof(Attr) * (size_t)(a->nattrs + 1));
-        for (int k = 0; k < a->nattrs; k++) {
-            m->attrs[k] = a->attrs[k];
-            if (a->attrs[k].g) m->attrs[k].g = clone_graph(a->attrs[k].g, g);
-        }
-    }
-    return g;
-}
 
-Graph *graph_clone(const Graph *src, Graph *parent) { return clone_graph(src, parent); }
 
 /* Infers b; 0 (the message in diag_msg) if that fails. */
 static int try_infer_body(Node *owner, Graph *b)
@@ -623,7 +546,7 @@ static void loop_setup(Node *n, Iter *it, int infer)
             }
             b->unrolled = xalloc(sizeof(Graph *) * (size_t)it->trip_k);
             for (int64_t k = 0; k < it->trip_k; k++) {
-                Graph *c = clone_graph(b, b->parent);
+                Graph *c = graph_clone(b, b->parent);
                 type_input(c, 0, DT_INT64, 0, NULL);
                 type_input(c, 1, DT_BOOL, 0, NULL);
                 ((int64_t *)tensor_alloc_data(c->inputs[0]))[0] = k;

@@ -52,7 +52,7 @@ static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
         int64_t pd[3] = {(N + O2C_MM_NR - 1) / O2C_MM_NR, K, O2C_MM_NR};
         Tensor *bp = lower_const(L, "B_panels", DT_FLOAT, 3, pd);
         matmul_pack_panels(c->x[1]->data, K, N, c->k[O2C_MATMUL_SBK], bp->data);
-        load_pages_done(c->x[1]->data, tensor_bytes(c->x[1]));   /* a large model's external data: load.c */
+        file_pages_done(c->x[1]->data, tensor_bytes(c->x[1]));   /* a large model's external data (core/files.c) */
         c->x[1] = bp;
         c->k[O2C_MATMUL_BPACKED] = 1;
     }

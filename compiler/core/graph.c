@@ -136,7 +136,7 @@ void graph_remove_node(Graph *g, Node *n)
 Node *graph_insert_node(Graph *g, Node *before, const char *op_type, const char *domain,
                         Tensor *const *in, int nin, Tensor *const *out, int nout)
 {
-    const OpDef *op = op_find(domain, op_type);
+    const OpDef *op = graph_op(g, domain, op_type);
     if (!op) fail_plain("internal: a pass inserts unknown op %s", op_type);
     Node *n = graph_add_node(g);            /* appended; moved below */
     int at = before ? graph_node_index(g, before) : g->nnodes - 1;
@@ -178,13 +178,6 @@ void node_note_fused(Node *dst, const char *what)
     dst->fused = xfmt("%s+%s", dst->fused ? dst->fused : dst->op_type, what);
 }
 
-void node_reinfer(Node *n)
-{
-    const Node *saved = diag_node;
-    diag_node = n;
-    infer_node(n);
-    diag_node = saved;
-}
 
 /* ---- attributes ------------------------------------------------------ */
 
@@ -284,4 +277,163 @@ int graph_bypass_node(Graph *g, Node *n, int j)
     }
     graph_remove_node(g, n);
     return 1;
+}
+
+/* ---- order and subgraphs ------------------------------------------------ */
+
+/* Kahn's algorithm, ready nodes taken in their current order (so sorting
+ * a sorted graph changes nothing). Tensors are numbered in t->mark. */
+void topo_sort(Graph *g)
+{
+    int n = g->nnodes;
+    for (int t = 0; t < g->ntensors; t++) g->tensors[t]->mark = t;
+    int *indeg = xalloc(sizeof(int) * (size_t)(n + 1));
+    int *order = xalloc(sizeof(int) * (size_t)(n + 1));
+    int *idx_of = xalloc(sizeof(int) * (size_t)(n + 1));
+    /* consumers: for each tensor, the list of nodes reading it */
+    int *ncons = xalloc(sizeof(int) * (size_t)(g->ntensors + 1));
+    for (int i = 0; i < n; i++) {
+        Node *nd = g->nodes[i];
+        nd->step = i;
+        for (int j = 0; j < nd->nin; j++) {
+            Tensor *t = nd->in[j];
+            if (!t) continue;
+            if (!t->producer && !t->data && !t->is_input)
+                fail_plain("node '%s' (%s) reads tensor '%s', which no node produces and which is neither "
+                           "an initializer nor a graph input (dangling tensor)", nd->name, nd->op_type, t->name);
+            if (t->producer) { indeg[i]++; ncons[t->mark]++; }
+        }
+    }
+    for (int i = 0; i < g->noutputs; i++) {
+        Tensor *t = g->outputs[i];
+        if (!t->producer && !t->data && !t->is_input)
+            fail_plain("graph output '%s' is produced by no node (dangling tensor)", t->name);
+    }
+    int **cons = xalloc(sizeof(int *) * (size_t)(g->ntensors + 1));
+    int *fill = xalloc(sizeof(int) * (size_t)(g->ntensors + 1));
+    for (int t = 0; t < g->ntensors; t++) cons[t] = xalloc(sizeof(int) * (size_t)(ncons[t] + 1));
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < g->nodes[i]->nin; j++) {
+            Tensor *t = g->nodes[i]->in[j];
+            if (t && t->producer) cons[t->mark][fill[t->mark]++] = i;
+        }
+    /* a queue ordered by model position: a simple binary heap */
+    int *heap = xalloc(sizeof(int) * (size_t)(n + 1));
+    int hn = 0, done = 0;
+#define HPUSH(v) do { int c_ = hn++; heap[c_] = (v); \
+        while (c_ && heap[(c_ - 1) / 2] > heap[c_]) { int t_ = heap[c_]; heap[c_] = heap[(c_ - 1) / 2]; heap[(c_ - 1) / 2] = t_; c_ = (c_ - 1) / 2; } } while (0)
+    for (int i = 0; i < n; i++) if (!indeg[i]) HPUSH(i);
+    while (hn) {
+        int v = heap[0];
+        heap[0] = heap[--hn];
+        for (int c = 0;;) {
+            int l = 2 * c + 1, r = l + 1, m = c;
+            if (l < hn && heap[l] < heap[m]) m = l;
+            if (r < hn && heap[r] < heap[m]) m = r;
+            if (m == c) break;
+            int t = heap[c]; heap[c] = heap[m]; heap[m] = t; c = m;
+        }
+        order[done++] = v;
+        Node *nd = g->nodes[v];
+        for (int j = 0; j < nd->nout; j++) {
+            Tensor *t = nd->out[j];
+            if (!t) continue;
+            for (int c = 0; c < ncons[t->mark]; c++) {
+                int u = cons[t->mark][c];
+                if (--indeg[u] == 0) HPUSH(u);
+            }
+        }
+    }
+#undef HPUSH
+    if (done < n) {
+        for (int i = 0; i < n; i++)
+            if (indeg[i]) {
+                Node *nd = g->nodes[i];
+                fail_plain("the graph has a cycle: node '%s' (%s) depends on its own output; ONNX graphs must be acyclic",
+                           nd->name, nd->op_type);
+            }
+    }
+    Node **sorted = xalloc(sizeof(Node *) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) { sorted[i] = g->nodes[order[i]]; sorted[i]->step = i; idx_of[order[i]] = i; }
+    if (n) memcpy(g->nodes, sorted, sizeof(Node *) * (size_t)n);   /* an empty graph has no node list */
+}
+
+int node_has_subgraph(const Node *n)
+{
+    for (int a = 0; a < n->nattrs; a++)
+        if (n->attrs[a].g) return 1;
+    return 0;
+}
+
+/* The node's ONNX inputs (the captures come after them). */
+int node_formal_inputs(const Node *n)
+{
+    int f = n->nin;
+    for (int a = 0; a < n->nattrs; a++) {
+        const Graph *b = n->attrs[a].g;
+        for (int k = 0; b && k < b->ncaptures; k++)
+            if (b->capture_in[k] < f) f = b->capture_in[k];
+    }
+    return f;
+}
+
+static Tensor *map_tensor(Graph *g, const Tensor *t) { return t ? graph_tensor(g, t->name) : NULL; }
+
+/* A copy of subgraph src (its nested subgraphs copied too), as loaded:
+ * constants it folded stay (they hold in every iteration). */
+Graph *graph_clone(const Graph *src, Graph *parent)
+{
+    Graph *g = xalloc(sizeof *g);
+    g->name = src->name;
+    g->parent = parent;
+    g->opset = src->opset;
+    g->ir_version = src->ir_version;
+    g->model_dir = src->model_dir;
+    g->producer = src->producer;
+    for (int t = 0; t < src->ntensors; t++) {
+        const Tensor *a = src->tensors[t];
+        Tensor *b = graph_tensor(g, a->name);
+        b->dtype = a->dtype;
+        b->rank = a->rank;
+        memcpy(b->dims, a->dims, sizeof b->dims);
+        memcpy(b->sym, a->sym, sizeof b->sym);
+        if (a->data && (!a->producer || a->producer->folded)) b->data = a->data;
+    }
+    g->inputs = xalloc(sizeof(Tensor *) * (size_t)(src->ninputs + 1));
+    for (int i = 0; i < src->ninputs; i++) g->inputs[g->ninputs++] = map_tensor(g, src->inputs[i]);
+    for (int i = 0; i < src->ninputs; i++) g->inputs[i]->data = NULL;
+    g->outputs = xalloc(sizeof(Tensor *) * (size_t)(src->noutputs + 1));
+    for (int i = 0; i < src->noutputs; i++) g->outputs[g->noutputs++] = map_tensor(g, src->outputs[i]);
+    g->captures = xalloc(sizeof(Tensor *) * (size_t)(src->ncaptures + 1));
+    g->capture_in = xalloc(sizeof(int) * (size_t)(src->ncaptures + 1));
+    for (int k = 0; k < src->ncaptures; k++) {
+        g->captures[k] = map_tensor(g, src->captures[k]);
+        g->captures[k]->data = NULL;
+        g->capture_in[k] = src->capture_in[k];
+    }
+    g->ncaptures = src->ncaptures;
+    for (int i = 0; i < src->nnodes; i++) {
+        const Node *a = src->nodes[i];
+        if (a->folded) continue;
+        Node *m = graph_add_node(g);
+        *m = *a;
+        m->promoted = 0;
+        m->shadow_in = NULL;
+        m->in = xalloc(sizeof(Tensor *) * (size_t)(a->nin + 1));
+        for (int j = 0; j < a->nin; j++) m->in[j] = map_tensor(g, a->in[j]);
+        m->out = xalloc(sizeof(Tensor *) * (size_t)(a->nout + 1));
+        for (int j = 0; j < a->nout; j++) {
+            m->out[j] = map_tensor(g, a->out[j]);
+            if (m->out[j]) {
+                m->out[j]->producer = m;
+                m->out[j]->data = NULL;
+            }
+        }
+        m->attrs = xalloc(sizeof(Attr) * (size_t)(a->nattrs + 1));
+        for (int k = 0; k < a->nattrs; k++) {
+            m->attrs[k] = a->attrs[k];
+            if (a->attrs[k].g) m->attrs[k].g = graph_clone(a->attrs[k].g, g);
+        }
+    }
+    return g;
 }

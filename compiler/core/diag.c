@@ -27,7 +27,7 @@ void *xalloc(size_t n)
 void pool_release(void)
 {
     graph_index_reset();
-    load_unmap_all();   /* load.c: external data mapped into tensors */
+    files_unmap_all();   /* files.c: external data mapped into tensors */
     while (pool_head) {
         Block *n = pool_head->next;
         free(pool_head);
