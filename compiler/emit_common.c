@@ -29,33 +29,21 @@ const char *runtime_text(const char *file)
 typedef struct Chunk { const char *file, *name, *text; size_t len; char deps[256]; int need; char namebuf[64]; } Chunk;
 static Chunk chunks[512];
 static int nchunks;
-static const char *FILES[] = {"o2c_rt.h", "elementwise.h", "matmul.h", "conv.h", "pool.h", "norm.h",
-                              "reduce.h", "movement.h", "resize.h", "rnn.h", "index.h", "misc.h", "attention.h",
-                              /* the newer families, one a line */
-                              "loss.h",
-                              "training.h",
-                              "ml.h",
-                              "signal.h",
-                              "image.h",
-                              "types.h",
-                              "extra.h",
-                              "quant.h",
-                              "control.h",
-                              "strings.h",
-                              NULL};
+/* o2c_rt.h, then the families' files (kernels.c, from families.def) */
+static const char *file_at(int fi) { return fi ? KERNEL_FAMILY_FILES[fi - 1] : "o2c_rt.h"; }
 
 static void parse_chunks(void)
 {
     if (nchunks) return;
-    for (int fi = 0; FILES[fi]; fi++) {
-        const char *t = runtime_text(FILES[fi]);
+    for (int fi = 0; file_at(fi); fi++) {
+        const char *t = runtime_text(file_at(fi));
         const char *reg = strstr(t, "/* ---- registry");
         const char *end = reg ? reg : t + strlen(t);
         /* preamble */
         const char *m = strstr(t, "\n/*@ ");
         const char *pre_end = m && m < end ? m + 1 : end;
         Chunk *c = &chunks[nchunks++];
-        c->file = FILES[fi];
+        c->file = file_at(fi);
         c->name = "";
         c->text = t;
         c->len = (size_t)(pre_end - t);
@@ -65,7 +53,7 @@ static void parse_chunks(void)
             const char *next = strstr(p + 1, "\n/*@ ");
             const char *stop = next && next < end ? next + 1 : end;
             c = &chunks[nchunks++];
-            c->file = FILES[fi];
+            c->file = file_at(fi);
             c->text = p;
             c->len = (size_t)(stop - p);
             /* header: NAME [needs ...] */
@@ -122,18 +110,18 @@ void emit_kernel_sources(FILE *f, Lowering *L)
             need_chunk(k->name);
         }
     }
-    for (int fi = 0; FILES[fi]; fi++) {
-        int used = fi == 0 || (instances && !strcmp(FILES[fi], "elementwise.h"));
+    for (int fi = 0; file_at(fi); fi++) {
+        int used = fi == 0 || (instances && !strcmp(file_at(fi), "elementwise.h"));
         for (int i = 0; i < nchunks; i++)
-            if (chunks[i].need && !strcmp(chunks[i].file, FILES[fi])) used = 1;
+            if (chunks[i].need && !strcmp(chunks[i].file, file_at(fi))) used = 1;
         if (!used) continue;
-        if (fi) fprintf(f, "\n/* ---- runtime/c/%s ---- */\n", FILES[fi]);
+        if (fi) fprintf(f, "\n/* ---- runtime/c/%s ---- */\n", file_at(fi));
         /* the family's parameter slots (runtime/c/params/FILE), before its kernels */
         for (int i = 0; o2c_runtime_files[i][0]; i++)
-            if (!strncmp(o2c_runtime_files[i][0], "params/", 7) && !strcmp(o2c_runtime_files[i][0] + 7, FILES[fi]))
+            if (!strncmp(o2c_runtime_files[i][0], "params/", 7) && !strcmp(o2c_runtime_files[i][0] + 7, file_at(fi)))
                 fputs(o2c_runtime_files[i][1], f);
         for (int i = 0; i < nchunks; i++)
-            if (!strcmp(chunks[i].file, FILES[fi]) && (!*chunks[i].name || chunks[i].need))
+            if (!strcmp(chunks[i].file, file_at(fi)) && (!*chunks[i].name || chunks[i].need))
                 fwrite(chunks[i].text, 1, chunks[i].len, f);
     }
     /* instances, each once, in order of first use */

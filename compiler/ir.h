@@ -458,7 +458,8 @@ typedef struct GenKernel {
     const void *prog;
 } GenKernel;
 
-const Kernel *kernel_find(const char *name);
+const Kernel *kernel_find(const char *name);            /* kernels.c: by hash */
+extern const char *const KERNEL_FAMILY_FILES[];         /* kernels.c: "elementwise.h", ... (families.def order), NULL */
 const char *kernel_instance(const Kernel *k);           /* its text in generated code */
 const char *expr_for_type(const char *expr, int dtype); /* float: expf, not exp */
 

@@ -354,6 +354,6 @@ O2C_KERNEL(o2c_ccstate_present_f32)
 }
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_ATTENTION(K) K(o2c_attention_f32) K(o2c_attention_f64) K(o2c_sdpa_f32) K(o2c_sdpa_f64) \
-    K(o2c_sdpa_cat_f32) K(o2c_sdpa_cat_f64) K(o2c_rotary_f32) K(o2c_rotary_f64) \
-    K(o2c_linatt_f32) K(o2c_ccstate_f32) K(o2c_ccstate_present_f32)
+#define O2C_KERNELS_ATTENTION(K, F) K(o2c_attention_f32, F) K(o2c_attention_f64, F) K(o2c_sdpa_f32, F) K(o2c_sdpa_f64, F) \
+    K(o2c_sdpa_cat_f32, F) K(o2c_sdpa_cat_f64, F) K(o2c_rotary_f32, F) K(o2c_rotary_f64, F) \
+    K(o2c_linatt_f32, F) K(o2c_ccstate_f32, F) K(o2c_ccstate_present_f32, F)

@@ -98,5 +98,5 @@ O2C_KERNEL(o2c_opt_has)
 }
 
 /* ---- registry (not emitted) ---- */
-#define O2C_KERNELS_CONTROL(K) K(o2c_ctl_set) K(o2c_ctl_inc) K(o2c_loop_test) K(o2c_loop_done) \
-    K(o2c_scan_get) K(o2c_scan_put) K(o2c_opt_has)
+#define O2C_KERNELS_CONTROL(K, F) K(o2c_ctl_set, F) K(o2c_ctl_inc, F) K(o2c_loop_test, F) K(o2c_loop_done, F) \
+    K(o2c_scan_get, F) K(o2c_scan_put, F) K(o2c_opt_has, F)

@@ -196,4 +196,4 @@ O2C_KERNEL(o2c_where)
 }
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_ELEMENTWISE(K) K(o2c_where)
+#define O2C_KERNELS_ELEMENTWISE(K, F) K(o2c_where, F)

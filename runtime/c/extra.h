@@ -503,10 +503,10 @@ O2C_GROUPNORM_DEF(o2c_groupnorm_f32, float)
 O2C_GROUPNORM_DEF(o2c_groupnorm_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_EXTRA(K) K(o2c_revseq) K(o2c_compress) K(o2c_tfidf) K(o2c_nonzero_dyn) K(o2c_compress_dyn) K(o2c_dyn_size) \
-    K(o2c_dyn_copy) K(o2c_unique_take) K(o2c_unique_f32) K(o2c_unique_f64) K(o2c_unique_i8) K(o2c_unique_i16) \
-    K(o2c_unique_i32) K(o2c_unique_i64) K(o2c_unique_u8) K(o2c_unique_u16) K(o2c_unique_u32) K(o2c_unique_u64) \
-    K(o2c_nms_f32) K(o2c_nms_f64) \
-    K(o2c_ipow_i32) K(o2c_ipow_i64) K(o2c_swiglu_f32) K(o2c_swiglu_f64)             \
-    K(o2c_cumprod_f32) K(o2c_cumprod_f64) K(o2c_cumprod_i32) K(o2c_cumprod_i64)     \
-    K(o2c_cumprod_u32) K(o2c_cumprod_u64) K(o2c_groupnorm_f32) K(o2c_groupnorm_f64)
+#define O2C_KERNELS_EXTRA(K, F) K(o2c_revseq, F) K(o2c_compress, F) K(o2c_tfidf, F) K(o2c_nonzero_dyn, F) K(o2c_compress_dyn, F) K(o2c_dyn_size, F) \
+    K(o2c_dyn_copy, F) K(o2c_unique_take, F) K(o2c_unique_f32, F) K(o2c_unique_f64, F) K(o2c_unique_i8, F) K(o2c_unique_i16, F) \
+    K(o2c_unique_i32, F) K(o2c_unique_i64, F) K(o2c_unique_u8, F) K(o2c_unique_u16, F) K(o2c_unique_u32, F) K(o2c_unique_u64, F) \
+    K(o2c_nms_f32, F) K(o2c_nms_f64, F) \
+    K(o2c_ipow_i32, F) K(o2c_ipow_i64, F) K(o2c_swiglu_f32, F) K(o2c_swiglu_f64, F)             \
+    K(o2c_cumprod_f32, F) K(o2c_cumprod_f64, F) K(o2c_cumprod_i32, F) K(o2c_cumprod_i64, F)     \
+    K(o2c_cumprod_u32, F) K(o2c_cumprod_u64, F) K(o2c_groupnorm_f32, F) K(o2c_groupnorm_f64, F)

@@ -491,11 +491,11 @@ O2C_DEFORM_CONV_DEF(o2c_deform_conv_f32, float)
 O2C_DEFORM_CONV_DEF(o2c_deform_conv_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_IMAGE(K) K(o2c_gridsample_f32) K(o2c_gridsample_f64)         \
-    K(o2c_gridsample_nearest_f32) K(o2c_gridsample_nearest_f64)                  \
-    K(o2c_affine_grid_f32) K(o2c_affine_grid_f64)                                \
-    K(o2c_col2im_f32) K(o2c_col2im_f64) K(o2c_col2im_i8) K(o2c_col2im_i16)       \
-    K(o2c_col2im_i32) K(o2c_col2im_i64) K(o2c_col2im_u8) K(o2c_col2im_u16)       \
-    K(o2c_col2im_u32) K(o2c_col2im_u64) K(o2c_crop_pad)                          \
-    K(o2c_roialign_f32) K(o2c_roialign_f64) K(o2c_maxunpool)                     \
-    K(o2c_deform_conv_f32) K(o2c_deform_conv_f64)
+#define O2C_KERNELS_IMAGE(K, F) K(o2c_gridsample_f32, F) K(o2c_gridsample_f64, F)         \
+    K(o2c_gridsample_nearest_f32, F) K(o2c_gridsample_nearest_f64, F)                  \
+    K(o2c_affine_grid_f32, F) K(o2c_affine_grid_f64, F)                                \
+    K(o2c_col2im_f32, F) K(o2c_col2im_f64, F) K(o2c_col2im_i8, F) K(o2c_col2im_i16, F)       \
+    K(o2c_col2im_i32, F) K(o2c_col2im_i64, F) K(o2c_col2im_u8, F) K(o2c_col2im_u16, F)       \
+    K(o2c_col2im_u32, F) K(o2c_col2im_u64, F) K(o2c_crop_pad, F)                          \
+    K(o2c_roialign_f32, F) K(o2c_roialign_f64, F) K(o2c_maxunpool, F)                     \
+    K(o2c_deform_conv_f32, F) K(o2c_deform_conv_f64, F)

@@ -492,16 +492,16 @@ O2C_EINSUM(o2c_einsum_i32, int32_t, int64_t)
 O2C_EINSUM(o2c_einsum_i64, int64_t, int64_t)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_INDEX(K) \
-    K(o2c_gather_elements) K(o2c_gather_nd) K(o2c_scatter_elements) K(o2c_scatter_nd) K(o2c_tensor_scatter) \
-    K(o2c_scatter_elements_f32) K(o2c_scatter_elements_f64) K(o2c_scatter_elements_i8) \
-    K(o2c_scatter_elements_i16) K(o2c_scatter_elements_i32) K(o2c_scatter_elements_i64) \
-    K(o2c_scatter_elements_u8) K(o2c_scatter_elements_u16) K(o2c_scatter_elements_u32) \
-    K(o2c_scatter_elements_u64) \
-    K(o2c_scatter_nd_f32) K(o2c_scatter_nd_f64) K(o2c_scatter_nd_i8) K(o2c_scatter_nd_i16) \
-    K(o2c_scatter_nd_i32) K(o2c_scatter_nd_i64) K(o2c_scatter_nd_u8) K(o2c_scatter_nd_u16) \
-    K(o2c_scatter_nd_u32) K(o2c_scatter_nd_u64) \
-    K(o2c_topk_f32) K(o2c_topk_f64) K(o2c_topk_i8) K(o2c_topk_i16) K(o2c_topk_i32) \
-    K(o2c_topk_i64) K(o2c_topk_u8) K(o2c_topk_u16) K(o2c_topk_u32) K(o2c_topk_u64) \
-    K(o2c_normgroup_f32) K(o2c_normgroup_f64) K(o2c_lrn_f32) K(o2c_lrn_f64) \
-    K(o2c_einsum_f32) K(o2c_einsum_f64) K(o2c_einsum_i32) K(o2c_einsum_i64)
+#define O2C_KERNELS_INDEX(K, F) \
+    K(o2c_gather_elements, F) K(o2c_gather_nd, F) K(o2c_scatter_elements, F) K(o2c_scatter_nd, F) K(o2c_tensor_scatter, F) \
+    K(o2c_scatter_elements_f32, F) K(o2c_scatter_elements_f64, F) K(o2c_scatter_elements_i8, F) \
+    K(o2c_scatter_elements_i16, F) K(o2c_scatter_elements_i32, F) K(o2c_scatter_elements_i64, F) \
+    K(o2c_scatter_elements_u8, F) K(o2c_scatter_elements_u16, F) K(o2c_scatter_elements_u32, F) \
+    K(o2c_scatter_elements_u64, F) \
+    K(o2c_scatter_nd_f32, F) K(o2c_scatter_nd_f64, F) K(o2c_scatter_nd_i8, F) K(o2c_scatter_nd_i16, F) \
+    K(o2c_scatter_nd_i32, F) K(o2c_scatter_nd_i64, F) K(o2c_scatter_nd_u8, F) K(o2c_scatter_nd_u16, F) \
+    K(o2c_scatter_nd_u32, F) K(o2c_scatter_nd_u64, F) \
+    K(o2c_topk_f32, F) K(o2c_topk_f64, F) K(o2c_topk_i8, F) K(o2c_topk_i16, F) K(o2c_topk_i32, F) \
+    K(o2c_topk_i64, F) K(o2c_topk_u8, F) K(o2c_topk_u16, F) K(o2c_topk_u32, F) K(o2c_topk_u64, F) \
+    K(o2c_normgroup_f32, F) K(o2c_normgroup_f64, F) K(o2c_lrn_f32, F) K(o2c_lrn_f64, F) \
+    K(o2c_einsum_f32, F) K(o2c_einsum_f64, F) K(o2c_einsum_i32, F) K(o2c_einsum_i64, F)

@@ -89,4 +89,4 @@ O2C_NLL(o2c_nll_f32, float)
 O2C_NLL(o2c_nll_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_LOSS(K) K(o2c_nll_f32) K(o2c_nll_f64)
+#define O2C_KERNELS_LOSS(K, F) K(o2c_nll_f32, F) K(o2c_nll_f64, F)

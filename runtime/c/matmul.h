@@ -151,4 +151,4 @@ O2C_POOLGEMM(o2c_poolgemm_f32, float, o2c_epi_f32)
 O2C_POOLGEMM(o2c_poolgemm_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_MATMUL(K) K(o2c_matmul_f32) K(o2c_matmul_f64) K(o2c_matmul_tile_f32) K(o2c_poolgemm_f32) K(o2c_poolgemm_f64)
+#define O2C_KERNELS_MATMUL(K, F) K(o2c_matmul_f32, F) K(o2c_matmul_f64, F) K(o2c_matmul_tile_f32, F) K(o2c_poolgemm_f32, F) K(o2c_poolgemm_f64, F)

@@ -197,10 +197,10 @@ O2C_DET_DEF(o2c_det_f32, float)
 O2C_DET_DEF(o2c_det_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_MISC(K) K(o2c_trilu) K(o2c_onehot)                      \
-    K(o2c_cumsum_f32) K(o2c_cumsum_f64) K(o2c_cumsum_i32) K(o2c_cumsum_i64) \
-    K(o2c_cumsum_u32) K(o2c_cumsum_u64)                                     \
-    K(o2c_eyelike_f32) K(o2c_eyelike_f64) K(o2c_eyelike_i8) K(o2c_eyelike_i16) \
-    K(o2c_eyelike_i32) K(o2c_eyelike_i64) K(o2c_eyelike_u8) K(o2c_eyelike_u16) \
-    K(o2c_eyelike_u32) K(o2c_eyelike_u64) K(o2c_eyelike_b)                  \
-    K(o2c_hardmax_f32) K(o2c_hardmax_f64) K(o2c_det_f32) K(o2c_det_f64)
+#define O2C_KERNELS_MISC(K, F) K(o2c_trilu, F) K(o2c_onehot, F)                      \
+    K(o2c_cumsum_f32, F) K(o2c_cumsum_f64, F) K(o2c_cumsum_i32, F) K(o2c_cumsum_i64, F) \
+    K(o2c_cumsum_u32, F) K(o2c_cumsum_u64, F)                                     \
+    K(o2c_eyelike_f32, F) K(o2c_eyelike_f64, F) K(o2c_eyelike_i8, F) K(o2c_eyelike_i16, F) \
+    K(o2c_eyelike_i32, F) K(o2c_eyelike_i64, F) K(o2c_eyelike_u8, F) K(o2c_eyelike_u16, F) \
+    K(o2c_eyelike_u32, F) K(o2c_eyelike_u64, F) K(o2c_eyelike_b, F)                  \
+    K(o2c_hardmax_f32, F) K(o2c_hardmax_f64, F) K(o2c_det_f32, F) K(o2c_det_f64, F)

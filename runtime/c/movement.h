@@ -171,4 +171,4 @@ O2C_KERNEL(o2c_gather)
 }
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_MOVEMENT(K) K(o2c_copy) K(o2c_fill) K(o2c_strided) K(o2c_tile) K(o2c_pad) K(o2c_gather)
+#define O2C_KERNELS_MOVEMENT(K, F) K(o2c_copy, F) K(o2c_fill, F) K(o2c_strided, F) K(o2c_tile, F) K(o2c_pad, F) K(o2c_gather, F)

@@ -310,9 +310,9 @@ O2C_INSTNORM(o2c_instnorm_f32, float)
 O2C_INSTNORM(o2c_instnorm_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_NORM(K) \
-    K(o2c_softmax_f32) K(o2c_softmax16_f32) K(o2c_softmax_rows_f32) K(o2c_softmax_f64) K(o2c_layernorm_f32) K(o2c_layernorm_f64) \
-    K(o2c_layernorm_f32_f64) K(o2c_layernorm_f64_f32) \
-    K(o2c_instnorm_f32) K(o2c_instnorm_f64) K(o2c_batchnorm_prep_f32) K(o2c_batchnorm_prep_f64) \
-    K(o2c_batchnorm_f32) K(o2c_batchnorm_f64) K(o2c_batchnorm_train_f32) K(o2c_batchnorm_train_f64) \
-    K(o2c_batchnorm_running_f32) K(o2c_batchnorm_running_f64)
+#define O2C_KERNELS_NORM(K, F) \
+    K(o2c_softmax_f32, F) K(o2c_softmax16_f32, F) K(o2c_softmax_rows_f32, F) K(o2c_softmax_f64, F) K(o2c_layernorm_f32, F) K(o2c_layernorm_f64, F) \
+    K(o2c_layernorm_f32_f64, F) K(o2c_layernorm_f64_f32, F) \
+    K(o2c_instnorm_f32, F) K(o2c_instnorm_f64, F) K(o2c_batchnorm_prep_f32, F) K(o2c_batchnorm_prep_f64, F) \
+    K(o2c_batchnorm_f32, F) K(o2c_batchnorm_f64, F) K(o2c_batchnorm_train_f32, F) K(o2c_batchnorm_train_f64, F) \
+    K(o2c_batchnorm_running_f32, F) K(o2c_batchnorm_running_f64, F)

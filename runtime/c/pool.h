@@ -228,5 +228,5 @@ O2C_AVGPOOL(o2c_avgpool_f64, double)
 O2C_GAVGPOOL_ROWS(o2c_gavgpool_rows_f32)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_POOL(K) K(o2c_maxpool_f32) K(o2c_maxpool_rows_f32) K(o2c_maxpool_f64) K(o2c_maxpool_i8) K(o2c_maxpool_u8) \
-    K(o2c_avgpool_f32) K(o2c_avgpool_f64) K(o2c_gavgpool_rows_f32)
+#define O2C_KERNELS_POOL(K, F) K(o2c_maxpool_f32, F) K(o2c_maxpool_rows_f32, F) K(o2c_maxpool_f64, F) K(o2c_maxpool_i8, F) K(o2c_maxpool_u8, F) \
+    K(o2c_avgpool_f32, F) K(o2c_avgpool_f64, F) K(o2c_gavgpool_rows_f32, F)

@@ -635,21 +635,21 @@ O2C_QCAT_DEF(o2c_qconcat_u8, uint8_t, u8)
 O2C_QCAT_DEF(o2c_qconcat_i8, int8_t, i8)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_QUANT(K)                                                \
-    K(o2c_quantize_f32_u8) K(o2c_quantize_f32_i8) K(o2c_quantize_f32_u16) K(o2c_quantize_f32_i16) \
-    K(o2c_quantize_f64_u8) K(o2c_quantize_f64_i8) K(o2c_quantize_f64_u16) K(o2c_quantize_f64_i16) \
-    K(o2c_dequantize_u8_f32) K(o2c_dequantize_i8_f32) K(o2c_dequantize_u16_f32)  \
-    K(o2c_dequantize_i16_f32) K(o2c_dequantize_i32_f32) K(o2c_quantize_f32_n) K(o2c_dequantize_n_f32) K(o2c_dynq_params_f32) K(o2c_qscale_f32) \
-    K(o2c_qmatmul_u8_u8_i32) K(o2c_qmatmul_u8_i8_i32) K(o2c_qmatmul_i8_u8_i32) K(o2c_qmatmul_i8_i8_i32) \
-    K(o2c_qmatmul_u8_u8_u8) K(o2c_qmatmul_u8_i8_u8) K(o2c_qmatmul_i8_u8_u8) K(o2c_qmatmul_i8_i8_u8) \
-    K(o2c_qmatmul_u8_u8_i8) K(o2c_qmatmul_u8_i8_i8) K(o2c_qmatmul_i8_u8_i8) K(o2c_qmatmul_i8_i8_i8) \
-    K(o2c_qconv_u8_u8_i32) K(o2c_qconv_u8_i8_i32) K(o2c_qconv_i8_u8_i32) K(o2c_qconv_i8_i8_i32) \
-    K(o2c_qconv_u8_u8_u8) K(o2c_qconv_u8_i8_u8) K(o2c_qconv_i8_u8_u8) K(o2c_qconv_i8_i8_u8) \
-    K(o2c_qconv_u8_u8_i8) K(o2c_qconv_u8_i8_i8) K(o2c_qconv_i8_u8_i8) K(o2c_qconv_i8_i8_i8) \
-    K(o2c_qgemm_u8_u8_f32) K(o2c_qgemm_u8_u8_u8) K(o2c_qgemm_u8_u8_i8) K(o2c_qgemm_u8_i8_f32) \
-    K(o2c_qgemm_u8_i8_u8) K(o2c_qgemm_u8_i8_i8) K(o2c_qgemm_i8_u8_f32) K(o2c_qgemm_i8_u8_u8) \
-    K(o2c_qgemm_i8_u8_i8) K(o2c_qgemm_i8_i8_f32) K(o2c_qgemm_i8_i8_u8) K(o2c_qgemm_i8_i8_i8) \
-    K(o2c_qladd_u8) K(o2c_qladd_i8) K(o2c_qlmul_u8) K(o2c_qlmul_i8)    \
-    K(o2c_qlut_u8) K(o2c_qlut_i8) K(o2c_qlut_apply)                     \
-    K(o2c_qgavgpool_u8) K(o2c_qgavgpool_i8) K(o2c_qavgpool_u8) K(o2c_qavgpool_i8) \
-    K(o2c_qconcat_u8) K(o2c_qconcat_i8)
+#define O2C_KERNELS_QUANT(K, F)                                                \
+    K(o2c_quantize_f32_u8, F) K(o2c_quantize_f32_i8, F) K(o2c_quantize_f32_u16, F) K(o2c_quantize_f32_i16, F) \
+    K(o2c_quantize_f64_u8, F) K(o2c_quantize_f64_i8, F) K(o2c_quantize_f64_u16, F) K(o2c_quantize_f64_i16, F) \
+    K(o2c_dequantize_u8_f32, F) K(o2c_dequantize_i8_f32, F) K(o2c_dequantize_u16_f32, F)  \
+    K(o2c_dequantize_i16_f32, F) K(o2c_dequantize_i32_f32, F) K(o2c_quantize_f32_n, F) K(o2c_dequantize_n_f32, F) K(o2c_dynq_params_f32, F) K(o2c_qscale_f32, F) \
+    K(o2c_qmatmul_u8_u8_i32, F) K(o2c_qmatmul_u8_i8_i32, F) K(o2c_qmatmul_i8_u8_i32, F) K(o2c_qmatmul_i8_i8_i32, F) \
+    K(o2c_qmatmul_u8_u8_u8, F) K(o2c_qmatmul_u8_i8_u8, F) K(o2c_qmatmul_i8_u8_u8, F) K(o2c_qmatmul_i8_i8_u8, F) \
+    K(o2c_qmatmul_u8_u8_i8, F) K(o2c_qmatmul_u8_i8_i8, F) K(o2c_qmatmul_i8_u8_i8, F) K(o2c_qmatmul_i8_i8_i8, F) \
+    K(o2c_qconv_u8_u8_i32, F) K(o2c_qconv_u8_i8_i32, F) K(o2c_qconv_i8_u8_i32, F) K(o2c_qconv_i8_i8_i32, F) \
+    K(o2c_qconv_u8_u8_u8, F) K(o2c_qconv_u8_i8_u8, F) K(o2c_qconv_i8_u8_u8, F) K(o2c_qconv_i8_i8_u8, F) \
+    K(o2c_qconv_u8_u8_i8, F) K(o2c_qconv_u8_i8_i8, F) K(o2c_qconv_i8_u8_i8, F) K(o2c_qconv_i8_i8_i8, F) \
+    K(o2c_qgemm_u8_u8_f32, F) K(o2c_qgemm_u8_u8_u8, F) K(o2c_qgemm_u8_u8_i8, F) K(o2c_qgemm_u8_i8_f32, F) \
+    K(o2c_qgemm_u8_i8_u8, F) K(o2c_qgemm_u8_i8_i8, F) K(o2c_qgemm_i8_u8_f32, F) K(o2c_qgemm_i8_u8_u8, F) \
+    K(o2c_qgemm_i8_u8_i8, F) K(o2c_qgemm_i8_i8_f32, F) K(o2c_qgemm_i8_i8_u8, F) K(o2c_qgemm_i8_i8_i8, F) \
+    K(o2c_qladd_u8, F) K(o2c_qladd_i8, F) K(o2c_qlmul_u8, F) K(o2c_qlmul_i8, F)    \
+    K(o2c_qlut_u8, F) K(o2c_qlut_i8, F) K(o2c_qlut_apply, F)                     \
+    K(o2c_qgavgpool_u8, F) K(o2c_qgavgpool_i8, F) K(o2c_qavgpool_u8, F) K(o2c_qavgpool_i8, F) \
+    K(o2c_qconcat_u8, F) K(o2c_qconcat_i8, F)

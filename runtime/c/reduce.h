@@ -175,9 +175,9 @@ O2C_ARGEXT(o2c_argext_u32, uint32_t, 0)
 O2C_ARGEXT(o2c_argext_u64, uint64_t, 0)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_REDUCE(K) \
-    K(o2c_reduce_f32) K(o2c_reduce_f64) K(o2c_reduce_i8) K(o2c_reduce_i16) K(o2c_reduce_i32) \
-    K(o2c_reduce_i64) K(o2c_reduce_u8) K(o2c_reduce_u16) K(o2c_reduce_u32) K(o2c_reduce_u64) \
-    K(o2c_reduce_b)                                                               \
-    K(o2c_argext_f32) K(o2c_argext_f64) K(o2c_argext_i8) K(o2c_argext_i16) K(o2c_argext_i32) \
-    K(o2c_argext_i64) K(o2c_argext_u8) K(o2c_argext_u16) K(o2c_argext_u32) K(o2c_argext_u64)
+#define O2C_KERNELS_REDUCE(K, F) \
+    K(o2c_reduce_f32, F) K(o2c_reduce_f64, F) K(o2c_reduce_i8, F) K(o2c_reduce_i16, F) K(o2c_reduce_i32, F) \
+    K(o2c_reduce_i64, F) K(o2c_reduce_u8, F) K(o2c_reduce_u16, F) K(o2c_reduce_u32, F) K(o2c_reduce_u64, F) \
+    K(o2c_reduce_b, F)                                                               \
+    K(o2c_argext_f32, F) K(o2c_argext_f64, F) K(o2c_argext_i8, F) K(o2c_argext_i16, F) K(o2c_argext_i32, F) \
+    K(o2c_argext_i64, F) K(o2c_argext_u8, F) K(o2c_argext_u16, F) K(o2c_argext_u32, F) K(o2c_argext_u64, F)

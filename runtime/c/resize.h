@@ -88,4 +88,4 @@ O2C_RESIZE_INTERP(o2c_resize_interp_f32, float)
 O2C_RESIZE_INTERP(o2c_resize_interp_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_RESIZE(K) K(o2c_resize_nearest) K(o2c_resize_interp_f32) K(o2c_resize_interp_f64)
+#define O2C_KERNELS_RESIZE(K, F) K(o2c_resize_nearest, F) K(o2c_resize_interp_f32, F) K(o2c_resize_interp_f64, F)

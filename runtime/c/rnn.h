@@ -579,10 +579,10 @@ O2C_KERNEL(o2c_dqlstm_step_f32)
 }
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_RNN(K)                                                          \
-    K(o2c_rnn_proj_f32) K(o2c_rnn_proj_f64) K(o2c_rnn_init_f32) K(o2c_rnn_init_f64) \
-    K(o2c_rnn_step_f32) K(o2c_rnn_step_f64) K(o2c_gru_reset_f32)                    \
-    K(o2c_gru_reset_f64) K(o2c_gru_step_f32) K(o2c_gru_step_f64)                    \
-    K(o2c_lstm_step_f32) K(o2c_lstm_step_f64) K(o2c_lstm_seq_f32) K(o2c_rnn_y_f32) K(o2c_rnn_y_f64)     \
-    K(o2c_rnn_last_f32) K(o2c_rnn_last_f64)                                        \
-    K(o2c_dqlstm_quant_f32) K(o2c_dqlstm_proj_f32) K(o2c_dqlstm_step_f32)
+#define O2C_KERNELS_RNN(K, F)                                                          \
+    K(o2c_rnn_proj_f32, F) K(o2c_rnn_proj_f64, F) K(o2c_rnn_init_f32, F) K(o2c_rnn_init_f64, F) \
+    K(o2c_rnn_step_f32, F) K(o2c_rnn_step_f64, F) K(o2c_gru_reset_f32, F)                    \
+    K(o2c_gru_reset_f64, F) K(o2c_gru_step_f32, F) K(o2c_gru_step_f64, F)                    \
+    K(o2c_lstm_step_f32, F) K(o2c_lstm_step_f64, F) K(o2c_lstm_seq_f32, F) K(o2c_rnn_y_f32, F) K(o2c_rnn_y_f64, F)     \
+    K(o2c_rnn_last_f32, F) K(o2c_rnn_last_f64, F)                                        \
+    K(o2c_dqlstm_quant_f32, F) K(o2c_dqlstm_proj_f32, F) K(o2c_dqlstm_step_f32, F)

@@ -122,4 +122,4 @@ O2C_STFT_DEF(o2c_stft_f32, float)
 O2C_STFT_DEF(o2c_stft_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_SIGNAL(K) K(o2c_dft_f32) K(o2c_dft_f64) K(o2c_stft_f32) K(o2c_stft_f64)
+#define O2C_KERNELS_SIGNAL(K, F) K(o2c_dft_f32, F) K(o2c_dft_f64, F) K(o2c_stft_f32, F) K(o2c_stft_f64, F)

@@ -370,5 +370,5 @@ O2C_KERNEL(o2c_regex_full)
 }
 
 /* ---- registry (not emitted) ---- */
-#define O2C_KERNELS_STRINGS(K) K(o2c_copy_str) K(o2c_str_equal) K(o2c_str_concat) K(o2c_str_case_k) \
-    K(o2c_label_encode) K(o2c_regex_full)
+#define O2C_KERNELS_STRINGS(K, F) K(o2c_copy_str, F) K(o2c_str_equal, F) K(o2c_str_concat, F) K(o2c_str_case_k, F) \
+    K(o2c_label_encode, F) K(o2c_regex_full, F)

@@ -314,12 +314,12 @@ O2C_KERNEL(o2c_cast_n_n)
 }
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_TYPES(K)                                                   \
-    K(o2c_cast_f32_n) K(o2c_cast_f64_n) K(o2c_cast_f16_n) K(o2c_cast_bf16_n)   \
-    K(o2c_cast_i8_n) K(o2c_cast_i16_n) K(o2c_cast_i32_n) K(o2c_cast_i64_n)     \
-    K(o2c_cast_u8_n) K(o2c_cast_u16_n) K(o2c_cast_u32_n) K(o2c_cast_u64_n)     \
-    K(o2c_cast_b_n)                                                            \
-    K(o2c_cast_n_f32) K(o2c_cast_n_f64) K(o2c_cast_n_f16) K(o2c_cast_n_bf16)   \
-    K(o2c_cast_n_i8) K(o2c_cast_n_i16) K(o2c_cast_n_i32) K(o2c_cast_n_i64)     \
-    K(o2c_cast_n_u8) K(o2c_cast_n_u16) K(o2c_cast_n_u32) K(o2c_cast_n_u64)     \
-    K(o2c_cast_n_b) K(o2c_cast_n_n)
+#define O2C_KERNELS_TYPES(K, F)                                                   \
+    K(o2c_cast_f32_n, F) K(o2c_cast_f64_n, F) K(o2c_cast_f16_n, F) K(o2c_cast_bf16_n, F)   \
+    K(o2c_cast_i8_n, F) K(o2c_cast_i16_n, F) K(o2c_cast_i32_n, F) K(o2c_cast_i64_n, F)     \
+    K(o2c_cast_u8_n, F) K(o2c_cast_u16_n, F) K(o2c_cast_u32_n, F) K(o2c_cast_u64_n, F)     \
+    K(o2c_cast_b_n, F)                                                            \
+    K(o2c_cast_n_f32, F) K(o2c_cast_n_f64, F) K(o2c_cast_n_f16, F) K(o2c_cast_n_bf16, F)   \
+    K(o2c_cast_n_i8, F) K(o2c_cast_n_i16, F) K(o2c_cast_n_i32, F) K(o2c_cast_n_i64, F)     \
+    K(o2c_cast_n_u8, F) K(o2c_cast_n_u16, F) K(o2c_cast_n_u32, F) K(o2c_cast_n_u64, F)     \
+    K(o2c_cast_n_b, F) K(o2c_cast_n_n, F)

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 
 #include "o2c_test.h"
+#include "../../runtime/c/params/elementwise.h"   /* the 16-bit conversions types.h uses */
+#include "../../runtime/c/elementwise.h"
 #include "../../runtime/c/params/types.h"   /* the narrow types' conversions (o2c_quantize_f32_n) */
 #include "../../runtime/c/types.h"
 #include "../../runtime/c/params/quant.h"
