@@ -11,7 +11,7 @@ PYTHON ?= python3
 VENV = .venv
 VPY = $(VENV)/bin/python
 
-SRCS = $(wildcard compiler/core/*.c compiler/*.c compiler/ops/*.c compiler/passes/*.c)
+SRCS = $(wildcard compiler/core/*.c compiler/engine/*.c compiler/*.c compiler/ops/*.c compiler/passes/*.c)
 RUNTIME = runtime/c/o2c_rt.h $(filter-out runtime/c/o2c_rt.h,$(sort $(wildcard runtime/c/*.h))) \
           $(sort $(wildcard runtime/c/params/*.h))
 TEMPLATES = $(sort $(wildcard templates/*.in))
@@ -52,7 +52,7 @@ $(BUILD)/%.o: %.c $(HDRS) $(BUILD)/onnx.pb-c.h
 
 # the kernels instantiated in the compiler run at compile time (constant
 # folding): ONNX integer arithmetic wraps around, so signed overflow must too
-$(BUILD)/compiler/kernels.o: O2C_CFLAGS += -fwrapv
+$(BUILD)/compiler/engine/kernels.o: O2C_CFLAGS += -fwrapv
 
 install: $(BUILD)/onnx2c
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/onnx2c/cuda
@@ -127,7 +127,7 @@ $(FUZZ_BUILD)/%.o: %.c $(HDRS) $(BUILD)/onnx.pb-c.h
 # (clang instruments signed overflow even under -fwrapv, where it is defined;
 # an out-of-range float-to-int Cast is undefined in ONNX too, and the kernels
 # convert as C does)
-$(FUZZ_BUILD)/compiler/kernels.o: FUZZ_CFLAGS += -fwrapv -fno-sanitize=signed-integer-overflow,float-cast-overflow
+$(FUZZ_BUILD)/compiler/engine/kernels.o: FUZZ_CFLAGS += -fwrapv -fno-sanitize=signed-integer-overflow,float-cast-overflow
 
 $(FUZZ_BUILD)/mutator.o: tests/fuzz/mutator.c $(BUILD)/onnx.pb-c.h
 	@mkdir -p $(dir $@)

@@ -36,6 +36,8 @@ static void emit_size_check(FILE *f, const EmitCtx *c)
                "object can have on this target (PTRDIFF_MAX)\"\n#endif\n", (long long)largest, (long long)largest);
 }
 
+static void emit_profile_key(FILE *f, const char *key, const EmitCtx *c);   /* @PROFILE_*@ (below) */
+
 static void source_key(FILE *f, const char *key, void *ctx)
 {
     EmitCtx *c = ctx;
@@ -100,7 +102,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
 
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr)
 {
-    EmitCtx c = {g, L, o, arena, 0, NULL, 0};
+    EmitCtx c = {g, L, o, arena, 0, NULL, 0, emit_profile_key};
     c.nconsts = emit_collect_constants(L, &c.consts);
     c_const_fmt = o->weights_bin ? xfmt("%s_w%%d", o->name) : "c%d";
     emit_header(hdr, &c);
@@ -333,7 +335,7 @@ static void profile_text(FILE *f, const char *text, const EmitCtx *c)
     }
 }
 
-void emit_profile_key(FILE *f, const char *key, const EmitCtx *c)
+static void emit_profile_key(FILE *f, const char *key, const EmitCtx *c)
 {
     if (!c->o->profile) return;   /* the ordinary build: nothing */
     if (!strcmp(key, "PROFILE_PRE")) profile_text(f, PROFILE_PRE, c);

@@ -474,7 +474,9 @@ int emit_common_key(FILE *f, const char *key, const EmitCtx *c)
             fprintf(f, "int %s_run(const void *const inputs[], void *const outputs[])\n{\n"
                        "    return run_impl(inputs, outputs, o2c_arena.b);\n}\n", c->o->name);
     }
-    else if (!strncmp(key, "PROFILE_", 8)) emit_profile_key(f, key, c);   /* --profile (emit_c.c) */
+    else if (!strncmp(key, "PROFILE_", 8)) {   /* --profile (emit_c.c) */
+        if (c->backend_key) c->backend_key(f, key, c);
+    }
     else if (!strcmp(key, "BIND_CHECK")) emit_bind_check(f, c);
     else if (!strcmp(key, "DYN_FUNCS")) emit_dyn_funcs(f, c);
     else return 0;

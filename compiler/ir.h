@@ -252,6 +252,7 @@ typedef struct Graph {
     int64_t peak_model, peak_scheduled; /* schedule.c: estimated live-memory peaks of the model's order and the chosen one */
     Tensor **captures; int *capture_in; int ncaptures;
     struct Graph **unrolled; int nunrolled;   /* a Loop body unrolled: one copy per iteration */
+    int inferred;                      /* a body inferred for its owner (an If's branch not taken is not; nor an unrolled body) */
     /* graph inputs/outputs that are sequences or optionals (ops/sequence.c):
      * which caller slots each one took when flattened */
     struct SeqSlots { const char *name; int is_out, index, kind, first, count; } *seqio; int nseqio;
@@ -285,6 +286,7 @@ void graph_recount_uses(Graph *g);                       /* readers and nuses no
 int graph_readers(Graph *g, Tensor *t, Node ***readers); /* nodes reading t */
 int tensor_nuses(Graph *g, Tensor *t);                   /* input slots reading t, + graph outputs */
 int tensor_single_use(Graph *g, Tensor *t);              /* read by exactly one node input, not an output */
+int graph_is_output(const Graph *g, const Tensor *t);    /* an output of g (the model's, or a body's) */
 Tensor *graph_new_tensor(Graph *g, const char *hint);    /* fresh, uniquely named intermediate */
 Tensor *graph_new_const(Graph *g, const char *hint, int dtype, int rank, const int64_t *dims); /* zeroed data */
 void node_set_input(Graph *g, Node *n, int j, Tensor *t);  /* j may be n->nin (appends) */
@@ -404,6 +406,32 @@ typedef void (*LowerFn)(Node *n, Lowering *L);
 struct Decomp;
 typedef void (*DecomposeFn)(const Node *n, struct Decomp *d);
 
+/* How an op's FLOPs are counted (OpDef.flops; report.c: node_flops), a
+ * multiply-add counting 2. The zero value: one per output element. */
+enum {
+    FLOPS_DEFAULT = 0,  /* output elements */
+    FLOPS_OUT,          /* factor * output elements (elementwise ops) */
+    FLOPS_IN,           /* factor * elements of input 0 (reductions) */
+    FLOPS_ZERO,         /* data movement, views, shape values */
+    FLOPS_INPUTS,       /* factor * output elements * (inputs - 1) (Sum, Max, ...) */
+    FLOPS_CONV, FLOPS_CONVT, FLOPS_MATMUL, FLOPS_GEMM, FLOPS_POOL, FLOPS_RNN, FLOPS_GRU, FLOPS_LSTM,
+    FLOPS_SDPA          /* attention: Q K^T and P V, factor * (Q + Y elements) * keys */
+};
+typedef struct Flops { int rule, factor; } Flops;
+
+/* Traits of an op (OpDef.traits): what it takes beyond the numeric types,
+ * and what the stages may assume of it. */
+enum {
+    OPT_STRINGS = 1 << 0,          /* reads or makes string tensors (ops/strings.c; infer.c refuses the others) */
+    OPT_NARROW = 1 << 1,           /* converts or moves the bytes of the narrow types (float8, int4, ...) */
+    OPT_NARROW_AS_FLOAT = 1 << 2,  /* computes on a float8's exact float32 value (IsNaN, IsInf) */
+    OPT_OPTIONAL_LEADING = 1 << 3  /* inputs below min_in may be left out too (Loop's M, Scan-8's sequence_lens) */
+};
+
+/* What a node can do with channels-innermost tensors (OpDef.layout;
+ * the layout of the C target's arena, passes/layout.c). */
+enum { LAYOUT_ROLE_NONE, LAYOUT_ROLE_PW, LAYOUT_ROLE_DW, LAYOUT_ROLE_ANY };
+
 typedef struct OpDef {
     const char *name;
     const char *domain;
@@ -412,8 +440,20 @@ typedef struct OpDef {
     InferFn infer;
     LowerFn lower;           /* lower_view: the op is a view (Reshape & co.) */
     DecomposeFn decompose;   /* ops of domain onnx2c (FUSED lines): the same in standard ops */
+    struct OpTable *table;   /* the table it is in: node_op finds other ops there */
     const char *versions;    /* the op's schema versions in its domain, "!" before one onnx2c
                                 refuses: "!1 !6 7 13 14" (tools/opset_versions.py checks them) */
+    /* facts and hooks an op line may add after its versions, by name
+     * (".traits = OPT_STRINGS"); zero when it does not */
+    unsigned traits;         /* OPT_* */
+    /* replaces node n of g by other nodes once its inputs are inferred, as
+     * ONNX's context-dependent function bodies do (sequences, FlexAttention);
+     * 1 if it did (the engine's inference loop then infers them) */
+    int (*expand)(Graph *g, Node *n);
+    int (*foldable)(const Node *n);        /* evaluating it at compile time is cheap enough (NULL: yes) */
+    int64_t (*view_offset)(const Node *n); /* a view at this byte offset into its input (SliceView) */
+    int (*layout)(Node *n);                /* LAYOUT_ROLE_* (NULL: none) */
+    Flops flops;                           /* report.c: how its FLOPs are counted */
 } OpDef;
 
 /* An op table with the index the core looks ops up by (optable.c). The
@@ -430,6 +470,7 @@ typedef struct OpTable {
 uint32_t str_hash(const char *s);                                          /* optable.c: FNV-1a */
 const OpDef *optable_find(OpTable *t, const char *domain, const char *name);  /* "ai.onnx" is "" */
 const OpDef *graph_op(const Graph *g, const char *domain, const char *name);  /* in the table of g's model */
+const OpDef *node_op(const Node *n, const char *domain, const char *name);    /* in the table of n's op */
 /* the op's schema version in effect at opset `opset` of its domain (the
  * largest listed <= opset; 0: none, the op is newer than that opset); *ok
  * says whether onnx2c implements it; implemented: "7, 13, 14" */
@@ -473,7 +514,7 @@ KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count);
 KCall *lower_ctl(Lowering *L, int ctl, Tensor *x);
 int node_has_subgraph(const Node *n);                    /* If, Loop, Scan (ops/control.c) */
 int node_formal_inputs(const Node *n);                   /* its ONNX inputs (nin less its bodies' captures) */
-int control_foldable(const Node *n);                     /* a node with bodies cheap to evaluate at compile time */
+int loop_foldable(const Node *n);                        /* Loop's OpDef.foldable: few iterations, known at compile time */
 /* A scratch tensor living for the node's calls only. */
 Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims);
 /* A new constant (zeroed data for the caller to fill): weights in the
@@ -554,17 +595,20 @@ void lower_narrow_to_f32(Lowering *L, Tensor *x, Tensor *y);
  * strings for the .cu output. */
 #define STRING_OPS_TEXT "Equal, StringConcat, StringSplit, StringNormalizer, RegexFullMatch, ai.onnx.ml LabelEncoder, " \
     "Constant, and the moves Identity, Reshape, Flatten, Squeeze, Unsqueeze, Shape, Size"
-int node_takes_string(const Node *n);
-int strings_infer(Node *n);
-int strings_lower(Node *n, Lowering *L);
-void lower_copy_strings(Lowering *L, Tensor *x, Tensor *y);
+void infer_string_equal(Node *n);          /* Equal of string tensors (ops/elementwise.c hands it over) */
+void lower_string_equal(Node *n, Lowering *L);
 int graph_has_strings(const Graph *g);
 /* emit_c.c: the string space's first bytes reset at the start of a run, and
  * the check after a call that took bytes from it */
-int call_uses_strings(const Lowering *L, const KCall *c);
+int call_uses_strings(const Lowering *L, const KCall *c);    /* kcall.c */
+/* kcall.c: the string space (Lowering.strings) for call c of a kernel that
+ * builds strings; returns its capacity in bytes. Compile-time evaluation's
+ * space is EVAL_STRING_SPACE bytes. */
+int64_t lower_string_space(Lowering *L, KCall *c);
+#define EVAL_STRING_SPACE (1 << 22)
 struct EmitCtx;
 void strings_header_note(FILE *f, const struct EmitCtx *c);
-void strings_check_eval(const Lowering *L);   /* eval.c: fails when a fold's strings overflowed */   /* the header's words on string I/O */
+/* the header's words on string I/O */
 
 /* ---- decompositions (decompose.c) -------------------------------------- */
 
@@ -642,7 +686,7 @@ typedef struct Options {
     int nshapes;
     struct { char *name; int64_t value; } dimv[64];
     int ndims;
-    struct { char *name; const char *file; } binds[64];   /* --bind INPUT=FILE.pb */
+    struct { char *name; const char *file; struct Tensor *value; } binds[64];   /* --bind INPUT=FILE.pb (value: main.c loads it) */
     int nbinds;
     int target;                /* --target: TARGET_* */
     int target_given;
@@ -671,11 +715,31 @@ int expand_flex_attention(Graph *g, Node *n);
  * fail()s with a message on an unsupported format or a corrupt stream */
 uint8_t *image_decode(const uint8_t *p, size_t n, int channels, int bgr, int64_t *h, int64_t *w);
 void infer_node(Node *n);                            /* one node's shape rule (checks arity and types) */
+/* engine/inference.c: the inference loop of the model's graph and of every
+ * body. resolve_ops: ops looked up (all unsupported ones refused in one
+ * message; body: as a message about the owner, diag_node), versions
+ * checked; order: nodes ordered, readers counted; run: each node in order
+ * expanded (OpDef.expand), inferred, folded when constant and small;
+ * drop_folded: folded nodes leave the graph (their outputs are constants). */
+void infer_resolve_ops(Graph *g, int body);
+void infer_order(Graph *g);
+void infer_run(Graph *g);
+void infer_drop_folded(Graph *g);
+int node_promotes_narrow(const Node *n);             /* IsNaN/IsInf of a float8: on its float32 value */
 void topo_sort(Graph *g);                            /* infer.c: re-runnable, stable */
 /* infer.c: refuses (all in one message) the nodes of g whose op version in
  * effect at the model's opset of their domain onnx2c does not implement
  * (ops.def's versions column, op_version); their ops must be looked up */
 void check_op_versions(const Graph *g);
+/* engine/eval.c: the evaluator, the one way to run kernels at compile time.
+ * eval_call: one call on its tensors' data (outputs allocated);
+ * eval_calls: a lowering's calls in order, control flow interpreted;
+ * eval_call_const: the lowering's last call c, when its inputs are all
+ * constant, run now: its output becomes a constant (named what) and the
+ * call is dropped (else c->y[0] is returned and c stays). */
+void eval_call(const KCall *c);
+void eval_calls(const Lowering *L);
+Tensor *eval_call_const(Lowering *L, KCall *c, const char *what);
 void fold_node(Node *n);                             /* eval.c: run a node's kernels on its constant inputs */
 void fold_node_lowered(Node *n, int tiled);          /* the same, lowered as for the C target when tiled is 1 */
 int node_foldable(const Node *n);                    /* every input is constant */
@@ -685,10 +749,9 @@ void lower_graph(Graph *g, Lowering *L);             /* lower.c */
 /* layout.c: chooses each tensor's layout (LAYOUT_*) for a lowering; all
  * NCHW unless tiled (the C target's kernel variants) */
 void layout_assign(Graph *g, int tiled);
-/* conv.c: what a node can do with channels-innermost tensors */
-enum { CONV_ROLE_NONE, CONV_ROLE_PW, CONV_ROLE_DW };
-int conv_layout_role(Node *n);
+int conv_layout_role(Node *n);         /* conv.c: Conv's and FusedConv's OpDef.layout */
 int node_elementwise(const Node *n);   /* elementwise.c: the same result on any layout */
+int ew_layout(Node *n);                /* elementwise.c: OpDef.layout of the elementwise ops */
 /* elementwise.c: one call of the elementwise kernel KNAME (an ops.def UNARY/KUNARY
  * name) on x; of BINARY/KBINARY kernel OP on a and b with numpy broadcasting */
 KCall *ew_unary_call(Lowering *L, const char *kname, Tensor *x, Tensor *y);
@@ -726,7 +789,7 @@ int pass_level(int i);
 int pass_exists(const char *name);
 int run_pass(Graph *g, const char *name);            /* one pass by name (tests, A/B): its change count */
 void graph_evaluate(Graph *g);                       /* eval.c: run every node in the compiler */
-void graph_evaluate_lowered(Graph *g, int tiled);    /* the same with fold_node_lowered (tests of the variants) */
+void graph_evaluate_lowered(Graph *g, int tiled);    /* the same with fold_node_lowered (tests of the variants; layouts: layout_assign first) */
 
 /* emit_common.c: shared between the C and CUDA emitters */
 const char *runtime_text(const char *file);          /* embedded runtime/c file */
@@ -753,6 +816,9 @@ typedef struct EmitCtx {
     int cuda;
     Tensor **consts;
     int nconsts;
+    /* the back end's own template keys in the shared texts (the header):
+     * emit_c.c's @PROFILE_*@ (NULL: they write nothing) */
+    void (*backend_key)(FILE *f, const char *key, const struct EmitCtx *c);
 } EmitCtx;
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
 /* float_text.c: put_float's shortest round-trip text of v into buf (48
@@ -761,7 +827,6 @@ int float_text_fast(float v, char *buf);
 /* weights_bin.c: --weights-bin, the constants in a binary file linked by .incbin */
 int weights_bin_holds(const Tensor *t);                  /* a constant that goes into the file */
 void emit_weights_bin(FILE *f, const EmitCtx *c);        /* writes the file, and the stub into f */
-void emit_profile_key(FILE *f, const char *key, const EmitCtx *c); /* emit_c.c: @PROFILE_*@ (nothing without --profile) */
 void emit_header(FILE *f, const EmitCtx *c);
 
 /* ---- sequences and optionals (ops/sequence.c) --------------------------- */
@@ -770,7 +835,7 @@ void emit_header(FILE *f, const EmitCtx *c);
 void seq_bind_inputs(Graph *g, const Options *o);
 /* Before node i of g is inferred: a node that makes, reads or carries a
  * sequence or an optional is replaced by plain nodes at i (1), else 0. */
-int seq_expand(Graph *g, int i);
+int seq_expand(Graph *g, Node *n);
 /* After inference: sequence/optional graph outputs become their elements. */
 void seq_flatten_outputs(Graph *g);
 /* An If with a run-time condition: sequence outputs of both branches become

@@ -12,10 +12,10 @@
  * no transposition is needed: no node outside sees the bytes.
  *
  * What a node can do (its kind):
- *   DW  a depthwise conv that o2c_dwc_f32 computes (conv_layout_role):
+ *   DW  a depthwise conv that o2c_dwc_f32 computes (Conv's OpDef.layout):
  *       both its tensors channels innermost, or neither;
  *   PW  a pointwise conv: reads and writes either layout;
- *   EW  an elementwise node (node_elementwise: activations, a learnable
+ *   EW  an elementwise node (OpDef.layout ew_layout: activations, a learnable
  *       affine between convs): its full-shape inputs and its output share
  *       one layout, whichever;
  *   and every other node reads and writes NCHW only.
@@ -36,12 +36,14 @@
 
 enum { KIND_NONE, KIND_PW, KIND_DW, KIND_EW };
 
+/* what the node can do, by its op's OpDef.layout */
 static int kind(Node *n)
 {
-    switch (conv_layout_role(n)) {
-    case CONV_ROLE_PW: return KIND_PW;
-    case CONV_ROLE_DW: return KIND_DW;
-    default: return node_elementwise(n) ? KIND_EW : KIND_NONE;
+    switch (n->op->layout ? n->op->layout(n) : LAYOUT_ROLE_NONE) {
+    case LAYOUT_ROLE_PW: return KIND_PW;
+    case LAYOUT_ROLE_DW: return KIND_DW;
+    case LAYOUT_ROLE_ANY: return KIND_EW;
+    default: return KIND_NONE;
     }
 }
 

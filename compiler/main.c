@@ -384,6 +384,12 @@ static void compile(Options *o)
     }
 
     Graph *g = load_model(o->input);
+    for (int b = 0; b < o->nbinds; b++) {   /* --bind values */
+        Tensor *v = xalloc(sizeof *v);
+        v->name = o->binds[b].name;
+        load_tensor_file(o->binds[b].file, v);
+        o->binds[b].value = v;
+    }
     infer_graph(g, o);
     if (o->cuda && graph_has_strings(g))   /* ops/strings.c */
         fail_plain("the model has string tensors, which only the C target supports (strings are a host-side "

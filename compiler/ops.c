@@ -7,15 +7,16 @@
 #include "ir.h"
 
 /* 3. the ops: declarations of their functions, then the table */
-#define UNARY(Name, TS, schema, expr, vers) void infer_unary_##TS(Node *n);
+#define UNARY(Name, TS, schema, expr, ...) void infer_unary_##TS(Node *n);
 #define KUNARY(Name, TS, expr)
-#define BINARY(Name, TS, expr, vers) void infer_binary_##TS(Node *n);
+#define BINARY(Name, TS, expr, ...) void infer_binary_##TS(Node *n);
 #define KBINARY(Name, TS, expr)
-#define COMPARE(Name, TS, expr, vers) void infer_compare_##TS(Node *n);
-#define PREDICATE(Name, TS, schema, expr, vers) void infer_predicate_##TS(Node *n);
-#define OP(Name, dom, a, b, c, d, schema, inf, low, vers) void inf(Node *n); void low(Node *n, Lowering *L);
-#define FUSED(Name, a, b, c, d, schema, inf, low, dec) \
-    void inf(Node *n); void low(Node *n, Lowering *L); void dec(const Node *n, Decomp *dc);
+#define COMPARE(Name, TS, expr, ...) void infer_compare_##TS(Node *n);
+#define PREDICATE(Name, TS, schema, expr, ...) void infer_predicate_##TS(Node *n);
+#define OP(Name, dom, a, b, c, d, schema, inf, low, ...) void inf(Node *n); void low(Node *n, Lowering *L);
+#define FIRST(a, ...) a
+#define FUSED(Name, a, b, c, d, schema, inf, low, ...) \
+    void inf(Node *n); void low(Node *n, Lowering *L); void FIRST(__VA_ARGS__, 0)(const Node *n, Decomp *dc);
 #include "ops.def"
 #undef UNARY
 #undef KUNARY
@@ -29,15 +30,28 @@ void lower_unary(Node *n, Lowering *L);
 void lower_binary(Node *n, Lowering *L);
 void lower_predicate(Node *n, Lowering *L);
 
+static OpTable TABLE;   /* below: each op names the table it is in (OpDef.table) */
+
 static const OpDef OPS[] = {
-#define UNARY(Name, TS, schema, expr, vers) {#Name, "", 1, 1, 1, 1, schema, infer_unary_##TS, lower_unary, NULL, vers},
+/* Every field by name: an op line may end with further fields of its own
+ * after its versions (".traits = OPT_VIEW", see OpDef in ir.h). */
+/* the elementwise lines: one output; UNARY, BINARY and COMPARE nodes give
+ * the same result on any layout (ew_layout) */
+#define EW_OP(Name, nin, schema, inf, low, lay, ...) \
+    {.name = #Name, .domain = "", .min_in = nin, .max_in = nin, .min_out = 1, .max_out = 1, .attrs = schema, \
+     .infer = inf, .lower = low, .layout = lay, .table = &TABLE, .versions = __VA_ARGS__},
+#define UNARY(Name, TS, schema, expr, ...) EW_OP(Name, 1, schema, infer_unary_##TS, lower_unary, ew_layout, __VA_ARGS__)
 #define KUNARY(Name, TS, expr)
 #define KBINARY(Name, TS, expr)
-#define BINARY(Name, TS, expr, vers) {#Name, "", 2, 2, 1, 1, "", infer_binary_##TS, lower_binary, NULL, vers},
-#define COMPARE(Name, TS, expr, vers) {#Name, "", 2, 2, 1, 1, "", infer_compare_##TS, lower_binary, NULL, vers},
-#define PREDICATE(Name, TS, schema, expr, vers) {#Name, "", 1, 1, 1, 1, schema, infer_predicate_##TS, lower_predicate, NULL, vers},
-#define OP(Name, dom, a, b, c, d, schema, inf, low, vers) {#Name, dom, a, b, c, d, schema, inf, low, NULL, vers},
-#define FUSED(Name, a, b, c, d, schema, inf, low, dec) {#Name, "onnx2c", a, b, c, d, schema, inf, low, dec, ""},
+#define BINARY(Name, TS, expr, ...) EW_OP(Name, 2, "", infer_binary_##TS, lower_binary, ew_layout, __VA_ARGS__)
+#define COMPARE(Name, TS, expr, ...) EW_OP(Name, 2, "", infer_compare_##TS, lower_binary, ew_layout, __VA_ARGS__)
+#define PREDICATE(Name, TS, schema, expr, ...) EW_OP(Name, 1, schema, infer_predicate_##TS, lower_predicate, NULL, __VA_ARGS__)
+#define OP(Name, dom, a, b, c, d, schema, inf, low, ...) \
+    {.name = #Name, .domain = dom, .min_in = a, .max_in = b, .min_out = c, .max_out = d, .attrs = schema, \
+     .infer = inf, .lower = low, .table = &TABLE, .versions = __VA_ARGS__},
+#define FUSED(Name, a, b, c, d, schema, inf, low, ...) \
+    {.name = #Name, .domain = "onnx2c", .min_in = a, .max_in = b, .min_out = c, .max_out = d, .attrs = schema, \
+     .infer = inf, .lower = low, .table = &TABLE, .decompose = __VA_ARGS__},
 #include "ops.def"
 };
 

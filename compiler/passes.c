@@ -1,8 +1,10 @@
 /* The pass manager: runs the passes of compiler/passes/passes.def in table
  * order, again and again while any of them changes the graph (at most
- * MAX_ROUNDS times), between inference and lowering. -O0 runs none, -O1
- * the cleanups, -O2 everything; --disable-pass NAME skips one. After each
- * pass that changed something the graph is re-sorted and checked. */
+ * MAX_ROUNDS times), between inference and lowering; on the bodies of
+ * If/Loop/Scan nodes first (innermost first), then on the graph. -O0 runs
+ * none, -O1 the cleanups, -O2 everything; --disable-pass NAME skips one.
+ * After each pass that changed something the graph is re-sorted and
+ * checked. */
 #include <string.h>
 
 #include "ir.h"
@@ -89,11 +91,29 @@ int run_pass(Graph *g, const char *name)
     fail_plain("internal: no pass named '%s'", name);
 }
 
+/* The bodies of g's nodes (If branches, Loop and Scan bodies, a Loop's
+ * unrolled iterations), innermost first: the same passes as the graph. */
+static void run_passes_in_bodies(Graph *g, const Options *o)
+{
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        for (int a = 0; a < n->nattrs; a++) {
+            Graph *b = n->attrs[a].g;
+            if (!b) continue;
+            if (b->nunrolled)   /* the iterations are the copies */
+                for (int k = 0; k < b->nunrolled; k++) run_passes(b->unrolled[k], o);
+            else if (b->inferred)
+                run_passes(b, o);
+        }
+    }
+}
+
 void run_passes(Graph *g, const Options *o)
 {
     for (int i = 0; i < o->ndisabled; i++)
         if (!pass_exists(o->disabled[i]))
             fail_plain("--disable-pass %s: no such pass (see --list-passes)", o->disabled[i]);
+    run_passes_in_bodies(g, o);
     int before = g->nnodes;
     for (int round = 0; round < MAX_ROUNDS; round++) {
         int changed = 0;

@@ -446,12 +446,15 @@ def quantized_convnet():
 
 def quantized_mlp():
     r = rng(17)
+    # 7-bit int8 weights (quantize_dynamic's reduce_range): uint8 x int8
+    # products stay exact in onnxruntime's kernels on every x86 CPU (without
+    # VNNI they add pairs in 16 bits, which full-range weights saturate)
     w1 = w(r, 16, 12, scale=0.4)
-    w1s = np.float32(np.abs(w1).max() / 127)
-    w1q = np.clip(np.rint(w1 / w1s), -127, 127).astype(np.int8)
+    w1s = np.float32(np.abs(w1).max() / 63)
+    w1q = np.clip(np.rint(w1 / w1s), -63, 63).astype(np.int8)
     w2 = w(r, 12, 6, scale=0.4)
-    w2s = (np.abs(w2).max(axis=0) / 127).astype(np.float32)
-    w2q = np.clip(np.rint(w2 / w2s), -127, 127).astype(np.int8)
+    w2s = (np.abs(w2).max(axis=0) / 63).astype(np.float32)
+    w2q = np.clip(np.rint(w2 / w2s), -63, 63).astype(np.int8)
     nodes = [
         helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
         helper.make_node("MatMulInteger", ["xq", "W1", "xz", "W1_z"], ["acc"]),
@@ -470,7 +473,7 @@ def quantized_mlp():
                qinit("W2", w2q, np.int8), qinit("W2_s", w2s, np.float32), qinit("W2_z", np.zeros(6), np.int8),
                qinit("y_s", 0.015, np.float32), qinit("y_z", 128, np.uint8)])
     return (m, [w(r, 4, 16, scale=1.0)],
-            "dynamic quantization as quantize_dynamic writes it (DynamicQuantizeLinear → MatMulInteger → Cast → "
+            "dynamic quantization as quantize_dynamic (reduce_range: 7-bit weights) writes it (DynamicQuantizeLinear → MatMulInteger → Cast → "
             "Mul by the scales → Add → Relu), then QuantizeLinear → QLinearMatMul (per-column int8 weights) → "
             "DequantizeLinear; the uint8 product is an output too (exact)", {})
 
@@ -506,12 +509,16 @@ def quantized_lstm():
     ms = "com.microsoft"
     T, NI, H = 6, 10, 16
     # float weights in the ONNX LSTM layout, quantized as quantize_dynamic
-    # does (symmetric int8, transposed to [D, input, 4H]); W per direction, R per column
+    # does with reduce_range (symmetric 7-bit int8, transposed to [D, input,
+    # 4H]); W per direction, R per column. The 7 bits keep the reference
+    # exact on every CPU: onnxruntime's uint8 x int8 kernels on x86 without
+    # VNNI add pairs of products in 16 bits, which full-range weights (pairs
+    # up to 2 x 255 x 127) saturate, so its outputs would depend on the machine.
     wf, rf = w(r, 2, 4 * H, NI, scale=0.5), w(r, 2, 4 * H, H, scale=0.4)
-    ws = (np.abs(wf).max(axis=(1, 2)) / 127).astype(np.float32)
-    rs = (np.abs(rf).max(axis=2) / 127).astype(np.float32)
-    wq = np.clip(np.rint(wf / ws[:, None, None]), -127, 127).astype(np.int8).transpose(0, 2, 1)
-    rq = np.clip(np.rint(rf / rs[:, :, None]), -127, 127).astype(np.int8).transpose(0, 2, 1)
+    ws = (np.abs(wf).max(axis=(1, 2)) / 63).astype(np.float32)
+    rs = (np.abs(rf).max(axis=2) / 63).astype(np.float32)
+    wq = np.clip(np.rint(wf / ws[:, None, None]), -63, 63).astype(np.int8).transpose(0, 2, 1)
+    rq = np.clip(np.rint(rf / rs[:, :, None]), -63, 63).astype(np.int8).transpose(0, 2, 1)
     n = helper.make_node("DynamicQuantizeLSTM", ["x", "W", "R", "B", "", "", "", "", "W_s", "W_z", "R_s", "R_z"],
                          ["y", "y_h", "y_c"], domain=ms, direction="bidirectional", hidden_size=H)
     m = model("quantized_lstm", [n], [vi("x", [T, 1, NI])],
@@ -520,8 +527,8 @@ def quantized_lstm():
                qinit("W_s", ws, np.float32), qinit("W_z", np.zeros(2), np.int8), qinit("R_s", rs, np.float32),
                qinit("R_z", np.zeros((2, 4 * H)), np.int8)], extra_opsets=[(ms, 1)])
     return (m, [w(r, T, 1, NI, scale=1.0)],
-            "com.microsoft DynamicQuantizeLSTM as quantize_dynamic writes LSTM: bidirectional, int8 weights "
-            "transposed to [D, input, 4H], W per direction and R per column; X and each step's h quantized to "
+            "com.microsoft DynamicQuantizeLSTM as quantize_dynamic (reduce_range) writes LSTM: bidirectional, 7-bit "
+            "int8 weights transposed to [D, input, 4H], W per direction and R per column; X and each step's h quantized to "
             "uint8 at run time, integer products (activations differ from onnxruntime's by rounding only)", {})
 
 

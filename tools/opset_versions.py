@@ -33,7 +33,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPS_DEF = os.path.join(ROOT, "compiler", "ops.def")
 KINDS = ("UNARY", "BINARY", "COMPARE", "PREDICATE", "OP")
 LINE = re.compile(r'^(%s)\((\w+),\s*("[^"]*"|\w+)' % "|".join(KINDS))
-COLUMN = re.compile(r',\s*"([!0-9 ]*)"\)\s*$')
 ONNX_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
 
 
@@ -62,18 +61,23 @@ def table_lines():
             continue
         kind, name, dom = m.groups()
         dom = dom.strip('"') if kind == "OP" else ""
-        c = COLUMN.search(line)
-        # an OP line has 10 fields with the column; UNARY 5, BINARY/COMPARE 4,
-        # PREDICATE 5: count top-level commas to tell a column from an
-        # expression's last string
-        rows.append((i, kind, name, dom, c.group(1) if c and has_column(line, kind) else None))
+        rows.append((i, kind, name, dom, versions_field(line, kind)))
     return rows
 
 
+# the versions column's position among a line's fields (1-based): an OP
+# line's 10th field; UNARY 5th, BINARY/COMPARE 4th, PREDICATE 5th. Fields
+# of the op's own (".traits = ...", OpDef in compiler/ir.h) may follow it.
+POSITION = {"UNARY": 5, "BINARY": 4, "COMPARE": 4, "PREDICATE": 5, "OP": 10}
+
+
 def top_level_fields(line):
-    body = line[line.index("(") + 1:line.rindex(")")]
-    depth, n, q = 0, 1, False
-    for ch in body:
+    """[(start, end)] of each top-level field of the line's argument list"""
+    open_at = line.index("(") + 1
+    body_end = line.rindex(")")
+    depth, q, start, out = 0, False, open_at, []
+    for k in range(open_at, body_end):
+        ch = line[k]
         if ch == '"':
             q = not q
         elif q:
@@ -83,13 +87,20 @@ def top_level_fields(line):
         elif ch in ")]}":
             depth -= 1
         elif ch == "," and depth == 0:
-            n += 1
-    return n
+            out.append((start, k))
+            start = k + 1
+    out.append((start, body_end))
+    return out
 
 
-def has_column(line, kind):
-    want = {"UNARY": 5, "BINARY": 4, "COMPARE": 4, "PREDICATE": 5, "OP": 10}[kind]
-    return top_level_fields(line) == want
+def versions_field(line, kind):
+    """the text of the versions column, or None when the line has none"""
+    fields = top_level_fields(line)
+    if len(fields) < POSITION[kind]:
+        return None
+    a, b = fields[POSITION[kind] - 1]
+    m = re.fullmatch(r'\s*"([!0-9 ]*)"\s*', line[a:b])
+    return m.group(1) if m else None
 
 
 def expected(h, dom, name):
@@ -137,11 +148,13 @@ def fix(h):
         refused = {v for v, ok in parse_versions(col or "") if not ok}
         text = " ".join(("!" if v in refused else "") + str(v) for v in want)
         line = lines[i]
+        fields = top_level_fields(line)
         if col is not None:
-            line = COLUMN.sub(', "%s")' % text, line)
+            a, b = fields[POSITION[kind] - 1]
+            line = line[:a] + ' "%s"' % text + line[b:]
         else:
-            j = line.rindex(")")
-            line = line[:j] + ', "%s"' % text + line[j:]
+            a, b = fields[-1]
+            line = line[:b] + ', "%s"' % text + line[b:]
         lines[i] = line
     open(OPS_DEF, "w").write("\n".join(lines))
 

@@ -62,7 +62,15 @@ int tensor_nuses(Graph *g, Tensor *t)
 int tensor_single_use(Graph *g, Tensor *t)
 {
     if (g->uses_stale) graph_recount_uses(g);
-    return t->nuses == 1 && !t->is_output;
+    return t->nuses == 1 && !graph_is_output(g, t);
+}
+
+int graph_is_output(const Graph *g, const Tensor *t)
+{
+    if (t->is_output) return 1;   /* the model's */
+    for (int i = 0; i < g->noutputs; i++)
+        if (g->outputs[i] == t) return 1;   /* a body's */
+    return 0;
 }
 
 Tensor *graph_new_tensor(Graph *g, const char *hint)
@@ -259,10 +267,10 @@ int tensor_const_splat(const Tensor *t, double *v)
 int graph_bypass_node(Graph *g, Node *n, int j)
 {
     Tensor *x = n->in[j], *y = n->out[0];
-    if (y->is_output) {
+    if (graph_is_output(g, y)) {
         /* the producer of x writes y instead (y keeps its name) */
         Node *p = x->producer;
-        if (!p || x->is_output || x->is_input || x->data || graph_node_index(g, p) < 0) return 0;
+        if (!p || graph_is_output(g, x) || x->is_input || x->data || graph_node_index(g, p) < 0) return 0;
         int k = -1;
         for (int o = 0; o < p->nout; o++)
             if (p->out[o] == x) k = o;
@@ -281,6 +289,13 @@ int graph_bypass_node(Graph *g, Node *n, int j)
 
 /* ---- order and subgraphs ------------------------------------------------ */
 
+/* A node of g, by the positions topo_sort numbered its nodes with (a
+ * producer outside g: a capture's view of the enclosing graph's tensor). */
+static int in_graph(const Graph *g, const Node *p)
+{
+    return p && p->step >= 0 && p->step < g->nnodes && g->nodes[p->step] == p;
+}
+
 /* Kahn's algorithm, ready nodes taken in their current order (so sorting
  * a sorted graph changes nothing). Tensors are numbered in t->mark. */
 void topo_sort(Graph *g)
@@ -292,16 +307,16 @@ void topo_sort(Graph *g)
     int *idx_of = xalloc(sizeof(int) * (size_t)(n + 1));
     /* consumers: for each tensor, the list of nodes reading it */
     int *ncons = xalloc(sizeof(int) * (size_t)(g->ntensors + 1));
+    for (int i = 0; i < n; i++) g->nodes[i]->step = i;
     for (int i = 0; i < n; i++) {
         Node *nd = g->nodes[i];
-        nd->step = i;
         for (int j = 0; j < nd->nin; j++) {
             Tensor *t = nd->in[j];
             if (!t) continue;
             if (!t->producer && !t->data && !t->is_input)
                 fail_plain("node '%s' (%s) reads tensor '%s', which no node produces and which is neither "
                            "an initializer nor a graph input (dangling tensor)", nd->name, nd->op_type, t->name);
-            if (t->producer) { indeg[i]++; ncons[t->mark]++; }
+            if (in_graph(g, t->producer)) { indeg[i]++; ncons[t->mark]++; }
         }
     }
     for (int i = 0; i < g->noutputs; i++) {
@@ -315,7 +330,7 @@ void topo_sort(Graph *g)
     for (int i = 0; i < n; i++)
         for (int j = 0; j < g->nodes[i]->nin; j++) {
             Tensor *t = g->nodes[i]->in[j];
-            if (t && t->producer) cons[t->mark][fill[t->mark]++] = i;
+            if (t && in_graph(g, t->producer)) cons[t->mark][fill[t->mark]++] = i;
         }
     /* a queue ordered by model position: a simple binary heap */
     int *heap = xalloc(sizeof(int) * (size_t)(n + 1));

@@ -372,3 +372,21 @@ int attr_floats(const Node *n, const char *name, const double **v)
     *v = a && a->floats ? a->floats : none;
     return a ? a->n : 0;
 }
+
+/* ---- targets (--target) ------------------------------------------------ */
+
+static const char *const TARGET_NAMES[] = {"c", "avx2", "avx512", "neon", "cortex-m", "cuda"};
+
+const char *target_name(int target)
+{
+    return target >= 0 && target <= TARGET_CUDA ? TARGET_NAMES[target] : "?";
+}
+
+/* The register-tiled variants keep 8 x 32 accumulators in registers: right
+ * for 16 or 32 vector registers; a Cortex-M's 32 single-precision
+ * registers would spill them, and their scratch panels cost RAM there, so
+ * that target keeps the compact reference kernels, as CUDA does. */
+int target_tiled(int target)
+{
+    return target != TARGET_CUDA && target != TARGET_CORTEX_M;
+}

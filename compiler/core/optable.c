@@ -51,6 +51,12 @@ const OpDef *graph_op(const Graph *g, const char *domain, const char *name)
     return optable_find(g->ops, domain, name);
 }
 
+const OpDef *node_op(const Node *n, const char *domain, const char *name)
+{
+    if (!n->op || !n->op->table) fail_plain("internal: node '%s' has no op", n->name);
+    return optable_find(n->op->table, domain, name);
+}
+
 /* The op's schema version in effect at opset `opset` of its domain: the
  * largest of its listed versions (ops.def's last column) <= opset; 0 when
  * the op is newer than that opset (or lists none) -- it is then compiled as

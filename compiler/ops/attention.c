@@ -563,10 +563,30 @@ static Tensor *fx_reshape(FlexX *x, Tensor *a, int rank, const int64_t *dims, co
     return fx_op2(x, "Reshape", a, shape, what);
 }
 
-/* The Cast after a modifier carries the shape the modifier must keep in
- * this attribute until it is inferred: expand_flex_attention, called before
- * each node's inference, checks its input then and removes it. */
-#define FLEX_KEEP_SHAPE "onnx2c_flex_keep_shape"
+/* onnx2c::KeepShape after a modifier: its output is its input (a view),
+ * whose shape its shape rule checks against the shape the modifier must
+ * keep, once the modifier's nodes are inferred (the noop pass removes it). */
+void infer_keep_shape(Node *n)
+{
+    Tensor *r = n->in[0];
+    const int64_t *sd;
+    int ns = attr_ints(n, "shape", &sd);
+    int same = r->rank == ns;
+    for (int d = 0; same && d < r->rank; d++) same = r->dims[d] == sd[d];
+    if (!same) {
+        Tensor t = {0};
+        tensor_set_shape(&t, ns, sd);
+        fail("the result of a FlexAttention modifier has shape %s; score_mod and prob_mod must keep the shape "
+             "%s (batch, q heads, q rows, keys)", tensor_shape_str(r), tensor_shape_str(&t));
+    }
+    out_like(n, 0, r);
+}
+
+void decompose_keep_shape(const Node *n, Decomp *d)
+{
+    (void)n;
+    dc_output(d, 0, dc_op(d, "Identity", 1, dc_in(d, 0)));
+}
 
 /* Inlines modifier `name` of the node on x (nothing if it is absent). */
 static Tensor *fx_modifier(FlexX *x, const char *name, Tensor *in, int cdt, const int64_t *sd)
@@ -585,7 +605,7 @@ static Tensor *fx_modifier(FlexX *x, const char *name, Tensor *in, int cdt, cons
         if (node_has_subgraph(m))
             fail("%s: node '%s' (%s) has a subgraph; FlexAttention modifiers with nested subgraphs are not supported",
                  name, m->name, m->op_type);
-        if (op_find(m->domain, m->op_type)) continue;
+        if (graph_op(x->g, m->domain, m->op_type)) continue;
         if (len < sizeof bad - 160)
             len += (size_t)snprintf(bad + len, sizeof bad - len, "%s%s%s%s", nbad ? ", " : "", m->domain,
                                     *m->domain ? "::" : "", m->op_type);
@@ -631,28 +651,16 @@ static Tensor *fx_modifier(FlexX *x, const char *name, Tensor *in, int cdt, cons
     Tensor *y = map[sub->outputs[0]->mark];
     if (!y) fail("%s: its output '%s' is defined by nothing", name, sub->outputs[0]->name);
     /* the reference takes the result as the softmax precision's type */
-    Tensor *out = fx_cast(x, y, cdt, xfmt("%s_out", name));
-    node_set_attr_ints(out->producer, FLEX_KEEP_SHAPE, sd, 4);
-    return out;
+    Tensor *out = fx_cast(x, y, cdt, xfmt("%s_out", name)), *kept = fx_tensor(x, xfmt("%s_kept", name));
+    Node *k = graph_insert_node(x->g, x->flex, "KeepShape", "onnx2c", &out, 1, &kept, 1);
+    k->name = kept->name;
+    node_add_origins(k, x->flex);
+    node_set_attr_ints(k, "shape", sd, 4);
+    return kept;
 }
 
 int expand_flex_attention(Graph *g, Node *n)
 {
-    const Attr *keep = attr_find(n, FLEX_KEEP_SHAPE);
-    if (keep) {   /* a modifier's result, inferred now */
-        Tensor *r = n->in[0];
-        int same = r->rank == keep->n;
-        for (int d = 0; same && d < r->rank; d++) same = r->dims[d] == keep->ints[d];
-        if (!same) {
-            Tensor t = {0};
-            tensor_set_shape(&t, keep->n, keep->ints);
-            fail("the result of a FlexAttention modifier has shape %s; score_mod and prob_mod must keep the shape "
-                 "%s (batch, q heads, q rows, keys)", tensor_shape_str(r), tensor_shape_str(&t));
-        }
-        node_remove_attr(n, FLEX_KEEP_SHAPE);
-        return 0;
-    }
-    if (strcmp(n->op_type, "FlexAttention") || strcmp(n->domain, "ai.onnx.preview")) return 0;
     if (!attr_has(n, "score_mod") && !attr_has(n, "prob_mod")) return 0;
     if (n->nin < 3 || n->nout != 1 || !n->out[0]) fail("needs Q, K, V and one output");
     Tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];

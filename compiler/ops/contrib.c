@@ -63,7 +63,7 @@ void lower_bias_gelu(Node *n, Lowering *L)
 static void skip_layernorm_node(Node *n, Node *ln, Tensor **in, Tensor *s)
 {
     *ln = *n;
-    ln->op = op_find("", "LayerNormalization");
+    ln->op = node_op(n, "", "LayerNormalization");
     in[0] = s;
     in[1] = n->in[2];
     in[2] = in_t(n, 3);
@@ -124,7 +124,7 @@ void infer_ms_fused_conv(Node *n)
     if (np < need) fail("activation %s needs %d activation_params, the node has %d", act, need, np);
     /* the node becomes onnx2c's FusedConv: the same inputs (X, W, B, Z as the
      * residual), the Conv attributes, the activation and its parameters */
-    const OpDef *op = op_find("onnx2c", "FusedConv");
+    const OpDef *op = node_op(n, "onnx2c", "FusedConv");
     Node tmp = *n;
     n->op = op;
     n->domain = "onnx2c";

@@ -27,10 +27,10 @@
 
 
 /* Evaluating a loop at compile time takes its iterations: a Loop without
- * a constant trip count, or with a large one, runs at run time. */
-int control_foldable(const Node *n)
+ * a constant trip count, or with a large one, runs at run time (Loop's
+ * OpDef.foldable). */
+int loop_foldable(const Node *n)
 {
-    if (strcmp(n->op_type, "Loop")) return 1;
     const Tensor *M = n->nin > 0 ? n->in[0] : NULL;
     return M && M->data && M->dtype == DT_INT64 && ((const int64_t *)M->data)[0] <= (1 << 16);
 }
@@ -49,8 +49,7 @@ static Graph *subgraph(Node *n, const char *name)
  * inputs, written by the loop, are no graph inputs. */
 static void capture_views(Node *owner, Graph *b)
 {
-    static const OpDef *identity;
-    if (!identity) identity = op_find("", "Identity");
+    const OpDef *identity = node_op(owner, "", "Identity");
     for (int k = 0; k < b->ncaptures; k++) {
         Tensor *c = b->captures[k], *x = owner->in[b->capture_in[k]];
         c->is_input = 0;
@@ -70,29 +69,21 @@ static void capture_views(Node *owner, Graph *b)
     for (int i = 0; i < b->ninputs; i++) b->inputs[i]->is_input = 0;
 }
 
-/* ---- shape inference of a body ------------------------------------------- */
-
-static void check_body_ops(Node *owner, Graph *b)
+/* Between inference and lowering a body looks like any graph to the passes
+ * (passes.c runs them inside bodies): its inputs and the captures that are
+ * not constant are graph inputs, produced by no node. Lowering makes them
+ * what they are at run time again (capture_views). */
+static void body_inputs_open(Graph *b)
 {
-    char msg[1024];
-    size_t len = 0;
-    int bad = 0;
-    for (int i = 0; i < b->nnodes; i++) {
-        Node *n = b->nodes[i];
-        n->op = op_find(n->domain, n->op_type);
-        n->opset = b->opset;
-        if (n->op) continue;
-        bad++;
-        if (len < sizeof msg - 200)
-            len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s%s%s (node '%s')", bad > 1 ? ", " : "",
-                                    *n->domain ? n->domain : "", *n->domain ? "::" : "", n->op_type, n->name);
+    for (int k = 0; k < b->ncaptures; k++) {
+        Tensor *c = b->captures[k];
+        c->producer = NULL;
+        c->is_input = !c->data;
     }
-    if (bad)
-        fail("its subgraph '%s' has %d node%s with unsupported ops: %s (custom-domain ops "
-             "are not supported)", b->name, bad, bad > 1 ? "s" : "", msg);
-    check_op_versions(b);   /* infer.c: op versions onnx2c does not implement */
-    (void)owner;
+    for (int i = 0; i < b->ninputs; i++) b->inputs[i]->is_input = 1;
 }
+
+/* ---- shape inference of a body ------------------------------------------- */
 
 /* Set while an unrolled iteration is inferred: its iteration number and
  * condition inputs are constants. */
@@ -101,6 +92,7 @@ static int keep_input_data;
 /* Infers body b of node owner; its inputs' types and shapes are set. */
 static void infer_body(Node *owner, Graph *b)
 {
+    b->inferred = 0;
     for (int k = 0; k < b->ncaptures; k++) {
         Tensor *c = b->captures[k], *x = owner->in[b->capture_in[k]];
         if (!x) fail("internal: capture '%s' is unbound", c->name);
@@ -119,7 +111,9 @@ static void infer_body(Node *owner, Graph *b)
         if (!keep_input_data) b->inputs[i]->data = NULL;
         b->inputs[i]->producer = NULL;
     }
-    check_body_ops(owner, b);
+    /* its ops (unsupported ones refused as a message about this node) */
+    diag_node = owner;
+    infer_resolve_ops(b, 1);
     /* a failure inside says where the node is */
     jmp_buf here, *outer = diag_jmp;
     diag_jmp = &here;
@@ -133,28 +127,14 @@ static void infer_body(Node *owner, Graph *b)
         diag_node = owner;
         fail_plain("%s (in subgraph '%s' of node '%s' (%s))", msg, b->name, owner->name, owner->op_type);
     }
-    topo_sort(b);
-    graph_recount_uses(b);   /* readers (ops skip optional outputs nobody reads); outputs count as uses */
+    infer_order(b);
     capture_views(owner, b);
-    for (int i = 0; i < b->nnodes; i++) {
-        Node *n = b->nodes[i];
-        diag_node = n;
-        if (expand_flex_attention(b, n)) { i--; continue; }   /* replaced by standard ops (ops/attention.c) */
-        if (seq_expand(b, i)) { i--; continue; }   /* sequences: replaced by plain nodes (ops/sequence.c) */
-        infer_node(n);
-        if (!n->folded && node_foldable(n)) {
-            int64_t e = 0;
-            for (int j = 0; j < n->nout; j++) if (n->out[j]) e += tensor_numel(n->out[j]);
-            if (e <= 1 << 16) {   /* constant in every iteration: computed once, here */
-                fold_node(n);
-                n->folded = 1;
-            }
-        }
-    }
+    infer_run(b);   /* the engine's inference loop, as for the model's graph */
     diag_jmp = outer;
     diag_node = owner;
-    for (int i = b->nnodes - 1; i >= 0; i--)
-        if (b->nodes[i]->folded) graph_remove_node(b, b->nodes[i]);
+    infer_drop_folded(b);
+    body_inputs_open(b);
+    b->inferred = 1;
     for (int i = 0; i < b->noutputs; i++) {
         Tensor *t = b->outputs[i];
         if (t->seq) continue;   /* a sequence: its elements (seq_flatten_if) */

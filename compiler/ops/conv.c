@@ -315,17 +315,17 @@ static void lower_wino(Lowering *L, KCall *c, int64_t N)
 int conv_layout_role(Node *n)
 {
     int fused = !strcmp(n->op_type, "FusedConv");
-    if ((!fused && strcmp(n->op_type, "Conv")) || n->folded || n->promoted) return CONV_ROLE_NONE;
+    if ((!fused && strcmp(n->op_type, "Conv")) || n->folded || n->promoted) return LAYOUT_ROLE_NONE;
     Tensor *x = n->in[0], *w = n->in[1];
-    if (x->dtype != DT_FLOAT || !w->data || (x->rank != 3 && x->rank != 4)) return CONV_ROLE_NONE;
+    if (x->dtype != DT_FLOAT || !w->data || (x->rank != 3 && x->rank != 4)) return LAYOUT_ROLE_NONE;
     ConvGeom g;
     int64_t group, M, C = x->dims[1];
     conv_geom(n, &g, &group, &M);
     int pointwise = group == 1;
     for (int i = 0; i < 3; i++) pointwise &= g.k[i] == 1 && g.s[i] == 1 && g.pb[i] == 0 && g.out[i] == g.in[i];
-    if (pointwise) return CONV_ROLE_PW;
-    if (group == C && M == C && C >= O2C_DWC_MIN_C) return CONV_ROLE_DW;
-    return CONV_ROLE_NONE;
+    if (pointwise) return LAYOUT_ROLE_PW;
+    if (group == C && M == C && C >= O2C_DWC_MIN_C) return LAYOUT_ROLE_DW;
+    return LAYOUT_ROLE_NONE;
 }
 
 /* A conv with a channels-innermost input or output (layout.c): no choice */

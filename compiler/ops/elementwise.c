@@ -123,9 +123,19 @@ static void binary_rule(Node *n, const int *allowed, int out_dtype)
     set_out(n, 0, out_dtype ? out_dtype : a->dtype, r, dims);
 }
 
+/* a compare of strings (Equal: its OpDef has OPT_STRINGS) is ops/strings.c's */
+static int strings_compared(const Node *n)
+{
+    return (n->in[0] && n->in[0]->dtype == DT_STRING) || (n->in[1] && n->in[1]->dtype == DT_STRING);
+}
+
 #define BINARY_RULE(TS)                                                         \
     void infer_binary_##TS(Node *n) { binary_rule(n, DTS_##TS, 0); }           \
-    void infer_compare_##TS(Node *n) { binary_rule(n, DTS_##TS, DT_BOOL); }
+    void infer_compare_##TS(Node *n)                                           \
+    {                                                                          \
+        if (strings_compared(n)) infer_string_equal(n);                        \
+        else binary_rule(n, DTS_##TS, DT_BOOL);                                \
+    }
 BINARY_RULE(FLOAT)
 BINARY_RULE(SIGNED)
 BINARY_RULE(NUM)
@@ -163,6 +173,10 @@ void lower_pow_int(Node *n, Lowering *L);   /* ops/extra.c */
 void lower_binary(Node *n, Lowering *L)
 {
     Tensor *b = n->in[1];
+    if (strings_compared(n)) {
+        lower_string_equal(n, L);
+        return;
+    }
     if (!strcmp(n->op_type, "Pow") && dtype_is_int(n->in[0]->dtype)) {   /* integer base */
         lower_pow_int(n, L);
         return;
@@ -255,18 +269,18 @@ void lower_where(Node *n, Lowering *L)
 
 /* ---- layout freedom (layout.c) ------------------------------------------ */
 
-void lower_fused_elementwise(Node *n, Lowering *L);
 
 /* Whether a node computes each output element from the elements of the
  * same flat index of its inputs: an elementwise op (or a fused chain of
  * them) with one output, every input either of the output's shape or a
  * single value. Then it gives the same result on any layout, as long as
  * its full-shape inputs and its output share it. */
+int ew_layout(Node *n) { return node_elementwise(n) ? LAYOUT_ROLE_ANY : LAYOUT_ROLE_NONE; }
+
 int node_elementwise(const Node *n)
 {
-    LowerFn f = n->op->lower;
     if (n->promoted || n->folded || n->nout != 1 || !n->out[0]) return 0;
-    if (f != lower_unary && f != lower_binary && f != lower_clip && f != lower_fused_elementwise) return 0;
+    if (n->op->layout != ew_layout) return 0;   /* the elementwise ops (ops.def) */
     const Tensor *y = n->out[0];
     for (int j = 0; j < n->nin; j++) {
         const Tensor *t = n->in[j];

@@ -40,11 +40,11 @@ typedef struct EwExpr {
 } EwExpr;
 
 static const EwExpr EXPRS[] = {
-#define UNARY(Name, TS, schema, expr, vers) {#Name, EW_UNARY, #expr, schema},
+#define UNARY(Name, TS, schema, expr, ...) {#Name, EW_UNARY, #expr, schema},
 #define KUNARY(Name, TS, expr) {#Name, EW_UNARY, #expr, ""},
-#define BINARY(Name, TS, expr, vers) {#Name, EW_BINARY, #expr, ""},
+#define BINARY(Name, TS, expr, ...) {#Name, EW_BINARY, #expr, ""},
 #define KBINARY(Name, TS, expr) {#Name, EW_BINARY, #expr, ""},
-#define COMPARE(Name, TS, expr, vers) {#Name, EW_COMPARE, #expr, ""},
+#define COMPARE(Name, TS, expr, ...) {#Name, EW_COMPARE, #expr, ""},
 #define PREDICATE(...)
 #define OP(...)
 #define FUSED(...)

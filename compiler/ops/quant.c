@@ -69,26 +69,6 @@ static Tensor *cast_to(Lowering *L, Tensor *t, int dt)
     return c;
 }
 
-/* A call whose inputs are all constant (scales and zero points given as
- * initializers: the usual case) is run now, at lowering: its output
- * becomes a constant (what: its name) and the call is dropped. */
-static Tensor *run_if_const(Lowering *L, KCall *c, const char *what)
-{
-    for (int j = 0; j < O2C_MAX_X; j++)
-        if (c->x[j] && !c->x[j]->data) return c->y[0];
-    Tensor *t = lower_const(L, what, c->y[0]->dtype, c->y[0]->rank, c->y[0]->dims);
-    o2c_p p;
-    memset(&p, 0, sizeof p);
-    for (int j = 0; j < O2C_MAX_X; j++) p.x[j] = c->x[j] ? c->x[j]->data : NULL;
-    p.y[0] = t->data;
-    memcpy(p.k, c->k, sizeof p.k);
-    memcpy(p.f, c->f, sizeof p.f);
-    for (int j = 0; j < O2C_NF; j++) p.ff[j] = (float)c->f[j];
-    c->kernel->fn(0, c->count, &p);
-    L->n--;
-    return t;
-}
-
 /* ---- QuantizeLinear, DequantizeLinear ------------------------------------ */
 
 /* The O2C_QP_* slots of a scale (and its zero point) for data x: per
@@ -509,7 +489,7 @@ void lower_qconv(Node *n, Lowering *L)
         s->y[0] = mul;
         s->k[O2C_QSCALE_SB] = nmul > 1;
         s->f[O2C_QSCALE_F_ALPHA] = 1.0;
-        mul = run_if_const(L, s, "multipliers");
+        mul = eval_call_const(L, s, "multipliers");
     }
     KCall *c = lower_call(L, xfmt("o2c_qconv_%s_%s_%s", dtype_suffix(x->dtype), dtype_suffix(w->dtype),
                                   dtype_suffix(y->dtype)), tensor_numel(y));
@@ -659,7 +639,7 @@ void lower_qgemm(Node *n, Lowering *L)
     s->y[0] = sc;
     s->k[O2C_QSCALE_SB] = nsc > 1;
     s->f[O2C_QSCALE_F_ALPHA] = attr_f(n, "alpha");
-    sc = run_if_const(L, s, "scales");
+    sc = eval_call_const(L, s, "scales");
     KCall *k = lower_call(L, xfmt("o2c_qgemm_%s_%s_%s", dtype_suffix(a->dtype), dtype_suffix(b->dtype),
                                   dtype_suffix(y->dtype)), tensor_numel(y));
     k->x[0] = a;
@@ -714,7 +694,7 @@ void lower_qlinear_unary(Node *n, Lowering *L)
     } else {
         c->k[O2C_QLUT_FN] = O2C_QLUT_SIGMOID;
     }
-    tbl = run_if_const(L, c, "table");
+    tbl = eval_call_const(L, c, "table");
     c = lower_call(L, "o2c_qlut_apply", tensor_numel(x));
     c->x[0] = x;
     c->x[1] = tbl;

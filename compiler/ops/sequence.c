@@ -121,7 +121,6 @@ typedef struct Rw {
 
 static Node *rw_node(Rw *r, const char *op, Tensor *const *in, int nin, Tensor *const *out, int nout)
 {
-    if (!op_find("", op)) fail("internal: no op %s", op);
     Node *m = graph_insert_node(r->g, r->next, op, "", in, nin, out, nout);
     m->name = xfmt("%s/%s_%d", r->n->name, op, r->count++);
     m->origins = r->n->origins;
@@ -249,7 +248,7 @@ static void inline_body(Rw *r, Node *owner, Graph *b, Tensor *const *in, Tensor 
     for (int k = 0; k < b->ncaptures; k++) b->captures[k]->is_input = 0;
     for (int i = 0; i < b->nnodes; i++) {
         Node *a = b->nodes[i];
-        if (!op_find(a->domain, a->op_type))
+        if (!graph_op(r->g, a->domain, a->op_type))
             fail("its subgraph '%s' has node '%s' with the unsupported op %s%s%s", b->name, a->name,
                  *a->domain ? a->domain : "", *a->domain ? "::" : "", a->op_type);
         Tensor **ins = xalloc(sizeof(Tensor *) * (size_t)(a->nin + 1));
@@ -527,10 +526,9 @@ static void check_arity(Node *n)
         fail("has %d outputs; the op takes %d to %d", n->nout, op->min_out, op->max_out);
 }
 
-int seq_expand(Graph *g, int i)
+int seq_expand(Graph *g, Node *n)
 {
-    Node *n = g->nodes[i];
-    if (!n->op) n->op = op_find(n->domain, n->op_type);
+    int i = graph_node_index(g, n);
     if (!wants_rewrite(n)) {
         if (!strcmp(n->op_type, "If") && !*n->domain) {
             struct Owner *o = xalloc(sizeof *o);

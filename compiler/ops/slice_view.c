@@ -70,8 +70,3 @@ void decompose_slice_view(const Node *n, Decomp *d)
     d->opset = d->opset > 10 ? d->opset : 10;
     dc_output(d, 0, y);
 }
-
-int node_is_view(const Node *n)
-{
-    return n->op->lower == lower_view || n->op->lower == lower_slice_view;
-}

@@ -5,33 +5,21 @@
  * a case change) live in the string space, an arena tensor of
  * --string-space bytes reset at the start of every run (runtime/c/strings.h).
  *
- * Ops: Equal on strings (the numeric op's table line; strings_infer and
- * strings_lower take it over), StringConcat, RegexFullMatch (the pattern
+ * Ops (their ops.def lines have OPT_STRINGS): Equal on strings (the
+ * numeric op's table line; ops/elementwise.c hands a string Equal to
+ * infer_string_equal and lower_string_equal), StringConcat, RegexFullMatch (the pattern
  * compiled here into a Thompson NFA that the kernel runs in linear time),
  * StringNormalizer, StringSplit (shapes that depend on the data: their
  * input must be known at compile time, --bind), ai.onnx.ml LabelEncoder
  * (sorted keys, binary search), and the moves that only pass pointers
  * along (views, Shape, Size). Every other op refuses string inputs
- * (infer.c: node_takes_string). The CUDA target refuses string models. */
+ * (engine/inference.c). The CUDA target refuses string models. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../ir.h"
 #include "../../runtime/c/params/strings.h"
 #include "../../runtime/c/strings.h"
-
-static const char *const STRING_OPS[] = {"Equal", "StringConcat", "StringSplit", "StringNormalizer", "RegexFullMatch",
-                                         "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Shape", "Size",
-                                         "Constant", NULL};
-
-int node_takes_string(const Node *n)
-{
-    if (!strcmp(n->domain, "ai.onnx.ml")) return !strcmp(n->op_type, "LabelEncoder");
-    if (*n->domain && strcmp(n->domain, "ai.onnx")) return 0;
-    for (int i = 0; STRING_OPS[i]; i++)
-        if (!strcmp(n->op_type, STRING_OPS[i])) return 1;
-    return 0;
-}
 
 static int graph_strings(const Graph *g)
 {
@@ -51,37 +39,6 @@ static int graph_strings(const Graph *g)
 
 int graph_has_strings(const Graph *g) { return graph_strings(g); }
 
-/* ---- the string space ------------------------------------------------- */
-
-/* Compile-time evaluation (L->string_space 0) gets a space of its own,
- * allocated here; the generated code's is planned in the arena. */
-#define EVAL_STRING_SPACE (1 << 22)
-
-static int64_t attach_space(Lowering *L, KCall *c)
-{
-    if (!L->strings) {
-        int64_t cap = L->string_space ? L->string_space : EVAL_STRING_SPACE;
-        int64_t dims[1] = {O2C_STRS_HEAD + cap};
-        Tensor *t = lower_temp(L, DT_UINT8, 1, dims);
-        t->name = xstrdup("string space");
-        if (!L->string_space) tensor_alloc_data(t);   /* zeroed: an empty space */
-        L->strings = t;
-    }
-    c->x[O2C_STRS_X] = L->strings;
-    return L->strings->dims[0] - O2C_STRS_HEAD;
-}
-
-int call_uses_strings(const Lowering *L, const KCall *c)
-{
-    return L->strings && c->x[O2C_STRS_X] == L->strings;
-}
-
-void strings_check_eval(const Lowering *L)
-{
-    if (L->strings && L->strings->data && o2c_strs_full(L->strings->data))
-        fail("the strings this node builds at compile time exceed %d bytes", EVAL_STRING_SPACE);
-}
-
 void strings_header_note(FILE *f, const struct EmitCtx *c)
 {
     const char *N = c->o->name;
@@ -94,13 +51,6 @@ void strings_header_note(FILE *f, const struct EmitCtx *c)
                " * strings do not fit returns %s_ERR_STRING_SPACE (its outputs are not all\n"
                " * written). */\n#define %s_ERR_STRING_SPACE 4\n\n",
             (long long)(c->L->strings ? c->L->strings->dims[0] - O2C_STRS_HEAD : 0), N, N);
-}
-
-void lower_copy_strings(Lowering *L, Tensor *x, Tensor *y)
-{
-    KCall *c = lower_call(L, "o2c_copy_str", tensor_numel(y));
-    c->x[0] = x;
-    c->y[0] = y;
 }
 
 static void need_string(Node *n, Tensor *t)
@@ -131,33 +81,25 @@ static void bcast2(KCall *c, Tensor *a, Tensor *b, Tensor *y)
 
 /* ---- Equal (the numeric op's line) ------------------------------------- */
 
-static int is_string_equal(const Node *n)
+/* Equal of two string tensors (the COMPARE line's shape rule and lowering
+ * hand a string Equal here: ops/elementwise.c) */
+void infer_string_equal(Node *n)
 {
-    if (strcmp(n->op_type, "Equal") || (*n->domain && strcmp(n->domain, "ai.onnx")) || n->nin != 2) return 0;
-    return (n->in[0] && n->in[0]->dtype == DT_STRING) || (n->in[1] && n->in[1]->dtype == DT_STRING);
-}
-
-int strings_infer(Node *n)
-{
-    if (!is_string_equal(n)) return 0;
     need_string(n, n->in[0]);
     need_string(n, n->in[1]);
     int64_t dims[MAX_RANK];
     int r = broadcast_shapes(n, n->in[0], n->in[1], dims);
     set_out(n, 0, DT_BOOL, r, dims);
-    return 1;
 }
 
-int strings_lower(Node *n, Lowering *L)
+void lower_string_equal(Node *n, Lowering *L)
 {
-    if (!is_string_equal(n)) return 0;
     Tensor *y = n->out[0];
     KCall *c = lower_call(L, "o2c_str_equal", tensor_numel(y));
     c->x[0] = n->in[0];
     c->x[1] = n->in[1];
     c->y[0] = y;
     bcast2(c, n->in[0], n->in[1], y);
-    return 1;
 }
 
 /* ---- StringConcat ------------------------------------------------------ */
@@ -181,7 +123,7 @@ void lower_string_concat(Node *n, Lowering *L)
     c->y[0] = y;
     bcast2(c, n->in[0], n->in[1], y);
     c->k[O2C_STR_N] = tensor_numel(y);
-    c->k[O2C_STR_CAP] = attach_space(L, c);
+    c->k[O2C_STR_CAP] = lower_string_space(L, c);
 }
 
 /* ---- StringNormalizer -------------------------------------------------- */
@@ -251,13 +193,13 @@ void lower_string_normalizer(Node *n, Lowering *L)
     Tensor *x = n->in[0], *y = n->out[0];
     int act = case_action(n);
     if (!tensor_numel(y)) return;
-    if (act < 0) { lower_copy_strings(L, x, y); return; }
+    if (act < 0) { lower_copy(L, x, y); return; }
     KCall *c = lower_call(L, "o2c_str_case_k", 1);
     c->x[0] = x;
     c->y[0] = y;
     c->k[O2C_STRCASE_N] = tensor_numel(y);
     c->k[O2C_STRCASE_UPPER] = act;
-    c->k[O2C_STRCASE_CAP] = attach_space(L, c);
+    c->k[O2C_STRCASE_CAP] = lower_string_space(L, c);
 }
 
 /* ---- StringSplit -------------------------------------------------------- */

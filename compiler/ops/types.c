@@ -1,47 +1,15 @@
 /* The narrow element types (float8, float4e2m1, int4/uint4, int2/uint2;
  * ir.c: dtype_is_narrow): Cast/CastLike to and from them (kernels in
- * runtime/c/types.h), and which ops may see them at all. They are bit
- * patterns, one element a byte; no arithmetic op takes them (ONNX defines
- * them for conversions, quantization and data movement only). */
+ * runtime/c/types.h). They are bit patterns, one element a byte; no
+ * arithmetic op takes them (ONNX defines them for conversions,
+ * quantization and data movement only): the ops that convert them or only
+ * move their bytes say so in ops.def (OPT_NARROW), IsNaN/IsInf compute on
+ * their float32 value (OPT_NARROW_AS_FLOAT); engine/inference.c refuses
+ * the others. */
 #include <string.h>
 
 #include "../ir.h"
 #include "../../runtime/c/params/types.h"
-
-/* Ops that convert these types or only move their bytes (views keep the
- * bytes: node_is_view), and IsNaN/IsInf (node_promotes_narrow).
- * QuantizeLinear/DequantizeLinear join them when they handle the types. */
-int node_takes_narrow(const Node *n)
-{
-    static const char *const OK[] = {"Cast", "CastLike", "Identity", "Constant", "ConstantOfShape", "Shape", "Size",
-                                     "Transpose", "Pad", NULL};
-    if (*n->domain) return 0;
-    if (node_promotes_narrow(n)) return 1;
-    /* ops/quant.c: quantization to and from the narrow types */
-    if (!strcmp(n->op_type, "QuantizeLinear") || !strcmp(n->op_type, "DequantizeLinear")) return 1;
-    if (n->op && node_is_view(n)) return 1;
-    for (int i = 0; OK[i]; i++)
-        if (!strcmp(n->op_type, OK[i])) return 1;
-    return 0;
-}
-
-/* IsNaN and IsInf of a float8 run on its float32 value (exact): infer.c's
- * promotion of 16-bit floats takes them too. */
-int node_promotes_narrow(const Node *n)
-{
-    if (*n->domain || (strcmp(n->op_type, "IsNaN") && strcmp(n->op_type, "IsInf")) || n->nin != 1 || !n->in[0]) return 0;
-    int dt = n->in[0]->dtype;   /* a float type: not int4/uint4/int2/uint2 */
-    return dtype_is_narrow(dt) && dt != DT_INT4 && dt != DT_UINT4 && dt != DT_INT2 && dt != DT_UINT2;
-}
-
-/* y (float32) = the values of the narrow tensor x */
-void lower_narrow_to_f32(Lowering *L, Tensor *x, Tensor *y)
-{
-    KCall *c = lower_call(L, "o2c_cast_n_f32", tensor_numel(x));
-    c->x[0] = x;
-    c->y[0] = y;
-    c->k[O2C_CASTN_FROM] = x->dtype;
-}
 
 /* Cast/CastLike with a narrow input or output: o2c_cast_T_n, o2c_cast_n_T
  * or o2c_cast_n_n, the narrow types and the rounding in k[]. */

@@ -132,7 +132,7 @@ static int fold_into(Graph *g, Node *n, int kind, Node *r, const double *s, cons
     int dt = y->dtype;
     int scale = !all_equal(s, nch, 1), shift = !all_equal(t, nch, 0);
     Node **rd;
-    if (scale && (graph_readers(g, n->in[1], &rd) != 1 || n->in[1]->is_output)) return 0;
+    if (scale && (graph_readers(g, n->in[1], &rd) != 1 || graph_is_output(g, n->in[1]))) return 0;
     if (kind == K_GEMM) {
         /* C: absent, one value, one per column, or M x N */
         Tensor *c = in_t(n, 2);

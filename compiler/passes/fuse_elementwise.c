@@ -120,14 +120,14 @@ static void grow(Graph *g, Group *G, const Tensor *y)
                 for (int k = 0; k < nr; k++)
                     if (member_of(G, rd[k]) < 0) inside = 0;
                 if (!inside) continue;
-                if (t->is_output && (G->extra || !identical_shape(t, y))) continue;
+                if (graph_is_output(g, t) && (G->extra || !identical_shape(t, y))) continue;
                 Member *m = &G->m[G->n];
                 memset(m, 0, sizeof *m);
                 m->n = p;
                 if (!ew_node_step(p, &m->op, m->x, &m->nx, m->f)) continue;
                 G->n++;
                 if (!fits(g, G, y)) { G->n--; continue; }
-                if (t->is_output) G->extra = t;
+                if (graph_is_output(g, t)) G->extra = t;
                 again = 1;
             }
     }

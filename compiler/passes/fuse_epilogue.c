@@ -121,7 +121,7 @@ static int activation(Node *r, Tensor *x, int chan_axis, Epi *e)
 static int silu(Graph *g, Tensor *x, Epi *e)
 {
     Node **rd;
-    if (x->is_output || tensor_nuses(g, x) != 2 || graph_readers(g, x, &rd) != 2) return 0;
+    if (graph_is_output(g, x) || tensor_nuses(g, x) != 2 || graph_readers(g, x, &rd) != 2) return 0;
     Node *s = NULL, *m = NULL;
     for (int i = 0; i < 2; i++) {
         if (!strcmp(rd[i]->op_type, "Sigmoid") && !rd[i]->domain[0]) s = rd[i];

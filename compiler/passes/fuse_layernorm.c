@@ -60,7 +60,7 @@ int pass_fuse_layernorm(Graph *g)
         /* d is read by the square and the division */
         Node **rd;
         int nrd = graph_readers(g, d, &rd);
-        if (nrd != 2 || d->is_output) continue;
+        if (nrd != 2 || graph_is_output(g, d)) continue;
         Node *sq = NULL, *dv = NULL;
         for (int k = 0; k < 2; k++) {
             Node *r = rd[k];

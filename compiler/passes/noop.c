@@ -2,6 +2,7 @@
  * slices into views.
  *
  * Removed (the output is the input, same type and shape): Identity,
+ * onnx2c::KeepShape (its shape rule checked what it had to),
  * Dropout (inference; its mask unread), Cast/CastLike to the input's own
  * type, Reshape/Flatten/Squeeze/Unsqueeze/Expand/Tile to the same shape,
  * Transpose with the identity permutation, Pad by zero everywhere, Slice
@@ -99,6 +100,7 @@ static int noop_input(Graph *g, Node *n)
                                         "Tile", "Cast", "CastLike", "Split", NULL};
     for (int i = 0; plain[i]; i++)
         if (is_op(n, plain[i])) return same_shape(x, y) ? 0 : -1;
+    if (!strcmp(n->op_type, "KeepShape") && !strcmp(n->domain, "onnx2c")) return same_shape(x, y) ? 0 : -1;   /* checked */
     if (is_op(n, "Concat")) return n->nin == 1 && same_shape(x, y) ? 0 : -1;
     if (is_op(n, "Transpose")) return identity_perm(n) && same_shape(x, y) ? 0 : -1;
     if (is_op(n, "Pad")) return pads_zero(g, n) && same_shape(x, y) ? 0 : -1;

@@ -89,7 +89,7 @@ static inline int pat_same_shape(const Tensor *a, const Tensor *b)
  * graph output: it disappears with the match. */
 static inline int pat_internal(Graph *g, Tensor *t, const PatMatch *m)
 {
-    if (!t || t->is_output) return 0;
+    if (!t || graph_is_output(g, t)) return 0;
     Node **rd;
     int nr = graph_readers(g, t, &rd);
     for (int i = 0; i < nr; i++)

@@ -356,6 +356,7 @@ static void check_lstm(LS t)
     pt_fill_inputs(ref, 5);
     pt_fill_inputs(got, 5);
     EXPECT_OK(graph_evaluate(ref));
+    EXPECT_OK(layout_assign(got, 1));   /* channels innermost where the C target runs it so */
     EXPECT_OK(graph_evaluate_lowered(got, 1));
     for (int k = 0; k < ref->noutputs; k++) {
         char what[160];
@@ -395,6 +396,7 @@ static void check_softmax(const char *op, int64_t rows, int64_t A, int with_nan)
     for (int64_t i = 0; i < rows * A; i++) xr[i] = xg[i] = xr[i] * 20.0f;   /* exponents from -40 to 40 */
     if (with_nan) xr[A + 3] = xg[A + 3] = NAN;                              /* row 1 */
     EXPECT_OK(graph_evaluate(ref));
+    EXPECT_OK(layout_assign(got, 1));   /* channels innermost where the C target runs it so */
     EXPECT_OK(graph_evaluate_lowered(got, 1));
     const float *w = ref->outputs[0]->data, *g = got->outputs[0]->data;
     for (int64_t i = 0; i < rows * A; i++) {
@@ -443,6 +445,7 @@ static void check_maxpool(int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh
     xr[5] = xg[5] = NAN;
     xr[W * 2 + 1] = xg[W * 2 + 1] = NAN;
     EXPECT_OK(graph_evaluate(ref));
+    EXPECT_OK(layout_assign(got, 1));   /* channels innermost where the C target runs it so */
     EXPECT_OK(graph_evaluate_lowered(got, 1));
     const float *w = ref->outputs[0]->data, *g = got->outputs[0]->data;
     for (int64_t i = 0; i < tensor_numel(ref->outputs[0]); i++)
@@ -534,12 +537,13 @@ static void check_layout_chain(int64_t N, int64_t C0, int64_t C, int64_t H, int6
     int64_t ny = tensor_numel(g->outputs[0]);
     float *want = xalloc(sizeof(float) * (size_t)ny);
     memcpy(want, g->outputs[0]->data, sizeof(float) * (size_t)ny);
+    EXPECT_OK(layout_assign(g, 1));
     EXPECT_OK(graph_evaluate_lowered(g, 1));
     int nhwc = 0;
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
         nhwc += n->out[0]->layout == LAYOUT_NHWC;
-        if (conv_layout_role(n) == CONV_ROLE_DW) {   /* both sides channels innermost */
+        if (conv_layout_role(n) == LAYOUT_ROLE_DW) {   /* both sides channels innermost */
             assert_int_equal(n->in[0]->layout, LAYOUT_NHWC);
             assert_int_equal(n->out[0]->layout, LAYOUT_NHWC);
         }
@@ -552,7 +556,8 @@ static void check_layout_chain(int64_t N, int64_t C0, int64_t C, int64_t H, int6
     /* seven convs deep, sums of up to 72 x 25 terms: fused multiply-adds
      * (an FMA build) move the last digits further than one kernel does */
     expect_close_tol(g->outputs[0]->data, want, ny, what, 1e-4f);
-    EXPECT_OK(graph_evaluate(g));   /* and back: the reference lowering resets the layouts */
+    EXPECT_OK(layout_assign(g, 0));   /* and back: the reference lowering's layouts (all NCHW) */
+    EXPECT_OK(graph_evaluate(g));
     assert_int_equal(g->outputs[0]->layout, LAYOUT_NCHW);
     for (int i = 0; i < g->nnodes; i++) assert_int_equal(g->nodes[i]->out[0]->layout, LAYOUT_NCHW);
 }
@@ -584,6 +589,7 @@ static void check_gavgpool(int64_t N, int64_t C, int64_t H, int64_t W)
     pt_fill_inputs(ref, 4);
     pt_fill_inputs(got, 4);
     EXPECT_OK(graph_evaluate(ref));
+    EXPECT_OK(layout_assign(got, 1));   /* channels innermost where the C target runs it so */
     EXPECT_OK(graph_evaluate_lowered(got, 1));
     char what[96];
     snprintf(what, sizeof what, "GlobalAveragePool %s", xs);

@@ -18,50 +18,50 @@
 
 /* runtime kernels, compiled in for constant folding, each after its
  * parameter slots (runtime/c/params/), in the order of families.def */
-#include "../runtime/c/params/elementwise.h"
-#include "../runtime/c/elementwise.h"
-#include "../runtime/c/params/matmul.h"
-#include "../runtime/c/matmul.h"
-#include "../runtime/c/params/conv.h"
-#include "../runtime/c/conv.h"
-#include "../runtime/c/params/pool.h"
-#include "../runtime/c/pool.h"
-#include "../runtime/c/params/norm.h"
-#include "../runtime/c/norm.h"
-#include "../runtime/c/params/reduce.h"
-#include "../runtime/c/reduce.h"
-#include "../runtime/c/params/movement.h"
-#include "../runtime/c/movement.h"
-#include "../runtime/c/params/resize.h"
-#include "../runtime/c/resize.h"
-#include "../runtime/c/params/rnn.h"
-#include "../runtime/c/rnn.h"
-#include "../runtime/c/params/index.h"
-#include "../runtime/c/index.h"
-#include "../runtime/c/params/misc.h"
-#include "../runtime/c/misc.h"
-#include "../runtime/c/params/attention.h"
-#include "../runtime/c/attention.h"
-#include "../runtime/c/params/loss.h"
-#include "../runtime/c/loss.h"
-#include "../runtime/c/params/training.h"
-#include "../runtime/c/training.h"
-#include "../runtime/c/params/ml.h"
-#include "../runtime/c/ml.h"
-#include "../runtime/c/params/signal.h"
-#include "../runtime/c/signal.h"
-#include "../runtime/c/params/image.h"
-#include "../runtime/c/image.h"
-#include "../runtime/c/params/types.h"
-#include "../runtime/c/types.h"
-#include "../runtime/c/params/extra.h"
-#include "../runtime/c/extra.h"
-#include "../runtime/c/params/quant.h"
-#include "../runtime/c/quant.h"
-#include "../runtime/c/params/control.h"
-#include "../runtime/c/control.h"
-#include "../runtime/c/params/strings.h"
-#include "../runtime/c/strings.h"
+#include "../../runtime/c/params/elementwise.h"
+#include "../../runtime/c/elementwise.h"
+#include "../../runtime/c/params/matmul.h"
+#include "../../runtime/c/matmul.h"
+#include "../../runtime/c/params/conv.h"
+#include "../../runtime/c/conv.h"
+#include "../../runtime/c/params/pool.h"
+#include "../../runtime/c/pool.h"
+#include "../../runtime/c/params/norm.h"
+#include "../../runtime/c/norm.h"
+#include "../../runtime/c/params/reduce.h"
+#include "../../runtime/c/reduce.h"
+#include "../../runtime/c/params/movement.h"
+#include "../../runtime/c/movement.h"
+#include "../../runtime/c/params/resize.h"
+#include "../../runtime/c/resize.h"
+#include "../../runtime/c/params/rnn.h"
+#include "../../runtime/c/rnn.h"
+#include "../../runtime/c/params/index.h"
+#include "../../runtime/c/index.h"
+#include "../../runtime/c/params/misc.h"
+#include "../../runtime/c/misc.h"
+#include "../../runtime/c/params/attention.h"
+#include "../../runtime/c/attention.h"
+#include "../../runtime/c/params/loss.h"
+#include "../../runtime/c/loss.h"
+#include "../../runtime/c/params/training.h"
+#include "../../runtime/c/training.h"
+#include "../../runtime/c/params/ml.h"
+#include "../../runtime/c/ml.h"
+#include "../../runtime/c/params/signal.h"
+#include "../../runtime/c/signal.h"
+#include "../../runtime/c/params/image.h"
+#include "../../runtime/c/image.h"
+#include "../../runtime/c/params/types.h"
+#include "../../runtime/c/types.h"
+#include "../../runtime/c/params/extra.h"
+#include "../../runtime/c/extra.h"
+#include "../../runtime/c/params/quant.h"
+#include "../../runtime/c/quant.h"
+#include "../../runtime/c/params/control.h"
+#include "../../runtime/c/control.h"
+#include "../../runtime/c/params/strings.h"
+#include "../../runtime/c/strings.h"
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -85,15 +85,15 @@
 #define K_BINARY(sfx, T, Name, text, expr) O2C_BINARY(o2c_##Name##_##sfx, T, T, expr)
 #define K_COMPARE(sfx, T, Name, text, expr) O2C_BINARY(o2c_##Name##_##sfx, T, uint8_t, expr)
 #define K_PREDICATE(sfx, T, Name, text, expr) O2C_PREDICATE(o2c_##Name##_##sfx, T, expr)
-#define UNARY(Name, TS, schema, expr, vers) TS_##TS(K_UNARY, Name, #expr, expr)
+#define UNARY(Name, TS, schema, expr, ...) TS_##TS(K_UNARY, Name, #expr, expr)
 #define KUNARY(Name, TS, expr) TS_##TS(K_UNARY, Name, #expr, expr)
-#define BINARY(Name, TS, expr, vers) TS_##TS(K_BINARY, Name, #expr, expr)
+#define BINARY(Name, TS, expr, ...) TS_##TS(K_BINARY, Name, #expr, expr)
 #define KBINARY(Name, TS, expr) TS_##TS(K_BINARY, Name, #expr, expr)
-#define COMPARE(Name, TS, expr, vers) TS_##TS(K_COMPARE, Name, #expr, expr)
-#define PREDICATE(Name, TS, schema, expr, vers) TS_##TS(K_PREDICATE, Name, #expr, expr)
+#define COMPARE(Name, TS, expr, ...) TS_##TS(K_COMPARE, Name, #expr, expr)
+#define PREDICATE(Name, TS, schema, expr, ...) TS_##TS(K_PREDICATE, Name, #expr, expr)
 #define OP(...)
 #define FUSED(...)
-#include "ops.def"
+#include "../ops.def"
 #undef UNARY
 #undef KUNARY
 #undef BINARY
@@ -143,15 +143,15 @@ O2C_CAST_16(o2c_cast_bf16_f16, o2c_bf2f, o2c_f2h)
 #define R_FILE(name, file) {#name, name, file, NULL, NULL},
 
 static const Kernel KERNELS[] = {
-#define UNARY(Name, TS, schema, expr, vers) TS_##TS(R_UNARY, Name, #expr, expr)
+#define UNARY(Name, TS, schema, expr, ...) TS_##TS(R_UNARY, Name, #expr, expr)
 #define KUNARY(Name, TS, expr) TS_##TS(R_UNARY, Name, #expr, expr)
-#define BINARY(Name, TS, expr, vers) TS_##TS(R_BINARY, Name, #expr, expr)
+#define BINARY(Name, TS, expr, ...) TS_##TS(R_BINARY, Name, #expr, expr)
 #define KBINARY(Name, TS, expr) TS_##TS(R_BINARY, Name, #expr, expr)
-#define COMPARE(Name, TS, expr, vers) TS_##TS(R_COMPARE, Name, #expr, expr)
-#define PREDICATE(Name, TS, schema, expr, vers) TS_##TS(R_PREDICATE, Name, #expr, expr)
+#define COMPARE(Name, TS, expr, ...) TS_##TS(R_COMPARE, Name, #expr, expr)
+#define PREDICATE(Name, TS, schema, expr, ...) TS_##TS(R_PREDICATE, Name, #expr, expr)
 #define OP(...)
 #define FUSED(...)
-#include "ops.def"
+#include "../ops.def"
 #undef UNARY
 #undef KUNARY
 #undef BINARY
@@ -170,7 +170,7 @@ static const Kernel KERNELS[] = {
     {"o2c_cast_f16_bf16", o2c_cast_f16_bf16, "elementwise.h", "O2C_CAST_16(o2c_cast_f16_bf16, o2c_h2f, o2c_f2bf)", "o2c_h2f o2c_f2bf"},
     {"o2c_cast_bf16_f16", o2c_cast_bf16_f16, "elementwise.h", "O2C_CAST_16(o2c_cast_bf16_f16, o2c_bf2f, o2c_f2h)", "o2c_bf2f o2c_f2h"},
 #define FAMILY(name, UPPER) O2C_KERNELS_##UPPER(R_FILE, #name ".h")
-#include "families.def"
+#include "../families.def"
 #undef FAMILY
 };
 #define NKERNELS (int)(sizeof KERNELS / sizeof KERNELS[0])
@@ -202,7 +202,7 @@ const Kernel *kernel_find(const char *name)
  * NULL-terminated. */
 const char *const KERNEL_FAMILY_FILES[] = {
 #define FAMILY(name, UPPER) #name ".h",
-#include "families.def"
+#include "../families.def"
 #undef FAMILY
     NULL};
 
