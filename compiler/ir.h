@@ -248,6 +248,7 @@ typedef struct Graph {
      * bound to inputs capture_in[k] of the node that owns it (load.c
      * appends them to that node's inputs, so passes see the dependency) */
     struct Graph *parent;
+    int tiled;                         /* compiled for the C target's tiled kernels (the driver sets it): the layout pass may keep tensors channels innermost */
     struct OpTable *ops;               /* the model's op table (load.c): graph_op looks ops up in it */
     int64_t peak_model, peak_scheduled; /* schedule.c: estimated live-memory peaks of the model's order and the chosen one */
     Tensor **captures; int *capture_in; int ncaptures;
@@ -696,6 +697,9 @@ typedef struct Options {
     int64_t string_space;      /* --string-space BYTES: the strings one run may build (ops/strings.c) */
 } Options;
 
+/* pipeline.c: the stages from a loaded model to a planned schedule (infer,
+ * passes, tune, schedule, lower, plan); returns the arena size */
+int64_t pipeline_run(Graph *g, Lowering *L, const Options *o);
 Graph *load_model(const char *path);                 /* load.c */
 Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path);
 void load_tensor_file(const char *path, Tensor *t);  /* a TensorProto file: t's type, shape and data */
@@ -746,8 +750,9 @@ int node_foldable(const Node *n);                    /* every input is constant 
 void run_passes(Graph *g, const Options *o);         /* passes.c: the pass table */
 void schedule_graph(Graph *g);                      /* schedule.c: a memory-aware node order */
 void lower_graph(Graph *g, Lowering *L);             /* lower.c */
-/* layout.c: chooses each tensor's layout (LAYOUT_*) for a lowering; all
- * NCHW unless tiled (the C target's kernel variants) */
+/* passes/layout.c: chooses each tensor's layout (LAYOUT_*); all NCHW
+ * unless tiled (the C target's kernel variants). The layout pass calls it
+ * with Graph.tiled; tests call it to compare the variants. */
 void layout_assign(Graph *g, int tiled);
 int conv_layout_role(Node *n);         /* conv.c: Conv's and FusedConv's OpDef.layout */
 int node_elementwise(const Node *n);   /* elementwise.c: the same result on any layout */
@@ -779,7 +784,7 @@ void emit_onnx(Graph *g, FILE *f);
 void emit_dot(Graph *g, FILE *f);
 
 /* ---- passes (passes.c runs compiler/passes/NAME.c from passes.def) ---- */
-#define PASS(name, level, what) int pass_##name(Graph *g);
+#define PASS(name, level, phase, what) int pass_##name(Graph *g);
 #include "passes/passes.def"
 #undef PASS
 int pass_count(void);

@@ -8,7 +8,6 @@
 
 void lower_graph(Graph *g, Lowering *L)
 {
-    layout_assign(g, L->tiled);
     for (int i = 0; i < g->nnodes; i++) lower_node(g->nodes[i], L);
     diag_node = NULL;
     /* graph outputs that are not written in place by their producer */

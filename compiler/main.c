@@ -390,20 +390,8 @@ static void compile(Options *o)
         load_tensor_file(o->binds[b].file, v);
         o->binds[b].value = v;
     }
-    infer_graph(g, o);
-    if (o->cuda && graph_has_strings(g))   /* ops/strings.c */
-        fail_plain("the model has string tensors, which only the C target supports (strings are a host-side "
-                   "feature): use -o OUT.c");
-    run_passes(g, o);
-    if (o->tune) tune_graph(g, o);
-    schedule_graph(g);
     Lowering L = {0};
-    L.target = o->target;
-    L.tiled = target_tiled(o->target);
-    L.string_space = o->string_space ? o->string_space : 4096;
-    if (o->tune_file) L.tune = tune_load(o->tune_file);
-    lower_graph(g, &L);
-    int64_t arena = plan_graph(g, &L);
+    int64_t arena = pipeline_run(g, &L, o);   /* infer, passes, tune, schedule, lower, plan (pipeline.c) */
 
     if (o->output) {
         if (o->cuda) emit_cuda(g, &L, o, arena, fs, fh);

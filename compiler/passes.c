@@ -11,15 +11,18 @@
 
 #define MAX_ROUNDS 8
 
+enum { FIRST, ROUNDS, LAST };
+
 typedef struct Pass {
     const char *name;
     int level;
+    int phase;
     int (*run)(Graph *g);
     const char *what;
 } Pass;
 
 static const Pass PASSES[] = {
-#define PASS(name, level, what) {#name, level, pass_##name, what},
+#define PASS(name, level, phase, what) {#name, level, phase, pass_##name, what},
 #include "passes/passes.def"
 #undef PASS
 };
@@ -108,6 +111,24 @@ static void run_passes_in_bodies(Graph *g, const Options *o)
     }
 }
 
+/* Runs pass p on g: its changes noted, the graph re-sorted and checked */
+static int run_one(Graph *g, const Pass *p)
+{
+    graph_recount_uses(g);
+    int k = p->run(g);
+    diag_node = NULL;
+    if (!k) return 0;
+    note("pass %s: %d change%s (%d nodes)", p->name, k, k > 1 ? "s" : "", g->nnodes);
+    topo_sort(g);
+    verify(g, p->name);
+    return k;
+}
+
+static int runs(const Pass *p, const Options *o, int phase)
+{
+    return p->phase == phase && p->level <= o->opt_level && !disabled(o, p->name);
+}
+
 void run_passes(Graph *g, const Options *o)
 {
     for (int i = 0; i < o->ndisabled; i++)
@@ -115,21 +136,16 @@ void run_passes(Graph *g, const Options *o)
             fail_plain("--disable-pass %s: no such pass (see --list-passes)", o->disabled[i]);
     run_passes_in_bodies(g, o);
     int before = g->nnodes;
+    for (int p = 0; p < NPASSES; p++)
+        if (runs(&PASSES[p], o, FIRST)) run_one(g, &PASSES[p]);
     for (int round = 0; round < MAX_ROUNDS; round++) {
         int changed = 0;
-        for (int p = 0; p < NPASSES; p++) {
-            if (PASSES[p].level > o->opt_level || disabled(o, PASSES[p].name)) continue;
-            graph_recount_uses(g);
-            int k = PASSES[p].run(g);
-            diag_node = NULL;
-            if (!k) continue;
-            note("pass %s: %d change%s (%d nodes)", PASSES[p].name, k, k > 1 ? "s" : "", g->nnodes);
-            topo_sort(g);
-            verify(g, PASSES[p].name);
-            changed += k;
-        }
+        for (int p = 0; p < NPASSES; p++)
+            if (runs(&PASSES[p], o, ROUNDS)) changed += run_one(g, &PASSES[p]);
         if (!changed) break;
     }
+    for (int p = 0; p < NPASSES; p++)
+        if (runs(&PASSES[p], o, LAST)) run_one(g, &PASSES[p]);
     graph_recount_uses(g);
     note("passes at -O%d: %d nodes -> %d", o->opt_level, before, g->nnodes);
 }

@@ -159,7 +159,6 @@ void tune_graph(Graph *g, const Options *o)
     /* the tunable nodes, one per distinct key */
     Site *sites = xalloc(sizeof *sites * (size_t)(g->nnodes + 1));
     int ns = 0;
-    layout_assign(g, target_tiled(o->target));   /* as lower_graph will */
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
         if (n->folded || node_has_subgraph(n)) continue;   /* bodies keep the heuristic's choices */

@@ -70,15 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     FILE *f = sink();
     Graph *g = load_model_buffer(data, size, FUZZ_PATH);
-    infer_graph(g, &o);
-    if (o.cuda && graph_has_strings(g)) fail_plain("strings: C target only");
-    run_passes(g, &o);
-    schedule_graph(g);
-    L.target = o.target;
-    L.tiled = target_tiled(o.target);
-    L.string_space = 4096;
-    lower_graph(g, &L);
-    int64_t arena = plan_graph(g, &L);
+    int64_t arena = pipeline_run(g, &L, &o);   /* what onnx2c runs (compiler/pipeline.c) */
     if (o.cuda) emit_cuda(g, &L, &o, arena, f, f);
     else emit_c(g, &L, &o, arena, f, f);
     if (extra == 0) write_report(f, g, &L, arena, &o);

@@ -1,6 +1,7 @@
-/* Layout assignment, a step of the C target's lowering: which arena
- * tensors are stored channels innermost (N x H x W x C, LAYOUT_NHWC)
- * instead of the ONNX order (NCHW).
+/* Pass layout: which arena tensors are stored channels innermost
+ * (N x H x W x C, LAYOUT_NHWC) instead of the ONNX order (NCHW), for the
+ * C target's tiled kernels (Graph.tiled; every other target keeps NCHW).
+ * The last pass, at every -O level: the lowering reads Tensor.layout.
  *
  * Why: a depthwise convolution in NCHW vectorizes along an image row,
  * which in MobileNet-like models is 3 to 24 pixels wide, so most vector
@@ -32,7 +33,7 @@
  *   - DW and EW nodes keep it only with all their tensors in it.
  * Dropping a tensor can break another's conditions, so the rules run to a
  * fixed point. Deterministic: the graph's order, no hashing. */
-#include "ir.h"
+#include "../ir.h"
 
 enum { KIND_NONE, KIND_PW, KIND_DW, KIND_EW };
 
@@ -145,4 +146,14 @@ void layout_assign(Graph *g, int tiled)
             }
         }
     }
+}
+
+int pass_layout(Graph *g)
+{
+    if (g->parent) return 0;   /* a body's tensors stay NCHW */
+    layout_assign(g, g->tiled);
+    int nhwc = 0;
+    for (int i = 0; i < g->ntensors; i++) nhwc += g->tensors[i]->layout == LAYOUT_NHWC;
+    if (nhwc) note("layout: %d tensors channels innermost", nhwc);
+    return 0;   /* an annotation of tensors: the graph's nodes are as they were */
 }

@@ -1,0 +1,28 @@
+/* The pipeline: the stages in their order, from a loaded model to a
+ * lowered and planned schedule that the emitters write.
+ *
+ *   load -> infer -> passes -> (tune) -> schedule -> lower -> plan -> emit
+ *
+ * main.c loads the model (and the --bind values) and emits; the fuzzing
+ * harness (tests/fuzz/) runs the same function. Each stage reads the
+ * graph the one before left and calls only the layers below the stages
+ * (docs/HACKING.md): the core, the engine, the op families and the table. */
+#include "ir.h"
+
+int64_t pipeline_run(Graph *g, Lowering *L, const Options *o)
+{
+    g->tiled = target_tiled(o->target);   /* the passes decide for the C target's tiled kernels */
+    infer_graph(g, o);
+    if (o->cuda && graph_has_strings(g))   /* ops/strings.c */
+        fail_plain("the model has string tensors, which only the C target supports (strings are a host-side "
+                   "feature): use -o OUT.c");
+    run_passes(g, o);
+    if (o->tune) tune_graph(g, o);
+    schedule_graph(g);
+    L->target = o->target;
+    L->tiled = target_tiled(o->target);
+    L->string_space = o->string_space ? o->string_space : 4096;
+    if (o->tune_file) L->tune = tune_load(o->tune_file);
+    lower_graph(g, L);
+    return plan_graph(g, L);
+}
