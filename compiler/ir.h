@@ -226,8 +226,12 @@ typedef struct Node {
     const char **origins;    /* the original ONNX nodes this node covers (provenance) */
     int norigins;
     const char *fused;       /* what a pass fused into it ("Conv+BatchNormalization+Relu"), or NULL */
-    int promoted;            /* DT_FLOAT16/DT_BFLOAT16 (or a float8 for IsNaN/IsInf): computed in float32 (infer.c) */
-    Tensor **shadow_in;      /* with promoted: float32 stand-ins of the 16-bit (float8) inputs */
+    /* DT_FLOAT16/DT_BFLOAT16 (or a float8 for IsNaN/IsInf): the node computes
+     * 16-bit data in float32. Inference types it so (engine/inference.c);
+     * the promote pass (passes/promote.c) gives it float32 inputs and outputs
+     * between explicit Casts; its lowering may round as the 16-bit type. */
+    int promoted;
+    uint64_t promoted_in;    /* bit j: input j is 16-bit data (read in float32) */
 } Node;
 
 typedef struct Graph {
@@ -314,6 +318,7 @@ void node_set_attr_ints(Node *n, const char *name, const int64_t *v, int len);
 void node_set_attr_floats(Node *n, const char *name, const double *v, int len);
 void node_remove_attr(Node *n, const char *name);
 int graph_node_index(const Graph *g, const Node *n);    /* position in g->nodes, -1 if absent */
+int node_promoted_in(const Node *n, int j);              /* input j is 16-bit data the node computes in float32 */
 /* The constant value of t as doubles (NULL if t is not constant). */
 double *tensor_const_f64(const Tensor *t);
 /* t holds one value repeated (a scalar or a splat constant); sets *v. */
@@ -429,6 +434,18 @@ enum {
     OPT_OPTIONAL_LEADING = 1 << 3  /* inputs below min_in may be left out too (Loop's M, Scan-8's sequence_lens) */
 };
 
+/* A node as one step of a fused elementwise loop (OpDef.ew_step; the
+ * fuse_elementwise pass builds onnx2c::FusedElementwise nodes from it):
+ * the ops.def expression it computes (a UNARY/BINARY/COMPARE/KUNARY/KBINARY
+ * name, or "Cast"), the inputs that expression reads, its reals A, B, C. */
+#define EW_STEP_REALS 3
+typedef struct EwStep {
+    const char *expr;
+    struct Tensor *x[2];
+    int nx;
+    double abc[EW_STEP_REALS];
+} EwStep;
+
 /* What a node can do with channels-innermost tensors (OpDef.layout;
  * the layout of the C target's arena, passes/layout.c). */
 enum { LAYOUT_ROLE_NONE, LAYOUT_ROLE_PW, LAYOUT_ROLE_DW, LAYOUT_ROLE_ANY };
@@ -454,6 +471,7 @@ typedef struct OpDef {
     int (*foldable)(const Node *n);        /* evaluating it at compile time is cheap enough (NULL: yes) */
     int64_t (*view_offset)(const Node *n); /* a view at this byte offset into its input (SliceView) */
     int (*layout)(Node *n);                /* LAYOUT_ROLE_* (NULL: none) */
+    int (*ew_step)(Node *n, EwStep *s);    /* the node as one fused elementwise step (1), or not (0; NULL: never) */
     Flops flops;                           /* report.c: how its FLOPs are counted */
 } OpDef;
 
@@ -515,7 +533,9 @@ KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count);
 KCall *lower_ctl(Lowering *L, int ctl, Tensor *x);
 int node_has_subgraph(const Node *n);                    /* If, Loop, Scan (ops/control.c) */
 int node_formal_inputs(const Node *n);                   /* its ONNX inputs (nin less its bodies' captures) */
-int loop_foldable(const Node *n);                        /* Loop's OpDef.foldable: few iterations, known at compile time */
+int loop_foldable(const Node *n);
+int expand_ms_fused_conv(Graph *g, Node *n);           /* ops/contrib.c: com.microsoft FusedConv -> onnx2c FusedConv */
+int expand_ms_fused_matmul(Graph *g, Node *n);         /* ops/contrib.c: com.microsoft FusedMatMul -> Transpose, MatMul, Mul */                        /* Loop's OpDef.foldable: few iterations, known at compile time */
 /* A scratch tensor living for the node's calls only. */
 Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims);
 /* A new constant (zeroed data for the caller to fill): weights in the
@@ -574,19 +594,29 @@ void conv_geom_forward(Node *n, ConvGeom *g, int ceil_mode);
  * ops/fused_linear.c adds the epilogue to it. */
 KCall *lower_conv_call(Node *n, Lowering *L, int transpose);
 KCall *lower_matmul_call(Node *n, Lowering *L);
+/* matmul.c: Y = alpha * op(A) op(B) of inputs 0, 1 (MatMul's batching; op
+ * a transpose of the last two axes where ta, tb): MatMul's and
+ * com.microsoft FusedMatMul's lowering, with the tiled, packed, tuned variants */
+KCall *lower_product_call(Node *n, Lowering *L, int ta, int tb, double alpha);
 KCall *lower_gemm_call(Node *n, Lowering *L);
 
-/* ops/fused_elementwise.c: node n as one step of a fused elementwise loop
- * (its kernel-table op name, e.g. "Sigmoid", "Add", "Clip", "Cast", the
- * inputs its kernel reads and its real parameters); 0 if it cannot be one. */
-int ew_node_step(Node *n, const char **op, Tensor **x, int *nx, double *f);
+/* ops/fused_elementwise.c: node n as one step of a fused elementwise loop,
+ * by its op's OpDef.ew_step (the expression of ops.def it computes, the
+ * inputs that reads, its reals), checked against what a fused loop can
+ * compute (types, the expression's text); 0 if it cannot be one. */
+int ew_node_step(Node *n, EwStep *s);
+/* ops/elementwise.c: OpDef.ew_step of the elementwise ops */
+int ew_step_unary(Node *n, EwStep *s);
+int ew_step_binary(Node *n, EwStep *s);
+int ew_step_clip(Node *n, EwStep *s);
+int ew_step_variadic(Node *n, EwStep *s);
+int ew_step_cast(Node *n, EwStep *s);
 
 /* ops/types.c: the narrow types (dtype_is_narrow). Whether op n may take
  * or make them (infer.c refuses the others), and Cast/CastLike with one. */
 int node_takes_narrow(const Node *n);
 int node_promotes_narrow(const Node *n);     /* computes on float32 stand-ins (IsNaN, IsInf) */
 void lower_cast_narrow(Node *n, Lowering *L);
-void lower_narrow_to_f32(Lowering *L, Tensor *x, Tensor *y);
 
 /* ops/strings.c: string tensors (DT_STRING, elements `const char *`).
  * node_takes_string: op n may read or make them (infer.c refuses the

@@ -37,15 +37,19 @@ static const OpDef OPS[] = {
  * after its versions (".traits = OPT_VIEW", see OpDef in ir.h). */
 /* the elementwise lines: one output; UNARY, BINARY and COMPARE nodes give
  * the same result on any layout (ew_layout) */
-#define EW_OP(Name, nin, schema, inf, low, lay, ...) \
+#define EW_OP(Name, nin, schema, inf, low, lay, step, ...) \
     {.name = #Name, .domain = "", .min_in = nin, .max_in = nin, .min_out = 1, .max_out = 1, .attrs = schema, \
-     .infer = inf, .lower = low, .layout = lay, .table = &TABLE, .versions = __VA_ARGS__},
-#define UNARY(Name, TS, schema, expr, ...) EW_OP(Name, 1, schema, infer_unary_##TS, lower_unary, ew_layout, __VA_ARGS__)
+     .infer = inf, .lower = low, .layout = lay, .ew_step = step, .table = &TABLE, .versions = __VA_ARGS__},
+#define UNARY(Name, TS, schema, expr, ...) \
+    EW_OP(Name, 1, schema, infer_unary_##TS, lower_unary, ew_layout, ew_step_unary, __VA_ARGS__)
 #define KUNARY(Name, TS, expr)
 #define KBINARY(Name, TS, expr)
-#define BINARY(Name, TS, expr, ...) EW_OP(Name, 2, "", infer_binary_##TS, lower_binary, ew_layout, __VA_ARGS__)
-#define COMPARE(Name, TS, expr, ...) EW_OP(Name, 2, "", infer_compare_##TS, lower_binary, ew_layout, __VA_ARGS__)
-#define PREDICATE(Name, TS, schema, expr, ...) EW_OP(Name, 1, schema, infer_predicate_##TS, lower_predicate, NULL, __VA_ARGS__)
+#define BINARY(Name, TS, expr, ...) \
+    EW_OP(Name, 2, "", infer_binary_##TS, lower_binary, ew_layout, ew_step_binary, __VA_ARGS__)
+#define COMPARE(Name, TS, expr, ...) \
+    EW_OP(Name, 2, "", infer_compare_##TS, lower_binary, ew_layout, ew_step_binary, __VA_ARGS__)
+#define PREDICATE(Name, TS, schema, expr, ...) \
+    EW_OP(Name, 1, schema, infer_predicate_##TS, lower_predicate, NULL, NULL, __VA_ARGS__)
 #define OP(Name, dom, a, b, c, d, schema, inf, low, ...) \
     {.name = #Name, .domain = dom, .min_in = a, .max_in = b, .min_out = c, .max_out = d, .attrs = schema, \
      .infer = inf, .lower = low, .table = &TABLE, .versions = __VA_ARGS__},

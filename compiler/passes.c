@@ -131,9 +131,13 @@ static int runs(const Pass *p, const Options *o, int phase)
 
 void run_passes(Graph *g, const Options *o)
 {
-    for (int i = 0; i < o->ndisabled; i++)
+    for (int i = 0; i < o->ndisabled; i++) {
         if (!pass_exists(o->disabled[i]))
             fail_plain("--disable-pass %s: no such pass (see --list-passes)", o->disabled[i]);
+        for (int p = 0; p < NPASSES; p++)
+            if (PASSES[p].phase == FIRST && !strcmp(PASSES[p].name, o->disabled[i]))
+                fail_plain("--disable-pass %s: the lowering needs this pass (it cannot be disabled)", o->disabled[i]);
+    }
     run_passes_in_bodies(g, o);
     int before = g->nnodes;
     for (int p = 0; p < NPASSES; p++)

@@ -65,6 +65,11 @@ int tensor_single_use(Graph *g, Tensor *t)
     return t->nuses == 1 && !graph_is_output(g, t);
 }
 
+int node_promoted_in(const Node *n, int j)
+{
+    return n->promoted && j >= 0 && j < 64 && (n->promoted_in >> j & 1);
+}
+
 int graph_is_output(const Graph *g, const Tensor *t)
 {
     if (t->is_output) return 1;   /* the model's */
@@ -433,7 +438,7 @@ Graph *graph_clone(const Graph *src, Graph *parent)
         Node *m = graph_add_node(g);
         *m = *a;
         m->promoted = 0;
-        m->shadow_in = NULL;
+        m->promoted_in = 0;
         m->in = xalloc(sizeof(Tensor *) * (size_t)(a->nin + 1));
         for (int j = 0; j < a->nin; j++) m->in[j] = map_tensor(g, a->in[j]);
         m->out = xalloc(sizeof(Tensor *) * (size_t)(a->nout + 1));

@@ -107,6 +107,15 @@ int node_foldable(const Node *n)
     return n->nout > 0 && n->out[0];
 }
 
+/* IsNaN and IsInf of a float8 (OPT_NARROW_AS_FLOAT) run on its exact
+ * float32 value, as the 16-bit floats below. */
+int node_promotes_narrow(const Node *n)
+{
+    if (!(n->op->traits & OPT_NARROW_AS_FLOAT) || n->nin != 1 || !n->in[0]) return 0;
+    int dt = n->in[0]->dtype;   /* a float type: not int4/uint4/int2/uint2 */
+    return dtype_is_narrow(dt) && dt != DT_INT4 && dt != DT_UINT4 && dt != DT_INT2 && dt != DT_UINT2;
+}
+
 /* the ops that convert or move the narrow types (OPT_NARROW), and those above */
 static int takes_narrow(const Node *n) { return (n->op->traits & OPT_NARROW) || node_promotes_narrow(n); }
 static int takes_strings(const Node *n) { return (n->op->traits & OPT_STRINGS) != 0; }
@@ -118,8 +127,9 @@ static int takes_strings(const Node *n) { return (n->op->traits & OPT_STRINGS) !
 #define INFER_FOLD_MAX_ELEMS 1024
 
 /* 16-bit floats: a node that computes on float16/bfloat16 data is inferred
- * and lowered on float32 stand-ins of those inputs, and its float32 results
- * are stored back as 16-bit values (lower.c inserts the casts). Views move
+ * on float32 stand-ins of those inputs, its float32 results typed as the
+ * 16-bit type (Node.promoted); the promote pass makes that explicit with
+ * Cast nodes (passes/promote.c). Views move
  * bytes and Cast/CastLike/EyeLike convert to a type they are told, so they
  * handle the 16-bit types themselves. */
 static int computes_on_half(const Node *n)
@@ -160,11 +170,14 @@ static void infer_promoted(Node *n, int half)
     Tensor *in[64], *out[64];
     if (n->nin > 64 || n->nout > 64) fail("too many inputs or outputs");
     n->promoted = half;
-    n->shadow_in = xalloc(sizeof(Tensor *) * (size_t)(n->nin + 1));
+    n->promoted_in = 0;
     for (int j = 0; j < n->nin; j++) {
         in[j] = n->in[j];
-        if (in[j] && (dtype_is_half(in[j]->dtype) || (dtype_is_narrow(in[j]->dtype) && node_promotes_narrow(n))))
-            n->in[j] = n->shadow_in[j] = float_shadow(in[j]);   /* a narrow input stays for ops that take it (Q/DQ) */
+        if (in[j] && (dtype_is_half(in[j]->dtype) || (dtype_is_narrow(in[j]->dtype) && node_promotes_narrow(n)))) {
+            n->in[j] = float_shadow(in[j]);   /* a narrow input stays for ops that take it (Q/DQ) */
+            if (j < 64) n->promoted_in |= (uint64_t)1 << j;
+            else fail("input %d: more than 64 inputs of 16-bit data", j);
+        }
     }
     for (int j = 0; j < n->nout; j++) {
         out[j] = n->out[j];
@@ -199,15 +212,22 @@ static void check_required_inputs(Node *n)
         if (!n->in[j]) fail("input %d is required, but the model leaves it out (an empty name)", j);
 }
 
+/* The numbers of inputs and outputs the op takes, and its required inputs. */
+static void check_arity(Node *n)
+{
+    const OpDef *op = n->op;
+    if (n->nin < op->min_in || n->nin > op->max_in)
+        fail("has %d inputs; the op takes %d to %d", n->nin, op->min_in, op->max_in);
+    check_required_inputs(n);
+    if (n->nout < op->min_out || n->nout > op->max_out)
+        fail("has %d outputs; the op takes %d to %d", n->nout, op->min_out, op->max_out);
+}
+
 void infer_node(Node *n)
 {
     const OpDef *op = n->op;
     int nin = n->nin, nout = n->nout;
-    if (nin < op->min_in || nin > op->max_in)
-        fail("has %d inputs; the op takes %d to %d", nin, op->min_in, op->max_in);
-    check_required_inputs(n);
-    if (nout < op->min_out || nout > op->max_out)
-        fail("has %d outputs; the op takes %d to %d", nout, op->min_out, op->max_out);
+    check_arity(n);
     for (int j = 0; j < nin; j++) {
         Tensor *t = n->in[j];
         if (!t) continue;
@@ -261,9 +281,13 @@ void infer_run(Graph *g)
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
         diag_node = n;
-        if (n->op->expand && n->op->expand(g, n)) { i--; continue; }   /* replaced by other nodes at i */
+        if (n->op->expand) {   /* replaced by other nodes at i (their inputs are inferred) */
+            check_arity(n);
+            if (n->op->expand(g, n)) { i--; continue; }
+        }
         infer_node(n);
-        if (!n->folded && node_foldable(n) && small_result(n)) {
+        /* (a 16-bit computation is folded after the promote pass made it float32) */
+        if (!n->folded && !n->promoted && node_foldable(n) && small_result(n)) {
             fold_node(n);
             n->folded = 1;
         }

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "ir.h"
-#include "../../runtime/c/params/types.h"
 #include "../../runtime/c/params/strings.h"
 
 #define LOWER_MAX_CALLS (1 << 16)
@@ -151,72 +150,16 @@ int node_is_view(const Node *n)
     return n->op && (n->op->lower == lower_view || n->op->view_offset);
 }
 
-/* IsNaN and IsInf of a float8 (OPT_NARROW_AS_FLOAT) run on its exact
- * float32 value, as the 16-bit floats below. */
-int node_promotes_narrow(const Node *n)
-{
-    if (!(n->op->traits & OPT_NARROW_AS_FLOAT) || n->nin != 1 || !n->in[0]) return 0;
-    int dt = n->in[0]->dtype;   /* a float type: not int4/uint4/int2/uint2 */
-    return dtype_is_narrow(dt) && dt != DT_INT4 && dt != DT_UINT4 && dt != DT_INT2 && dt != DT_UINT2;
-}
-
-/* y (float32) = the values of the narrow tensor x */
-void lower_narrow_to_f32(Lowering *L, Tensor *x, Tensor *y)
-{
-    KCall *c = lower_call(L, "o2c_cast_n_f32", tensor_numel(x));
-    c->x[0] = x;
-    c->y[0] = y;
-    c->k[O2C_CASTN_FROM] = x->dtype;
-}
-
-/* A node that computes on 16-bit floats (infer.c) runs its lowering on
- * float32 tensors: constant inputs use their float32 stand-ins, the others
- * are cast into scratch tensors, and the float32 results are cast back. */
-static void lower_promoted(Node *n, Lowering *L)
-{
-    Tensor *in[64], *out[64];
-    if (n->nin > 64 || n->nout > 64) fail("too many inputs or outputs");
-    for (int j = 0; j < n->nin; j++) {
-        in[j] = n->in[j];
-        if (!in[j] || !(dtype_is_half(in[j]->dtype) || (dtype_is_narrow(in[j]->dtype) && node_promotes_narrow(n))))
-            continue;
-        if (in[j]->data) {
-            n->in[j] = n->shadow_in[j];
-        } else if (dtype_is_narrow(in[j]->dtype)) {   /* a float8 (IsNaN, IsInf): ops/types.c */
-            n->in[j] = lower_temp(L, DT_FLOAT, in[j]->rank, in[j]->dims);
-            lower_narrow_to_f32(L, in[j], n->in[j]);
-        } else {
-            n->in[j] = lower_temp(L, DT_FLOAT, in[j]->rank, in[j]->dims);
-            KCall *c = lower_call(L, xfmt("o2c_cast_%s_f32", dtype_suffix(in[j]->dtype)), tensor_numel(in[j]));
-            c->x[0] = in[j];
-            c->y[0] = n->in[j];
-        }
-    }
-    for (int j = 0; j < n->nout; j++) {
-        out[j] = n->out[j];
-        if (!out[j] || !dtype_is_half(out[j]->dtype)) continue;
-        n->out[j] = lower_temp(L, DT_FLOAT, out[j]->rank, out[j]->dims);
-        n->out[j]->nuses = out[j]->nuses;     /* ops skip optional outputs nobody reads */
-    }
-    n->op->lower(n, L);
-    for (int j = 0; j < n->nin; j++) n->in[j] = in[j];
-    for (int j = 0; j < n->nout; j++) {
-        Tensor *f = n->out[j];
-        n->out[j] = out[j];
-        if (!out[j] || f == out[j]) continue;
-        KCall *c = lower_call(L, xfmt("o2c_cast_f32_%s", dtype_suffix(out[j]->dtype)), tensor_numel(out[j]));
-        c->x[0] = f;
-        c->y[0] = out[j];
-    }
-}
 
 void lower_node(Node *n, Lowering *L)
 {
     const Node *saved = L->node;
     L->node = n;
     diag_node = n;
-    if (n->promoted) lower_promoted(n, L);
-    else n->op->lower(n, L);
+    for (int j = 0; j < n->nin; j++)   /* the promote pass gives a 16-bit computation float32 inputs */
+        if (n->in[j] && (dtype_is_half(n->in[j]->dtype) || dtype_is_narrow(n->in[j]->dtype)) && node_promoted_in(n, j))
+            fail("internal: a 16-bit computation was not promoted (passes/promote.c)");
+    n->op->lower(n, L);
     L->node = saved;
 }
 

@@ -315,7 +315,7 @@ void infer_sdpa(Node *n)
         if (m->dtype != DT_BOOL && m->dtype != q->dtype)
             fail("attn_mask of type %s is not supported (bool or Q's type)", dtype_name(m->dtype));
         /* 16-bit Q with a float32 mask: the reference adds in float32 */
-        if (m->dtype == DT_FLOAT && n->promoted && n->shadow_in && n->shadow_in[0] && !n->shadow_in[3])
+        if (m->dtype == DT_FLOAT && n->promoted && node_promoted_in(n, 0) && !node_promoted_in(n, 3))
             fail("a float32 attn_mask with 16-bit Q, K, V is not supported (give the mask Q's type)");
         if (m->rank < 1 || m->rank > 4) fail("attn_mask must have rank 1 to 4, it is %s", tensor_shape_str(m));
         const int64_t want[4] = {a.B, a.Hq, a.Sq, a.Tk};
@@ -349,11 +349,11 @@ static void sdpa_strides(int64_t *st, int r3, int64_t H, int64_t S, int64_t size
 
 static int half_mode(int dt) { return dt == DT_BFLOAT16 ? 2 : dt == DT_FLOAT16 ? 1 : 0; }
 
-/* the 16-bit type of input j of a node computing on float32 stand-ins
- * (infer.c: n->promoted is the type of its first 16-bit input), or 0 */
+/* the 16-bit type of input j of a node computing in float32 for 16-bit
+ * data (Node.promoted: the type of its first 16-bit input), or 0 */
 static int promoted_mode(const Node *n, int j)
 {
-    return n->promoted && n->shadow_in && n->shadow_in[j] ? half_mode(n->promoted) : 0;
+    return node_promoted_in(n, j) ? half_mode(n->promoted) : 0;
 }
 
 /* one call of o2c_sdpa_T: the attention (stop -1: Y into y, the scores
@@ -415,7 +415,7 @@ void lower_sdpa(Node *n, Lowering *L)
     Tensor *q = n->in[0], *y = n->out[0];
     const char *sfx = dtype_suffix(q->dtype);
     int h16 = promoted_mode(n, 0);
-    if (h16 && !(n->shadow_in[1] && n->shadow_in[2]))
+    if (h16 && !(node_promoted_in(n, 1) && node_promoted_in(n, 2)))
         fail("Q is 16-bit and K or V is float32: onnx2c needs one data type for Q, K and V");
     for (int j = 1; j <= 2; j++) {   /* present_key, present_value */
         if (!sdpa_used(n, j)) continue;
@@ -807,7 +807,7 @@ static void need_one_float_type(Node *n, const int *ins, int nins)
 {
     if (!n->promoted) return;
     for (int j = 0; j < nins; j++)
-        if (in_t(n, ins[j]) && n->in[ins[j]]->dtype == DT_FLOAT && !(n->shadow_in && n->shadow_in[ins[j]]))
+        if (in_t(n, ins[j]) && n->in[ins[j]]->dtype == DT_FLOAT && !node_promoted_in(n, ins[j]))
             fail("input %d is float32 and another input 16-bit: onnx2c needs one floating type here", ins[j]);
 }
 

@@ -2,18 +2,17 @@
  * (its quantization tools' QLinear* ops are in ops/quant.c): QuickGelu,
  * BiasGelu, FastGelu, SkipLayerNormalization, FusedConv, FusedMatMul. They
  * are lowered onto the standard ops' kernels: the elementwise kernels of
- * ops.def, LayerNormalization's, the matrix product's (with its transposes
- * as strides), and onnx2c's own FusedConv (a Conv with an activation and a
- * residual added before it, which is what com.microsoft's FusedConv is). */
+ * ops.def, LayerNormalization's, MatMul's (FusedMatMul: its transposes and
+ * alpha as the product's parameters); FusedConv is expanded into onnx2c's
+ * own FusedConv (a Conv with an activation and a residual added before it,
+ * which is what com.microsoft's FusedConv is) by its OpDef.expand hook. */
 #include <string.h>
 
 #include "../ir.h"
 #include "../../runtime/c/params/elementwise.h"
-#include "../../runtime/c/params/matmul.h"
 
 void infer_layernorm(Node *n);
 void lower_layernorm(Node *n, Lowering *L);
-void infer_fused_linear(Node *n);
 
 /* ---- QuickGelu: x * sigmoid(alpha x) (ops.def's Swish kernel) ---------------- */
 
@@ -111,8 +110,11 @@ void lower_skip_layernorm(Node *n, Lowering *L)
 
 /* ---- FusedConv: onnx2c's FusedConv (residual before the activation) ------------ */
 
-void infer_ms_fused_conv(Node *n)
+/* expanded at inference (the op's OpDef.expand): the node becomes onnx2c's
+ * FusedConv, which the engine's inference loop then infers */
+int expand_ms_fused_conv(Graph *g, Node *n)
 {
+    (void)g;
     static const char *const ACTS[] = {"Relu", "Tanh", "Sigmoid", "LeakyRelu", "Clip", "HardSigmoid", NULL};
     const char *act = attr_has(n, "activation") ? attr_s(n, "activation") : "";
     const double *par = NULL;
@@ -142,14 +144,7 @@ void infer_ms_fused_conv(Node *n)
     if (need >= 1) node_set_attr_f(n, "activation_alpha", par[0]);
     if (need >= 2) node_set_attr_f(n, "activation_beta", par[1]);
     node_set_attr_s(n, "residual", in_t(n, 3) ? "before" : "none");
-    infer_fused_linear(n);
-}
-
-void lower_ms_fused_conv(Node *n, Lowering *L)
-{
-    (void)n;
-    (void)L;
-    fail("internal: com.microsoft FusedConv left unconverted");
+    return 1;
 }
 
 /* ---- FusedMatMul: alpha * op(A) op(B), op a transpose of the last two axes ----- */
@@ -178,27 +173,13 @@ void infer_ms_fused_matmul(Node *n)
     set_out(n, 0, a->dtype, r, dims);
 }
 
+/* MatMul's lowering with the transposes and alpha (ops/matmul.c): the
+ * tiled, packed and tuned variants as for a MatMul */
 void lower_ms_fused_matmul(Node *n, Lowering *L)
 {
-    Tensor *a = n->in[0], *b = n->in[1], *y = n->out[0];
-    int ta = attr_i(n, "transA") != 0, tb = attr_i(n, "transB") != 0;
-    int64_t M = y->dims[y->rank - 2], N = y->dims[y->rank - 1], K = a->dims[a->rank - 1 - ta];
-    KCall *c = lower_call(L, xfmt("o2c_matmul_%s", dtype_suffix(a->dtype)), tensor_numel(y));
-    c->x[0] = a;
-    c->x[1] = b;
-    c->y[0] = y;
-    c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = K;
-    /* a transpose is a swap of the strides along the two axes */
-    c->k[O2C_MATMUL_SAM] = ta ? 1 : K; c->k[O2C_MATMUL_SAK] = ta ? M : 1;
-    c->k[O2C_MATMUL_SBK] = tb ? 1 : N; c->k[O2C_MATMUL_SBN] = tb ? K : 1;
-    Tensor ba = *a, bb = *b;
-    ba.rank = a->rank - 2;
-    bb.rank = b->rank - 2;
-    int r = y->rank - 2;
-    c->k[O2C_MATMUL_R] = r;
-    for (int i = 0; i < r; i++) c->k[O2C_MATMUL_BDIMS + i] = y->dims[i];
-    bcast_strides(&ba, r, c->k + O2C_MATMUL_ASTR);
-    bcast_strides(&bb, r, c->k + O2C_MATMUL_BSTR);
-    for (int i = 0; i < r; i++) { c->k[O2C_MATMUL_ASTR + i] *= M * K; c->k[O2C_MATMUL_BSTR + i] *= K * N; }
-    c->f[O2C_MATMUL_F_ALPHA] = attr_f(n, "alpha");
+    lower_product_call(n, L, attr_i(n, "transA") != 0, attr_i(n, "transB") != 0, attr_f(n, "alpha"));
 }
+
+/* FusedConv is always expanded first */
+void infer_ms_expanded(Node *n) { fail("internal: com.microsoft %s was not expanded", n->op_type); }
+void lower_ms_expanded(Node *n, Lowering *L) { (void)L; fail("internal: com.microsoft %s was not expanded", n->op_type); }

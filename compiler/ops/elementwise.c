@@ -39,10 +39,9 @@ KCall *ew_unary_call(Lowering *L, const char *kname, Tensor *x, Tensor *y)
     return c;
 }
 
-void lower_unary(Node *n, Lowering *L)
+/* the op's real attributes, in schema order: a unary expression's A, B, C */
+static void unary_reals(Node *n, double *abc)
 {
-    KCall *c = ew_unary_call(L, n->op_type, n->in[0], n->out[0]);
-    /* the op's real attributes, in schema order */
     const char *s = n->op->attrs;
     int nf = 0;
     while (*s) {
@@ -55,10 +54,31 @@ void lower_unary(Node *n, Lowering *L)
             memcpy(name, s, l);
             name[l] = 0;
             if (nf == O2C_EW_NF) fail("internal: %s has more than %d real attributes", n->op_type, O2C_EW_NF);
-            c->f[O2C_EW_FA + nf++] = attr_f(n, name);
+            abc[nf++] = attr_f(n, name);
         }
         s = end;
     }
+}
+
+void lower_unary(Node *n, Lowering *L)
+{
+    KCall *c = ew_unary_call(L, n->op_type, n->in[0], n->out[0]);
+    unary_reals(n, c->f + O2C_EW_FA);
+}
+
+/* ---- a node as one step of a fused elementwise loop (OpDef.ew_step):
+ * what its lowering computes as one call of an ops.def expression */
+
+typedef char ew_step_reals_fit[EW_STEP_REALS == O2C_EW_NF ? 1 : -1];
+
+int ew_step_unary(Node *n, EwStep *s)
+{
+    memset(s, 0, sizeof *s);
+    s->expr = n->op_type;
+    s->x[0] = n->in[0];
+    s->nx = 1;
+    unary_reals(n, s->abc);
+    return 1;
 }
 
 void lower_gelu(Node *n, Lowering *L)
@@ -70,8 +90,9 @@ void lower_gelu(Node *n, Lowering *L)
 }
 
 
-/* Clip: bounds from attributes (opset < 11) or optional inputs. */
-void lower_clip(Node *n, Lowering *L)
+/* Clip's bounds from attributes (opset < 11) or optional inputs; 0 when
+ * an input bound is known only at run time. */
+static int clip_bounds(Node *n, double *plo, double *phi)
 {
     Tensor *x = n->in[0];
     need_dtype(n, x, DTS_NUM);
@@ -84,14 +105,7 @@ void lower_clip(Node *n, Lowering *L)
     if ((tmin && tensor_numel(tmin) != 1) || (tmax && tensor_numel(tmax) != 1))
         fail("min ('%s') and max ('%s') must be scalars (one element each)", tmin ? tmin->name : "",
              tmax ? tmax->name : "");
-    if ((tmin && !tmin->data) || (tmax && !tmax->data)) {
-        /* bounds known only at run time: y = min(hi, max(lo, x)), the bound
-         * first so that a NaN x stays NaN (BMax(a, b) is a >= b ? a : b) */
-        Tensor *src = x;
-        if (tmin) { ew_binary_call(L, "BMax", tmin, src, n->out[0]); src = n->out[0]; }
-        if (tmax) { ew_binary_call(L, "BMin", tmax, src, n->out[0]); src = n->out[0]; }
-        return;
-    }
+    if ((tmin && !tmin->data) || (tmax && !tmax->data)) return 0;
     if (tmin) lo = elem_f64(tmin->dtype, tmin->data, 0);
     if (tmax) hi = elem_f64(tmax->dtype, tmax->data, 0);
     if (!dtype_is_float(x->dtype)) {
@@ -103,9 +117,36 @@ void lower_clip(Node *n, Lowering *L)
         if (lo < tlo) lo = tlo;
         if (hi > thi) hi = thi;
     }
+    *plo = lo;
+    *phi = hi;
+    return 1;
+}
+
+void lower_clip(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *tmin = in_t(n, 1), *tmax = in_t(n, 2);
+    double lo, hi;
+    if (!clip_bounds(n, &lo, &hi)) {
+        /* bounds known only at run time: y = min(hi, max(lo, x)), the bound
+         * first so that a NaN x stays NaN (BMax(a, b) is a >= b ? a : b) */
+        Tensor *src = x;
+        if (tmin) { ew_binary_call(L, "BMax", tmin, src, n->out[0]); src = n->out[0]; }
+        if (tmax) { ew_binary_call(L, "BMin", tmax, src, n->out[0]); src = n->out[0]; }
+        return;
+    }
     KCall *c = ew_unary_call(L, "Clip", x, n->out[0]);
     c->f[O2C_EW_FA] = lo;
     c->f[O2C_EW_FB] = hi;
+}
+
+int ew_step_clip(Node *n, EwStep *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!clip_bounds(n, &s->abc[0], &s->abc[1])) return 0;   /* bounds computed at run time */
+    s->expr = "Clip";
+    s->x[0] = n->in[0];
+    s->nx = 1;
+    return 1;
 }
 
 /* ---- binary --------------------------------------------------------- */
@@ -191,6 +232,19 @@ void lower_binary(Node *n, Lowering *L)
     ew_binary_call(L, n->op_type, n->in[0], b, n->out[0]);
 }
 
+int ew_step_binary(Node *n, EwStep *s)
+{
+    memset(s, 0, sizeof *s);
+    Tensor *a = n->in[0], *b = n->in[1];
+    if (strings_compared(n) || b->dtype != a->dtype) return 0;   /* strings; Pow with another exponent type */
+    if (!strcmp(n->op_type, "Pow") && dtype_is_int(a->dtype)) return 0;   /* an integer base: lower_pow_int */
+    s->expr = n->op_type;
+    s->x[0] = a;
+    s->x[1] = b;
+    s->nx = 2;
+    return 1;
+}
+
 /* ---- variadic: Sum, Mean, Max, Min ------------------------------------ */
 
 void infer_variadic(Node *n)
@@ -225,6 +279,18 @@ void lower_variadic(Node *n, Lowering *L)
     }
 }
 
+/* Sum, Max, Min of two inputs: one binary step (Mean scales after it) */
+int ew_step_variadic(Node *n, EwStep *s)
+{
+    memset(s, 0, sizeof *s);
+    if (n->nin != 2 || !strcmp(n->op_type, "Mean")) return 0;
+    s->expr = !strcmp(n->op_type, "Max") ? "BMax" : !strcmp(n->op_type, "Min") ? "BMin" : "Add";
+    s->x[0] = n->in[0];
+    s->x[1] = n->in[1];
+    s->nx = 2;
+    return 1;
+}
+
 /* ---- Cast, Where ------------------------------------------------------- */
 
 void infer_cast(Node *n)
@@ -232,6 +298,17 @@ void infer_cast(Node *n)
     int to = (int)attr_i(n, "to");
     if (!dtype_supported(to)) fail("casting to %s is not supported yet", dtype_name(to));
     set_out(n, 0, to, n->in[0]->rank, n->in[0]->dims);
+}
+
+int ew_step_cast(Node *n, EwStep *s)
+{
+    memset(s, 0, sizeof *s);
+    Tensor *x = n->in[0], *y = n->out[0];
+    if (x->dtype == y->dtype || dtype_is_narrow(x->dtype) || dtype_is_narrow(y->dtype)) return 0;   /* a copy; ops/types.c */
+    s->expr = "Cast";
+    s->x[0] = x;
+    s->nx = 1;
+    return 1;
 }
 
 void lower_cast(Node *n, Lowering *L)

@@ -25,8 +25,6 @@
 #include "../ir.h"
 #include "../../runtime/c/params/elementwise.h"
 
-void lower_unary(Node *n, Lowering *L);
-void lower_binary(Node *n, Lowering *L);
 
 /* ---- the op table's expressions ---------------------------------------- */
 
@@ -76,14 +74,14 @@ static const EwExpr *ew_expr(const char *name)
 
 #define EW_MAX_STEPS 64
 
-typedef struct EwStep {
+typedef struct ProgStep {
     const char *op;          /* kernel-table name, or "Cast" */
     const EwExpr *e;         /* NULL for Cast */
     int a, b;                /* value indices (b = -1: unary) */
     int dtype;               /* result type */
     double abc[O2C_EW_NF];   /* a unary op's A, B, C (its O2C_EW_FA.. parameters) */
     o2c_kernel_fn fn;        /* the per-op kernel (the interpreter) */
-} EwStep;
+} ProgStep;
 
 enum { IN_FULL, IN_SCALAR, IN_BCAST };
 
@@ -93,7 +91,7 @@ typedef struct EwProg {
     int kind[O2C_MAX_X];                   /* IN_*: how input j is read */
     int bidx[O2C_MAX_X];                   /* IN_BCAST: its stride block in k[] */
     int outs[O2C_MAX_Y];
-    EwStep s[EW_MAX_STEPS];
+    ProgStep s[EW_MAX_STEPS];
 } EwProg;
 
 /* Reads and checks the node's program; the inputs' types from its tensors. */
@@ -121,7 +119,7 @@ static EwProg *ew_parse(Node *n)
         no != n->nout)
         fail("malformed program (ops, args, types, params, outs)");
     for (int s = 0; s < P->nsteps; s++) {
-        EwStep *st = &P->s[s];
+        ProgStep *st = &P->s[s];
         int v = P->nin + s;
         st->a = (int)args[2 * s];
         st->b = (int)args[2 * s + 1];
@@ -200,7 +198,7 @@ static void ew_kernel_run(const GenKernel *kern, int64_t i0, int64_t i1, const o
             }
         }
         for (int s = 0; s < P->nsteps; s++) {
-            const EwStep *st = &P->s[s];
+            const ProgStep *st = &P->s[s];
             o2c_p q;
             memset(&q, 0, sizeof q);   /* O2C_EW_RANK 0: every operand has the block's shape */
             q.x[0] = buf + (size_t)st->a * EW_BLOCK * 8;
@@ -278,7 +276,7 @@ static const char *ew_text(const EwProg *P, const char **name)
     Buf b = {0};
     put(&b, "/* fused elementwise loop:");
     for (int s = 0; s < P->nsteps; s++) {
-        const EwStep *st = &P->s[s];
+        const ProgStep *st = &P->s[s];
         put(&b, "%s v%d = %s(v%d", s ? ";" : "", P->nin + s, st->op, st->a);
         if (st->b >= 0) put(&b, ", v%d", st->b);
         put(&b, ")");
@@ -305,7 +303,7 @@ static const char *ew_text(const EwProg *P, const char **name)
         else put(&b, "        const %s v%d = X%d[o2c_offset(i, r, p->k + O2C_FEW_DIMS, p->k + O2C_FEW_STR_AT(r, %d))];\n", T, j, j, P->bidx[j]);
     }
     for (int s = 0; s < P->nsteps; s++) {
-        const EwStep *st = &P->s[s];
+        const ProgStep *st = &P->s[s];
         int v = P->nin + s;
         const char *T = ctype(P->vtype[st->a]), *TO = ctype(st->dtype);
         put(&b, "        %s v%d;\n        {\n            typedef %s T;\n", TO, v, T);
@@ -372,7 +370,7 @@ void decompose_fused_elementwise(const Node *n, Decomp *d)
     const char **val = xalloc(sizeof(char *) * (size_t)(P->nin + P->nsteps));
     for (int j = 0; j < P->nin; j++) val[j] = dc_in(d, j);
     for (int s = 0; s < P->nsteps; s++) {
-        const EwStep *st = &P->s[s];
+        const ProgStep *st = &P->s[s];
         const char *a = val[st->a], *b = st->b >= 0 ? val[st->b] : NULL;
         const char *y;
         if (!st->e) {
@@ -407,52 +405,25 @@ void decompose_fused_elementwise(const Node *n, Decomp *d)
 
 /* ---- a node as one step (for the pass) ------------------------------------- */
 
-int ew_node_step(Node *n, const char **op, Tensor **x, int *nx, double *f)
+int ew_node_step(Node *n, EwStep *s)
 {
-    if (!n->op || *n->domain || n->promoted || n->nout != 1 || !n->out[0]) return 0;
-    const char *t = n->op_type;
-    int ok = n->op->lower == lower_unary || n->op->lower == lower_binary || !strcmp(t, "Cast") || !strcmp(t, "Clip") ||
-             ((!strcmp(t, "Sum") || !strcmp(t, "Max") || !strcmp(t, "Min")) && n->nin == 2);
-    if (!ok) return 0;
+    if (!n->op || !n->op->ew_step || n->promoted || n->nout != 1 || !n->out[0]) return 0;
     for (int j = 0; j < n->nin; j++) {
         Tensor *in = n->in[j];
-        if (!in) { if (strcmp(t, "Clip")) return 0; continue; }
-        if (!dtype_supported(in->dtype) || dtype_is_half(in->dtype) || dtype_is_narrow(in->dtype)) return 0;
-        if (!strcmp(t, "Clip") && j > 0 && !in->data) return 0;   /* bounds computed at run time */
+        if (in && (!dtype_supported(in->dtype) || dtype_is_half(in->dtype) || dtype_is_narrow(in->dtype))) return 0;
     }
     Tensor *y = n->out[0];
     if (!dtype_supported(y->dtype) || dtype_is_half(y->dtype) || dtype_is_narrow(y->dtype) || tensor_numel(y) <= 0) return 0;
-    if (!strcmp(t, "Cast") && y->dtype == n->in[0]->dtype) return 0;   /* a copy */
-    /* the node's own lowering says which kernel and parameters */
-    Lowering L = {0};
-    L.node = n;
+    /* what the op table says the node computes */
     const Node *saved = diag_node;
     diag_node = n;
-    n->op->lower(n, &L);
+    int ok = n->op->ew_step(n, s);
     diag_node = saved;
-    if (L.n != 1) return 0;
-    KCall *c = &L.calls[0];
-    if (c->count != tensor_numel(y) || c->y[0] != y || c->y[1] || !c->x[0]) return 0;
-    const char *kn = c->kernel->name;
-    int k = 0;
-    while (k < O2C_MAX_X && c->x[k]) k++;
-    for (int j = k; j < O2C_MAX_X; j++)
-        if (c->x[j]) return 0;
-    if (!strncmp(kn, "o2c_cast_", 9)) {
-        *op = "Cast";
-    } else {
-        const char *sfx = dtype_suffix(c->x[0]->dtype);
-        size_t l = strlen(kn), sl = strlen(sfx);
-        if (strncmp(kn, "o2c_", 4) || l < 5 + sl || strcmp(kn + l - sl, sfx) || kn[l - sl - 1] != '_') return 0;
-        char *name = xfmt("%.*s", (int)(l - sl - 5), kn + 4);
-        const EwExpr *e = ew_expr(name);
-        if (!e || (e->kind == EW_UNARY) != (k == 1)) return 0;
-        if (k == 2 && c->x[1]->dtype != c->x[0]->dtype) return 0;
-        *op = e->name;
-    }
-    if (k > 2) return 0;
-    for (int j = 0; j < k; j++) x[j] = c->x[j];
-    *nx = k;
-    for (int j = 0; j < O2C_EW_NF; j++) f[j] = c->f[O2C_EW_FA + j];   /* the unary kernel's A, B, C */
+    if (!ok || s->nx < 1 || s->nx > 2) return 0;
+    if (!strcmp(s->expr, "Cast")) return s->nx == 1;
+    const EwExpr *e = ew_expr(s->expr);
+    if (!e || (e->kind == EW_UNARY) != (s->nx == 1)) return 0;   /* an expression a fused loop cannot compute */
+    if (s->nx == 2 && s->x[1]->dtype != s->x[0]->dtype) return 0;
+    s->expr = e->name;
     return 1;
 }

@@ -96,17 +96,25 @@ void lower_matmul(Node *n, Lowering *L)
 
 KCall *lower_matmul_call(Node *n, Lowering *L)
 {
+    return lower_product_call(n, L, 0, 0, 1.0);
+}
+
+KCall *lower_product_call(Node *n, Lowering *L, int ta, int tb, double alpha)
+{
     Tensor *a = n->in[0], *b = n->in[1], *y = n->out[0];
-    int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
-    int64_t K = a->dims[a->rank - 1];
-    int64_t N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    if (a->rank < 2) ta = 0;   /* a vector: no axes to swap (FusedMatMul needs rank 2) */
+    if (b->rank < 2) tb = 0;
+    int64_t M = a->rank >= 2 ? a->dims[a->rank - 2 + ta] : 1;
+    int64_t K = a->dims[a->rank - 1 - ta];
+    int64_t N = b->rank >= 2 ? b->dims[b->rank - 1 - tb] : 1;
     KCall *c = lower_call(L, xfmt("o2c_matmul_%s", dtype_suffix(a->dtype)), tensor_numel(y));
     c->x[0] = a;
     c->x[1] = b;
     c->y[0] = y;
     c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = K;
-    c->k[O2C_MATMUL_SAM] = K; c->k[O2C_MATMUL_SAK] = 1;           /* A row-major M x K */
-    c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;           /* B row-major K x N */
+    /* A row-major M x K and B K x N; a transpose swaps the strides of the two axes */
+    c->k[O2C_MATMUL_SAM] = ta ? 1 : K; c->k[O2C_MATMUL_SAK] = ta ? M : 1;
+    c->k[O2C_MATMUL_SBK] = tb ? 1 : N; c->k[O2C_MATMUL_SBN] = tb ? K : 1;
     /* batch: output batch dims and the broadcast strides of A and B */
     Tensor ba = *a, bb = *b;
     ba.rank = a->rank > 2 ? a->rank - 2 : 0;
@@ -119,7 +127,18 @@ KCall *lower_matmul_call(Node *n, Lowering *L)
     bcast_strides(&da, r, c->k + O2C_MATMUL_ASTR);
     bcast_strides(&db, r, c->k + O2C_MATMUL_BSTR);
     for (int i = 0; i < r; i++) { c->k[O2C_MATMUL_ASTR + i] *= M * K; c->k[O2C_MATMUL_BSTR + i] *= K * N; }
-    c->f[O2C_MATMUL_F_ALPHA] = 1.0;
+    c->f[O2C_MATMUL_F_ALPHA] = alpha;
+    if (L->tiled && tb && b->data && b->rank == 2 && a->dtype == DT_FLOAT) {
+        /* constant weights given as N x K: stored K x N for the tiled kernel */
+        int64_t kn[2] = {K, N};
+        Tensor *bt = lower_const(L, "KxN", DT_FLOAT, 2, kn);
+        const float *src = b->data;
+        float *dst = bt->data;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
+        c->x[1] = bt;
+        c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;
+    }
     matmul_tiled(L, c, a, M * N != 0 ? tensor_numel(y) / (M * N) : 0);
     return c;
 }

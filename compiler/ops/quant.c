@@ -22,11 +22,11 @@ static const int DTS_QOUT[] = {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, DT_FLOAT8
 static const int DTS_QIN[] = {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, DT_INT32, DT_FLOAT8E4M3FN, DT_FLOAT8E4M3FNUZ,
                               DT_FLOAT8E5M2, DT_FLOAT8E5M2FNUZ, DT_FLOAT4E2M1, DT_UINT4, DT_INT4, DT_UINT2, DT_INT2, 0};
 
-/* the type input j had in the model: a float16/bfloat16 input is seen as
- * its float32 stand-in while the node is inferred and lowered */
+/* the type input j had in the model: a float16/bfloat16 input is read in
+ * float32 while the node is inferred and lowered */
 static int orig_dtype(const Node *n, int j)
 {
-    if (n->promoted && n->shadow_in && n->shadow_in[j]) return n->promoted;
+    if (node_promoted_in(n, j)) return n->promoted;
     return n->in[j] ? n->in[j]->dtype : DT_UNDEFINED;
 }
 

@@ -20,10 +20,7 @@
 
 typedef struct Member {
     Node *n;
-    const char *op;
-    Tensor *x[2];
-    int nx;
-    double f[3];
+    EwStep s;   /* the node as a step (its op's OpDef.ew_step) */
 } Member;
 
 typedef struct Group {
@@ -64,8 +61,8 @@ static int group_inputs(const Group *G, Member **order, Tensor **in, int max)
     int nin = 0;
     for (int i = 0; i < G->n; i++) {
         const Member *m = order[i];
-        for (int j = 0; j < m->nx; j++) {
-            Tensor *t = m->x[j];
+        for (int j = 0; j < m->s.nx; j++) {
+            Tensor *t = m->s.x[j];
             if (t->producer && member_of(G, t->producer) >= 0) continue;
             int seen = 0;
             for (int k = 0; k < nin; k++) if (in[k] == t) seen = 1;
@@ -111,8 +108,8 @@ static void grow(Graph *g, Group *G, const Tensor *y)
     for (int again = 1; again;) {
         again = 0;
         for (int q = 0; q < G->n; q++)
-            for (int j = 0; j < G->m[q].nx; j++) {
-                Tensor *t = G->m[q].x[j];
+            for (int j = 0; j < G->m[q].s.nx; j++) {
+                Tensor *t = G->m[q].s.x[j];
                 Node *p = t->producer, **rd;
                 if (!p || member_of(G, p) >= 0 || G->n == MAX_MEMBERS) continue;
                 if (t->is_input || t->data || !same_layout(t, y)) continue;
@@ -124,7 +121,7 @@ static void grow(Graph *g, Group *G, const Tensor *y)
                 Member *m = &G->m[G->n];
                 memset(m, 0, sizeof *m);
                 m->n = p;
-                if (!ew_node_step(p, &m->op, m->x, &m->nx, m->f)) continue;
+                if (!ew_node_step(p, &m->s)) continue;
                 G->n++;
                 if (!fits(g, G, y)) { G->n--; continue; }
                 if (graph_is_output(g, t)) G->extra = t;
@@ -150,8 +147,8 @@ static Node *replace(Graph *g, Group *G)
         Member *m = order[s];
         for (int j = 0; j < 2; j++) {
             int v = -1;
-            if (j < m->nx) {
-                Tensor *t = m->x[j];
+            if (j < m->s.nx) {
+                Tensor *t = m->s.x[j];
                 int pm = t->producer ? member_of(G, t->producer) : -1;
                 if (pm >= 0) {
                     for (int k = 0; k < s; k++) if (order[k] == &G->m[pm]) v = nin + k;
@@ -163,8 +160,8 @@ static Node *replace(Graph *g, Group *G)
             args[2 * s + j] = v;
         }
         types[s] = m->n->out[0]->dtype;
-        memcpy(params + 3 * s, m->f, sizeof m->f);
-        ops = xfmt("%s%s%s", ops, s ? " " : "", m->op);
+        memcpy(params + 3 * s, m->s.abc, sizeof m->s.abc);
+        ops = xfmt("%s%s%s", ops, s ? " " : "", m->s.expr);
         if (m->n == root) { outs[0] = nin + s; out[0] = root->out[0]; }
         if (G->extra && m->n->out[0] == G->extra) { outs[1] = nin + s; out[1] = G->extra; nout = 2; }
     }
@@ -193,7 +190,7 @@ int pass_fuse_elementwise(Graph *g)
         memset(G, 0, sizeof *G);
         Member *m = &G->m[0];
         m->n = root;
-        if (!ew_node_step(root, &m->op, m->x, &m->nx, m->f)) continue;
+        if (!ew_node_step(root, &m->s)) continue;
         G->n = 1;
         Tensor *y = root->out[0];
         if (!fits(g, G, y)) continue;
