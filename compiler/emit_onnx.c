@@ -103,9 +103,19 @@ static Onnx__ValueInfoProto *value_info(const Tensor *t)
     return v;
 }
 
-static Onnx__GraphProto *graph_proto(Graph *g);
+/* What writing one model collects: the local functions (fused nodes of
+ * every graph) and the external domains its nodes use. */
+enum { MAX_EXTERNAL_DOMAINS = 8 };
+typedef struct OnnxOut {
+    Onnx__FunctionProto **funcs;
+    int nfuncs, model_opset;
+    const char *ext[MAX_EXTERNAL_DOMAINS];   /* the external domains used */
+    int n_ext;
+} OnnxOut;
 
-static Onnx__AttributeProto *attr_proto(const Attr *a, const char *where)
+static Onnx__GraphProto *graph_proto(OnnxOut *w, Graph *g);
+
+static Onnx__AttributeProto *attr_proto(OnnxOut *w, const Attr *a, const char *where)
 {
     Onnx__AttributeProto *p = xalloc(sizeof *p);
     onnx__attribute_proto__init(p);
@@ -121,7 +131,7 @@ static Onnx__AttributeProto *attr_proto(const Attr *a, const char *where)
         p->s.len = strlen(a->s);
         break;
     case AT_TENSOR: p->t = tensor_proto(a->t, a->t->name ? a->t->name : a->name); break;
-    case AT_GRAPH: p->g = graph_proto(a->g); break;   /* a body (If, Loop, Scan) */
+    case AT_GRAPH: p->g = graph_proto(w, a->g); break;   /* a body (If, Loop, Scan) */
     case AT_FLOATS:
         p->n_floats = (size_t)a->n;
         p->floats = xalloc(sizeof(float) * (size_t)(a->n + 1));
@@ -451,7 +461,7 @@ static int body_for_opset(Decomp *d, int target)
 
 /* The local function of fused node n: its decomposition (or, for a standard
  * op newer than the model, the node itself). */
-static Onnx__FunctionProto *function_proto(const Node *n, const char *fname, int opset_default)
+static Onnx__FunctionProto *function_proto(OnnxOut *w, const Node *n, const char *fname, int opset_default)
 {
     Decomp d;
     if (*n->domain) decompose_node(n, &d);
@@ -492,7 +502,7 @@ static Onnx__FunctionProto *function_proto(const Node *n, const char *fname, int
         p->output = (char **)dn->out;
         p->n_attribute = (size_t)dn->nattrs;
         p->attribute = xalloc(sizeof(void *) * (size_t)(dn->nattrs + 1));
-        for (int a = 0; a < dn->nattrs; a++) p->attribute[a] = attr_proto(&dn->attrs[a], fname);
+        for (int a = 0; a < dn->nattrs; a++) p->attribute[a] = attr_proto(w, &dn->attrs[a], fname);
         f->node[i] = p;
     }
     f->n_opset_import = 1;
@@ -504,19 +514,11 @@ static Onnx__FunctionProto *function_proto(const Node *n, const char *fname, int
     return f;
 }
 
-/* the local functions of the model (fused nodes of every graph) */
-static Onnx__FunctionProto **funcs;
-static int nfuncs, model_opset;
-
 /* A node of another tool's domain that onnx2c supports (com.microsoft's
  * contrib and quantized ops, ai.onnx.ml, ...): written as it is, its domain
  * imported at the model's version of it. */
 static int external_domain(const Node *n) { return *n->domain && strcmp(n->domain, "onnx2c"); }
-enum { MAX_EXTERNAL_DOMAINS = 8 };
-static const char *ext[MAX_EXTERNAL_DOMAINS];   /* the external domains used */
-static int n_ext;
-
-static Onnx__GraphProto *graph_proto(Graph *g)
+static Onnx__GraphProto *graph_proto(OnnxOut *w, Graph *g)
 {
     /* refuse first: internal ops with no standard form */
     for (int i = 0; i < g->nnodes; i++) {
@@ -570,15 +572,15 @@ static Onnx__GraphProto *graph_proto(Graph *g)
         if (external_domain(n)) {
             p = node_proto(n->name, n->op_type, n->domain);
             int j = 0;
-            while (j < n_ext && strcmp(ext[j], n->domain)) j++;
-            if (j == n_ext && n_ext < MAX_EXTERNAL_DOMAINS) ext[n_ext++] = n->domain;
-        } else if (*n->domain || op_since(n->op_type) > model_opset) {
+            while (j < w->n_ext && strcmp(w->ext[j], n->domain)) j++;
+            if (j == w->n_ext && w->n_ext < MAX_EXTERNAL_DOMAINS) w->ext[w->n_ext++] = n->domain;
+        } else if (*n->domain || op_since(n->op_type) > w->model_opset) {
             /* OP_INDEX: the node's index (in a body, past every index of the graphs) */
-            const char *fname = xfmt("%s_%d", n->op_type, g->parent ? 1000000 + nfuncs : i);
-            Onnx__FunctionProto **f2 = xalloc(sizeof(void *) * (size_t)(nfuncs + 2));
-            if (nfuncs) memcpy(f2, funcs, sizeof(void *) * (size_t)nfuncs);
-            funcs = f2;
-            funcs[nfuncs++] = function_proto(n, fname, model_opset);
+            const char *fname = xfmt("%s_%d", n->op_type, g->parent ? 1000000 + w->nfuncs : i);
+            Onnx__FunctionProto **f2 = xalloc(sizeof(void *) * (size_t)(w->nfuncs + 2));
+            if (w->nfuncs) memcpy(f2, w->funcs, sizeof(void *) * (size_t)w->nfuncs);
+            w->funcs = f2;
+            w->funcs[w->nfuncs++] = function_proto(w, n, fname, w->model_opset);
             p = node_proto(n->name, fname, "onnx2c");
         } else {
             p = node_proto(n->name, n->op_type, "");
@@ -604,7 +606,7 @@ static Onnx__GraphProto *graph_proto(Graph *g)
         }
         p->n_attribute = (size_t)n->nattrs;
         p->attribute = xalloc(sizeof(void *) * (size_t)(n->nattrs + 1));
-        for (int a = 0; a < n->nattrs; a++) p->attribute[a] = attr_proto(&n->attrs[a], n->name);
+        for (int a = 0; a < n->nattrs; a++) p->attribute[a] = attr_proto(w, &n->attrs[a], n->name);
         gp->node[gp->n_node++] = p;
     }
     /* a graph output that is a constant: an initializer under another name, copied by Identity */
@@ -640,11 +642,9 @@ static Onnx__GraphProto *graph_proto(Graph *g)
 
 static Onnx__ModelProto *build_model(Graph *g)
 {
-    funcs = NULL;
-    nfuncs = 0;
-    n_ext = 0;
-    model_opset = g->opset;
-    Onnx__GraphProto *gp = graph_proto(g);
+    OnnxOut out = {0}, *w = &out;
+    w->model_opset = g->opset;
+    Onnx__GraphProto *gp = graph_proto(w, g);
     Onnx__ModelProto *m = xalloc(sizeof *m);
     onnx__model_proto__init(m);
     m->has_ir_version = 1;
@@ -654,17 +654,17 @@ static Onnx__ModelProto *build_model(Graph *g)
     m->doc_string = xfmt("optimized by onnx2c%s%s", *g->producer ? " from a model by " : "", g->producer);
     m->graph = gp;
     m->n_opset_import = 1;
-    m->opset_import = xalloc(sizeof(void *) * (size_t)(3 + n_ext));
+    m->opset_import = xalloc(sizeof(void *) * (size_t)(3 + w->n_ext));
     m->opset_import[0] = opset("", g->opset);
-    if (nfuncs) m->opset_import[m->n_opset_import++] = opset("onnx2c", 1);
-    for (int j = 0; j < n_ext; j++) {   /* the version the model imported (com.microsoft has only 1) */
+    if (w->nfuncs) m->opset_import[m->n_opset_import++] = opset("onnx2c", 1);
+    for (int j = 0; j < w->n_ext; j++) {   /* the version the model imported (com.microsoft has only 1) */
         int v = 1;
         for (int d = 0; d < g->ndom_opsets; d++)
-            if (!strcmp(g->dom_opsets[d].domain, ext[j])) v = g->dom_opsets[d].version;
-        m->opset_import[m->n_opset_import++] = opset(ext[j], v);
+            if (!strcmp(g->dom_opsets[d].domain, w->ext[j])) v = g->dom_opsets[d].version;
+        m->opset_import[m->n_opset_import++] = opset(w->ext[j], v);
     }
-    m->n_functions = (size_t)nfuncs;
-    m->functions = funcs;
+    m->n_functions = (size_t)w->nfuncs;
+    m->functions = w->funcs;
     return m;
 }
 

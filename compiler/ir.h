@@ -531,7 +531,8 @@ KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count);
 /* A control-flow marker (CTL_*, x the flag it reads or NULL); an ELSE or
  * END is linked to its opening marker (jump). ops/control.c. */
 KCall *lower_ctl(Lowering *L, int ctl, Tensor *x);
-int node_has_subgraph(const Node *n);                    /* If, Loop, Scan (ops/control.c) */
+int node_has_subgraph(const Node *n);                    /* If, Loop, Scan (core/graph.c) */
+void control_bind_bodies(Node *n);                       /* ops/control.c: n's bodies as lowering takes them (passes/bodies.c) */
 int node_formal_inputs(const Node *n);                   /* its ONNX inputs (nin less its bodies' captures) */
 int loop_foldable(const Node *n);
 int expand_ms_fused_conv(Graph *g, Node *n);           /* ops/contrib.c: com.microsoft FusedConv -> onnx2c FusedConv */
@@ -814,7 +815,7 @@ void emit_onnx(Graph *g, FILE *f);
 void emit_dot(Graph *g, FILE *f);
 
 /* ---- passes (passes.c runs compiler/passes/NAME.c from passes.def) ---- */
-#define PASS(name, level, phase, what) int pass_##name(Graph *g);
+#define PASS(name, level, phase, need, what) int pass_##name(Graph *g);
 #include "passes/passes.def"
 #undef PASS
 int pass_count(void);

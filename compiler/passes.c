@@ -12,17 +12,19 @@
 #define MAX_ROUNDS 8
 
 enum { FIRST, ROUNDS, LAST };
+enum { OPTIONAL, REQUIRED };
 
 typedef struct Pass {
     const char *name;
     int level;
     int phase;
+    int required;
     int (*run)(Graph *g);
     const char *what;
 } Pass;
 
 static const Pass PASSES[] = {
-#define PASS(name, level, phase, what) {#name, level, phase, pass_##name, what},
+#define PASS(name, level, phase, need, what) {#name, level, phase, need, pass_##name, what},
 #include "passes/passes.def"
 #undef PASS
 };
@@ -126,7 +128,7 @@ static int run_one(Graph *g, const Pass *p)
 
 static int runs(const Pass *p, const Options *o, int phase)
 {
-    return p->phase == phase && p->level <= o->opt_level && !disabled(o, p->name);
+    return p->phase == phase && p->level <= o->opt_level && (p->required || !disabled(o, p->name));
 }
 
 void run_passes(Graph *g, const Options *o)
@@ -135,7 +137,7 @@ void run_passes(Graph *g, const Options *o)
         if (!pass_exists(o->disabled[i]))
             fail_plain("--disable-pass %s: no such pass (see --list-passes)", o->disabled[i]);
         for (int p = 0; p < NPASSES; p++)
-            if (PASSES[p].phase == FIRST && !strcmp(PASSES[p].name, o->disabled[i]))
+            if (PASSES[p].required && !strcmp(PASSES[p].name, o->disabled[i]))
                 fail_plain("--disable-pass %s: the lowering needs this pass (it cannot be disabled)", o->disabled[i]);
     }
     run_passes_in_bodies(g, o);

@@ -69,10 +69,11 @@ static void capture_views(Node *owner, Graph *b)
     for (int i = 0; i < b->ninputs; i++) b->inputs[i]->is_input = 0;
 }
 
-/* Between inference and lowering a body looks like any graph to the passes
- * (passes.c runs them inside bodies): its inputs and the captures that are
- * not constant are graph inputs, produced by no node. Lowering makes them
- * what they are at run time again (capture_views). */
+/* Between inference and the end of the passes a body looks like any graph
+ * to the passes (passes.c runs them inside bodies): its inputs and the
+ * captures that are not constant are graph inputs, produced by no node.
+ * The bodies pass makes them what they are at run time again
+ * (control_bind_bodies). */
 static void body_inputs_open(Graph *b)
 {
     for (int k = 0; k < b->ncaptures; k++) {
@@ -186,9 +187,23 @@ static int flag_value(Node *n, Tensor *c, const char *what)
 
 /* ---- lowering of a body ---------------------------------------------------- */
 
+/* The bodies of an If, Loop or Scan as the lowering and the planner take
+ * them (the bodies pass, passes/bodies.c, at the end of the passes): the
+ * captures that are not constant become views of the node's inputs, the
+ * body's inputs are no graph inputs (the loop writes them). */
+void control_bind_bodies(Node *n)
+{
+    for (int a = 0; a < n->nattrs; a++) {
+        Graph *b = n->attrs[a].g;
+        if (!b) continue;
+        for (int k = 0; k < b->nunrolled; k++) capture_views(n, b->unrolled[k]);
+        if (!b->nunrolled && b->inferred) capture_views(n, b);
+    }
+}
+
 static void lower_body(Node *owner, Graph *b, Lowering *L)
 {
-    capture_views(owner, b);
+    (void)owner;
     for (int i = 0; i < b->nnodes; i++) lower_node(b->nodes[i], L);
     L->node = owner;
     diag_node = owner;
