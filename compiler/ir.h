@@ -616,7 +616,6 @@ int ew_step_cast(Node *n, EwStep *s);
 /* ops/types.c: the narrow types (dtype_is_narrow). Whether op n may take
  * or make them (infer.c refuses the others), and Cast/CastLike with one. */
 int node_takes_narrow(const Node *n);
-int node_promotes_narrow(const Node *n);     /* computes on float32 stand-ins (IsNaN, IsInf) */
 void lower_cast_narrow(Node *n, Lowering *L);
 
 /* ops/strings.c: string tensors (DT_STRING, elements `const char *`).
@@ -671,10 +670,8 @@ const char *dc_in(Decomp *d, int j);                       /* "xJ", or "" if inp
 /* Appends a node; returns the name of its first output (a fresh temporary). */
 const char *dc_op(Decomp *d, const char *op_type, int nin, ...);
 const char *dc_op_n(Decomp *d, const char *op_type, const char *const *in, int nin, int nout);
-const char *dc_out(Decomp *d, int k);                      /* output k of the last node */
 void dc_attr_i(Decomp *d, const char *name, int64_t v);    /* attributes of the last node */
 void dc_attr_f(Decomp *d, const char *name, double v);
-void dc_attr_s(Decomp *d, const char *name, const char *v);
 void dc_attr_ints(Decomp *d, const char *name, const int64_t *v, int len);
 void dc_copy_attrs(Decomp *d, const Node *n, const char *const *names); /* NULL-terminated; absent ones skipped */
 const char *dc_const_f(Decomp *d, int dtype, double v);   /* a scalar Constant */
@@ -760,12 +757,7 @@ void infer_resolve_ops(Graph *g, int body);
 void infer_order(Graph *g);
 void infer_run(Graph *g);
 void infer_drop_folded(Graph *g);
-int node_promotes_narrow(const Node *n);             /* IsNaN/IsInf of a float8: on its float32 value */
 void topo_sort(Graph *g);                            /* infer.c: re-runnable, stable */
-/* infer.c: refuses (all in one message) the nodes of g whose op version in
- * effect at the model's opset of their domain onnx2c does not implement
- * (ops.def's versions column, op_version); their ops must be looked up */
-void check_op_versions(const Graph *g);
 /* engine/eval.c: the evaluator, the one way to run kernels at compile time.
  * eval_call: one call on its tensors' data (outputs allocated);
  * eval_calls: a lowering's calls in order, control flow interpreted;

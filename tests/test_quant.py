@@ -66,6 +66,17 @@ def qrand(r, dt, shape):
     return r.randint(i.min, i.max + 1, size=shape).astype(NP[dt])
 
 
+def qweight(r, dt, shape):
+    """A weight operand of an integer product: int8 weights 7-bit ([-64, 63],
+    as quantize_static/quantize_dynamic's reduce_range), so that the reference
+    is exact on every CPU: onnxruntime's uint8 x int8 kernels on x86 without
+    VNNI add pairs of products in 16 bits, which full-range weights saturate.
+    uint8 weights (uint8 x uint8 products) are full range."""
+    if dt == TP.INT8:
+        return r.randint(-64, 64, size=shape).astype(np.int8)
+    return qrand(r, dt, shape)
+
+
 def ort_run(m, feeds):
     import onnxruntime as ort
     so = ort.SessionOptions()
@@ -170,7 +181,7 @@ def contrib_cases(c, r, it):
         n = h.make_node("QGemm", ins, ["Y"], domain="com.microsoft", transA=int(ta), transB=int(tb),
                         alpha=float(r.uniform(0.5, 1.5)))
         per_col = it != 2
-        inits = [init("as", f32(0.03)), init("az", qrand(r, adt, ())), init("B", qrand(r, bdt, [N, K] if tb else [K, N])),
+        inits = [init("as", f32(0.03)), init("az", qrand(r, adt, ())), init("B", qweight(r, bdt, [N, K] if tb else [K, N])),
                  init("bs", f32(r.uniform(0.005, 0.02, size=N)) if per_col else f32(0.01)),
                  init("bz", np.zeros(N, NP[bdt]) if per_col else qrand(r, bdt, ())),
                  init("C", r.randint(-2000, 2000, size=[[N], [1, N], [M, 1]][it]).astype(np.int32))]
@@ -194,13 +205,13 @@ def standard_cases(c, r, it):
                             pads=[1, 0, 1, 2], strides=[1, 2], group=G)
             c.add("QLinearConv_%s_%d" % (tn, it), [n], [vi("X", xdt, [2, C, 7, 9])], [vi("Y", ydt, None)],
                   [init("xs", f32(r.uniform(0.01, 0.05))), init("xz", qrand(r, xdt, ())),
-                   init("W", qrand(r, wdt, [M, C // G, 3, 3])), init("ws", ws), init("wz", wz),
+                   init("W", qweight(r, wdt, [M, C // G, 3, 3])), init("ws", ws), init("wz", wz),
                    init("ys", f32(r.uniform(0.05, 0.3))), init("yz", qrand(r, ydt, ())),
                    init("B", r.randint(-2000, 2000, size=M).astype(np.int32))],
                   {"X": qrand(r, xdt, [2, C, 7, 9])}, opset=10)
             n = h.make_node("ConvInteger", ["X", "W", "xz", "wz"], ["Y"], pads=[0, 1, 2, 1], dilations=[2, 1])
             c.add("ConvInteger_%s_%d" % (tn, it), [n], [vi("X", xdt, [1, 3, 8, 6])], [vi("Y", TP.INT32, None)],
-                  [init("W", qrand(r, wdt, [4, 3, 2, 3])), init("xz", qrand(r, xdt, ())),
+                  [init("W", qweight(r, wdt, [4, 3, 2, 3])), init("xz", qrand(r, xdt, ())),
                    init("wz", qrand(r, wdt, (4,)) if it == 2 else qrand(r, wdt, ()))],
                   {"X": qrand(r, xdt, [1, 3, 8, 6])}, opset=10, ref="onnx" if it == 2 else "ort")
             As, Bs = [2, 5, 12], ([12, 7] if it != 2 else [3, 1, 12, 7])
@@ -209,7 +220,7 @@ def standard_cases(c, r, it):
             n = h.make_node("QLinearMatMul", ["A", "as", "az", "B", "bs", "bz", "ys", "yz"], ["Y"])
             c.add("QLinearMatMul_%s_%d" % (tn, it), [n], [vi("A", xdt, As)], [vi("Y", ydt, None)],
                   [init("as", f32(r.uniform(0.01, 0.05, size=1))), init("az", qrand(r, xdt, (1,))),
-                   init("B", qrand(r, wdt, Bs)),
+                   init("B", qweight(r, wdt, Bs)),
                    init("bs", f32(r.uniform(0.005, 0.03, size=7 if it == 0 else 1))),
                    init("bz", qrand(r, wdt, (7,) if it == 0 else (1,))), init("ys", f32(r.uniform(0.05, 0.3, size=1))),
                    init("yz", qrand(r, ydt, (1,)))],
@@ -217,7 +228,7 @@ def standard_cases(c, r, it):
             n = h.make_node("MatMulInteger", ["A", "B", "az", "bz"], ["Y"])
             c.add("MatMulInteger_%s_%d" % (tn, it), [n], [vi("A", xdt, As), vi("B", wdt, Bs)], [vi("Y", TP.INT32, None)],
                   [init("az", qrand(r, xdt, ())), init("bz", qrand(r, wdt, (7,)) if it == 0 else qrand(r, wdt, ()))],
-                  {"A": qrand(r, xdt, As), "B": qrand(r, wdt, Bs)}, opset=10)
+                  {"A": qrand(r, xdt, As), "B": qweight(r, wdt, Bs)}, opset=10)
     for qdt in (TP.UINT8, TP.INT8, TP.UINT16, TP.INT16):
         tn = SFX[qdt]
         x = (r.standard_normal([2, 6, 5]) * 3).astype(np.float32)
@@ -372,7 +383,7 @@ def dqlstm_cases(c, r):
     ]
     for k, (T, Bt, NI, H, direction, wdt, per_col, peep, bias, init_st, extra) in enumerate(cases):
         D = 2 if direction == "bidirectional" else 1
-        W, R = qrand(r, wdt, (D, NI, 4 * H)), qrand(r, wdt, (D, H, 4 * H))
+        W, R = qweight(r, wdt, (D, NI, 4 * H)), qweight(r, wdt, (D, H, 4 * H))
         sh = (D, 4 * H) if per_col else (D,)
         ws, rs = f32(r.uniform(0.002, 0.02, sh)), f32(r.uniform(0.002, 0.02, sh))
         if wdt == TP.INT8:   # quantize_dynamic's int8 weights are symmetric

@@ -50,13 +50,6 @@ const char *dc_op(Decomp *d, const char *op_type, int nin, ...)
     return dc_op_n(d, op_type, in, nin, 1);
 }
 
-const char *dc_out(Decomp *d, int k)
-{
-    DNode *n = &d->nodes[d->n - 1];
-    if (k >= n->nout) fail_plain("internal: dc_out %d of %s", k, n->op_type);
-    return n->out[k];
-}
-
 static Attr *attr(Decomp *d, const char *name, int type)
 {
     if (!d->n) fail_plain("internal: a decomposition attribute before any node");
@@ -72,7 +65,6 @@ static Attr *attr(Decomp *d, const char *name, int type)
 
 void dc_attr_i(Decomp *d, const char *name, int64_t v) { attr(d, name, AT_INT)->i = v; }
 void dc_attr_f(Decomp *d, const char *name, double v) { attr(d, name, AT_FLOAT)->f = v; }
-void dc_attr_s(Decomp *d, const char *name, const char *v) { attr(d, name, AT_STRING)->s = xstrdup(v); }
 
 void dc_attr_ints(Decomp *d, const char *name, const int64_t *v, int len)
 {

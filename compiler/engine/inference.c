@@ -30,7 +30,7 @@ static int domain_opset(const Graph *g, const char *domain)
     return 0;
 }
 
-void check_op_versions(const Graph *g)
+static void check_op_versions(const Graph *g)
 {
     char msg[1536];
     size_t len = 0;
@@ -109,7 +109,7 @@ int node_foldable(const Node *n)
 
 /* IsNaN and IsInf of a float8 (OPT_NARROW_AS_FLOAT) run on its exact
  * float32 value, as the 16-bit floats below. */
-int node_promotes_narrow(const Node *n)
+static int node_promotes_narrow(const Node *n)
 {
     if (!(n->op->traits & OPT_NARROW_AS_FLOAT) || n->nin != 1 || !n->in[0]) return 0;
     int dt = n->in[0]->dtype;   /* a float type: not int4/uint4/int2/uint2 */
