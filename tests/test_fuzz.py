@@ -1,22 +1,36 @@
 #!/usr/bin/env python3
-"""The fuzzing suite (tests/fuzz/, docs/FUZZING.md): builds the libFuzzer
-harness build/fuzz/fuzz_compile (`make fuzz`: clang, ASan, UBSan), replays
-the regression corpus tests/fuzz/regressions/ (every input a campaign ever
-crashed, hung or leaked on) and the seed corpus (the examples' models and
-the node-test models of build/node-tests, when present), then runs a short
-bounded campaign: structure-aware mutation, then byte-level, with a time
-limit per input and a memory limit. Any crash, hang, leak or sanitizer
-report fails the suite; the input is kept under build/fuzz/failures/.
+"""The fuzzing suite of `make test` (tests/fuzz/, docs/FUZZING.md), and it is
+deterministic: it builds the libFuzzer harness build/fuzz/fuzz_compile
+(`make fuzz`: clang, ASan, UBSan) and runs it once on every input of fixed
+corpora, in name order, with no mutation:
 
-    python tests/test_fuzz.py [--seconds 120] [--no-build]
+  * tests/fuzz/regressions/: every input a campaign ever crashed, hung or
+    leaked on;
+  * tests/fuzz/corpus/, when the repository holds one: a saved campaign
+    corpus;
+  * the seed corpus build/fuzz/seeds (tests/fuzz/make_seeds.py): the
+    examples' models and the node-test models of build/node-tests, written
+    from the pinned onnx package by tests/conformance/make_corpus.py.
+
+A corpus passes when every one of its inputs ran to its end: no crash, no
+sanitizer report, no leak, none over the per-input time (60 s, ample: the
+slowest input takes about a second) or memory (2 GiB) limit. A failing input
+is copied to build/fuzz/failures/ and the rest of the corpus still runs.
+The open-ended campaign is not part of this suite: `make fuzz-campaign
+FUZZ_SECONDS=N` (tests/fuzz/campaign.py) runs one.
+
+    python tests/test_fuzz.py [--no-build]
 
 Skipped (with the reason) only when clang's libFuzzer is missing
 (`make deps` installs it)."""
-import argparse, glob, os, shutil, subprocess, sys, tempfile
+import argparse, os, re, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HARNESS = os.path.join(ROOT, "build", "fuzz", "fuzz_compile")
-LIMITS = ["-timeout=30", "-rss_limit_mb=2048", "-max_len=65536"]
+FAILURES = os.path.join(ROOT, "build", "fuzz", "failures")
+TIMEOUT = 60
+LIMITS = ["-timeout=%d" % TIMEOUT, "-rss_limit_mb=2048", "-max_len=65536"]
+MAX_FAILURES = 10          # per corpus: the replay stops reporting after this many
 
 
 def have_libfuzzer():
@@ -43,44 +57,56 @@ def env():
     e = dict(os.environ)
     e["ASAN_OPTIONS"] = "detect_leaks=1"
     e["UBSAN_OPTIONS"] = "print_stacktrace=1"
+    e.pop("O2C_FUZZ_BYTES", None)
     return e
 
 
-def keep(art_dir):
-    """Copies what libFuzzer wrote (crash-*, timeout-*, leak-*, oom-*) to build/fuzz/failures/."""
-    out = os.path.join(ROOT, "build", "fuzz", "failures")
-    os.makedirs(out, exist_ok=True)
-    kept = []
-    for p in glob.glob(os.path.join(art_dir, "*")):
-        shutil.copy(p, out)
-        kept.append(os.path.join(out, os.path.basename(p)))
-    return kept
+def inputs(folder):
+    """The corpus's files, relative to ROOT, in name order."""
+    names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
+    return [os.path.relpath(os.path.join(folder, n), ROOT) for n in names]
 
 
-def run(name, args, art_dir, extra_env=None):
-    e = env()
-    e.update(extra_env or {})
-    cmd = [HARNESS] + LIMITS + ["-artifact_prefix=" + art_dir + "/"] + args
-    p = subprocess.run(cmd, cwd=ROOT, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = p.stdout.splitlines()
-    stats = [l for l in lines if l.startswith("stat::") or " DONE " in l or "INITED" in l]
-    if p.returncode != 0:
-        bad = [l for l in lines if "ERROR" in l or "SUMMARY" in l or "runtime error" in l]
-        print("FAIL  %s: exit %d" % (name, p.returncode))
-        for l in (bad or lines[-20:])[:20]:
-            print("      " + l)
-        for k in keep(art_dir):
-            print("      input kept: " + os.path.relpath(k, ROOT))
-        return False
-    print("ok    %s" % name)
-    for l in stats:
-        print("      " + l.strip())
-    return True
+def replay(files):
+    """Runs the harness once on each file (libFuzzer's mode for files named
+    on the command line: no mutation, no corpus). A failing run stops the
+    harness; the replay goes on after the failing file. Returns
+    (ms per executed file, [(file, report lines)])."""
+    done, failures = {}, []
+    todo = list(files)
+    while todo and len(failures) < MAX_FAILURES:
+        p = subprocess.run([HARNESS] + LIMITS + todo, cwd=ROOT, env=env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, errors="replace")
+        lines = p.stdout.splitlines()
+        running = None
+        for l in lines:
+            m = re.match(r"Running: (.*)$", l)
+            if m:
+                running = m.group(1)
+            m = re.match(r"Executed (.*) in (\d+) ms$", l)
+            if m:
+                done[m.group(1)] = int(m.group(2))
+        if p.returncode == 0:
+            break
+        if running is None or running in done or running not in todo:
+            # the harness stopped without naming an input it was running
+            failures.append(("(harness, exit %d)" % p.returncode, lines[-20:]))
+            break
+        report = [l for l in lines if re.search(r"ERROR|SUMMARY|runtime error|ALARM|out-of-memory", l)]
+        failures.append((running, (report or lines[-20:])[:20] + ["exit %d" % p.returncode]))
+        todo = todo[todo.index(running) + 1:]
+    return done, failures
+
+
+def keep(path):
+    os.makedirs(FAILURES, exist_ok=True)
+    dst = os.path.join(FAILURES, os.path.basename(path))
+    shutil.copy(os.path.join(ROOT, path), dst)
+    return os.path.relpath(dst, ROOT)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=int, default=120, help="the bounded campaign's length (default 120)")
     ap.add_argument("--no-build", action="store_true", help="use build/fuzz/fuzz_compile as it is")
     a = ap.parse_args()
     why = have_libfuzzer()
@@ -98,38 +124,54 @@ def main():
             return 1
         print("ok    make fuzz")
         passed += 1
+    # the seed corpus: the examples and the node tests of the pinned onnx
+    # (make_corpus.py does nothing when build/node-tests is up to date)
+    node_tests = os.path.join(ROOT, "build", "node-tests")
     seeds = os.path.join(ROOT, "build", "fuzz", "seeds")
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "fuzz", "make_seeds.py"), "--out", seeds],
-                       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print("      " + p.stdout.strip())
-    if p.returncode:
-        print("FAIL  make_seeds.py")
-        return 1
-    art = tempfile.mkdtemp(prefix="o2c_fuzz_")
-    work = tempfile.mkdtemp(prefix="o2c_fuzz_corpus_")
-    regress = os.path.join(ROOT, "tests", "fuzz", "regressions")
-    dict_ = "-dict=" + os.path.join(ROOT, "tests", "fuzz", "onnx.dict")
-    s_time = max(a.seconds * 2 // 3, 1)
-    b_time = max(a.seconds - s_time, 1)
-    steps = [
-        ("replay regressions (%d inputs)" % len(os.listdir(regress)), ["-runs=0", regress], None),
-        ("replay seeds (%d inputs)" % len(os.listdir(seeds)), ["-runs=0", seeds], None),
-        # fixed seeds: a failing run can be repeated (docs/FUZZING.md's campaigns use others)
-        ("campaign, structure-aware, %d s" % s_time,
-         ["-seed=1", "-max_total_time=%d" % s_time, "-print_final_stats=1", dict_, work, seeds], None),
-        ("campaign, byte-level, %d s" % b_time,
-         ["-seed=2", "-max_total_time=%d" % b_time, "-print_final_stats=1", dict_, work, seeds],
-         {"O2C_FUZZ_BYTES": "1"}),
-    ]
-    try:
-        for name, args, e in steps:
-            if run(name, args, art, e):
-                passed += 1
-            else:
-                failed += 1
-    finally:
-        shutil.rmtree(art, ignore_errors=True)
-        shutil.rmtree(work, ignore_errors=True)
+    for cmd in ([sys.executable, os.path.join(ROOT, "tests", "conformance", "make_corpus.py"), node_tests],
+                [sys.executable, os.path.join(ROOT, "tests", "fuzz", "make_seeds.py"), "--out", seeds,
+                 "--node-tests", node_tests]):
+        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.stdout.strip():
+            print("      " + p.stdout.strip().splitlines()[-1])
+        if p.returncode:
+            print("FAIL  %s (exit %d): the seed corpus cannot be written\n%s" % (
+                os.path.basename(cmd[1]), p.returncode, p.stdout[-2000:]))
+            print("%d passed, %d failed" % (passed, failed + 1))
+            return 1
+    corpora = [("regressions", os.path.join(ROOT, "tests", "fuzz", "regressions"))]
+    saved = os.path.join(ROOT, "tests", "fuzz", "corpus")
+    if os.path.isdir(saved):
+        corpora.append(("saved campaign corpus", saved))
+    corpora.append(("seeds", seeds))
+    for name, folder in corpora:
+        files = inputs(folder)
+        if not files:
+            print("FAIL  %s: %s holds no input" % (name, os.path.relpath(folder, ROOT)))
+            failed += 1
+            continue
+        done, failures = replay(files)
+        if failures:
+            failed += 1
+            print("FAIL  %s: %d of %d inputs failed%s" % (name, len(failures), len(files),
+                                                           " (stopped counting)" if len(failures) >= MAX_FAILURES else ""))
+            for f, report in failures:
+                print("      %s" % f)
+                for l in report:
+                    print("          " + l)
+                if os.path.isfile(os.path.join(ROOT, f)):
+                    print("          input kept: %s (replay: build/fuzz/fuzz_compile %s)" % (keep(f), f))
+            continue
+        missing = [f for f in files if f not in done]
+        if missing:   # every input must have run: a replay that skips one proves nothing about it
+            failed += 1
+            print("FAIL  %s: %d of %d inputs were not run (first: %s)" % (name, len(missing), len(files), missing[0]))
+            continue
+        passed += 1
+        slow = sorted(done.items(), key=lambda kv: -kv[1])[:3]
+        print("ok    %s: %d inputs, each run once (%.1f s; slowest %s)" % (
+            name, len(files), sum(done.values()) / 1000.0,
+            ", ".join("%s %d ms" % (os.path.basename(f), ms) for f, ms in slow)))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

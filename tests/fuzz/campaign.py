@@ -1,62 +1,60 @@
 #!/usr/bin/env python3
-"""Runs a fuzzing campaign of build/fuzz/fuzz_compile for a given time and
-counts it: the harness runs in one process at a time; when it stops on a
-finding (crash, hang, leak, sanitizer report, out of memory) the input is
-kept in the artifacts folder and the harness starts again on the grown
-corpus, until the time is up. Prints (and appends to --summary) the total
-executions, the final coverage (libFuzzer's cov and ft), the corpus size and
-the findings.
+"""Runs an open-ended fuzzing campaign of build/fuzz/fuzz_compile for a given
+time and counts it (`make fuzz-campaign FUZZ_SECONDS=N` runs it; see
+docs/FUZZING.md). The harness runs in one process at a time; when it stops
+on a finding (crash, hang, leak, sanitizer report, out of memory) the input
+is kept in the artifacts folder (build/fuzz/failures/) and the harness
+starts again on the grown corpus, until the time is up. Prints (and appends
+to --summary) per mode the executions, the final coverage (libFuzzer's cov
+and ft), the corpus size and the findings, then a list of the findings with
+the first line of each report and the command that replays it.
 
-    python tests/fuzz/campaign.py --mode structure|bytes --seconds N
-        [--corpus build/fuzz/campaign/corpus] [--artifacts build/fuzz/campaign/artifacts]
+    python tests/fuzz/campaign.py --mode structure|bytes|both --seconds N
+        [--corpus build/fuzz/campaign/corpus] [--artifacts build/fuzz/failures]
         [--seed N] [--summary FILE] [EXTRA_CORPUS_DIR ...]
 
 --mode bytes sets O2C_FUZZ_BYTES=1 (libFuzzer's byte-level mutations only);
-structure uses the structure-aware mutator (tests/fuzz/mutator.c). SIGTERM
-stops the harness (SIGINT: libFuzzer prints its statistics) and still
-writes the summary."""
-import argparse, json, os, re, signal, subprocess, sys, time
+structure uses the structure-aware mutator (tests/fuzz/mutator.c); both
+gives three quarters of the time to structure-aware, then the rest to
+byte-level. Without --seed a seed is drawn and printed (each restart of the
+harness takes the next one). SIGTERM stops the harness (SIGINT: libFuzzer
+prints its statistics) and still writes the summary. Exit status: 0 when
+nothing was found, 1 when something was."""
+import argparse, json, os, random, re, signal, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# the lines of a libFuzzer/sanitizer report that say what was found
+REPORT = re.compile(r"(ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|"
+                    r"==\d+== ?ERROR|SUMMARY: |ALARM: working on the last Unit|out-of-memory)")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["structure", "bytes"], required=True)
-    ap.add_argument("--seconds", type=int, required=True)
-    ap.add_argument("--harness", default=os.path.join(ROOT, "build", "fuzz", "fuzz_compile"))
-    ap.add_argument("--corpus", default=os.path.join(ROOT, "build", "fuzz", "campaign", "corpus"))
-    ap.add_argument("--artifacts", default=os.path.join(ROOT, "build", "fuzz", "campaign", "artifacts"))
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--summary", default=None)
-    ap.add_argument("--log", default=None, help="libFuzzer's output goes here (default: the artifacts folder)")
-    ap.add_argument("extra", nargs="*", help="more corpus folders to read (seeds)")
-    a = ap.parse_args()
-    os.makedirs(a.corpus, exist_ok=True)
-    os.makedirs(a.artifacts, exist_ok=True)
+def campaign(a, mode, seconds, seed, log, stop):
+    """One mode for `seconds`: returns its summary (a dict)."""
     env = dict(os.environ)
     env["ASAN_OPTIONS"] = "detect_leaks=1"
     env["UBSAN_OPTIONS"] = "print_stacktrace=1"
-    if a.mode == "bytes":
+    if mode == "bytes":
         env["O2C_FUZZ_BYTES"] = "1"
-    log = open(a.log or os.path.join(a.artifacts, "campaign-%s.log" % a.mode), "a")
-    end = time.time() + a.seconds
+    else:
+        env.pop("O2C_FUZZ_BYTES", None)
+    end = time.time() + seconds
     total, runs, findings = 0, 0, []
     last = {}
-    seed = a.seed
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))   # finish the summary, then stop
+    first_seed = seed
     while time.time() < end - 5 and not stop:
         left = int(end - time.time())
-        cmd = [a.harness, "-max_total_time=%d" % left, "-timeout=10", "-rss_limit_mb=2048", "-max_len=65536",
-               "-print_final_stats=1", "-seed=%d" % seed, "-dict=" + os.path.join(ROOT, "tests", "fuzz", "onnx.dict"),
+        cmd = [a.harness, "-max_total_time=%d" % left, "-timeout=%d" % a.timeout, "-rss_limit_mb=2048",
+               "-max_len=65536", "-print_final_stats=1", "-seed=%d" % seed,
+               "-dict=" + os.path.join(ROOT, "tests", "fuzz", "onnx.dict"),
                "-artifact_prefix=" + a.artifacts.rstrip("/") + "/", a.corpus] + a.extra
-        log.write("==== %s %s\n" % (time.strftime("%H:%M:%S"), " ".join(cmd)))
+        log.write("==== %s %s%s\n" % (time.strftime("%H:%M:%S"), "O2C_FUZZ_BYTES=1 " if mode == "bytes" else "",
+                                       " ".join(cmd)))
         log.flush()
         p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              errors="replace")
         execs = 0
         art = None
+        what = None
         signal.signal(signal.SIGTERM, lambda *_: (stop.append(1), p.send_signal(signal.SIGINT)))
         for line in p.stdout:
             log.write(line)
@@ -71,21 +69,76 @@ def main():
             m = re.search(r"Test unit written to (\S+)", line)
             if m:
                 art = m.group(1)
+            if what is None and REPORT.search(line):
+                what = line.strip()
         p.wait()
         runs += 1
         total += execs
         seed += 1
         if p.returncode != 0 and not stop:
-            findings.append({"artifact": art, "exit": p.returncode, "after": total})
-            print("finding: %s (exit %d) after %d executions" % (art, p.returncode, total), flush=True)
-    out = {"mode": a.mode, "seconds": a.seconds, "executions": total, "processes": runs, "findings": findings}
+            findings.append({"artifact": art, "exit": p.returncode, "after": total, "what": what})
+            print("finding (%s): %s (exit %d) after %d executions: %s" % (mode, art, p.returncode, total, what),
+                  flush=True)
+    out = {"mode": mode, "seconds": seconds, "seed": first_seed, "executions": total, "processes": runs,
+           "findings": findings}
     out.update(last)
-    text = json.dumps(out)
-    print(text)
-    if a.summary:
-        with open(a.summary, "a") as f:
-            f.write(text + "\n")
+    return out, seed
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", choices=["structure", "bytes", "both"], required=True)
+    ap.add_argument("--seconds", type=int, required=True)
+    ap.add_argument("--harness", default=os.path.join(ROOT, "build", "fuzz", "fuzz_compile"))
+    ap.add_argument("--corpus", default=os.path.join(ROOT, "build", "fuzz", "campaign", "corpus"))
+    ap.add_argument("--artifacts", default=os.path.join(ROOT, "build", "fuzz", "failures"))
+    ap.add_argument("--seed", type=int, default=None, help="libFuzzer's seed of the first process (default: drawn)")
+    ap.add_argument("--timeout", type=int, default=10, help="seconds per input (default 10)")
+    ap.add_argument("--summary", default=None)
+    ap.add_argument("--log", default=None,
+                    help="libFuzzer's output goes here (default: build/fuzz/campaign/campaign-MODE.log)")
+    ap.add_argument("extra", nargs="*", help="more corpus folders to read (seeds)")
+    a = ap.parse_args()
+    if not os.path.exists(a.harness):
+        sys.exit("campaign.py: %s is missing (make fuzz builds it)" % a.harness)
+    os.makedirs(a.corpus, exist_ok=True)
+    os.makedirs(a.artifacts, exist_ok=True)
+    seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1, 1 << 30)
+    print("campaign: %s, %d s, seed %d, corpus %s, findings into %s" % (
+        a.mode, a.seconds, seed, os.path.relpath(a.corpus, ROOT), os.path.relpath(a.artifacts, ROOT)), flush=True)
+    logname = a.log or os.path.join(ROOT, "build", "fuzz", "campaign", "campaign-%s.log" % a.mode)
+    os.makedirs(os.path.dirname(logname), exist_ok=True)
+    log = open(logname, "a")
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))   # finish the summary, then stop
+    if a.mode == "both":
+        s_time = max(a.seconds * 3 // 4, 1)
+        plan = [("structure", s_time), ("bytes", max(a.seconds - s_time, 1))]
+    else:
+        plan = [(a.mode, a.seconds)]
+    results = []
+    for mode, seconds in plan:
+        if stop:
+            break
+        out, seed = campaign(a, mode, seconds, seed, log, stop)
+        results.append(out)
+        text = json.dumps(out)
+        print(text, flush=True)
+        if a.summary:
+            with open(a.summary, "a") as f:
+                f.write(text + "\n")
+    findings = [f for r in results for f in r["findings"]]
+    print("campaign: %d executions (%s), %d finding(s)" % (
+        sum(r["executions"] for r in results),
+        ", ".join("%d %s" % (r["executions"], r["mode"]) for r in results), len(findings)))
+    for f in findings:
+        art = f["artifact"] and os.path.relpath(f["artifact"], ROOT)
+        print("  %s\n      %s\n      replay: build/fuzz/fuzz_compile %s" % (art, f["what"] or "exit %d" % f["exit"], art))
+    if findings:
+        print("Fix each, then add the input to tests/fuzz/regressions/ (and, where onnx2c refuses it, "
+              "a case to tests/bad/run_bad.py): docs/FUZZING.md")
+    return 1 if findings else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
