@@ -510,13 +510,22 @@ static void convt_geom(Node *n, ConvGeom *g, int64_t *group, int64_t *M)
     if (nos) {
         if (nos != nsp && nos != nsp + 2)
             fail("output_shape has %d values; the input has %d spatial dimensions", nos, nsp);
-        for (int i = 0; i < nsp; i++) oshape[3 - nsp + i] = a[nos - nsp + i];
+        for (int i = 0; i < nsp; i++) {
+            oshape[3 - nsp + i] = a[nos - nsp + i];
+            /* bounded before the padding is computed from it (fuzzing: INT64_MIN overflowed) */
+            if (oshape[3 - nsp + i] < 1 || oshape[3 - nsp + i] > TENSOR_MAX_BYTES)
+                fail("output_shape holds %lld; each value must be between 1 and %lld",
+                     (long long)oshape[3 - nsp + i], (long long)TENSOR_MAX_BYTES);
+        }
     }
     /* with output_shape (or SAME_*), pads are generated and given ones ignored */
     for (int i = 0; i < 3; i++) {
         if (i < 3 - nsp) { g->out[i] = 1; continue; }
         if (opad[i] < 0 || (opad[i] >= g->s[i] && opad[i] >= g->d[i]))
             fail("output_padding %lld must be smaller than the stride or the dilation", (long long)opad[i]);
+        /* stride x input length bounded, so that the output length cannot overflow */
+        if (g->in[i] - 1 > TENSOR_MAX_BYTES / g->s[i])
+            fail("stride %lld times the input length %lld is too large", (long long)g->s[i], (long long)g->in[i]);
         int64_t full = g->s[i] * (g->in[i] - 1) + opad[i] + (g->k[i] - 1) * g->d[i] + 1;
         if (valid) g->pb[i] = g->pe[i] = 0;
         if (nos || same_upper || same_lower) {

@@ -695,6 +695,7 @@ FUZZ_CASES = [
     ("constant_value_ints_of_floats.onnx", ["Constant", "value_ints", "does not hold ints"]),
     ("scan_num_scan_inputs_int_min.onnx", ["Scan", "num_scan_inputs is 2147483648"]),
     ("depth_to_space_huge_blocksize.onnx", ["blocksize", "at most 4096"]),
+    ("convtranspose_output_shape_int64_min.onnx", ["ConvTranspose", "output_shape holds -9223372036854775808"]),
 ]
 # (valid_*.onnx in tests/fuzz/regressions/ compile: only tests/test_fuzz.py replays them)
 
