@@ -77,6 +77,12 @@ def campaign(a, mode, seconds, seed, log, stop):
         seed += 1
         if p.returncode != 0 and not stop:
             findings.append({"artifact": art, "exit": p.returncode, "after": total, "what": what})
+            # an input of the corpus itself (slow under a loaded machine, or found
+            # with an older harness) would stop every restart while loading
+            sha = art and os.path.basename(art).split("-", 1)[-1]
+            if sha and os.path.isfile(os.path.join(a.corpus, sha)):
+                os.remove(os.path.join(a.corpus, sha))
+                log.write("==== removed %s from the corpus (kept as %s)\n" % (sha, art))
             print("finding (%s): %s (exit %d) after %d executions: %s" % (mode, art, p.returncode, total, what),
                   flush=True)
     out = {"mode": mode, "seconds": seconds, "seed": first_seed, "executions": total, "processes": runs,

@@ -70,6 +70,27 @@ static void test_insert_remove_and_reinfer(void **state)
     assert_int_equal(graph_node_index(g, sig), -1);
 }
 
+/* graph_new_tensor: hint, hint_1 .. hint_8 in order, then unique names from
+ * a galloping search (not one probe per existing name: 5000 tensors from one
+ * hint stay fast) */
+static void test_new_tensor_names(void **state)
+{
+    (void)state;
+    Graph *g = pt_graph(chain_model());
+    assert_string_equal(graph_new_tensor(g, "t")->name, "t");
+    for (int k = 1; k <= 8; k++) {
+        char want[16];
+        snprintf(want, sizeof want, "t_%d", k);
+        assert_string_equal(graph_new_tensor(g, "t")->name, want);
+    }
+    assert_string_equal(graph_new_tensor(g, "t")->name, "t_9");   /* 8 taken, 16 free: the gap halved */
+    int before = g->ntensors;
+    for (int k = 0; k < 5000; k++) graph_new_tensor(g, "t");
+    /* graph_tensor returns the tensor a name already has: a new tensor each time means a new name */
+    assert_int_equal(g->ntensors, before + 5000);
+    assert_string_equal(graph_new_tensor(g, "r")->name, "r_1");   /* another hint starts again */
+}
+
 static void test_dce_removes_dead_chains(void **state)
 {
     (void)state;
@@ -143,6 +164,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_readers_and_replace),
         T(test_insert_remove_and_reinfer),
+        T(test_new_tensor_names),
         T(test_dce_removes_dead_chains),
         T(test_fold_and_size_rule),
         T(test_levels_and_equivalence),
