@@ -108,6 +108,8 @@ void infer_unsqueeze(Node *n)
     set_out(n, 0, x->dtype, r, d);
 }
 
+#define DROPOUT_MASK_MAX (INT64_C(1) << 24)
+
 void infer_dropout(Node *n)
 {
     /* before opset 7 is_test=0 (the default) is training mode: a random mask */
@@ -142,6 +144,10 @@ void infer_dropout(Node *n)
         if (ratio != 0 && n->in[0]->dtype != DT_FLOAT && n->in[0]->dtype != DT_DOUBLE)
             fail("training-mode Dropout with a mask is supported on float32 and float64, not %s",
                  dtype_name(n->in[0]->dtype));
+        /* the mask and the scale become constants of the C file (lower_dropout) */
+        if (ratio != 0 && tensor_numel(n->in[0]) > DROPOUT_MASK_MAX)
+            fail("training-mode Dropout over %lld elements: onnx2c draws the mask at compile time, of at most %lld "
+                 "elements", (long long)tensor_numel(n->in[0]), (long long)DROPOUT_MASK_MAX);
     }
 }
 

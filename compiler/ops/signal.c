@@ -230,12 +230,20 @@ static int out_datatype(Node *n)
     return dt;
 }
 
+/* Windows and mel matrices are computed here and written into the C file as
+ * constants: at most 2^24 values, as the DFT's twiddle factors (fuzzing: a
+ * HannWindow of 2^30 values asked for 4 GB) */
+#define SIGNAL_TABLE_MAX (INT64_C(1) << 24)
+
 static int64_t window_size(Node *n)
 {
     Tensor *t = n->in[0];
     need_dtype(n, t, DTS_INDEX);
     int64_t s = const_scalar(n, t, "the window size");
     if (s < 0) fail("the window size is negative (%lld)", (long long)s);
+    if (s > SIGNAL_TABLE_MAX)
+        fail("the window size is %lld; onnx2c computes windows at compile time, of at most %lld values", (long long)s,
+             (long long)SIGNAL_TABLE_MAX);
     return s;
 }
 
@@ -289,6 +297,9 @@ static void mel_plan(Node *n, MelPlan *P)
              (long long)P->dft, (long long)P->rate);
     if (!(P->lo >= 0) || !(P->hi >= P->lo))
         fail("the edges must satisfy 0 <= lower_edge_hertz (%g) <= upper_edge_hertz (%g)", P->lo, P->hi);
+    if (P->bins > SIGNAL_TABLE_MAX || P->dft / 2 + 1 > SIGNAL_TABLE_MAX / P->bins)
+        fail("num_mel_bins (%lld) x (dft_length (%lld) / 2 + 1) values: onnx2c computes the matrix at compile time, "
+             "of at most %lld values", (long long)P->bins, (long long)P->dft, (long long)SIGNAL_TABLE_MAX);
 }
 
 void infer_mel_weight_matrix(Node *n)

@@ -700,6 +700,36 @@ FUZZ_CASES = [
 # (valid_*.onnx in tests/fuzz/regressions/ compile: only tests/test_fuzz.py replays them)
 
 
+def const(name, value, dtype):
+    return numpy_helper.from_array(np.array(value, dtype=dtype), name)
+
+
+@case("HannWindow of 2^30 values (a compile-time table of 4 GB)")
+def _(d):
+    m = model([helper.make_node("HannWindow", ["n"], ["y"], name="win")], [], [vi("y", shape=None)],
+              [const("n", 1 << 30, np.int64)])
+    m.opset_import[0].version = 17
+    return [save(m, d), "-o", out(d)], ["win", "HannWindow", "window size is 1073741824", "at most 16777216"]
+
+
+@case("MelWeightMatrix of 2^20 bins x 2^15 frequencies (a compile-time table of 256 GB)")
+def _(d):
+    m = model([helper.make_node("MelWeightMatrix", ["nb", "dl", "sr", "lo", "hi"], ["y"], name="mel")], [],
+              [vi("y", shape=None)],
+              [const("nb", 1 << 20, np.int64), const("dl", 1 << 16, np.int64), const("sr", 16000, np.int64),
+               const("lo", 0.0, np.float32), const("hi", 8000.0, np.float32)])
+    m.opset_import[0].version = 17
+    return [save(m, d), "-o", out(d)], ["mel", "MelWeightMatrix", "num_mel_bins (1048576)", "at most 16777216"]
+
+
+@case("training-mode Dropout over 2^31 elements (a compile-time mask of 10 GB)")
+def _(d):
+    m = model([helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop", seed=1)],
+              [vi("x", shape=(1 << 31,))], [vi("y", shape=(1 << 31,))],
+              [const("r", 0.5, np.float32), const("t", True, np.bool_)])
+    return [save(m, d), "-o", out(d)], ["drop", "Dropout over 2147483648 elements", "at most 16777216"]
+
+
 @case("fuzz: Optional with three inputs and outputs (sequence rewrite skipped the arity check)")
 def _(d):
     m = model([helper.make_node("Optional", ["a", "b", "c"], ["y", "y2", "y3"], name="opt")],
