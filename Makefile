@@ -140,3 +140,23 @@ $(FUZZ_BUILD)/onnx.pb-c.o: $(BUILD)/onnx.pb-c.c
 $(FUZZ_BUILD)/fuzz_compile: $(FUZZ_BUILD)/tests/fuzz/fuzz_compile.o $(FUZZ_BUILD)/mutator.o $(FUZZ_OBJS) \
                             $(FUZZ_BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# `make fuzz-campaign FUZZ_SECONDS=N`: an open-ended campaign of N seconds
+# (tests/fuzz/campaign.py): three quarters structure-aware, then byte-level
+# (FUZZ_MODE=structure or bytes for one of them), starting from the seed
+# corpus, the regressions and the corpus it keeps in build/fuzz/campaign/corpus
+# between campaigns. Findings are kept in build/fuzz/failures/ and listed at
+# the end; the exit status is 1 when there are any. FUZZ_SEED=S fixes
+# libFuzzer's seed (default: drawn and printed). Not part of `make test`, whose
+# fuzz suite replays fixed inputs only; whoever changes the loader or the
+# compiler runs one (docs/FUZZING.md).
+FUZZ_SECONDS ?= 600
+FUZZ_MODE ?= both
+FUZZ_SEED ?=
+
+.PHONY: fuzz-campaign
+fuzz-campaign: venv $(FUZZ_BUILD)/fuzz_compile
+	$(VPY) tests/conformance/make_corpus.py build/node-tests
+	$(VPY) tests/fuzz/make_seeds.py --out $(FUZZ_BUILD)/seeds --node-tests build/node-tests
+	$(VPY) tests/fuzz/campaign.py --mode $(FUZZ_MODE) --seconds $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) \
+	    --summary $(FUZZ_BUILD)/campaign/summary.jsonl $(FUZZ_BUILD)/seeds tests/fuzz/regressions $(wildcard tests/fuzz/corpus)

@@ -25,8 +25,10 @@ op versions at old opsets against onnxruntime and the refused ones
 newlib, no double precision in float32 models), --weights-bin against
 the C arrays and onnxruntime (test_weights_bin.py), the compiler and the
 generated code under Valgrind (test_valgrind.py), byte-identical output
-across runs, builds and paths (test_determinism.py), and the fuzzing harness's
-regression corpus and a short campaign (test_fuzz.py, docs/FUZZING.md)."""
+across runs, builds and paths (test_determinism.py), and the fuzzing harness
+run once on each input of its regression and seed corpora, deterministically
+(test_fuzz.py, docs/FUZZING.md; open-ended campaigns are `make
+fuzz-campaign`, not part of this run)."""
 import os, re, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -72,8 +74,8 @@ SUITES = [
     # the compiler built in build/det-a (make -j1) and build/det-b (make -j2):
     # every example's files byte-identical across runs, builds and paths
     ("determinism", [PY, "tests/test_determinism.py"]),
-    # the libFuzzer harness (tests/fuzz/): its regression and seed corpora
-    # replayed, then a bounded campaign of about two minutes
+    # the libFuzzer harness (tests/fuzz/): each input of its regression and
+    # seed corpora run once, no campaign (that is `make fuzz-campaign`)
     ("fuzz", [PY, "tests/test_fuzz.py"]),
 ]
 
