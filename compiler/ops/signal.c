@@ -14,6 +14,14 @@
 #define M_PI 3.14159265358979323846
 #endif
 
+/* The tables computed here (DFT and STFT twiddle factors, windows, mel
+ * matrices) become constants of the C file: at most 2^20 values each (a
+ * float64 table of 8 MB, some 25 MB of C). A direct DFT of 2^20 points
+ * already costs 2^40 multiply-adds per transform; fuzzing found a DFT of
+ * 2^24 points making a 454 MB .c from a 178-byte model (the bound was
+ * 2^24), and a window of 2^30 values asking for 4 GB (it had none). */
+#define SIGNAL_TABLE_MAX (INT64_C(1) << 20)
+
 /* One integer value of a constant input (a scalar or a 1-element tensor). */
 static int64_t const_scalar(Node *n, Tensor *t, const char *what)
 {
@@ -115,8 +123,6 @@ void infer_dft(Node *n)
     set_out(n, 0, x->dtype, x->rank, dims);
 }
 
-#define DFT_MAX_TWIDDLES (INT64_C(1) << 24)
-
 void lower_dft(Node *n, Lowering *L)
 {
     Tensor *x = n->in[0], *y = n->out[0];
@@ -130,9 +136,9 @@ void lower_dft(Node *n, Lowering *L)
         off[d] = total;
         total += P.axis >= 0 ? P.n : x->dims[d];
     }
-    if (total > DFT_MAX_TWIDDLES)   /* a constant of the C file, computed here */
+    if (total > SIGNAL_TABLE_MAX)   /* a constant of the C file, computed here */
         fail("the transform needs %lld twiddle factors; onnx2c computes them at compile time, at most %lld",
-             (long long)total, (long long)DFT_MAX_TWIDDLES);
+             (long long)total, (long long)SIGNAL_TABLE_MAX);
     int64_t tdims = 2 * (total > 0 ? total : 1);
     Tensor *tw = lower_const(L, "twiddles", x->dtype, 1, &tdims);
     for (int d = 0; d < r - 1; d++) {
@@ -182,6 +188,9 @@ static void stft_plan(Node *n, StftPlan *P)
     }
     if (P->nlen < 1 || P->nlen > P->L)
         fail("the frame length %lld must be between 1 and the signal length %lld", (long long)P->nlen, (long long)P->L);
+    if (P->nlen > SIGNAL_TABLE_MAX)   /* its twiddle factors: a constant computed here */
+        fail("the frame length is %lld; onnx2c computes its twiddle factors at compile time, at most %lld",
+             (long long)P->nlen, (long long)SIGNAL_TABLE_MAX);
     P->F = 1 + (P->L - P->nlen) / P->step;
     P->K = attr_i(n, "onesided") ? P->nlen / 2 + 1 : P->nlen;
 }
@@ -229,11 +238,6 @@ static int out_datatype(Node *n)
         fail("output_datatype %s is not supported here (onnx2c writes the numeric types)", dtype_name(dt));
     return dt;
 }
-
-/* Windows and mel matrices are computed here and written into the C file as
- * constants: at most 2^24 values, as the DFT's twiddle factors (fuzzing: a
- * HannWindow of 2^30 values asked for 4 GB) */
-#define SIGNAL_TABLE_MAX (INT64_C(1) << 24)
 
 static int64_t window_size(Node *n)
 {
