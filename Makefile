@@ -129,6 +129,12 @@ $(FUZZ_BUILD)/%.o: %.c $(HDRS) $(BUILD)/onnx.pb-c.h
 # convert as C does)
 $(FUZZ_BUILD)/compiler/engine/kernels.o: FUZZ_CFLAGS += -fwrapv -fno-sanitize=signed-integer-overflow,float-cast-overflow
 
+# the memory planner's search (plan.c) compares offsets and sizes millions of
+# times per model, none of them against a value of the input: without the
+# comparison tracing of -fsanitize=fuzzer a model of 1000 arena tensors runs
+# several times faster (its coverage is still traced)
+$(FUZZ_BUILD)/compiler/plan.o: FUZZ_CFLAGS += -fno-sanitize-coverage=trace-cmp
+
 $(FUZZ_BUILD)/mutator.o: tests/fuzz/mutator.c $(BUILD)/onnx.pb-c.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wall -Wextra -c $< -o $@

@@ -99,7 +99,9 @@ def main():
     ap.add_argument("--corpus", default=os.path.join(ROOT, "build", "fuzz", "campaign", "corpus"))
     ap.add_argument("--artifacts", default=os.path.join(ROOT, "build", "fuzz", "failures"))
     ap.add_argument("--seed", type=int, default=None, help="libFuzzer's seed of the first process (default: drawn)")
-    ap.add_argument("--timeout", type=int, default=10, help="seconds per input (default 10)")
+    ap.add_argument("--timeout", type=int, default=30,
+                    help="seconds per input (default 30: the memory planner's bounded search takes seconds on a "
+                         "model of a thousand tensors, several times that instrumented)")
     ap.add_argument("--summary", default=None)
     ap.add_argument("--log", default=None,
                     help="libFuzzer's output goes here (default: build/fuzz/campaign/campaign-MODE.log)")
