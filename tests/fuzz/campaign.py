@@ -38,7 +38,7 @@ def campaign(a, mode, seconds, seed, log, stop):
     else:
         env.pop("O2C_FUZZ_BYTES", None)
     end = time.time() + seconds
-    total, runs, findings = 0, 0, []
+    total, runs, findings, slow = 0, 0, [], []
     last = {}
     first_seed = seed
     while time.time() < end - 5 and not stop:
@@ -67,7 +67,9 @@ def campaign(a, mode, seconds, seed, log, stop):
             if m:
                 execs = int(m.group(1))
             m = re.search(r"Test unit written to (\S+)", line)
-            if m:
+            if m and "/slow-unit-" in m.group(1):   # over -report_slow_units (10 s): noted, not a finding
+                slow.append(m.group(1))
+            elif m:
                 art = m.group(1)
             if what is None and REPORT.search(line):
                 what = line.strip()
@@ -86,7 +88,7 @@ def campaign(a, mode, seconds, seed, log, stop):
             print("finding (%s): %s (exit %d) after %d executions: %s" % (mode, art, p.returncode, total, what),
                   flush=True)
     out = {"mode": mode, "seconds": seconds, "seed": first_seed, "executions": total, "processes": runs,
-           "findings": findings}
+           "findings": findings, "slow": slow}
     out.update(last)
     return out, seed
 
@@ -139,9 +141,17 @@ def main():
     print("campaign: %d executions (%s), %d finding(s)" % (
         sum(r["executions"] for r in results),
         ", ".join("%d %s" % (r["executions"], r["mode"]) for r in results), len(findings)))
-    for f in findings:
-        art = f["artifact"] and os.path.relpath(f["artifact"], ROOT)
-        print("  %s\n      %s\n      replay: build/fuzz/fuzz_compile %s" % (art, f["what"] or "exit %d" % f["exit"], art))
+    seen = {}
+    for f in findings:   # one entry per input (a restarted harness may find the same one again)
+        seen.setdefault(f["artifact"], []).append(f)
+    for art, fs in seen.items():
+        art = art and os.path.relpath(art, ROOT)
+        print("  %s%s\n      %s\n      replay: build/fuzz/fuzz_compile %s" % (
+            art, " (%d times)" % len(fs) if len(fs) > 1 else "", fs[0]["what"] or "exit %d" % fs[0]["exit"], art))
+    slow = [u for r in results for u in r["slow"]]
+    if slow:
+        print("slow inputs (over 10 s, under the time limit; not findings): %s" % ", ".join(
+            os.path.relpath(u, ROOT) for u in slow))
     if findings:
         print("Fix each, then add the input to tests/fuzz/regressions/ (and, where onnx2c refuses it, "
               "a case to tests/bad/run_bad.py): docs/FUZZING.md")
