@@ -105,6 +105,31 @@ static void test_dce_removes_dead_chains(void **state)
 }
 
 /* A big constant chain is left to the fold pass; an inflating Expand is not folded. */
+/* dce counts uses once and takes them away as nodes go: a dead node
+ * reading a tensor twice takes both uses (its producer goes too when
+ * nothing else reads it); a tensor a live node reads keeps its producer
+ * however many dead readers it had */
+static void test_dce_counts_uses(void **state)
+{
+    (void)state;
+    Onnx__ModelProto *m = chain_model();
+    pb_node(m, "Add", "twice", "dead,dead", "dead3");   /* Abs's output, twice: Abs goes with it */
+    pb_node(m, "Mul", "rr", "r,r", "dead4");            /* r twice: Relu stays, Neg reads r */
+    for (int k = 0; k < 500; k++) {
+        char name[16], out[16];
+        snprintf(name, sizeof name, "sin%d", k);
+        snprintf(out, sizeof out, "s%d", k);
+        pb_node(m, "Sin", name, "r", out);
+    }
+    Graph *g = pt_graph(m);
+    assert_int_equal(g->nnodes, 505);
+    assert_int_equal(run_pass(g, "dce"), 503);
+    assert_int_equal(g->nnodes, 2);
+    assert_int_equal(pt_count(g, "Relu") + pt_count(g, "Neg"), 2);
+    assert_int_equal(tensor_nuses(g, graph_find(g, "r")), 1);   /* recounted after the pass */
+    assert_int_equal(run_pass(g, "dce"), 0);
+}
+
 static void test_fold_and_size_rule(void **state)
 {
     (void)state;
@@ -166,6 +191,7 @@ int main(void)
         T(test_insert_remove_and_reinfer),
         T(test_new_tensor_names),
         T(test_dce_removes_dead_chains),
+        T(test_dce_counts_uses),
         T(test_fold_and_size_rule),
         T(test_levels_and_equivalence),
         T(test_unknown_pass_is_refused),
