@@ -20,7 +20,7 @@ byte-level. Without --seed a seed is drawn and printed (each restart of the
 harness takes the next one). SIGTERM stops the harness (SIGINT: libFuzzer
 prints its statistics) and still writes the summary. Exit status: 0 when
 nothing was found, 1 when something was."""
-import argparse, json, os, random, re, signal, subprocess, sys, time
+import argparse, json, os, random, re, shutil, signal, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # the lines of a libFuzzer/sanitizer report that say what was found
@@ -50,8 +50,13 @@ def campaign(a, mode, seconds, seed, log, stop):
         log.write("==== %s %s%s\n" % (time.strftime("%H:%M:%S"), "O2C_FUZZ_BYTES=1 " if mode == "bytes" else "",
                                        " ".join(cmd)))
         log.flush()
-        p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             errors="replace")
+        try:
+            p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 errors="replace")
+        except OSError as e:
+            print("campaign: the harness did not start (%s); stopping" % e, flush=True)
+            stop.append(1)
+            break
         execs = 0
         art = None
         what = None
@@ -113,6 +118,13 @@ def main():
         sys.exit("campaign.py: %s is missing (make fuzz builds it)" % a.harness)
     os.makedirs(a.corpus, exist_ok=True)
     os.makedirs(a.artifacts, exist_ok=True)
+    # the campaign runs a copy: rebuilding build/fuzz/fuzz_compile meanwhile
+    # (a fix for what it found) neither stops it nor mixes two harnesses
+    run_dir = os.path.join(ROOT, "build", "fuzz", "campaign")
+    os.makedirs(run_dir, exist_ok=True)
+    harness = os.path.join(run_dir, "fuzz_compile.%d" % os.getpid())
+    shutil.copy2(a.harness, harness)
+    a.harness = harness
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1, 1 << 30)
     print("campaign: %s, %d s, seed %d, corpus %s, findings into %s" % (
         a.mode, a.seconds, seed, os.path.relpath(a.corpus, ROOT), os.path.relpath(a.artifacts, ROOT)), flush=True)
@@ -137,6 +149,7 @@ def main():
         if a.summary:
             with open(a.summary, "a") as f:
                 f.write(text + "\n")
+    os.remove(harness)
     findings = [f for r in results for f in r["findings"]]
     print("campaign: %d executions (%s), %d finding(s)" % (
         sum(r["executions"] for r in results),
