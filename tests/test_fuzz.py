@@ -14,7 +14,7 @@ corpora, in name order, with no mutation:
 
 A corpus passes when every one of its inputs ran to its end: no crash, no
 sanitizer report, no leak, none over the per-input time (60 s, ample: the
-slowest input takes about a second) or memory (2 GiB) limit. A failing input
+slowest input takes 3-4 s) or memory (2 GiB) limit. A failing input
 is copied to build/fuzz/failures/ and the rest of the corpus still runs.
 The open-ended campaign is not part of this suite: `make fuzz-campaign
 FUZZ_SECONDS=N` (tests/fuzz/campaign.py) runs one.
