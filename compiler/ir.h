@@ -258,6 +258,10 @@ typedef struct Graph {
     Tensor **captures; int *capture_in; int ncaptures;
     struct Graph **unrolled; int nunrolled;   /* a Loop body unrolled: one copy per iteration */
     int inferred;                      /* a body inferred for its owner (an If's branch not taken is not; nor an unrolled body) */
+    /* the model's own bytes (its file and external data: load.c) and the
+     * bytes of constants folding has added so far (fold_allowed); the
+     * model's graph holds them for its bodies too */
+    int64_t model_bytes, folded_bytes;
     /* graph inputs/outputs that are sequences or optionals (ops/sequence.c):
      * which caller slots each one took when flattened */
     struct SeqSlots { const char *name; int is_out, index, kind, first, count; } *seqio; int nseqio;
@@ -770,6 +774,13 @@ Tensor *eval_call_const(Lowering *L, KCall *c, const char *what);
 void fold_node(Node *n);                             /* eval.c: run a node's kernels on its constant inputs */
 void fold_node_lowered(Node *n, int tiled);          /* the same, lowered as for the C target when tiled is 1 */
 int node_foldable(const Node *n);                    /* every input is constant */
+/* engine/inference.c: the one size rule of constant folding. Folding that
+ * adds `growth` bytes of constants (its results less what it frees) is
+ * allowed while all folding of the model has added at most
+ * FOLD_BUDGET_FLOOR + the model's own bytes (Graph.model_bytes); it is
+ * then charged. Beyond that the node stays a run-time node. */
+#define FOLD_BUDGET_FLOOR ((int64_t)1 << 20)
+int fold_allowed(Graph *g, int64_t growth);
 void run_passes(Graph *g, const Options *o);         /* passes.c: the pass table */
 void schedule_graph(Graph *g);                      /* schedule.c: a memory-aware node order */
 void lower_graph(Graph *g, Lowering *L);             /* lower.c */

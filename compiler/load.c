@@ -59,6 +59,9 @@ static const uint8_t *external_data(Onnx__TensorProto *tp, size_t want)
     if ((size_t)len != want)
         fail_plain("tensor '%s': external data in '%s' holds %lld bytes, the tensor needs %zu",
                    tp->name, path, len, want);
+    Graph *root = G;
+    while (root->parent) root = root->parent;
+    root->model_bytes += (int64_t)want;
     return buf + off;
 }
 
@@ -452,6 +455,7 @@ Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path)
     if (!m) fail_plain("not a valid ONNX model: the protobuf data is truncated or corrupt");
     G = xalloc(sizeof *G);
     G->ops = op_table();   /* the graph's ops are looked up in it (graph_op) */
+    G->model_bytes = (int64_t)len;   /* and its external data's (external_data) */
     ncache = 0;
     char *dir = xstrdup(path);
     char *slash = strrchr(dir, '/');

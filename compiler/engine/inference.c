@@ -269,6 +269,27 @@ void infer_node(Node *n)
     n->folded = all_out_const && nout > 0;   /* e.g. Shape: known at compile time */
 }
 
+static int64_t result_bytes(const Node *n)
+{
+    int64_t b = 0;
+    for (int j = 0; j < n->nout; j++) if (n->out[j]) b += (int64_t)tensor_bytes(n->out[j]);
+    return b;
+}
+
+int fold_allowed(Graph *g, int64_t growth)
+{
+    while (g->parent) g = g->parent;
+    if (growth <= 0) return 1;
+    if (g->folded_bytes + growth > FOLD_BUDGET_FLOOR + g->model_bytes) {
+        note("fold: the constants folding has made (%lld bytes) would pass %lld bytes (the model's own %lld + %lld): "
+             "left to run time", (long long)g->folded_bytes, (long long)(FOLD_BUDGET_FLOOR + g->model_bytes),
+             (long long)g->model_bytes, (long long)FOLD_BUDGET_FLOOR);
+        return 0;
+    }
+    g->folded_bytes += growth;
+    return 1;
+}
+
 static int small_result(const Node *n)
 {
     int64_t e = 0;
@@ -287,7 +308,7 @@ void infer_run(Graph *g)
         }
         infer_node(n);
         /* (a 16-bit computation is folded after the promote pass made it float32) */
-        if (!n->folded && !n->promoted && node_foldable(n) && small_result(n)) {
+        if (!n->folded && !n->promoted && node_foldable(n) && small_result(n) && fold_allowed(g, result_bytes(n))) {
             fold_node(n);
             n->folded = 1;
         }

@@ -29,10 +29,22 @@
 /* Evaluating a loop at compile time takes its iterations: a Loop without
  * a constant trip count, or with a large one, runs at run time (Loop's
  * OpDef.foldable). */
+#define LOOP_FOLD_MAX_TRIPS (1 << 16)
+#define LOOP_FOLD_MAX_WORK ((int64_t)1 << 24)   /* iterations x the body's output elements */
+
 int loop_foldable(const Node *n)
 {
     const Tensor *M = n->nin > 0 ? n->in[0] : NULL;
-    return M && M->data && M->dtype == DT_INT64 && ((const int64_t *)M->data)[0] <= (1 << 16);
+    if (!M || !M->data || M->dtype != DT_INT64) return 0;
+    int64_t trips = ((const int64_t *)M->data)[0];
+    if (trips > LOOP_FOLD_MAX_TRIPS) return 0;
+    /* the work: each iteration computes every body node's outputs */
+    const Attr *a = attr_find(n, "body");
+    int64_t per = 1;
+    for (int i = 0; a && a->g && i < a->g->nnodes; i++)
+        for (int j = 0; j < a->g->nodes[i]->nout; j++)
+            if (a->g->nodes[i]->out[j] && a->g->nodes[i]->out[j]->rank >= 0) per += tensor_numel(a->g->nodes[i]->out[j]);
+    return trips <= 0 || per <= LOOP_FOLD_MAX_WORK / trips;
 }
 
 static Graph *subgraph(Node *n, const char *name)

@@ -13,7 +13,9 @@
  * by the same measure (a node's outputs against the inputs that die with
  * it). So Expand, Tile, ConstantOfShape, and casts or dequantization of
  * int8 weights to float stay compact and run at run time, while a weight's
- * reordering (sliced into gates and concatenated again) is done once, here. */
+ * reordering (sliced into gates and concatenated again) is done once, here.
+ * All of it within the model's budget (fold_allowed: what folding adds, in
+ * all, stays below the model's own size plus FOLD_BUDGET_FLOOR). */
 #include "../ir.h"
 
 #define FOLD_SLACK_BYTES 4096
@@ -110,16 +112,24 @@ int pass_fold(Graph *g)
             if (inside) freed[r] += (int64_t)tensor_bytes(x);
         }
     }
+    /* each region decided once: 1 folded whole (within the model's budget,
+     * fold_allowed), -1 node by node, -2 left to run time */
     int changes = 0, kept = -1;
+    signed char *whole = xalloc((size_t)nn);
     Node **order = xalloc(sizeof(Node *) * (size_t)nn);
     for (int i = 0; i < nn; i++) order[i] = g->nodes[i];
     for (int i = 0; i < nn; i++) {
         if (!cand[i]) continue;
         Node *n = order[i];
         int r = find(reg, i);
-        if (added[r] - freed[r] > FOLD_SLACK_BYTES) {   /* the region as a whole inflates: node by node */
+        if (!whole[r]) {
+            int64_t grow = added[r] - freed[r];
+            whole[r] = grow > FOLD_SLACK_BYTES ? -1 : fold_allowed(g, grow) ? 1 : -2;
+        }
+        if (whole[r] == -2) continue;
+        if (whole[r] == -1) {   /* the region as a whole inflates: node by node */
             int64_t grow = node_foldable(n) ? node_growth(g, n) : INT64_MAX;
-            if (grow > FOLD_SLACK_BYTES) {
+            if (grow > FOLD_SLACK_BYTES || !fold_allowed(g, grow)) {
                 if (kept != r && grow != INT64_MAX)
                     note("fold: keep %s '%s' at run time (folding adds %lld bytes of constants)", n->op_type, n->name,
                          (long long)grow);
