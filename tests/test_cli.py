@@ -3,7 +3,7 @@
 byte-identical output, --name prefixes (two models in one program), the
 typed entry, the caller-owned arena (exactly ARENA_SIZE bytes, under ASan), --bind,
 --help/--version/--list-ops, -v, --target. Prints 'N passed, N failed'."""
-import argparse, os, subprocess, sys, tempfile, traceback
+import argparse, os, re, subprocess, sys, tempfile, traceback
 
 import numpy as np
 import onnx
@@ -372,6 +372,64 @@ int main(void)
         assert np.allclose(got, want.ravel(), rtol=1e-5, atol=1e-5), (level, got[:4], want.ravel()[:4])
 
 
+def t_fold_budget(c):
+    """Constant folding is bounded by the model's own size: what folding
+    adds in all stays below the model's bytes plus 1 MiB (engine:
+    fold_allowed). A 20 KB model of 512 Tiles of one-value constants, each
+    fold adding 4 KB (within the fold pass's 4096-byte rule), would fold
+    into 2 MB of constants; beyond the budget the Tiles run at run time,
+    and the results are the same."""
+    K, n = 512, 1024
+    inits = [nh.from_array(np.array([0.001 * (k + 1)], np.float32), "v%d" % k) for k in range(K)]
+    inits.append(nh.from_array(np.array([n], np.int64), "rep"))
+    nodes, acc = [], "x"
+    for k in range(K):
+        nodes.append(h.make_node("Tile", ["v%d" % k, "rep"], ["t%d" % k]))
+        nodes.append(h.make_node("Add", [acc, "t%d" % k], ["a%d" % k]))
+        acc = "a%d" % k
+    nodes.append(h.make_node("Identity", [acc], ["y"]))
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [n])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [n])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    path = os.path.join(c.tmp, "budget.onnx")
+    onnx.save(m, path)
+    model_bytes = os.path.getsize(path)
+    out = os.path.join(c.tmp, "budget.c")
+    r = c.onnx2c(path, "-o", out, "-O1", "--report=" + os.path.join(c.tmp, "budget.txt"))
+    assert r.returncode == 0, r.stderr
+    rep = open(os.path.join(c.tmp, "budget.txt")).read()
+    cbytes = int(re.search(r"constants (\d+) bytes", rep.splitlines()[-3]).group(1))
+    tiles = rep.count("o2c_tile")
+    assert cbytes <= model_bytes + (1 << 20) + 8192, (cbytes, model_bytes)   # the budget, and one Tile more
+    assert 0 < tiles < K, tiles   # folded while the budget lasted, the rest at run time
+    main_c = os.path.join(c.tmp, "budget_main.c")
+    open(main_c, "w").write("""#include <stdio.h>
+#include "budget.h"
+int main(void)
+{
+    static float x[1024], y[1024];
+    int i;
+    const void *in[1];
+    void *out[1];
+    in[0] = x; out[0] = y;
+    for (i = 0; i < 1024; i++) x[i] = (float)i / 1024.0f;
+    if (budget_run(in, out)) return 2;
+    for (i = 0; i < 1024; i++) printf("%.9g\\n", y[i]);
+    return 0;
+}
+""")
+    exe = os.path.join(c.tmp, "budget")
+    r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main_c, out, "-lm"])
+    assert r.returncode == 0, r.stderr[:2000]
+    r = run([exe])
+    got = np.array([float(v) for v in r.stdout.split()], dtype=np.float32)
+    want = np.arange(n, dtype=np.float32) / n
+    for k in range(K):
+        want = want + np.float32(0.001 * (k + 1))
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-5), (got[:4], want[:4])
+
+
 def t_firmware_example(c):
     """examples/firmware/main.c builds warning-free (gcc and clang, C99
     pedantic) against a compiled example and runs clean under ASan/UBSan."""
@@ -431,7 +489,7 @@ int main(void)
 
 
 TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_caller_arena_only, t_info_flags,
-         t_name_default_and_ident, t_hostile_names, t_io_names_like_the_entrys_own, t_optimization_flags, t_views_of_constants,
+         t_name_default_and_ident, t_hostile_names, t_io_names_like_the_entrys_own, t_optimization_flags, t_views_of_constants, t_fold_budget,
          t_readme_ops]
 
 
