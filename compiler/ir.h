@@ -705,7 +705,8 @@ char *c_ident(const char *s);                        /* valid C identifier */
 const char *c_comment(const char *s);                /* model text safe inside a C comment */
 const char *source_name(const char *path);           /* a path's file name (no folders): generated banners */
 const char *c_string(const char *s);                 /* model text escaped for a C string literal */
-void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out));
+void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out), const char *indent,
+                      int cxx);
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
 void emit_call_comment(FILE *f, const KCall *c, const char *indent);
 /* control-flow markers (CTL_*) as C: returns the new nesting depth */
