@@ -392,10 +392,45 @@ enum { BLOCK_EPI = -2, BLOCK_FEW = -3, BLOCK_EINSUM = -4, MAX_SLOT_NAMES = 192 }
 typedef struct Slot { const char *name; int64_t at, span; int block; } Slot;
 typedef struct Slots { Slot a[2][MAX_SLOT_NAMES]; int n[2]; } Slots;   /* [0] k[], [1] f[] */
 
+/* The table's index, made once per process from static data only (no pool
+ * memory: it outlives pool_release()): the entries by name, each block's first. */
+static const struct o2c_slot_name *slot_by_name[2048];
+static int nslot_names, block_first[512], nblocks;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((*(const struct o2c_slot_name *const *)a)->name, (*(const struct o2c_slot_name *const *)b)->name);
+}
+
+static void slot_index(void)
+{
+    if (nslot_names) return;
+    int n = 0;
+    while (o2c_slot_names[n].name) n++;
+    if (n > (int)(sizeof slot_by_name / sizeof slot_by_name[0])) fail_plain("internal: too many names in runtime/c/params");
+    for (int i = 0; i < n; i++) {
+        const struct o2c_slot_name *e = &o2c_slot_names[i];
+        slot_by_name[i] = e;
+        if (e->block > 0 && (i == 0 || o2c_slot_names[i - 1].block != e->block)) {
+            if (e->block >= (int)(sizeof block_first / sizeof block_first[0]) || e->block <= nblocks)
+                fail_plain("internal: runtime/c/params: enum blocks out of order");
+            while (nblocks < e->block) block_first[++nblocks] = i;
+        }
+    }
+    qsort(slot_by_name, (size_t)n, sizeof slot_by_name[0], by_name);
+    nslot_names = n;
+}
+
 static const struct o2c_slot_name *slot_entry(const char *name)
 {
-    for (const struct o2c_slot_name *e = o2c_slot_names; e->name; e++)
-        if (!strcmp(e->name, name)) return e;
+    slot_index();
+    int lo = 0, hi = nslot_names;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, c = strcmp(slot_by_name[mid]->name, name);
+        if (!c) return slot_by_name[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
     return NULL;
 }
 
@@ -405,11 +440,13 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* block b's entries: [*lo, *hi) of the table (the tool writes a block's in a row) */
+/* block b's entries: [*lo, *hi) of the table (the tool numbers the blocks
+ * 1, 2, ... and writes a block's entries in a row) */
 static void block_range(int b, const struct o2c_slot_name **lo, const struct o2c_slot_name **hi)
 {
-    const struct o2c_slot_name *e = o2c_slot_names;
-    while (e->name && e->block != b) e++;
+    slot_index();
+    if (b < 1 || b > nblocks) fail_plain("internal: runtime/c/params: no enum block %d", b);
+    const struct o2c_slot_name *e = &o2c_slot_names[block_first[b]];
     *lo = e;
     while (e->name && e->block == b) e++;
     *hi = e;
