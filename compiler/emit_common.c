@@ -117,10 +117,10 @@ static void parse_chunks(void)
             c->file = FILES[fi];
             c->text = p;
             c->len = (size_t)(stop - p);
-            /* header: NAME [needs ...] */
-            char hdr[300];
+            /* header: NAME [needs ...] [params ...] */
+            char hdr[512];
             size_t hl = (size_t)(eol - p - 4);
-            if (hl >= sizeof hdr) hl = sizeof hdr - 1;
+            if (hl >= sizeof hdr) fail_plain("internal: runtime/c/%s: a chunk marker longer than %zu bytes", FILES[fi], sizeof hdr);
             memcpy(hdr, p + 4, hl);
             hdr[hl] = 0;
             char *close = strstr(hdr, "*/");
@@ -133,7 +133,8 @@ static void parse_chunks(void)
             while ((w = strtok(NULL, " ")))
                 if (!strcmp(w, "params")) into = c->params;
                 else if (strcmp(w, "needs")) {
-                    if (strlen(into) + strlen(w) + 2 > sizeof c->deps) fail_plain("internal: runtime chunk '%s': marker too long", c->name);
+                    if (strlen(into) + strlen(w) + 2 > sizeof c->deps)
+                        fail_plain("internal: runtime chunk '%s': marker too long", c->name);
                     strcat(into, w);
                     strcat(into, " ");
                 }
@@ -385,7 +386,12 @@ const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *aren
 /* made at build time from runtime/c/params (tools/embed.c --slots): name,
  * file, enum block (-1: a macro), value, and the first name of its
  * initializer (an enumerator) or its body when that is one name (a macro) */
-extern const struct o2c_slot_name { const char *name, *file; int block; long long value; const char *of; } o2c_slot_names[];
+extern const struct o2c_slot_name {
+    const char *name, *file;
+    int block;
+    long long value;
+    const char *of;
+} o2c_slot_names[];
 
 enum { BLOCK_EPI = -2, BLOCK_FEW = -3, BLOCK_EINSUM = -4, MAX_SLOT_NAMES = 192 };
 
@@ -407,7 +413,8 @@ static void slot_index(void)
     if (nslot_names) return;
     int n = 0;
     while (o2c_slot_names[n].name) n++;
-    if (n > (int)(sizeof slot_by_name / sizeof slot_by_name[0])) fail_plain("internal: too many names in runtime/c/params");
+    if (n > (int)(sizeof slot_by_name / sizeof slot_by_name[0]))
+        fail_plain("internal: too many names in runtime/c/params");
     for (int i = 0; i < n; i++) {
         const struct o2c_slot_name *e = &o2c_slot_names[i];
         slot_by_name[i] = e;
@@ -521,7 +528,8 @@ static void slot_put_list(Slots *S, int arr, const char *kernel, const char *nam
 static const char *kernel_params(const Kernel *k)
 {
     if (k->instance && !k->fn) {   /* written by a lowering: only ops/fused_elementwise.c does */
-        if (strncmp(k->name, "o2c_ew_", 7)) fail_plain("internal: generated kernel '%s' has no parameter names", k->name);
+        if (strncmp(k->name, "o2c_ew_", 7))
+            fail_plain("internal: generated kernel '%s' has no parameter names", k->name);
         return "O2C_FEW";
     }
     if (k->instance) {   /* the op table's: elementwise.h's macros (O2C_UNARY, O2C_BINARY, casts) */
@@ -552,7 +560,8 @@ static void slot_names(const KCall *c, Slots *S)
             int group = nk || nf || !strcmp(t, "O2C_EPI") || !strcmp(t, "O2C_FEW") || !strcmp(t, "O2C_EINSUM");
             if (!group) {
                 const struct o2c_slot_name *e = slot_entry(t), *b = e;
-                for (int hops = 0; b && b->block < 0 && b->of && hops < 8; hops++) b = slot_entry(b->of);   /* a macro alias */
+                for (int hops = 0; b && b->block < 0 && b->of && hops < 8; hops++)   /* a macro alias */
+                    b = slot_entry(b->of);
                 int arr = b && b->block > 0 ? block_array(b->block) : -1;
                 if (arr < 0 || b->value != e->value)
                     fail_plain("internal: kernel %s: params '%s' names no slot group and no slot", kn, t);
@@ -572,7 +581,8 @@ static void slot_names(const KCall *c, Slots *S)
                 if (r > 0 && r <= O2C_MAX_RANK) {
                     slot_put(S, 0, kn, "O2C_FEW_DIMS", O2C_FEW_DIMS, r, BLOCK_FEW);
                     for (int b = 0; O2C_FEW_STR_AT(r, b) < O2C_NK; b++)
-                        slot_put(S, 0, kn, xfmt("O2C_FEW_STR_AT(%lld, %d)", (long long)r, b), O2C_FEW_STR_AT(r, b), r, BLOCK_FEW);
+                        slot_put(S, 0, kn, xfmt("O2C_FEW_STR_AT(%lld, %d)", (long long)r, b), O2C_FEW_STR_AT(r, b), r,
+                                 BLOCK_FEW);
                 }
             } else if (!strcmp(t, "O2C_EINSUM")) {   /* counts, nl dims, then nl strides per operand */
                 int64_t nl = c->k[O2C_EINSUM_NO] + c->k[O2C_EINSUM_NS];
@@ -667,7 +677,8 @@ void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *
         for (int j = 0; j < (a ? O2C_MAX_Y : O2C_MAX_X); j++) if (t[j]) n = j + 1;
         start[a] = nitems;
         for (int j = 0; j < n; j++)
-            if (cxx && t[j]) items[nitems++] = xfmt("p.%s[%d] = %s;   /* '%s' */", FIELD[a], j, ptr(t[j], a), c_comment(t[j]->name));
+            if (cxx && t[j])
+                items[nitems++] = xfmt("p.%s[%d] = %s;   /* '%s' */", FIELD[a], j, ptr(t[j], a), c_comment(t[j]->name));
             else if (!cxx) items[nitems++] = t[j] ? xfmt("%s /* '%s' */", ptr(t[j], a), c_comment(t[j]->name)) : "0";
         ni[a] = nitems - start[a];
     }
@@ -676,7 +687,8 @@ void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *
         int arr = j >= O2C_NK, s = arr ? j - O2C_NK : j;
         if (arr ? c->f[s] == 0.0 : !c->k[s]) continue;
         int named = 0;
-        for (int i = 0; i < S.n[arr] && !named; i++) named = s >= S.a[arr][i].at && s < S.a[arr][i].at + S.a[arr][i].span;
+        for (int i = 0; i < S.n[arr] && !named; i++)
+            named = s >= S.a[arr][i].at && s < S.a[arr][i].at + S.a[arr][i].span;
         if (!named)
             fail_plain("internal: kernel %s: parameter %s[%d] = %s has no name (add its group to the kernel's params in "
                        "runtime/c, names in runtime/c/params)", kn, arr ? "f" : "k", s,
