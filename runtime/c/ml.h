@@ -100,6 +100,7 @@ O2C_TREES_DEF(o2c_trees_f32, float)
 /*@ o2c_trees_f64 params O2C_TREES */
 O2C_TREES_DEF(o2c_trees_f64, double)
 
+/* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_ML(K)                                                    \
     K(o2c_binarizer_f32) K(o2c_binarizer_f64) K(o2c_afe_f32) K(o2c_afe_f64)  \
     K(o2c_afe_i32) K(o2c_afe_i64) K(o2c_trees_f32) K(o2c_trees_f64)

@@ -92,6 +92,7 @@ O2C_ADAM_UPDATE_DEF(o2c_adam_update_f32, float)
 /*@ o2c_adam_update_f64 params O2C_ADAM O2C_ADAM_F_EPS */
 O2C_ADAM_UPDATE_DEF(o2c_adam_update_f64, double)
 
+/* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_TRAINING(K)                                              \
     K(o2c_adagrad_f32) K(o2c_adagrad_f64) K(o2c_momentum_f32) K(o2c_momentum_f64) \
     K(o2c_adam_moments_f32) K(o2c_adam_moments_f64) K(o2c_adam_update_f32) K(o2c_adam_update_f64)
