@@ -147,5 +147,5 @@ $(FUZZ_BUILD)/onnx.pb-c.o: $(BUILD)/onnx.pb-c.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -w -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_compile: $(FUZZ_BUILD)/tests/fuzz/fuzz_compile.o $(FUZZ_BUILD)/mutator.o $(FUZZ_OBJS) \
-                            $(FUZZ_BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o
+                            $(FUZZ_BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o $(BUILD)/param_names.o
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
