@@ -16,7 +16,8 @@ RUNTIME = runtime/c/o2c_rt.h $(filter-out runtime/c/o2c_rt.h,$(sort $(wildcard r
           $(sort $(wildcard runtime/c/params/*.h))
 TEMPLATES = $(sort $(wildcard templates/*.in))
 HDRS = compiler/ir.h compiler/ops.def compiler/families.def compiler/passes/passes.def compiler/passes/pattern.h $(RUNTIME)
-OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o
+PARAMS = $(sort $(wildcard runtime/c/params/*.h))
+OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o $(BUILD)/param_names.o
 
 .PHONY: all install deps venv test test-unit test-models test-bad test-gpu test-real-models demo bench conformance conformance-table clean check-deps
 
@@ -45,6 +46,14 @@ $(BUILD)/runtime_text.c: $(BUILD)/embed $(RUNTIME) $(TEMPLATES)
 
 $(BUILD)/runtime_text.o: $(BUILD)/runtime_text.c
 	$(CC) -std=c11 $(CFLAGS) -c $< -o $@
+
+# the names of runtime/c/params with their values, as C computes them: the
+# emitter names each kernel parameter slot at the call sites by them
+$(BUILD)/param_names.c: $(BUILD)/embed $(PARAMS) runtime/c/o2c_rt.h
+	$(BUILD)/embed --slots $(PARAMS) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/param_names.o: $(BUILD)/param_names.c
+	$(CC) -std=c11 -Wall -Wextra $(CFLAGS) $(SAN) -Iruntime/c -c $< -o $@
 
 $(BUILD)/%.o: %.c $(HDRS) $(BUILD)/onnx.pb-c.h
 	@mkdir -p $(dir $@)
@@ -144,7 +153,7 @@ $(FUZZ_BUILD)/onnx.pb-c.o: $(BUILD)/onnx.pb-c.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -w -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_compile: $(FUZZ_BUILD)/tests/fuzz/fuzz_compile.o $(FUZZ_BUILD)/mutator.o $(FUZZ_OBJS) \
-                            $(FUZZ_BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o
+                            $(FUZZ_BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o $(BUILD)/param_names.o
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 # `make fuzz-campaign FUZZ_SECONDS=N`: an open-ended campaign of N seconds

@@ -84,10 +84,10 @@ static void source_key(FILE *f, const char *key, void *ctx)
             if (k->count <= 0) continue;
             snprintf(ind, sizeof ind, "%*s", 4 * (depth < 30 ? depth + 1 : 31), "");
             emit_call_comment(f, k, ind);
-            fprintf(f, "%s{\n%s    const o2c_p p = ", ind, ind);
-            emit_call_params(f, k, c_ptr);
-            if (c->o->profile) fprintf(f, ";\n%s    O2C_PROFILE_START(o2c_t0)", ind);   /* --profile: time the call */
-            fprintf(f, ";\n%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
+            fprintf(f, "%s{\n", ind);
+            emit_call_params(f, k, c_ptr, xfmt("%s    ", ind), 0);
+            if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_START(o2c_t0);\n", ind);   /* --profile: time the call */
+            fprintf(f, "%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
             if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_STOP(%d, o2c_t0);\n", ind, prow++);
             if (call_uses_strings(c->L, k))   /* ops/strings.c: the strings built did not fit */
                 fprintf(f, "%s    if (o2c_strs_full(%s)) return %s_ERR_STRING_SPACE;\n", ind, c_ptr(c->L->strings, 1),

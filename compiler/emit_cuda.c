@@ -71,9 +71,9 @@ static void source_key(FILE *f, const char *key, void *ctx)
             if (k->count <= 0) continue;
             snprintf(ind, sizeof ind, "%*s", 4 * (depth < 30 ? depth + 1 : 31), "");
             emit_call_comment(f, k, ind);
-            fprintf(f, "%s{\n%s    const o2c_p p = ", ind, ind);
-            emit_call_params(f, k, cu_ptr);
-            fprintf(f, ";\n%s    O2C_LAUNCH(%s, %lld, p, stream);\n%s    O2C_CHECK(cudaGetLastError());\n%s}\n", ind,
+            fprintf(f, "%s{\n", ind);
+            emit_call_params(f, k, cu_ptr, xfmt("%s    ", ind), 1);   /* C++: no array designators */
+            fprintf(f, "%s    O2C_LAUNCH(%s, %lld, p, stream);\n%s    O2C_CHECK(cudaGetLastError());\n%s}\n", ind,
                     k->kernel->name, (long long)k->count, ind, ind);
         }
     } else {

@@ -835,7 +835,8 @@ const char *runtime_text(const char *file);          /* embedded runtime/c file 
 void emit_kernel_sources(FILE *f, Lowering *L);      /* the kernels used, in file order */
 int emit_collect_constants(Lowering *L, Tensor ***list); /* constants the calls read */
 void emit_const_array(FILE *f, Tensor *t, const char *qual);
-void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out));
+void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out), const char *indent,
+                      int cxx);
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
 void emit_call_comment(FILE *f, const KCall *c, const char *indent);
 /* control-flow markers (CTL_*) as C: returns the new nesting depth */

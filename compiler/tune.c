@@ -90,9 +90,9 @@ static void write_program(FILE *f, Site *s, int ns)
             for (int c = 0; c < L->n; c++) {
                 KCall *k = &L->calls[c];
                 if (k->count <= 0) continue;
-                fputs("    {\n        const o2c_p p = ", f);
-                emit_call_params(f, k, buf_ptr);
-                fprintf(f, ";\n        %s(0, %lld, &p);\n    }\n", k->kernel->name, (long long)k->count);
+                fputs("    {\n", f);
+                emit_call_params(f, k, buf_ptr, "        ", 0);
+                fprintf(f, "        %s(0, %lld, &p);\n    }\n", k->kernel->name, (long long)k->count);
             }
             fputs("}\n", f);
             if (nbuf > 64) fail_plain("internal: too many tensors in a tuned node");

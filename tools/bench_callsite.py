@@ -58,17 +58,19 @@ def split(s, per):
 
 
 def sconst(s):
+    from params_equal import COMMENT, split_top, unbrace   # tools/: the call sites' named initializers
+
     def rep(m):
-        ind, xs, ys, ks, fs = m.groups()
-        lines = [ind + "static const o2c_p pc = {{0}, {0}, {%s}, {%s}};\n" % (ks, fs), ind + "o2c_p p = pc;\n"]
-        for j, e in enumerate(x.strip() for x in xs.split(",")):
-            if e != "0":
-                lines.append(ind + "p.x[%d] = %s;\n" % (j, e))
-        for j, e in enumerate(x.strip() for x in ys.split(",")):
-            if e != "0":
-                lines.append(ind + "p.y[%d] = %s;\n" % (j, e))
-        return "".join(lines)
-    return re.sub(r"( {8})const o2c_p p = \{\{(.*?)\}, \{(.*?)\}, \{(.*?)\}, \{(.*?)\}\};\n", rep, s)
+        ind, body = m.groups()
+        consts, ptrs = [], []
+        for field in split_top(unbrace(COMMENT.sub("", body))):
+            name, val = (t.strip() for t in field.split("=", 1))
+            if name in (".x", ".y"):
+                ptrs += [ind + "p.%s[%d] = %s;\n" % (name[1], j, e) for j, e in enumerate(split_top(unbrace(val))) if e != "0"]
+            else:
+                consts.append(field)
+        return "".join([ind + "static const o2c_p pc = {%s};\n" % (", ".join(consts) or ".k = {0}"), ind + "o2c_p p = pc;\n"] + ptrs)
+    return re.sub(r"^( {8})const o2c_p p = (\{.*?\});\n", rep, s, flags=re.M | re.S)
 
 
 VARIANTS = {

@@ -252,25 +252,25 @@
         }                                                                                \
     }
 
-/*@ o2c_attention_f32 */
+/*@ o2c_attention_f32 params O2C_ATT */
 O2C_ATTENTION(o2c_attention_f32, float)
-/*@ o2c_attention_f64 */
+/*@ o2c_attention_f64 params O2C_ATT */
 O2C_ATTENTION(o2c_attention_f64, double)
 
-/*@ o2c_sdpa_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf */
+/*@ o2c_sdpa_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf params O2C_SDPA */
 O2C_SDPA(o2c_sdpa_f32, float, O2C_ROUND16)
-/*@ o2c_sdpa_f64 */
+/*@ o2c_sdpa_f64 params O2C_SDPA */
 O2C_SDPA(o2c_sdpa_f64, double, O2C_NOROUND)
-/*@ o2c_sdpa_cat_f32 */
+/*@ o2c_sdpa_cat_f32 params O2C_SDPA_CAT */
 O2C_SDPA_CAT(o2c_sdpa_cat_f32, float)
-/*@ o2c_sdpa_cat_f64 */
+/*@ o2c_sdpa_cat_f64 params O2C_SDPA_CAT */
 O2C_SDPA_CAT(o2c_sdpa_cat_f64, double)
-/*@ o2c_rotary_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf */
+/*@ o2c_rotary_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf params O2C_ROT */
 O2C_ROTARY(o2c_rotary_f32, float, O2C_ROUND16)
-/*@ o2c_rotary_f64 */
+/*@ o2c_rotary_f64 params O2C_ROT */
 O2C_ROTARY(o2c_rotary_f64, double, O2C_NOROUND)
 
-/*@ o2c_linatt_f32 */
+/*@ o2c_linatt_f32 params O2C_LINATT */
 /* LinearAttention: the state column m of kv head h, (DK values, kept in
  * present_state y[1] at stride DV), through the T steps: decay, delta
  * correction, write k v^T, then every query head of the group reads it
@@ -315,7 +315,7 @@ O2C_KERNEL(o2c_linatt_f32)
         }
     }
 }
-/*@ o2c_ccstate_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf */
+/*@ o2c_ccstate_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf params O2C_CCS */
 /* CausalConvWithState: y[b, c, t] = bias[c] + sum_j w[c, j] * padded[b, c, t + j]
  * over the input padded on the left by past_state (or zeros) */
 O2C_KERNEL(o2c_ccstate_f32)
@@ -341,7 +341,7 @@ O2C_KERNEL(o2c_ccstate_f32)
         Y[i] = acc;
     }
 }
-/*@ o2c_ccstate_present_f32 */
+/*@ o2c_ccstate_present_f32 params O2C_CCS */
 O2C_KERNEL(o2c_ccstate_present_f32)
 {
     const float *X = (const float *)p->x[O2C_CCS_XX], *PS = (const float *)p->x[O2C_CCS_XPAST];

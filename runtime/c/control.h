@@ -2,7 +2,7 @@
  * the loop test, and the slices a scan reads and writes. The control flow
  * itself is written by the emitters around the bodies' kernel calls. */
 
-/*@ o2c_ctl_set */
+/*@ o2c_ctl_set params O2C_CTL_SET */
 /* o2c_ctl_set: y[0] = O2C_CTL_SET_VALUE as int64 or bool. Index space: 1. */
 O2C_KERNEL(o2c_ctl_set)
 {
@@ -23,7 +23,7 @@ O2C_KERNEL(o2c_ctl_inc)
     }
 }
 
-/*@ o2c_loop_test */
+/*@ o2c_loop_test params O2C_LOOP */
 /* o2c_loop_test: whether a loop runs iteration x[0]: below the static and
  * the run-time trip counts, the condition true. y[1] (if given): it would
  * run past the static length of its scan outputs. Index space: 1. */
@@ -41,7 +41,7 @@ O2C_KERNEL(o2c_loop_test)
     }
 }
 
-/*@ o2c_loop_done */
+/*@ o2c_loop_done params O2C_LOOP */
 /* o2c_loop_done: y[0] = the loop ran another number of iterations (x[0])
  * than O2C_LOOP_CAP. Index space: 1. */
 O2C_KERNEL(o2c_loop_done)
@@ -52,7 +52,7 @@ O2C_KERNEL(o2c_loop_done)
     }
 }
 
-/*@ o2c_scan_get */
+/*@ o2c_scan_get params O2C_SCAN */
 /* o2c_scan_get: y = slice t of x along the scan axis, t = *x[1] (the loop
  * counter) or LEN - 1 - t. Index space: OUTER * INNER elements. */
 O2C_KERNEL(o2c_scan_get)
@@ -69,7 +69,7 @@ O2C_KERNEL(o2c_scan_get)
     }
 }
 
-/*@ o2c_scan_put */
+/*@ o2c_scan_put params O2C_SCAN */
 /* o2c_scan_put: slice t of y along the scan axis = x[0] (t as for
  * o2c_scan_get). Index space: OUTER * INNER elements. */
 O2C_KERNEL(o2c_scan_put)

@@ -751,29 +751,29 @@
         }                                                                           \
     }
 
-/*@ o2c_conv_f32 needs o2c_epi_f32 */
+/*@ o2c_conv_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV(o2c_conv_f32, float, o2c_epi_f32)
-/*@ o2c_conv_f64 needs o2c_epi_f64 */
+/*@ o2c_conv_f64 needs o2c_epi_f64 params O2C_CONV O2C_EPI */
 O2C_CONV(o2c_conv_f64, double, o2c_epi_f64)
-/*@ o2c_conv_tile_f32 needs o2c_epi_f32 */
+/*@ o2c_conv_tile_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV_TILE(o2c_conv_tile_f32, float, o2c_epi_f32, O2C_CV_NR)
-/*@ o2c_dwconv_f32 needs o2c_epi_f32 */
+/*@ o2c_dwconv_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_DWCONV(o2c_dwconv_f32, float, o2c_epi_f32)
-/*@ o2c_conv_panel_f32 needs o2c_epi_f32 */
+/*@ o2c_conv_panel_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV_PANEL(o2c_conv_panel_f32, float, o2c_epi_f32)
-/*@ o2c_conv_wino_f32 needs o2c_epi_f32 */
+/*@ o2c_conv_wino_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV_WINO(o2c_conv_wino_f32, float, o2c_epi_f32)
-/*@ o2c_conv_pwt_f32 needs o2c_epi_f32 */
+/*@ o2c_conv_pwt_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV_PWT(o2c_conv_pwt_f32, float, o2c_epi_f32)
-/*@ o2c_dwc_f32 needs o2c_epi_f32 o2c_v16 */
+/*@ o2c_dwc_f32 needs o2c_epi_f32 o2c_v16 params O2C_CONV O2C_EPI */
 O2C_DWC(o2c_dwc_f32, float, o2c_epi_f32)
-/*@ o2c_dwflat_f32 needs o2c_epi_f32 */
+/*@ o2c_dwflat_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_DWFLAT(o2c_dwflat_f32, float, o2c_epi_f32)
-/*@ o2c_conv_tile8_f32 needs o2c_epi_f32 */
+/*@ o2c_conv_tile8_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV_TILE(o2c_conv_tile8_f32, float, o2c_epi_f32, O2C_CV_NR_NARROW)
-/*@ o2c_convt_f32 needs o2c_epi_f32 */
+/*@ o2c_convt_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
-/*@ o2c_convt_f64 needs o2c_epi_f64 */
+/*@ o2c_convt_f64 needs o2c_epi_f64 params O2C_CONV O2C_EPI */
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

@@ -176,7 +176,7 @@ O2C_HD static inline uint16_t o2c_f2bf(float f)
     return (uint16_t)(u >> 16);
 }
 
-/*@ o2c_where needs o2c_offset */
+/*@ o2c_where needs o2c_offset params O2C_EW_NK */
 /* Where(cond, a, b): cond is bool (one byte), a and b of element size O2C_EW_ESIZE. */
 O2C_KERNEL(o2c_where)
 {

@@ -249,7 +249,7 @@
         }                                                                           \
     }
 
-/*@ o2c_revseq */
+/*@ o2c_revseq params O2C_REVSEQ */
 /* ReverseSequence: in each batch entry b the first lens[b] steps of the
  * time axis are reversed, the others copied; any element type.
  *   x[0] X seen as (D0, D1, INNER), x[1] the lengths (int64, one per batch
@@ -273,7 +273,7 @@ O2C_KERNEL(o2c_revseq)
     }
 }
 
-/*@ o2c_compress */
+/*@ o2c_compress params O2C_COMPRESS */
 /* Compress with a constant condition: the kept indices along the axis.
  *   x[0] X seen as (OUTER, AXN, INNER), x[1] the K kept indices (int64)
  *   O2C_COMPRESS_* */
@@ -309,7 +309,7 @@ O2C_HD static inline int o2c_nonzero_at(const uint8_t *X, int64_t e, int64_t es,
     }
 }
 
-/*@ o2c_nonzero_dyn needs o2c_nonzero_at */
+/*@ o2c_nonzero_dyn needs o2c_nonzero_at params O2C_NONZERO */
 /* NonZero: the indices of the nonzero elements, [RANK, n] int64 (written
  * densely: row d holds n entries), n into y[1].
  *   x[0] X (N elements)   O2C_NONZERO_* */
@@ -336,7 +336,7 @@ O2C_KERNEL(o2c_nonzero_dyn)
     }
 }
 
-/*@ o2c_compress_dyn */
+/*@ o2c_compress_dyn params O2C_COMPRESS */
 /* Compress with a condition known at run time: X seen as (OUTER, AXN,
  * INNER); the slices j < CLEN whose condition byte is nonzero, in order,
  * densely as (OUTER, n, INNER); n into y[1].
@@ -362,7 +362,7 @@ O2C_KERNEL(o2c_compress_dyn)
     }
 }
 
-/*@ o2c_dyn_size */
+/*@ o2c_dyn_size params O2C_DYNSIZE */
 /* A size read at run time (TopK's K): y[1] = x[0]'s int64 value; y[0] (bool)
  * = it lies outside [0, MAX] (the run then stops with NAME_ERR_CHECK).
  *   O2C_DYNSIZE_* */
@@ -376,7 +376,7 @@ O2C_KERNEL(o2c_dyn_size)
     }
 }
 
-/*@ o2c_dyn_copy */
+/*@ o2c_dyn_copy params O2C_DYNCOPY */
 /* The first n units of UNIT bytes of x[0] (from byte SRC_OFF) into y[0]; n
  * is x[1]'s int64 value (NULL: O2C_DYNCOPY_N). Index space: 1.
  *   O2C_DYNCOPY_* */
@@ -389,7 +389,7 @@ O2C_KERNEL(o2c_dyn_copy)
     }
 }
 
-/*@ o2c_unique_take */
+/*@ o2c_unique_take params O2C_UNIQUE */
 /* Unique's slices: X seen as (OUTER, M, INNER) of ESIZE bytes; the n slices
  * first[0..n) (x[1], the o2c_unique_T table) densely as (OUTER, n, INNER);
  * n is x[2]'s value. Index space: 1.   O2C_UNIQUE_* */
@@ -408,32 +408,32 @@ O2C_KERNEL(o2c_unique_take)
     }
 }
 
-/*@ o2c_unique_f32 */
+/*@ o2c_unique_f32 params O2C_UNIQUE */
 O2C_UNIQUE_DEF(o2c_unique_f32, float, O2C_UQ_ISNAN_F)
-/*@ o2c_unique_f64 */
+/*@ o2c_unique_f64 params O2C_UNIQUE */
 O2C_UNIQUE_DEF(o2c_unique_f64, double, O2C_UQ_ISNAN_F)
-/*@ o2c_unique_i8 */
+/*@ o2c_unique_i8 params O2C_UNIQUE */
 O2C_UNIQUE_DEF(o2c_unique_i8, int8_t, O2C_UQ_ISNAN_I)
-/*@ o2c_unique_i16 */
+/*@ o2c_unique_i16 params O2C_UNIQUE */
 O2C_UNIQUE_DEF(o2c_unique_i16, int16_t, O2C_UQ_ISNAN_I)
-/*@ o2c_unique_i32 */
+/*@ o2c_unique_i32 params O2C_UNIQUE */
 O2C_UNIQUE_DEF(o2c_unique_i32, int32_t, O2C_UQ_ISNAN_I)
-/*@ o2c_unique_i64 */
+/*@ o2c_unique_i64 params O2C_UNIQUE */
 O2C_UNIQUE_DEF(o2c_unique_i64, int64_t, O2C_UQ_ISNAN_I)
-/*@ o2c_unique_u8 */
+/*@ o2c_unique_u8 params O2C_UNIQUE */
 O2C_UNIQUE_DEF(o2c_unique_u8, uint8_t, O2C_UQ_ISNAN_I)
-/*@ o2c_unique_u16 */
+/*@ o2c_unique_u16 params O2C_UNIQUE */
 O2C_UNIQUE_DEF(o2c_unique_u16, uint16_t, O2C_UQ_ISNAN_I)
-/*@ o2c_unique_u32 */
+/*@ o2c_unique_u32 params O2C_UNIQUE */
 O2C_UNIQUE_DEF(o2c_unique_u32, uint32_t, O2C_UQ_ISNAN_I)
-/*@ o2c_unique_u64 */
+/*@ o2c_unique_u64 params O2C_UNIQUE */
 O2C_UNIQUE_DEF(o2c_unique_u64, uint64_t, O2C_UQ_ISNAN_I)
-/*@ o2c_nms_f32 */
+/*@ o2c_nms_f32 params O2C_NMS */
 O2C_NMS_DEF(o2c_nms_f32, float, ff)
-/*@ o2c_nms_f64 */
+/*@ o2c_nms_f64 params O2C_NMS */
 O2C_NMS_DEF(o2c_nms_f64, double, f)
 
-/*@ o2c_tfidf */
+/*@ o2c_tfidf params O2C_TFIDF */
 /* TfIdfVectorizer over int32 or int64 items. Index space: the rows; each
  * writes its NCOLS outputs: the count of each pool n-gram (n from MINN to
  * MAXN) whose items stand skip + 1 apart (skip 0..MAXSKIP; unigrams
@@ -474,32 +474,32 @@ O2C_KERNEL(o2c_tfidf)
     }
 }
 
-/*@ o2c_ipow_i32 needs o2c_offset */
+/*@ o2c_ipow_i32 needs o2c_offset params O2C_IPOW */
 O2C_IPOW_DEF(o2c_ipow_i32, int32_t, uint32_t)
-/*@ o2c_ipow_i64 needs o2c_offset */
+/*@ o2c_ipow_i64 needs o2c_offset params O2C_IPOW */
 O2C_IPOW_DEF(o2c_ipow_i64, int64_t, uint64_t)
 
-/*@ o2c_swiglu_f32 */
+/*@ o2c_swiglu_f32 params O2C_SWIGLU */
 O2C_SWIGLU_DEF(o2c_swiglu_f32, float)
-/*@ o2c_swiglu_f64 */
+/*@ o2c_swiglu_f64 params O2C_SWIGLU */
 O2C_SWIGLU_DEF(o2c_swiglu_f64, double)
 
-/*@ o2c_cumprod_f32 */
+/*@ o2c_cumprod_f32 params O2C_CUMPROD */
 O2C_CUMPROD_DEF(o2c_cumprod_f32, float)
-/*@ o2c_cumprod_f64 */
+/*@ o2c_cumprod_f64 params O2C_CUMPROD */
 O2C_CUMPROD_DEF(o2c_cumprod_f64, double)
-/*@ o2c_cumprod_i32 */
+/*@ o2c_cumprod_i32 params O2C_CUMPROD */
 O2C_CUMPROD_DEF(o2c_cumprod_i32, int32_t)
-/*@ o2c_cumprod_i64 */
+/*@ o2c_cumprod_i64 params O2C_CUMPROD */
 O2C_CUMPROD_DEF(o2c_cumprod_i64, int64_t)
-/*@ o2c_cumprod_u32 */
+/*@ o2c_cumprod_u32 params O2C_CUMPROD */
 O2C_CUMPROD_DEF(o2c_cumprod_u32, uint32_t)
-/*@ o2c_cumprod_u64 */
+/*@ o2c_cumprod_u64 params O2C_CUMPROD */
 O2C_CUMPROD_DEF(o2c_cumprod_u64, uint64_t)
 
-/*@ o2c_groupnorm_f32 */
+/*@ o2c_groupnorm_f32 params O2C_GROUPNORM */
 O2C_GROUPNORM_DEF(o2c_groupnorm_f32, float)
-/*@ o2c_groupnorm_f64 */
+/*@ o2c_groupnorm_f64 params O2C_GROUPNORM */
 O2C_GROUPNORM_DEF(o2c_groupnorm_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

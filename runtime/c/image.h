@@ -382,42 +382,42 @@ O2C_GS_REFLECT_DEF(o2c_gs_reflect_f64, double)
 O2C_GS_TAPS_DEF(o2c_gs_taps_f32, float, o2c_gs_reflect_f32)
 /*@ o2c_gs_taps_f64 needs o2c_gs_reflect_f64 */
 O2C_GS_TAPS_DEF(o2c_gs_taps_f64, double, o2c_gs_reflect_f64)
-/*@ o2c_gridsample_f32 needs o2c_gs_taps_f32 */
+/*@ o2c_gridsample_f32 needs o2c_gs_taps_f32 params O2C_GS */
 O2C_GRIDSAMPLE_DEF(o2c_gridsample_f32, float, o2c_gs_taps_f32)
-/*@ o2c_gridsample_f64 needs o2c_gs_taps_f64 */
+/*@ o2c_gridsample_f64 needs o2c_gs_taps_f64 params O2C_GS */
 O2C_GRIDSAMPLE_DEF(o2c_gridsample_f64, double, o2c_gs_taps_f64)
-/*@ o2c_gridsample_nearest_f32 needs o2c_gs_taps_f32 */
+/*@ o2c_gridsample_nearest_f32 needs o2c_gs_taps_f32 params O2C_GS */
 O2C_GRIDSAMPLE_NEAREST_DEF(o2c_gridsample_nearest_f32, float, o2c_gs_taps_f32)
-/*@ o2c_gridsample_nearest_f64 needs o2c_gs_taps_f64 */
+/*@ o2c_gridsample_nearest_f64 needs o2c_gs_taps_f64 params O2C_GS */
 O2C_GRIDSAMPLE_NEAREST_DEF(o2c_gridsample_nearest_f64, double, o2c_gs_taps_f64)
 
-/*@ o2c_affine_grid_f32 */
+/*@ o2c_affine_grid_f32 params O2C_AG */
 O2C_AFFINE_GRID_DEF(o2c_affine_grid_f32, float)
-/*@ o2c_affine_grid_f64 */
+/*@ o2c_affine_grid_f64 params O2C_AG */
 O2C_AFFINE_GRID_DEF(o2c_affine_grid_f64, double)
 
-/*@ o2c_col2im_f32 */
+/*@ o2c_col2im_f32 params O2C_C2I */
 O2C_COL2IM_DEF(o2c_col2im_f32, float)
-/*@ o2c_col2im_f64 */
+/*@ o2c_col2im_f64 params O2C_C2I */
 O2C_COL2IM_DEF(o2c_col2im_f64, double)
-/*@ o2c_col2im_i8 */
+/*@ o2c_col2im_i8 params O2C_C2I */
 O2C_COL2IM_DEF(o2c_col2im_i8, int8_t)
-/*@ o2c_col2im_i16 */
+/*@ o2c_col2im_i16 params O2C_C2I */
 O2C_COL2IM_DEF(o2c_col2im_i16, int16_t)
-/*@ o2c_col2im_i32 */
+/*@ o2c_col2im_i32 params O2C_C2I */
 O2C_COL2IM_DEF(o2c_col2im_i32, int32_t)
-/*@ o2c_col2im_i64 */
+/*@ o2c_col2im_i64 params O2C_C2I */
 O2C_COL2IM_DEF(o2c_col2im_i64, int64_t)
-/*@ o2c_col2im_u8 */
+/*@ o2c_col2im_u8 params O2C_C2I */
 O2C_COL2IM_DEF(o2c_col2im_u8, uint8_t)
-/*@ o2c_col2im_u16 */
+/*@ o2c_col2im_u16 params O2C_C2I */
 O2C_COL2IM_DEF(o2c_col2im_u16, uint16_t)
-/*@ o2c_col2im_u32 */
+/*@ o2c_col2im_u32 params O2C_C2I */
 O2C_COL2IM_DEF(o2c_col2im_u32, uint32_t)
-/*@ o2c_col2im_u64 */
+/*@ o2c_col2im_u64 params O2C_C2I */
 O2C_COL2IM_DEF(o2c_col2im_u64, uint64_t)
 
-/*@ o2c_crop_pad */
+/*@ o2c_crop_pad params O2C_CROP */
 /* CenterCropPad (and any shifted window of the input): output element y
  * reads input element y - SHIFT, zero bytes where that is outside the
  * input; any element type. Index space: output elements.
@@ -443,12 +443,12 @@ O2C_KERNEL(o2c_crop_pad)
     }
 }
 
-/*@ o2c_roialign_f32 */
+/*@ o2c_roialign_f32 params O2C_ROI */
 O2C_ROIALIGN_DEF(o2c_roialign_f32, float)
-/*@ o2c_roialign_f64 */
+/*@ o2c_roialign_f64 params O2C_ROI */
 O2C_ROIALIGN_DEF(o2c_roialign_f64, double)
 
-/*@ o2c_maxunpool */
+/*@ o2c_maxunpool params O2C_UNPOOL */
 /* MaxUnpool, any element type: Y = zeros, then Y[I[e]] = X[e] for every
  * element e in order (the last one wins), the flat index I[e] read in the
  * unpadded output shape (IDIMS) and placed at the same coordinates of Y.
@@ -485,9 +485,9 @@ O2C_KERNEL(o2c_maxunpool)
     }
 }
 
-/*@ o2c_deform_conv_f32 */
+/*@ o2c_deform_conv_f32 params O2C_DC */
 O2C_DEFORM_CONV_DEF(o2c_deform_conv_f32, float)
-/*@ o2c_deform_conv_f64 */
+/*@ o2c_deform_conv_f64 params O2C_DC */
 O2C_DEFORM_CONV_DEF(o2c_deform_conv_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

@@ -300,7 +300,7 @@ O2C_HD static inline int64_t o2c_ix_wrap(int64_t v, int64_t n)
     return v < 0 || v >= n ? -1 : v;
 }
 
-/*@ o2c_gather_elements needs o2c_mv_elem o2c_ix_get o2c_ix_wrap */
+/*@ o2c_gather_elements needs o2c_mv_elem o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 /* o2c_gather_elements: Y = GatherElements(X, I, axis). Index space: the
  * output elements (shape of I). Output coordinate c reads X at c with
  * c[axis] replaced by I[c]; an out-of-range index gives zero bytes.
@@ -331,7 +331,7 @@ O2C_KERNEL(o2c_gather_elements)
     }
 }
 
-/*@ o2c_gather_nd needs o2c_mv_elem o2c_ix_get o2c_ix_wrap */
+/*@ o2c_gather_nd needs o2c_mv_elem o2c_ix_get o2c_ix_wrap params O2C_ND O2C_ND_BATCH */
 /* o2c_gather_nd: Y = GatherND(X, I, batch_dims b). Index space: the output
  * elements, seen as (tuple t, slice element s): tuple t (over I's dims but
  * the last) names m coordinates of X after the batch axes; s runs over the
@@ -365,7 +365,7 @@ O2C_KERNEL(o2c_gather_nd)
     }
 }
 
-/*@ o2c_scatter_elements needs o2c_mv_elem o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_elements needs o2c_mv_elem o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 O2C_KERNEL(o2c_scatter_elements)
 {
     const unsigned char *U = (const unsigned char *)p->x[1];
@@ -374,7 +374,7 @@ O2C_KERNEL(o2c_scatter_elements)
     O2C_SCATTER_ELEMENTS_BODY(o2c_mv_elem(Y + dst * es, U + src * es, es))
 }
 
-/*@ o2c_scatter_nd needs o2c_mv_elem o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_nd needs o2c_mv_elem o2c_ix_get o2c_ix_wrap params O2C_ND */
 O2C_KERNEL(o2c_scatter_nd)
 {
     const unsigned char *U = (const unsigned char *)p->x[1];
@@ -383,7 +383,7 @@ O2C_KERNEL(o2c_scatter_nd)
     O2C_SCATTER_ND_BODY(o2c_mv_elem(Y + dst * es, U + src * es, es))
 }
 
-/*@ o2c_tensor_scatter needs o2c_mv_elem */
+/*@ o2c_tensor_scatter needs o2c_mv_elem params O2C_TSCATTER */
 /* o2c_tensor_scatter: Y (already a copy of the cache) = TensorScatter.
  * Index space: the update elements, seen as (outer o, sequence s, inner);
  * element goes to Y[o, pos, inner] with pos = W[batch] + s (linear: skipped
@@ -414,81 +414,81 @@ O2C_KERNEL(o2c_tensor_scatter)
     }
 }
 
-/*@ o2c_scatter_elements_f32 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_elements_f32 needs o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_f32, float)
-/*@ o2c_scatter_elements_f64 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_elements_f64 needs o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_f64, double)
-/*@ o2c_scatter_elements_i8 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_elements_i8 needs o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_i8, int8_t)
-/*@ o2c_scatter_elements_i16 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_elements_i16 needs o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_i16, int16_t)
-/*@ o2c_scatter_elements_i32 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_elements_i32 needs o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_i32, int32_t)
-/*@ o2c_scatter_elements_i64 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_elements_i64 needs o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_i64, int64_t)
-/*@ o2c_scatter_elements_u8 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_elements_u8 needs o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_u8, uint8_t)
-/*@ o2c_scatter_elements_u16 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_elements_u16 needs o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_u16, uint16_t)
-/*@ o2c_scatter_elements_u32 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_elements_u32 needs o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_u32, uint32_t)
-/*@ o2c_scatter_elements_u64 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_elements_u64 needs o2c_ix_get o2c_ix_wrap params O2C_ELEMENTS */
 O2C_SCATTER_ELEMENTS_T(o2c_scatter_elements_u64, uint64_t)
-/*@ o2c_scatter_nd_f32 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_nd_f32 needs o2c_ix_get o2c_ix_wrap params O2C_ND */
 O2C_SCATTER_ND_T(o2c_scatter_nd_f32, float)
-/*@ o2c_scatter_nd_f64 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_nd_f64 needs o2c_ix_get o2c_ix_wrap params O2C_ND */
 O2C_SCATTER_ND_T(o2c_scatter_nd_f64, double)
-/*@ o2c_scatter_nd_i8 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_nd_i8 needs o2c_ix_get o2c_ix_wrap params O2C_ND */
 O2C_SCATTER_ND_T(o2c_scatter_nd_i8, int8_t)
-/*@ o2c_scatter_nd_i16 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_nd_i16 needs o2c_ix_get o2c_ix_wrap params O2C_ND */
 O2C_SCATTER_ND_T(o2c_scatter_nd_i16, int16_t)
-/*@ o2c_scatter_nd_i32 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_nd_i32 needs o2c_ix_get o2c_ix_wrap params O2C_ND */
 O2C_SCATTER_ND_T(o2c_scatter_nd_i32, int32_t)
-/*@ o2c_scatter_nd_i64 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_nd_i64 needs o2c_ix_get o2c_ix_wrap params O2C_ND */
 O2C_SCATTER_ND_T(o2c_scatter_nd_i64, int64_t)
-/*@ o2c_scatter_nd_u8 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_nd_u8 needs o2c_ix_get o2c_ix_wrap params O2C_ND */
 O2C_SCATTER_ND_T(o2c_scatter_nd_u8, uint8_t)
-/*@ o2c_scatter_nd_u16 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_nd_u16 needs o2c_ix_get o2c_ix_wrap params O2C_ND */
 O2C_SCATTER_ND_T(o2c_scatter_nd_u16, uint16_t)
-/*@ o2c_scatter_nd_u32 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_nd_u32 needs o2c_ix_get o2c_ix_wrap params O2C_ND */
 O2C_SCATTER_ND_T(o2c_scatter_nd_u32, uint32_t)
-/*@ o2c_scatter_nd_u64 needs o2c_ix_get o2c_ix_wrap */
+/*@ o2c_scatter_nd_u64 needs o2c_ix_get o2c_ix_wrap params O2C_ND */
 O2C_SCATTER_ND_T(o2c_scatter_nd_u64, uint64_t)
-/*@ o2c_topk_f32 */
+/*@ o2c_topk_f32 params O2C_TOPK */
 O2C_TOPK(o2c_topk_f32, float, O2C_ISNAN_F)
-/*@ o2c_topk_f64 */
+/*@ o2c_topk_f64 params O2C_TOPK */
 O2C_TOPK(o2c_topk_f64, double, O2C_ISNAN_F)
-/*@ o2c_topk_i8 */
+/*@ o2c_topk_i8 params O2C_TOPK */
 O2C_TOPK(o2c_topk_i8, int8_t, O2C_ISNAN_I)
-/*@ o2c_topk_i16 */
+/*@ o2c_topk_i16 params O2C_TOPK */
 O2C_TOPK(o2c_topk_i16, int16_t, O2C_ISNAN_I)
-/*@ o2c_topk_i32 */
+/*@ o2c_topk_i32 params O2C_TOPK */
 O2C_TOPK(o2c_topk_i32, int32_t, O2C_ISNAN_I)
-/*@ o2c_topk_i64 */
+/*@ o2c_topk_i64 params O2C_TOPK */
 O2C_TOPK(o2c_topk_i64, int64_t, O2C_ISNAN_I)
-/*@ o2c_topk_u8 */
+/*@ o2c_topk_u8 params O2C_TOPK */
 O2C_TOPK(o2c_topk_u8, uint8_t, O2C_ISNAN_I)
-/*@ o2c_topk_u16 */
+/*@ o2c_topk_u16 params O2C_TOPK */
 O2C_TOPK(o2c_topk_u16, uint16_t, O2C_ISNAN_I)
-/*@ o2c_topk_u32 */
+/*@ o2c_topk_u32 params O2C_TOPK */
 O2C_TOPK(o2c_topk_u32, uint32_t, O2C_ISNAN_I)
-/*@ o2c_topk_u64 */
+/*@ o2c_topk_u64 params O2C_TOPK */
 O2C_TOPK(o2c_topk_u64, uint64_t, O2C_ISNAN_I)
-/*@ o2c_normgroup_f32 needs o2c_offset */
+/*@ o2c_normgroup_f32 needs o2c_offset params O2C_NORMGROUP */
 O2C_NORMGROUP(o2c_normgroup_f32, float)
-/*@ o2c_normgroup_f64 needs o2c_offset */
+/*@ o2c_normgroup_f64 needs o2c_offset params O2C_NORMGROUP */
 O2C_NORMGROUP(o2c_normgroup_f64, double)
-/*@ o2c_lrn_f32 */
+/*@ o2c_lrn_f32 params O2C_LRN */
 O2C_LRN(o2c_lrn_f32, float)
-/*@ o2c_lrn_f64 */
+/*@ o2c_lrn_f64 params O2C_LRN */
 O2C_LRN(o2c_lrn_f64, double)
-/*@ o2c_einsum_f32 */
+/*@ o2c_einsum_f32 params O2C_EINSUM */
 O2C_EINSUM(o2c_einsum_f32, float, float)
-/*@ o2c_einsum_f64 */
+/*@ o2c_einsum_f64 params O2C_EINSUM */
 O2C_EINSUM(o2c_einsum_f64, double, double)
-/*@ o2c_einsum_i32 */
+/*@ o2c_einsum_i32 params O2C_EINSUM */
 O2C_EINSUM(o2c_einsum_i32, int32_t, int64_t)
-/*@ o2c_einsum_i64 */
+/*@ o2c_einsum_i64 params O2C_EINSUM */
 O2C_EINSUM(o2c_einsum_i64, int64_t, int64_t)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

@@ -83,9 +83,9 @@ O2C_HD static inline O2C_INLINE int64_t o2c_loss_label(const unsigned char *lp, 
     }
 }
 
-/*@ o2c_nll_f32 needs o2c_loss_label */
+/*@ o2c_nll_f32 needs o2c_loss_label params O2C_NLL */
 O2C_NLL(o2c_nll_f32, float)
-/*@ o2c_nll_f64 needs o2c_loss_label */
+/*@ o2c_nll_f64 needs o2c_loss_label params O2C_NLL */
 O2C_NLL(o2c_nll_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

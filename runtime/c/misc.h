@@ -108,7 +108,7 @@
         }                                                                   \
     }
 
-/*@ o2c_trilu */
+/*@ o2c_trilu params O2C_TRILU */
 /* Trilu: keeps the elements with c - r >= k (upper) or c - r <= k (lower)
  * of the last two axes, zeroes the others; any element type.
  *   x[1] the diagonal k (one int64, read at run time), or NULL: k = 0
@@ -128,7 +128,7 @@ O2C_KERNEL(o2c_trilu)
     }
 }
 
-/*@ o2c_onehot */
+/*@ o2c_onehot params O2C_ONEHOT */
 /* OneHot: y[o][d][in] = values[1] if indices[o][in] (negative: + depth,
  * or off everywhere with O2C_ONEHOT_NOWRAP) equals d, else values[0]; any
  * value type.
@@ -150,50 +150,50 @@ O2C_KERNEL(o2c_onehot)
     }
 }
 
-/*@ o2c_cumsum_f32 */
+/*@ o2c_cumsum_f32 params O2C_CUMSUM */
 O2C_CUMSUM_DEF(o2c_cumsum_f32, float)
-/*@ o2c_cumsum_f64 */
+/*@ o2c_cumsum_f64 params O2C_CUMSUM */
 O2C_CUMSUM_DEF(o2c_cumsum_f64, double)
-/*@ o2c_cumsum_i32 */
+/*@ o2c_cumsum_i32 params O2C_CUMSUM */
 O2C_CUMSUM_DEF(o2c_cumsum_i32, int32_t)
-/*@ o2c_cumsum_i64 */
+/*@ o2c_cumsum_i64 params O2C_CUMSUM */
 O2C_CUMSUM_DEF(o2c_cumsum_i64, int64_t)
-/*@ o2c_cumsum_u32 */
+/*@ o2c_cumsum_u32 params O2C_CUMSUM */
 O2C_CUMSUM_DEF(o2c_cumsum_u32, uint32_t)
-/*@ o2c_cumsum_u64 */
+/*@ o2c_cumsum_u64 params O2C_CUMSUM */
 O2C_CUMSUM_DEF(o2c_cumsum_u64, uint64_t)
 
-/*@ o2c_eyelike_f32 */
+/*@ o2c_eyelike_f32 params O2C_EYELIKE */
 O2C_EYELIKE_DEF(o2c_eyelike_f32, float)
-/*@ o2c_eyelike_f64 */
+/*@ o2c_eyelike_f64 params O2C_EYELIKE */
 O2C_EYELIKE_DEF(o2c_eyelike_f64, double)
-/*@ o2c_eyelike_i8 */
+/*@ o2c_eyelike_i8 params O2C_EYELIKE */
 O2C_EYELIKE_DEF(o2c_eyelike_i8, int8_t)
-/*@ o2c_eyelike_i16 */
+/*@ o2c_eyelike_i16 params O2C_EYELIKE */
 O2C_EYELIKE_DEF(o2c_eyelike_i16, int16_t)
-/*@ o2c_eyelike_i32 */
+/*@ o2c_eyelike_i32 params O2C_EYELIKE */
 O2C_EYELIKE_DEF(o2c_eyelike_i32, int32_t)
-/*@ o2c_eyelike_i64 */
+/*@ o2c_eyelike_i64 params O2C_EYELIKE */
 O2C_EYELIKE_DEF(o2c_eyelike_i64, int64_t)
-/*@ o2c_eyelike_u8 */
+/*@ o2c_eyelike_u8 params O2C_EYELIKE */
 O2C_EYELIKE_DEF(o2c_eyelike_u8, uint8_t)
-/*@ o2c_eyelike_u16 */
+/*@ o2c_eyelike_u16 params O2C_EYELIKE */
 O2C_EYELIKE_DEF(o2c_eyelike_u16, uint16_t)
-/*@ o2c_eyelike_u32 */
+/*@ o2c_eyelike_u32 params O2C_EYELIKE */
 O2C_EYELIKE_DEF(o2c_eyelike_u32, uint32_t)
-/*@ o2c_eyelike_u64 */
+/*@ o2c_eyelike_u64 params O2C_EYELIKE */
 O2C_EYELIKE_DEF(o2c_eyelike_u64, uint64_t)
-/*@ o2c_eyelike_b */
+/*@ o2c_eyelike_b params O2C_EYELIKE */
 O2C_EYELIKE_DEF(o2c_eyelike_b, uint8_t)
 
-/*@ o2c_hardmax_f32 */
+/*@ o2c_hardmax_f32 params O2C_HARDMAX */
 O2C_HARDMAX_DEF(o2c_hardmax_f32, float)
-/*@ o2c_hardmax_f64 */
+/*@ o2c_hardmax_f64 params O2C_HARDMAX */
 O2C_HARDMAX_DEF(o2c_hardmax_f64, double)
 
-/*@ o2c_det_f32 */
+/*@ o2c_det_f32 params O2C_DET */
 O2C_DET_DEF(o2c_det_f32, float)
-/*@ o2c_det_f64 */
+/*@ o2c_det_f64 params O2C_DET */
 O2C_DET_DEF(o2c_det_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

@@ -83,21 +83,21 @@
     }
 #define O2C_TREES_MAXVAL(TY) ((TY)(sizeof(TY) == 4 ? 3.402823466e38 : 1.7976931348623157e308))
 
-/*@ o2c_binarizer_f32 */
+/*@ o2c_binarizer_f32 params O2C_BINARIZER */
 O2C_BINARIZER_DEF(o2c_binarizer_f32, float)
-/*@ o2c_binarizer_f64 */
+/*@ o2c_binarizer_f64 params O2C_BINARIZER */
 O2C_BINARIZER_DEF(o2c_binarizer_f64, double)
-/*@ o2c_afe_f32 */
+/*@ o2c_afe_f32 params O2C_AFE */
 O2C_AFE_DEF(o2c_afe_f32, float)
-/*@ o2c_afe_f64 */
+/*@ o2c_afe_f64 params O2C_AFE */
 O2C_AFE_DEF(o2c_afe_f64, double)
-/*@ o2c_afe_i32 */
+/*@ o2c_afe_i32 params O2C_AFE */
 O2C_AFE_DEF(o2c_afe_i32, int32_t)
-/*@ o2c_afe_i64 */
+/*@ o2c_afe_i64 params O2C_AFE */
 O2C_AFE_DEF(o2c_afe_i64, int64_t)
-/*@ o2c_trees_f32 */
+/*@ o2c_trees_f32 params O2C_TREES */
 O2C_TREES_DEF(o2c_trees_f32, float)
-/*@ o2c_trees_f64 */
+/*@ o2c_trees_f64 params O2C_TREES */
 O2C_TREES_DEF(o2c_trees_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

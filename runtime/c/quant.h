@@ -412,28 +412,28 @@ O2C_HD static inline int64_t o2c_q_pidx(int64_t i, const o2c_p *p)
            i % inner * p->k[O2C_QP_SI];
 }
 
-/*@ o2c_quantize_f32_u8 needs o2c_q_pidx o2c_q_prec */
+/*@ o2c_quantize_f32_u8 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT */
 O2C_QUANTIZE_DEF(o2c_quantize_f32_u8, float, uint8_t, u8)
-/*@ o2c_quantize_f32_i8 needs o2c_q_pidx o2c_q_prec */
+/*@ o2c_quantize_f32_i8 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT */
 O2C_QUANTIZE_DEF(o2c_quantize_f32_i8, float, int8_t, i8)
-/*@ o2c_quantize_f32_u16 needs o2c_q_pidx o2c_q_prec */
+/*@ o2c_quantize_f32_u16 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT */
 O2C_QUANTIZE_DEF(o2c_quantize_f32_u16, float, uint16_t, u16)
-/*@ o2c_quantize_f32_i16 needs o2c_q_pidx o2c_q_prec */
+/*@ o2c_quantize_f32_i16 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT */
 O2C_QUANTIZE_DEF(o2c_quantize_f32_i16, float, int16_t, i16)
-/*@ o2c_quantize_f64_u8 needs o2c_q_pidx */
+/*@ o2c_quantize_f64_u8 needs o2c_q_pidx params O2C_QP O2C_QUANT */
 O2C_QUANTIZE_DEF(o2c_quantize_f64_u8, double, uint8_t, u8)
-/*@ o2c_quantize_f64_i8 needs o2c_q_pidx */
+/*@ o2c_quantize_f64_i8 needs o2c_q_pidx params O2C_QP O2C_QUANT */
 O2C_QUANTIZE_DEF(o2c_quantize_f64_i8, double, int8_t, i8)
-/*@ o2c_quantize_f64_u16 needs o2c_q_pidx */
+/*@ o2c_quantize_f64_u16 needs o2c_q_pidx params O2C_QP O2C_QUANT */
 O2C_QUANTIZE_DEF(o2c_quantize_f64_u16, double, uint16_t, u16)
-/*@ o2c_quantize_f64_i16 needs o2c_q_pidx */
+/*@ o2c_quantize_f64_i16 needs o2c_q_pidx params O2C_QP O2C_QUANT */
 O2C_QUANTIZE_DEF(o2c_quantize_f64_i16, double, int16_t, i16)
 
 /* QuantizeLinear to a narrow type: int4/uint4/int2/uint2 round to nearest
  * even, add the zero point and saturate to their range; float8/float4
  * convert x / scale (+ zero point) as Cast does (saturate or not).
  *   x[0] X, x[1] scales (float), x[2] zero points (narrow) or NULL; O2C_QUANTN_* */
-/*@ o2c_quantize_f32_n needs o2c_q_pidx o2c_q_prec o2c_nt_is_int o2c_nint o2c_nint_bits o2c_n_to_f32 o2c_f32_to_n */
+/*@ o2c_quantize_f32_n needs o2c_q_pidx o2c_q_prec o2c_nt_is_int o2c_nint o2c_nint_bits o2c_n_to_f32 o2c_f32_to_n params O2C_QP O2C_QUANT O2C_QUANTN */
 O2C_KERNEL(o2c_quantize_f32_n)
 {
     const float *X = (const float *)p->x[0], *S = (const float *)p->x[1];
@@ -459,7 +459,7 @@ O2C_KERNEL(o2c_quantize_f32_n)
 
 /* DequantizeLinear of a narrow type: (x - zero point) * scale, both as
  * their exact float values.   O2C_DEQUANTN_* */
-/*@ o2c_dequantize_n_f32 needs o2c_q_pidx o2c_n_to_f32 */
+/*@ o2c_dequantize_n_f32 needs o2c_q_pidx o2c_n_to_f32 params O2C_DEQUANTN O2C_QP */
 O2C_KERNEL(o2c_dequantize_n_f32)
 {
     const uint8_t *X = (const uint8_t *)p->x[0], *Z = (const uint8_t *)p->x[2];
@@ -472,18 +472,18 @@ O2C_KERNEL(o2c_dequantize_n_f32)
     }
 }
 
-/*@ o2c_dequantize_u8_f32 needs o2c_q_pidx */
+/*@ o2c_dequantize_u8_f32 needs o2c_q_pidx params O2C_QP */
 O2C_DEQUANTIZE_DEF(o2c_dequantize_u8_f32, uint8_t, int32_t)
-/*@ o2c_dequantize_i8_f32 needs o2c_q_pidx */
+/*@ o2c_dequantize_i8_f32 needs o2c_q_pidx params O2C_QP */
 O2C_DEQUANTIZE_DEF(o2c_dequantize_i8_f32, int8_t, int32_t)
-/*@ o2c_dequantize_u16_f32 needs o2c_q_pidx */
+/*@ o2c_dequantize_u16_f32 needs o2c_q_pidx params O2C_QP */
 O2C_DEQUANTIZE_DEF(o2c_dequantize_u16_f32, uint16_t, int32_t)
-/*@ o2c_dequantize_i16_f32 needs o2c_q_pidx */
+/*@ o2c_dequantize_i16_f32 needs o2c_q_pidx params O2C_QP */
 O2C_DEQUANTIZE_DEF(o2c_dequantize_i16_f32, int16_t, int32_t)
-/*@ o2c_dequantize_i32_f32 needs o2c_q_pidx */
+/*@ o2c_dequantize_i32_f32 needs o2c_q_pidx params O2C_QP */
 O2C_DEQUANTIZE_DEF(o2c_dequantize_i32_f32, int32_t, int64_t)
 
-/*@ o2c_dynq_params_f32 */
+/*@ o2c_dynq_params_f32 params O2C_DYNQ */
 /* DynamicQuantizeLinear's scale and zero point (uint8): the range of x[0]
  * widened to hold 0, over 255; zero point = round(saturate(0 - min /
  * scale)). y[0] the scale, y[1] the zero point; index space 1. O2C_DYNQ_* */
@@ -507,7 +507,7 @@ O2C_KERNEL(o2c_dynq_params_f32)
     }
 }
 
-/*@ o2c_qscale_f32 */
+/*@ o2c_qscale_f32 params O2C_QSCALE */
 /* y[j] = (alpha * a[j * SA] * b[j * SB]) / c[j * SC] (QLinearConv's and
  * QGemm's multipliers; c NULL: no division). O2C_QSCALE_* */
 O2C_KERNEL(o2c_qscale_f32)
@@ -521,93 +521,93 @@ O2C_KERNEL(o2c_qscale_f32)
     }
 }
 
-/*@ o2c_qmatmul_u8_u8_i32 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_u8_u8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_u8_i32, uint8_t, uint8_t, int32_t, 0, 0, 0)
-/*@ o2c_qmatmul_u8_i8_i32 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_u8_i8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_i8_i32, uint8_t, int8_t, int32_t, 0, 0, 0)
-/*@ o2c_qmatmul_i8_u8_i32 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_i8_u8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_u8_i32, int8_t, uint8_t, int32_t, 0, 0, 0)
-/*@ o2c_qmatmul_i8_i8_i32 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_i8_i8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_i8_i32, int8_t, int8_t, int32_t, 0, 0, 0)
-/*@ o2c_qmatmul_u8_u8_u8 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_u8_u8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qmatmul_u8_i8_u8 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_u8_i8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_i8_u8, uint8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qmatmul_i8_u8_u8 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_i8_u8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_u8_u8, int8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qmatmul_i8_i8_u8 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_i8_i8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_i8_u8, int8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qmatmul_u8_u8_i8 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_u8_u8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_u8_i8, uint8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qmatmul_u8_i8_i8 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_u8_i8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_i8_i8, uint8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qmatmul_i8_u8_i8 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_i8_u8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qmatmul_i8_i8_i8 needs o2c_q_requant o2c_q_prec */
+/*@ o2c_qmatmul_i8_i8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
-/*@ o2c_qconv_u8_u8_i32 needs o2c_q_requant */
+/*@ o2c_qconv_u8_u8_i32 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_u8_i32, uint8_t, uint8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_u8_i8_i32 needs o2c_q_requant */
+/*@ o2c_qconv_u8_i8_i32 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_i8_i32, uint8_t, int8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_i8_u8_i32 needs o2c_q_requant */
+/*@ o2c_qconv_i8_u8_i32 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_u8_i32, int8_t, uint8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_i8_i8_i32 needs o2c_q_requant */
+/*@ o2c_qconv_i8_i8_i32 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_i8_i32, int8_t, int8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_u8_u8_u8 needs o2c_q_requant */
+/*@ o2c_qconv_u8_u8_u8 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_u8_i8_u8 needs o2c_q_requant */
+/*@ o2c_qconv_u8_i8_u8 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_i8_u8, uint8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_i8_u8_u8 needs o2c_q_requant */
+/*@ o2c_qconv_i8_u8_u8 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_u8_u8, int8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_i8_i8_u8 needs o2c_q_requant */
+/*@ o2c_qconv_i8_i8_u8 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_i8_u8, int8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_u8_u8_i8 needs o2c_q_requant */
+/*@ o2c_qconv_u8_u8_i8 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_u8_i8, uint8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qconv_u8_i8_i8 needs o2c_q_requant */
+/*@ o2c_qconv_u8_i8_i8 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_i8_i8, uint8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qconv_i8_u8_i8 needs o2c_q_requant */
+/*@ o2c_qconv_i8_u8_i8 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qconv_i8_i8_i8 needs o2c_q_requant */
+/*@ o2c_qconv_i8_i8_i8 needs o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
-/*@ o2c_qgemm_u8_u8_f32 */
+/*@ o2c_qgemm_u8_u8_f32 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_u8_u8_f32, uint8_t, uint8_t, float, 0, 0, 0)
-/*@ o2c_qgemm_u8_u8_u8 */
+/*@ o2c_qgemm_u8_u8_u8 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qgemm_u8_u8_i8 */
+/*@ o2c_qgemm_u8_u8_i8 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_u8_u8_i8, uint8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qgemm_u8_i8_f32 */
+/*@ o2c_qgemm_u8_i8_f32 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_u8_i8_f32, uint8_t, int8_t, float, 0, 0, 0)
-/*@ o2c_qgemm_u8_i8_u8 */
+/*@ o2c_qgemm_u8_i8_u8 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_u8_i8_u8, uint8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qgemm_u8_i8_i8 */
+/*@ o2c_qgemm_u8_i8_i8 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_u8_i8_i8, uint8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qgemm_i8_u8_f32 */
+/*@ o2c_qgemm_i8_u8_f32 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_i8_u8_f32, int8_t, uint8_t, float, 0, 0, 0)
-/*@ o2c_qgemm_i8_u8_u8 */
+/*@ o2c_qgemm_i8_u8_u8 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_i8_u8_u8, int8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qgemm_i8_u8_i8 */
+/*@ o2c_qgemm_i8_u8_i8 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qgemm_i8_i8_f32 */
+/*@ o2c_qgemm_i8_i8_f32 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_i8_i8_f32, int8_t, int8_t, float, 0, 0, 0)
-/*@ o2c_qgemm_i8_i8_u8 */
+/*@ o2c_qgemm_i8_i8_u8 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_i8_i8_u8, int8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qgemm_i8_i8_i8 */
+/*@ o2c_qgemm_i8_i8_i8 params O2C_QGEMM */
 O2C_QGEMM_DEF(o2c_qgemm_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
-/*@ o2c_qladd_u8 needs o2c_offset */
+/*@ o2c_qladd_u8 needs o2c_offset params O2C_QBIN */
 O2C_QBIN_DEF(o2c_qladd_u8, uint8_t, 0, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qladd_i8 needs o2c_offset */
+/*@ o2c_qladd_i8 needs o2c_offset params O2C_QBIN */
 O2C_QBIN_DEF(o2c_qladd_i8, int8_t, 0, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qlmul_u8 needs o2c_offset */
+/*@ o2c_qlmul_u8 needs o2c_offset params O2C_QBIN */
 O2C_QBIN_DEF(o2c_qlmul_u8, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qlmul_i8 needs o2c_offset */
+/*@ o2c_qlmul_i8 needs o2c_offset params O2C_QBIN */
 O2C_QBIN_DEF(o2c_qlmul_i8, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
-/*@ o2c_qlut_u8 */
+/*@ o2c_qlut_u8 params O2C_QLUT */
 O2C_QLUT_DEF(o2c_qlut_u8, uint8_t, u8)
-/*@ o2c_qlut_i8 */
+/*@ o2c_qlut_i8 params O2C_QLUT */
 O2C_QLUT_DEF(o2c_qlut_i8, int8_t, i8)
 
 /*@ o2c_qlut_apply */
@@ -619,19 +619,19 @@ O2C_KERNEL(o2c_qlut_apply)
     O2C_FOR(i) Y[i] = TBL[X[i]];
 }
 
-/*@ o2c_qgavgpool_u8 */
+/*@ o2c_qgavgpool_u8 params O2C_QGAP */
 O2C_QGAP_DEF(o2c_qgavgpool_u8, uint8_t, u8)
-/*@ o2c_qgavgpool_i8 */
+/*@ o2c_qgavgpool_i8 params O2C_QGAP */
 O2C_QGAP_DEF(o2c_qgavgpool_i8, int8_t, i8)
 
-/*@ o2c_qavgpool_u8 */
+/*@ o2c_qavgpool_u8 params O2C_QAP */
 O2C_QAP_DEF(o2c_qavgpool_u8, uint8_t, u8)
-/*@ o2c_qavgpool_i8 */
+/*@ o2c_qavgpool_i8 params O2C_QAP */
 O2C_QAP_DEF(o2c_qavgpool_i8, int8_t, i8)
 
-/*@ o2c_qconcat_u8 */
+/*@ o2c_qconcat_u8 params O2C_QCAT */
 O2C_QCAT_DEF(o2c_qconcat_u8, uint8_t, u8)
-/*@ o2c_qconcat_i8 */
+/*@ o2c_qconcat_i8 params O2C_QCAT */
 O2C_QCAT_DEF(o2c_qconcat_i8, int8_t, i8)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

@@ -59,7 +59,7 @@
         }                                                                   \
     }
 
-/*@ o2c_resize_nearest needs o2c_mv_elem */
+/*@ o2c_resize_nearest needs o2c_mv_elem params O2C_RESIZE_NEAREST */
 O2C_KERNEL(o2c_resize_nearest)
 {
     const unsigned char *X = (const unsigned char *)p->x[0];
@@ -81,10 +81,10 @@ O2C_KERNEL(o2c_resize_nearest)
     }
 }
 
-/*@ o2c_resize_interp_f32 */
+/*@ o2c_resize_interp_f32 params O2C_RESIZE */
 O2C_RESIZE_INTERP(o2c_resize_interp_f32, float)
 
-/*@ o2c_resize_interp_f64 */
+/*@ o2c_resize_interp_f64 params O2C_RESIZE */
 O2C_RESIZE_INTERP(o2c_resize_interp_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

@@ -420,39 +420,39 @@
 O2C_RNN_ACT(o2c_rnn_act_f32, float)
 /*@ o2c_rnn_act_f64 */
 O2C_RNN_ACT(o2c_rnn_act_f64, double)
-/*@ o2c_rnn_proj_f32 */
+/*@ o2c_rnn_proj_f32 params O2C_RNN_PROJ */
 O2C_RNN_PROJ(o2c_rnn_proj_f32, float)
-/*@ o2c_rnn_proj_f64 */
+/*@ o2c_rnn_proj_f64 params O2C_RNN_PROJ */
 O2C_RNN_PROJ(o2c_rnn_proj_f64, double)
-/*@ o2c_rnn_init_f32 */
+/*@ o2c_rnn_init_f32 params O2C_RNN_INIT */
 O2C_RNN_INIT(o2c_rnn_init_f32, float)
-/*@ o2c_rnn_init_f64 */
+/*@ o2c_rnn_init_f64 params O2C_RNN_INIT */
 O2C_RNN_INIT(o2c_rnn_init_f64, double)
-/*@ o2c_rnn_step_f32 needs o2c_rnn_act_f32 */
+/*@ o2c_rnn_step_f32 needs o2c_rnn_act_f32 params O2C_RNN */
 O2C_RNN_STEP(o2c_rnn_step_f32, float, o2c_rnn_act_f32)
-/*@ o2c_rnn_step_f64 needs o2c_rnn_act_f64 */
+/*@ o2c_rnn_step_f64 needs o2c_rnn_act_f64 params O2C_RNN */
 O2C_RNN_STEP(o2c_rnn_step_f64, double, o2c_rnn_act_f64)
-/*@ o2c_gru_reset_f32 needs o2c_rnn_act_f32 */
+/*@ o2c_gru_reset_f32 needs o2c_rnn_act_f32 params O2C_RNN */
 O2C_GRU_RESET(o2c_gru_reset_f32, float, o2c_rnn_act_f32)
-/*@ o2c_gru_reset_f64 needs o2c_rnn_act_f64 */
+/*@ o2c_gru_reset_f64 needs o2c_rnn_act_f64 params O2C_RNN */
 O2C_GRU_RESET(o2c_gru_reset_f64, double, o2c_rnn_act_f64)
-/*@ o2c_gru_step_f32 needs o2c_rnn_act_f32 */
+/*@ o2c_gru_step_f32 needs o2c_rnn_act_f32 params O2C_RNN */
 O2C_GRU_STEP(o2c_gru_step_f32, float, o2c_rnn_act_f32)
-/*@ o2c_gru_step_f64 needs o2c_rnn_act_f64 */
+/*@ o2c_gru_step_f64 needs o2c_rnn_act_f64 params O2C_RNN */
 O2C_GRU_STEP(o2c_gru_step_f64, double, o2c_rnn_act_f64)
-/*@ o2c_lstm_step_f32 needs o2c_rnn_act_f32 */
+/*@ o2c_lstm_step_f32 needs o2c_rnn_act_f32 params O2C_RNN */
 O2C_LSTM_STEP(o2c_lstm_step_f32, float, o2c_rnn_act_f32)
-/*@ o2c_lstm_step_f64 needs o2c_rnn_act_f64 */
+/*@ o2c_lstm_step_f64 needs o2c_rnn_act_f64 params O2C_RNN */
 O2C_LSTM_STEP(o2c_lstm_step_f64, double, o2c_rnn_act_f64)
-/*@ o2c_lstm_seq_f32 needs o2c_vsigmoid_f32 o2c_vtanh_f32 */
+/*@ o2c_lstm_seq_f32 needs o2c_vsigmoid_f32 o2c_vtanh_f32 params O2C_LSTM_SEQ O2C_RNN_NF */
 O2C_LSTM_SEQ(o2c_lstm_seq_f32)
-/*@ o2c_rnn_y_f32 */
+/*@ o2c_rnn_y_f32 params O2C_RNN_Y */
 O2C_RNN_Y(o2c_rnn_y_f32, float)
-/*@ o2c_rnn_y_f64 */
+/*@ o2c_rnn_y_f64 params O2C_RNN_Y */
 O2C_RNN_Y(o2c_rnn_y_f64, double)
-/*@ o2c_rnn_last_f32 */
+/*@ o2c_rnn_last_f32 params O2C_RNN_LAST */
 O2C_RNN_LAST(o2c_rnn_last_f32, float)
-/*@ o2c_rnn_last_f64 */
+/*@ o2c_rnn_last_f64 params O2C_RNN_LAST */
 O2C_RNN_LAST(o2c_rnn_last_f64, double)
 
 /* ---- com.microsoft DynamicQuantizeLSTM (onnxruntime's quantize_dynamic) ----
@@ -474,7 +474,7 @@ O2C_RNN_LAST(o2c_rnn_last_f64, double)
  *   x[0] + OFF + g GSTRIDE, quantized as above into y[0] (int16 q - zp,
  *   G x N); y[1][g NC + j] = scale * x[1][g NC + j] (the multipliers of
  *   the product's NC columns). O2C_DQL_QUANT_* */
-/*@ o2c_dqlstm_quant_f32 */
+/*@ o2c_dqlstm_quant_f32 params O2C_DQL_QUANT */
 O2C_KERNEL(o2c_dqlstm_quant_f32)
 {
     const float *X = (const float *)p->x[0], *WS = (const float *)p->x[1];
@@ -506,7 +506,7 @@ O2C_KERNEL(o2c_dqlstm_quant_f32)
  *   P[m, n] = (float)sum_k Q[m, k] W[n, k] * mult[n]
  *   x[0] Q (int16, M x K), x[1] W (int16, N x K), x[2] mult (N); y[0] P
  *   O2C_DQL_PROJ_* */
-/*@ o2c_dqlstm_proj_f32 */
+/*@ o2c_dqlstm_proj_f32 params O2C_DQL_PROJ */
 O2C_KERNEL(o2c_dqlstm_proj_f32)
 {
     const int16_t *Q = (const int16_t *)p->x[0], *W = (const int16_t *)p->x[1];
@@ -532,7 +532,7 @@ O2C_KERNEL(o2c_dqlstm_proj_f32)
  *   x[3] L (unused, NULL), x[4] hmult (D 4H), x[5] B (D x 8H) or NULL,
  *   x[6] peepholes (D x 3H: i o f) or NULL; y[0] S, y[1] C
  *   O2C_RNN_*, O2C_RNN_F_CLIP */
-/*@ o2c_dqlstm_step_f32 needs o2c_rnn_act_f32 */
+/*@ o2c_dqlstm_step_f32 needs o2c_rnn_act_f32 params O2C_RNN */
 O2C_KERNEL(o2c_dqlstm_step_f32)
 {
     const float *P = (const float *)p->x[0];

@@ -112,13 +112,13 @@
         }                                                                  \
     }
 
-/*@ o2c_dft_f32 */
+/*@ o2c_dft_f32 params O2C_DFT */
 O2C_DFT_DEF(o2c_dft_f32, float)
-/*@ o2c_dft_f64 */
+/*@ o2c_dft_f64 params O2C_DFT */
 O2C_DFT_DEF(o2c_dft_f64, double)
-/*@ o2c_stft_f32 */
+/*@ o2c_stft_f32 params O2C_STFT */
 O2C_STFT_DEF(o2c_stft_f32, float)
-/*@ o2c_stft_f64 */
+/*@ o2c_stft_f64 params O2C_STFT */
 O2C_STFT_DEF(o2c_stft_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

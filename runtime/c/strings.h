@@ -163,7 +163,7 @@ O2C_KERNEL(o2c_copy_str)
     O2C_FOR(i) Y[i] = X[i];
 }
 
-/*@ o2c_str_equal needs o2c_offset */
+/*@ o2c_str_equal needs o2c_offset params O2C_STR */
 /* o2c_str_equal: y = (strcmp(a, b) == 0), broadcast. Index space: elements. */
 O2C_KERNEL(o2c_str_equal)
 {
@@ -178,7 +178,7 @@ O2C_KERNEL(o2c_str_equal)
     }
 }
 
-/*@ o2c_str_concat needs o2c_offset o2c_strs */
+/*@ o2c_str_concat needs o2c_offset o2c_strs params O2C_STR */
 /* o2c_str_concat: y = a + b, broadcast; the result in the string space
  * (either operand itself where the other is empty). Index space: 1. */
 O2C_KERNEL(o2c_str_concat)
@@ -205,7 +205,7 @@ O2C_KERNEL(o2c_str_concat)
     }
 }
 
-/*@ o2c_str_case_k needs o2c_str_case o2c_utf8_next o2c_case_cp o2c_strs */
+/*@ o2c_str_case_k needs o2c_str_case o2c_utf8_next o2c_case_cp o2c_strs params O2C_STRCASE */
 /* o2c_str_case_k: y = x lowered or uppercased (StringNormalizer); a string
  * the change leaves as it is keeps its pointer. Index space: 1. */
 O2C_KERNEL(o2c_str_case_k)
@@ -239,7 +239,7 @@ O2C_KERNEL(o2c_str_case_k)
     }
 }
 
-/*@ o2c_label_encode */
+/*@ o2c_label_encode params O2C_LE */
 /* o2c_label_encode: y = the value of x's key (binary search of the sorted
  * keys x[1]), else the default (the last value of x[2]). Index space: elements. */
 O2C_KERNEL(o2c_label_encode)
@@ -285,7 +285,7 @@ O2C_KERNEL(o2c_label_encode)
     }
 }
 
-/*@ o2c_regex_full needs o2c_utf8_next */
+/*@ o2c_regex_full needs o2c_utf8_next params O2C_RE */
 /* o2c_regex_full: y = x matches the whole program x[1] (a Thompson NFA made
  * by compiler/ops/strings.c from the pattern; O2C_RE_* instructions), run
  * as a set of states advanced one code point at a time: linear in the

@@ -75,21 +75,21 @@
         O2C_FOR(i) Xn[i] = ((T)1 - post) * (X[i] - r * V[i] / (O2C_M(TY, sqrt)(H[i]) + eps)); \
     }
 
-/*@ o2c_adagrad_f32 */
+/*@ o2c_adagrad_f32 params O2C_ADAGRAD */
 O2C_ADAGRAD_DEF(o2c_adagrad_f32, float)
-/*@ o2c_adagrad_f64 */
+/*@ o2c_adagrad_f64 params O2C_ADAGRAD */
 O2C_ADAGRAD_DEF(o2c_adagrad_f64, double)
-/*@ o2c_momentum_f32 */
+/*@ o2c_momentum_f32 params O2C_MOMENTUM */
 O2C_MOMENTUM_DEF(o2c_momentum_f32, float)
-/*@ o2c_momentum_f64 */
+/*@ o2c_momentum_f64 params O2C_MOMENTUM */
 O2C_MOMENTUM_DEF(o2c_momentum_f64, double)
-/*@ o2c_adam_moments_f32 */
+/*@ o2c_adam_moments_f32 params O2C_ADAM */
 O2C_ADAM_MOMENTS_DEF(o2c_adam_moments_f32, float)
-/*@ o2c_adam_moments_f64 */
+/*@ o2c_adam_moments_f64 params O2C_ADAM */
 O2C_ADAM_MOMENTS_DEF(o2c_adam_moments_f64, double)
-/*@ o2c_adam_update_f32 */
+/*@ o2c_adam_update_f32 params O2C_ADAM O2C_ADAM_F_EPS */
 O2C_ADAM_UPDATE_DEF(o2c_adam_update_f32, float)
-/*@ o2c_adam_update_f64 */
+/*@ o2c_adam_update_f64 params O2C_ADAM O2C_ADAM_F_EPS */
 O2C_ADAM_UPDATE_DEF(o2c_adam_update_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

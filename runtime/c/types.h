@@ -248,61 +248,61 @@ O2C_HD static inline int64_t o2c_d2i64(double d)
     return d > -9.2e18 && d < 9.2e18 ? (int64_t)d : 0;
 }
 
-/*@ o2c_cast_f32_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_f2i64 */
+/*@ o2c_cast_f32_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_f2i64 params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_f32_n, float, O2C_NX_SAME, O2C_NX_FTRUNC)
-/*@ o2c_cast_f64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_d2i64 */
+/*@ o2c_cast_f64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_d2i64 params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_f64_n, double, O2C_NX_F32, O2C_NX_DTRUNC)
-/*@ o2c_cast_f16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_h2f o2c_f2i64 */
+/*@ o2c_cast_f16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_h2f o2c_f2i64 params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_f16_n, uint16_t, o2c_h2f, O2C_NX_H2TRUNC)
-/*@ o2c_cast_bf16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_bf2f o2c_f2i64 */
+/*@ o2c_cast_bf16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf o2c_bf2f o2c_f2i64 params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_bf16_n, uint16_t, o2c_bf2f, O2C_NX_BF2TRUNC)
-/*@ o2c_cast_i8_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+/*@ o2c_cast_i8_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_i8_n, int8_t, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_i16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+/*@ o2c_cast_i16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_i16_n, int16_t, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_i32_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+/*@ o2c_cast_i32_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_i32_n, int32_t, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_i64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+/*@ o2c_cast_i64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_i64_n, int64_t, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_u8_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+/*@ o2c_cast_u8_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_u8_n, uint8_t, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_u16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+/*@ o2c_cast_u16_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_u16_n, uint16_t, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_u32_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+/*@ o2c_cast_u32_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_u32_n, uint32_t, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_u64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+/*@ o2c_cast_u64_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_u64_n, uint64_t, O2C_NX_F32, O2C_NX_U64)
-/*@ o2c_cast_b_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf */
+/*@ o2c_cast_b_n needs o2c_nt_is_int o2c_nint_bits o2c_f32_to_e8m0 o2c_f32_to_mf params O2C_CASTN */
 O2C_CASTN_TO_DEF(o2c_cast_b_n, uint8_t, O2C_NX_F32, O2C_NX_U64)
 
-/*@ o2c_cast_n_f32 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 */
+/*@ o2c_cast_n_f32 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_f32, float, O2C_NX_SAME, O2C_NX_F32)
-/*@ o2c_cast_n_f64 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 */
+/*@ o2c_cast_n_f64 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_f64, double, O2C_NX_F64, O2C_NX_F64)
-/*@ o2c_cast_n_f16 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2h */
+/*@ o2c_cast_n_f16 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2h params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_f16, uint16_t, o2c_f2h, O2C_NX_TOF16)
-/*@ o2c_cast_n_bf16 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2bf */
+/*@ o2c_cast_n_bf16 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2bf params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_bf16, uint16_t, o2c_f2bf, O2C_NX_TOBF16)
-/*@ o2c_cast_n_i8 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 */
+/*@ o2c_cast_n_i8 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_i8, int8_t, O2C_NX_I8, O2C_NX_TI8)
-/*@ o2c_cast_n_i16 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 */
+/*@ o2c_cast_n_i16 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_i16, int16_t, O2C_NX_I16, O2C_NX_TI16)
-/*@ o2c_cast_n_i32 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 */
+/*@ o2c_cast_n_i32 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_i32, int32_t, O2C_NX_I32, O2C_NX_TI32)
-/*@ o2c_cast_n_i64 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 */
+/*@ o2c_cast_n_i64 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_i64, int64_t, O2C_NX_I64, O2C_NX_TI64)
-/*@ o2c_cast_n_u8 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 */
+/*@ o2c_cast_n_u8 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_u8, uint8_t, O2C_NX_U8, O2C_NX_TU8)
-/*@ o2c_cast_n_u16 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 */
+/*@ o2c_cast_n_u16 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_u16, uint16_t, O2C_NX_U16, O2C_NX_TU16)
-/*@ o2c_cast_n_u32 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 */
+/*@ o2c_cast_n_u32 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_u32, uint32_t, O2C_NX_U32, O2C_NX_TU32)
-/*@ o2c_cast_n_u64 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 */
+/*@ o2c_cast_n_u64 needs o2c_nt_is_int o2c_nint o2c_n_to_f32 o2c_f2i64 params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_u64, uint64_t, O2C_NX_UU64, O2C_NX_TU64)
-/*@ o2c_cast_n_b needs o2c_nt_is_int o2c_nint o2c_n_to_f32 */
+/*@ o2c_cast_n_b needs o2c_nt_is_int o2c_nint o2c_n_to_f32 params O2C_CASTN */
 O2C_CASTN_FROM_DEF(o2c_cast_n_b, uint8_t, O2C_NX_BOOL, O2C_NX_BOOL)
 
-/*@ o2c_cast_n_n needs o2c_n_to_f32 o2c_f32_to_n */
+/*@ o2c_cast_n_n needs o2c_n_to_f32 o2c_f32_to_n params O2C_CASTN */
 /* narrow -> narrow, through the exact float value */
 O2C_KERNEL(o2c_cast_n_n)
 {
