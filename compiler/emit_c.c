@@ -5,14 +5,16 @@
 
 #include "ir.h"
 
-static const char *c_const_fmt = "c%d";   /* --weights-bin: NAME_w%d (weights_bin.c) */
-
-static const char *c_ptr(const Tensor *t, int out)
+/* a tensor's bytes in the C file (ctx: the EmitCtx): a constant cN, or
+ * NAME_wN in the --weights-bin file (weights_bin.c), the arena, I/O */
+static const char *c_ptr(const Tensor *t, int out, void *ctx)
 {
+    const EmitCtx *c = ctx;
     (void)out;
     const Tensor *b = t;
     while (b->storage == ST_ALIAS && b->alias_of) b = b->alias_of;
-    return storage_ptr(t, b->storage == ST_CONST && weights_bin_holds(b) ? c_const_fmt : "c%d", "(arena + %lld)");
+    int in_bin = c->o->weights_bin && b->storage == ST_CONST && weights_bin_holds(b);
+    return storage_ptr(t, in_bin ? xfmt("%s_w%%d", c->o->name) : "c%d", "(arena + %lld)");
 }
 
 /* The largest block of bytes the file addresses (the arena, the constants,
@@ -63,34 +65,34 @@ static void source_key(FILE *f, const char *key, void *ctx)
             if (sec[k])
                 fprintf(f, "\n#if defined(__GNUC__)\n#define %s __attribute__((section(\"%s\")))\n#else\n#define %s\n#endif\n",
                         mac[k], sec[k], mac[k]);
-        emit_weights_section = c->o->weights_section != NULL;
         if (c->nconsts) fputs("\n/* ---- weights and other constants ---- */\n", f);
         if (c->o->weights_bin) emit_weights_bin(f, c);   /* --weights-bin: weights_bin.c */
         else
-            for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const");
+            for (int i = 0; i < c->nconsts; i++)
+                emit_const_array(f, c->consts[i], "static const", c->o->weights_section != NULL);
     } else if (!strcmp(key, "SCHEDULE")) {
         if (c->o->profile) fputs("    O2C_PROFILE_START(o2c_run_t0);\n", f);
         if (c->L->strings)   /* string tensors (ops/strings.c): the string space starts empty every run */
-            fprintf(f, "    o2c_strs_reset(%s);\n", c_ptr(c->L->strings, 1));
+            fprintf(f, "    o2c_strs_reset(%s);\n", c_ptr(c->L->strings, 1, c));
         int prow = 0;   /* --profile: the row of each call */
         int depth = 0;  /* control flow (ops/control.c): nesting of if and for */
         char ind[160];
         for (int i = 0; i < c->L->n; i++) {
             KCall *k = &c->L->calls[i];
             if (k->ctl) {
-                depth = emit_ctl(f, k, depth, c_ptr, xfmt("return %s_ERR_CHECK;", c->o->name));
+                depth = emit_ctl(f, k, depth, c_ptr, c, xfmt("return %s_ERR_CHECK;", c->o->name));
                 continue;
             }
             if (k->count <= 0) continue;
             snprintf(ind, sizeof ind, "%*s", 4 * (depth < 30 ? depth + 1 : 31), "");
             emit_call_comment(f, k, ind);
             fprintf(f, "%s{\n", ind);
-            emit_call_params(f, k, c_ptr, xfmt("%s    ", ind), 0);
+            emit_call_params(f, k, c_ptr, c, xfmt("%s    ", ind), 0);
             if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_START(o2c_t0);\n", ind);   /* --profile: time the call */
             fprintf(f, "%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
             if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_STOP(%d, o2c_t0);\n", ind, prow++);
             if (call_uses_strings(c->L, k))   /* ops/strings.c: the strings built did not fit */
-                fprintf(f, "%s    if (o2c_strs_full(%s)) return %s_ERR_STRING_SPACE;\n", ind, c_ptr(c->L->strings, 1),
+                fprintf(f, "%s    if (o2c_strs_full(%s)) return %s_ERR_STRING_SPACE;\n", ind, c_ptr(c->L->strings, 1, c),
                         c->o->name);
             fprintf(f, "%s}\n", ind);
         }
@@ -104,7 +106,6 @@ void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, F
 {
     EmitCtx c = {g, L, o, arena, 0, NULL, 0, emit_profile_key};
     c.nconsts = emit_collect_constants(L, &c.consts);
-    c_const_fmt = o->weights_bin ? xfmt("%s_w%%d", o->name) : "c%d";
     emit_header(hdr, &c);
     emit_template(src, "model.c.in", source_key, &c);
 }

@@ -8,8 +8,9 @@
 
 #include "ir.h"
 
-static const char *cu_ptr(const Tensor *t, int out)
+static const char *cu_ptr(const Tensor *t, int out, void *ctx)
 {
+    (void)ctx;
     (void)out;
     return storage_ptr(t, "d_const[%d]", "(d_arena + %lld)");
 }
@@ -35,7 +36,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
                   "    return e == cudaSuccess ? cudaStreamSynchronize(s) : e;\n}\n", f);
     } else if (!strcmp(key, "CONSTANTS")) {
         if (c->nconsts) fputs("\n/* ---- weights and other constants (uploaded by the init) ---- */\n", f);
-        for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const");
+        for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const", 0);
     } else if (!strcmp(key, "NCONST1")) {
         fprintf(f, "%d", c->nconsts + 1);
     } else if (!strcmp(key, "IN_BYTES")) {
@@ -64,7 +65,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
         for (int i = 0; i < L->n; i++) {
             KCall *k = &L->calls[i];
             if (k->ctl) {
-                depth = emit_ctl_flag(f, k, depth, cu_ptr, xfmt("return %s_ERR_CHECK;", c->o->name),
+                depth = emit_ctl_flag(f, k, depth, cu_ptr, NULL, xfmt("return %s_ERR_CHECK;", c->o->name),
                                       "O2C_CHECK(o2c_read_flag(%s, stream, &o2c_flag));");
                 continue;
             }
@@ -72,7 +73,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
             snprintf(ind, sizeof ind, "%*s", 4 * (depth < 30 ? depth + 1 : 31), "");
             emit_call_comment(f, k, ind);
             fprintf(f, "%s{\n", ind);
-            emit_call_params(f, k, cu_ptr, xfmt("%s    ", ind), 1);   /* C++: no array designators */
+            emit_call_params(f, k, cu_ptr, NULL, xfmt("%s    ", ind), 1);   /* C++: no array designators */
             fprintf(f, "%s    O2C_LAUNCH(%s, %lld, p, stream);\n%s    O2C_CHECK(cudaGetLastError());\n%s}\n", ind,
                     k->kernel->name, (long long)k->count, ind, ind);
         }

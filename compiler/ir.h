@@ -830,21 +830,28 @@ int run_pass(Graph *g, const char *name);            /* one pass by name (tests,
 void graph_evaluate(Graph *g);                       /* eval.c: run every node in the compiler */
 void graph_evaluate_lowered(Graph *g, int tiled);    /* the same with fold_node_lowered (tests of the variants; layouts: layout_assign first) */
 
-/* emit_common.c: shared between the C and CUDA emitters */
+/* engine/ctext.c: the C text of kernels and kernel calls (the emitters
+ * and the tuner's timing program write with it) */
+typedef const char *(*TensorText)(const Tensor *t, int out, void *ctx);   /* a tensor's bytes as C */
 const char *runtime_text(const char *file);          /* embedded runtime/c file */
 void emit_kernel_sources(FILE *f, Lowering *L);      /* the kernels used, in file order */
+void emit_call_params(FILE *f, const KCall *c, TensorText ptr, void *ctx, const char *indent, int cxx);
+const char *c_float_text(char *buf, float v);        /* a float literal that reads back to v (buf: 64 bytes) */
+const char *c_double_text(char *buf, double v);
+void c_put_float(FILE *f, float v);
+void c_put_double(FILE *f, double v);
+
+/* emit_common.c: shared between the C and CUDA emitters */
 int emit_collect_constants(Lowering *L, Tensor ***list); /* constants the calls read */
-void emit_const_array(FILE *f, Tensor *t, const char *qual);
-void emit_call_params(FILE *f, const KCall *c, const char *(*ptr)(const Tensor *, int out), const char *indent,
-                      int cxx);
+/* a constant's array; section: with O2C_WEIGHTS_SECTION (--weights-section) */
+void emit_const_array(FILE *f, Tensor *t, const char *qual, int section);
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
 void emit_call_comment(FILE *f, const KCall *c, const char *indent);
 /* control-flow markers (CTL_*) as C: returns the new nesting depth */
-int emit_ctl(FILE *f, const KCall *k, int depth, const char *(*ptr)(const Tensor *, int out), const char *fail_stmt);
-int emit_ctl_flag(FILE *f, const KCall *k, int depth, const char *(*ptr)(const Tensor *, int out),
-                  const char *fail_stmt, const char *flag_read);
+int emit_ctl(FILE *f, const KCall *k, int depth, TensorText ptr, void *ctx, const char *fail_stmt);
+int emit_ctl_flag(FILE *f, const KCall *k, int depth, TensorText ptr, void *ctx, const char *fail_stmt,
+                  const char *flag_read);
 void emit_typed_entry(FILE *f, Graph *g, const char *name, int caller_arena);
-extern int emit_weights_section;   /* constants get O2C_WEIGHTS_SECTION (--weights-section) */
 /* templates/NAME.in: text with @KEY@ placeholders written by a fill function */
 typedef void (*TemplateFill)(FILE *f, const char *key, void *ctx);
 void emit_template(FILE *f, const char *name, TemplateFill fill, void *ctx);

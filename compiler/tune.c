@@ -41,24 +41,28 @@ typedef struct Site {
     Lowering *cand;        /* ncand lowerings, candidate j forced */
 } Site;
 
-/* buffer index of each tensor the calls of one candidate use */
-static const Tensor *buf_t[4 * O2C_MAX_X * 64];
-static int nbuf;
+/* The buffers of one candidate's calls: each tensor they use, numbered
+ * (its buffer B[i] in the timing program). */
+#define TUNE_MAX_BUFFERS 64
+typedef struct Buffers {
+    const Tensor *t[4 * O2C_MAX_X * TUNE_MAX_BUFFERS];
+    int n;
+} Buffers;
 
-static int buf_index(const Tensor *t)
+static int buf_index(Buffers *b, const Tensor *t)
 {
     if (t->storage == ST_ALIAS && t->alias_of) t = t->alias_of;
-    for (int i = 0; i < nbuf; i++)
-        if (buf_t[i] == t) return i;
-    if (nbuf == (int)(sizeof buf_t / sizeof buf_t[0])) fail_plain("internal: too many tensors in a tuned node");
-    buf_t[nbuf] = t;
-    return nbuf++;
+    for (int i = 0; i < b->n; i++)
+        if (b->t[i] == t) return i;
+    if (b->n == (int)(sizeof b->t / sizeof b->t[0])) fail_plain("internal: too many tensors in a tuned node");
+    b->t[b->n] = t;
+    return b->n++;
 }
 
-static const char *buf_ptr(const Tensor *t, int out)
+static const char *buf_ptr(const Tensor *t, int out, void *ctx)
 {
     (void)out;
-    return xfmt("(void *)B[%d]", buf_index(t));
+    return xfmt("(void *)B[%d]", buf_index(ctx, t));
 }
 
 static int64_t buf_bytes(const Tensor *t)
@@ -80,25 +84,25 @@ static void write_program(FILE *f, Site *s, int ns)
             }
     emit_kernel_sources(f, &all);
     int maxbuf = 1;
-    fputs("\n/* ---- candidates ---- */\nstatic unsigned char *B[64];\n", f);
+    fprintf(f, "\n/* ---- candidates ---- */\nstatic unsigned char *B[%d];\n", TUNE_MAX_BUFFERS);
     for (int i = 0; i < ns; i++)
         for (int j = 0; j < s[i].ncand; j++) {
             Lowering *L = &s[i].cand[j];
-            nbuf = 0;
+            Buffers *bufs = xalloc(sizeof *bufs);
             fprintf(f, "/* %s: %s */\nstatic void c%d_%d(void)\n{\n", c_comment(s[i].key),
                     L->n ? c_comment(L->calls[0].variant ? L->calls[0].variant : "") : "", i, j);
             for (int c = 0; c < L->n; c++) {
                 KCall *k = &L->calls[c];
                 if (k->count <= 0) continue;
                 fputs("    {\n", f);
-                emit_call_params(f, k, buf_ptr, "        ", 0);
+                emit_call_params(f, k, buf_ptr, bufs, "        ", 0);
                 fprintf(f, "        %s(0, %lld, &p);\n    }\n", k->kernel->name, (long long)k->count);
             }
             fputs("}\n", f);
-            if (nbuf > 64) fail_plain("internal: too many tensors in a tuned node");
-            if (nbuf > maxbuf) maxbuf = nbuf;
+            if (bufs->n > TUNE_MAX_BUFFERS) fail_plain("internal: too many tensors in a tuned node");
+            if (bufs->n > maxbuf) maxbuf = bufs->n;
             fprintf(f, "static const long s%d_%d[] = {", i, j);
-            for (int b = 0; b < nbuf; b++) fprintf(f, "%lld, ", (long long)buf_bytes(buf_t[b]));
+            for (int b = 0; b < bufs->n; b++) fprintf(f, "%lld, ", (long long)buf_bytes(bufs->t[b]));
             fputs("0};\n", f);
         }
     fputs("\n/* ---- timing ---- */\n"

@@ -3,7 +3,8 @@
 compiler twice: build/onnx2c and the sanitizer build build/asan/onnx2c) and
 prints one closing 'N passed, N failed, N skipped' line over all of them.
 
-Suites: the named-kernel-parameters check (check_params.py), cmocka unit
+Suites: the layering of the compiler's files (tools/layers.py), the
+named-kernel-parameters check (check_params.py), cmocka unit
 tests (under ASan/UBSan), bad-input tests, example and
 real models against onnxruntime (C under ASan/UBSan, CUDA emulated on the
 CPU, nvcc compile check), the real third-party models of pinned PyPI wheels
@@ -37,6 +38,9 @@ ASAN_CC = os.path.join(ROOT, "build", "asan", "onnx2c")
 SAN = "-fsanitize=address,undefined -fno-omit-frame-pointer"
 
 SUITES = [
+    # the house drawn from the built objects: calls go down the layers, no
+    # stage calls another, no cycle outside the core (docs/HACKING.md)
+    ("layers", [PY, "tools/layers.py"]),
     ("params", [PY, "tests/check_params.py"]),
     ("unit", ["make", "-s", "BUILD=build/asan", "SAN=" + SAN, "CFLAGS=-O1 -g", "unit"]),
     ("bad-input", [PY, "tests/bad/run_bad.py", "--compiler", ASAN_CC]),

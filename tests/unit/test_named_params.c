@@ -16,8 +16,9 @@ static char nin[] = "in", nw[] = "conv.weight", nout[] = "out";
 static Tensor tin = {.name = nin}, tw = {.name = nw}, tout = {.name = nout};
 
 /* each tensor by a fixed expression */
-static const char *ptr(const Tensor *t, int out)
+static const char *ptr(const Tensor *t, int out, void *ctx)
 {
+    (void)ctx;
     (void)out;
     return t == &tin ? "X0" : t == &tw ? "W0" : "Y0";
 }
@@ -40,7 +41,7 @@ static const char *raw_text(const KCall *c, int cxx)
     static char buf[8192];
     FILE *f = tmpfile();
     assert_non_null(f);
-    emit_call_params(f, c, ptr, "    ", cxx);
+    emit_call_params(f, c, ptr, NULL, "    ", cxx);
     rewind(f);
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     buf[n] = 0;
