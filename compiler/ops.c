@@ -8,9 +8,7 @@
 
 /* 3. the ops: declarations of their functions, then the table */
 #define UNARY(Name, TS, schema, expr, ...) void infer_unary_##TS(Node *n);
-#define KUNARY(Name, TS, expr)
 #define BINARY(Name, TS, expr, ...) void infer_binary_##TS(Node *n);
-#define KBINARY(Name, TS, expr)
 #define COMPARE(Name, TS, expr, ...) void infer_compare_##TS(Node *n);
 #define PREDICATE(Name, TS, schema, expr, ...) void infer_predicate_##TS(Node *n);
 #define OP(Name, dom, a, b, c, d, schema, inf, low, ...) void inf(Node *n); void low(Node *n, Lowering *L);
@@ -18,14 +16,6 @@
 #define FUSED(Name, a, b, c, d, schema, inf, low, ...) \
     void inf(Node *n); void low(Node *n, Lowering *L); void FIRST(__VA_ARGS__, 0)(const Node *n, Decomp *dc);
 #include "ops.def"
-#undef UNARY
-#undef KUNARY
-#undef BINARY
-#undef KBINARY
-#undef COMPARE
-#undef PREDICATE
-#undef OP
-#undef FUSED
 void lower_unary(Node *n, Lowering *L);
 void lower_binary(Node *n, Lowering *L);
 void lower_predicate(Node *n, Lowering *L);
@@ -42,8 +32,6 @@ static const OpDef OPS[] = {
      .infer = inf, .lower = low, .layout = lay, .ew_step = step, .table = &TABLE, .versions = __VA_ARGS__},
 #define UNARY(Name, TS, schema, expr, ...) \
     EW_OP(Name, 1, schema, infer_unary_##TS, lower_unary, ew_layout, ew_step_unary, __VA_ARGS__)
-#define KUNARY(Name, TS, expr)
-#define KBINARY(Name, TS, expr)
 #define BINARY(Name, TS, expr, ...) \
     EW_OP(Name, 2, "", infer_binary_##TS, lower_binary, ew_layout, ew_step_binary, __VA_ARGS__)
 #define COMPARE(Name, TS, expr, ...) \

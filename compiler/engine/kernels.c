@@ -91,17 +91,7 @@
 #define KBINARY(Name, TS, expr) TS_##TS(K_BINARY, Name, #expr, expr)
 #define COMPARE(Name, TS, expr, ...) TS_##TS(K_COMPARE, Name, #expr, expr)
 #define PREDICATE(Name, TS, schema, expr, ...) TS_##TS(K_PREDICATE, Name, #expr, expr)
-#define OP(...)
-#define FUSED(...)
 #include "../ops.def"
-#undef UNARY
-#undef KUNARY
-#undef BINARY
-#undef KBINARY
-#undef COMPARE
-#undef PREDICATE
-#undef OP
-#undef FUSED
 
 /* casts between every pair of supported types */
 #define K_CAST_TO(sfxo, TO, sfxi, TI) O2C_CAST(o2c_cast_##sfxi##_##sfxo, TI, TO)
@@ -149,17 +139,7 @@ static const Kernel KERNELS[] = {
 #define KBINARY(Name, TS, expr) TS_##TS(R_BINARY, Name, #expr, expr)
 #define COMPARE(Name, TS, expr, ...) TS_##TS(R_COMPARE, Name, #expr, expr)
 #define PREDICATE(Name, TS, schema, expr, ...) TS_##TS(R_PREDICATE, Name, #expr, expr)
-#define OP(...)
-#define FUSED(...)
 #include "../ops.def"
-#undef UNARY
-#undef KUNARY
-#undef BINARY
-#undef KBINARY
-#undef COMPARE
-#undef PREDICATE
-#undef OP
-#undef FUSED
     TS_ALL(R_CAST_FROM, 0)
     TS2_NUM(R_FROM16, f16, o2c_h2f)
     TS2_NUM(R_FROM16, bf16, o2c_bf2f)

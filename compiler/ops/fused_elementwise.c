@@ -43,18 +43,7 @@ static const EwExpr EXPRS[] = {
 #define BINARY(Name, TS, expr, ...) {#Name, EW_BINARY, #expr, ""},
 #define KBINARY(Name, TS, expr) {#Name, EW_BINARY, #expr, ""},
 #define COMPARE(Name, TS, expr, ...) {#Name, EW_COMPARE, #expr, ""},
-#define PREDICATE(...)
-#define OP(...)
-#define FUSED(...)
 #include "../ops.def"
-#undef UNARY
-#undef KUNARY
-#undef BINARY
-#undef KBINARY
-#undef COMPARE
-#undef PREDICATE
-#undef OP
-#undef FUSED
 };
 
 /* An op a fused loop can compute: in the table, its expression reads only
