@@ -40,6 +40,25 @@ static void emit_size_check(FILE *f, const EmitCtx *c)
 
 static void emit_profile_key(FILE *f, const char *key, const EmitCtx *c);   /* @PROFILE_*@ (below) */
 
+/* A call of the schedule (emit_schedule) run in place; with --profile timed
+ * (row: the profile's row of the next call) */
+typedef struct CallRun {
+    const EmitCtx *c;
+    int row;
+} CallRun;
+
+static void run_call(FILE *f, const KCall *k, const char *ind, void *ctx)
+{
+    CallRun *r = ctx;
+    const EmitCtx *c = r->c;
+    if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_START(o2c_t0);\n", ind);   /* --profile: time the call */
+    fprintf(f, "%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
+    if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_STOP(%d, o2c_t0);\n", ind, r->row++);
+    if (call_uses_strings(c->L, k))   /* ops/strings.c: the strings built did not fit */
+        fprintf(f, "%s    if (o2c_strs_full(%s)) return %s_ERR_STRING_SPACE;\n", ind,
+                c_ptr(c->L->strings, 1, (void *)c), c->o->name);
+}
+
 static void source_key(FILE *f, const char *key, void *ctx)
 {
     EmitCtx *c = ctx;
@@ -74,28 +93,8 @@ static void source_key(FILE *f, const char *key, void *ctx)
         if (c->o->profile) fputs("    O2C_PROFILE_START(o2c_run_t0);\n", f);
         if (c->L->strings)   /* string tensors (ops/strings.c): the string space starts empty every run */
             fprintf(f, "    o2c_strs_reset(%s);\n", c_ptr(c->L->strings, 1, c));
-        int prow = 0;   /* --profile: the row of each call */
-        int depth = 0;  /* control flow (ops/control.c): nesting of if and for */
-        char ind[160];
-        for (int i = 0; i < c->L->n; i++) {
-            KCall *k = &c->L->calls[i];
-            if (k->ctl) {
-                depth = emit_ctl(f, k, depth, c_ptr, c, xfmt("return %s_ERR_CHECK;", c->o->name));
-                continue;
-            }
-            if (k->count <= 0) continue;
-            snprintf(ind, sizeof ind, "%*s", 4 * (depth < 30 ? depth + 1 : 31), "");
-            emit_call_comment(f, k, ind);
-            fprintf(f, "%s{\n", ind);
-            emit_call_params(f, k, c_ptr, c, xfmt("%s    ", ind), 0);
-            if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_START(o2c_t0);\n", ind);   /* --profile: time the call */
-            fprintf(f, "%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
-            if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_STOP(%d, o2c_t0);\n", ind, prow++);
-            if (call_uses_strings(c->L, k))   /* ops/strings.c: the strings built did not fit */
-                fprintf(f, "%s    if (o2c_strs_full(%s)) return %s_ERR_STRING_SPACE;\n", ind, c_ptr(c->L->strings, 1, c),
-                        c->o->name);
-            fprintf(f, "%s}\n", ind);
-        }
+        CallRun run = {c, 0};
+        emit_schedule(f, c->L, c_ptr, c, xfmt("return %s_ERR_CHECK;", c->o->name), NULL, 0, run_call, &run);
         if (c->o->profile) fputs("    O2C_PROFILE_RUN(o2c_run_t0);\n", f);
     } else {
         fail_plain("internal: unknown template key @%s@", key);

@@ -102,7 +102,7 @@ const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *aren
 }
 
 /* A comment line describing what a call computes. */
-void emit_call_comment(FILE *f, const KCall *c, const char *indent)
+static void emit_call_comment(FILE *f, const KCall *c, const char *indent)
 {
     if (c->node && (c->node->fused || c->node->norigins != 1 || strcmp(c->node->origins[0], c->node->name))) {
         /* a node made or changed by a pass: what it fused and the ONNX nodes it covers */
@@ -477,8 +477,8 @@ void emit_typed_entry(FILE *f, Graph *g, const char *N, int caller_arena)
 /* A control-flow marker (ir.h: CTL_*) as C; returns the new nesting depth.
  * fail_stmt: what a failed run-time check does. The CUDA emitter reads a
  * flag into o2c_flag on the host first (flag_read, with %s the pointer). */
-int emit_ctl_flag(FILE *f, const KCall *k, int depth, TensorText ptr, void *ctx, const char *fail_stmt,
-                  const char *flag_read)
+static int emit_ctl_flag(FILE *f, const KCall *k, int depth, TensorText ptr, void *ctx, const char *fail_stmt,
+                         const char *flag_read)
 {
     int d = depth < 30 ? depth : 30;
     const char *flag = "";
@@ -507,7 +507,23 @@ int emit_ctl_flag(FILE *f, const KCall *k, int depth, TensorText ptr, void *ctx,
     }
 }
 
-int emit_ctl(FILE *f, const KCall *k, int depth, TensorText ptr, void *ctx, const char *fail_stmt)
+void emit_schedule(FILE *f, const Lowering *L, TensorText ptr, void *ctx, const char *fail_stmt,
+                   const char *flag_read, int cxx, CallText run, void *run_ctx)
 {
-    return emit_ctl_flag(f, k, depth, ptr, ctx, fail_stmt, NULL);
+    int depth = 0;  /* control flow (ops/control.c): nesting of if and for */
+    char ind[160];
+    for (int i = 0; i < L->n; i++) {
+        const KCall *k = &L->calls[i];
+        if (k->ctl) {
+            depth = emit_ctl_flag(f, k, depth, ptr, ctx, fail_stmt, flag_read);
+            continue;
+        }
+        if (k->count <= 0) continue;
+        snprintf(ind, sizeof ind, "%*s", 4 * (depth < 30 ? depth + 1 : 31), "");
+        emit_call_comment(f, k, ind);
+        fprintf(f, "%s{\n", ind);
+        emit_call_params(f, k, ptr, ctx, xfmt("%s    ", ind), cxx);
+        run(f, k, ind, run_ctx);
+        fprintf(f, "%s}\n", ind);
+    }
 }

@@ -15,6 +15,14 @@ static const char *cu_ptr(const Tensor *t, int out, void *ctx)
     return storage_ptr(t, "d_const[%d]", "(d_arena + %lld)");
 }
 
+/* A call of the schedule (emit_schedule) launched on the stream */
+static void launch_call(FILE *f, const KCall *k, const char *ind, void *ctx)
+{
+    (void)ctx;
+    fprintf(f, "%s    O2C_LAUNCH(%s, %lld, p, stream);\n%s    O2C_CHECK(cudaGetLastError());\n", ind, k->kernel->name,
+            (long long)k->count, ind);
+}
+
 static void source_key(FILE *f, const char *key, void *ctx)
 {
     EmitCtx *c = ctx;
@@ -58,25 +66,11 @@ static void source_key(FILE *f, const char *key, void *ctx)
     } else if (!strcmp(key, "SCHEDULE")) {
         /* control flow (ops/control.c) runs on the host: a condition is read
          * back from the device (after the stream's work) into o2c_flag */
-        int depth = 0, ctl = 0;
+        int ctl = 0;
         for (int i = 0; i < L->n; i++) ctl |= L->calls[i].ctl != CTL_NONE;
         if (ctl) fputs("    unsigned char o2c_flag = 0;\n", f);
-        char ind[160];
-        for (int i = 0; i < L->n; i++) {
-            KCall *k = &L->calls[i];
-            if (k->ctl) {
-                depth = emit_ctl_flag(f, k, depth, cu_ptr, NULL, xfmt("return %s_ERR_CHECK;", c->o->name),
-                                      "O2C_CHECK(o2c_read_flag(%s, stream, &o2c_flag));");
-                continue;
-            }
-            if (k->count <= 0) continue;
-            snprintf(ind, sizeof ind, "%*s", 4 * (depth < 30 ? depth + 1 : 31), "");
-            emit_call_comment(f, k, ind);
-            fprintf(f, "%s{\n", ind);
-            emit_call_params(f, k, cu_ptr, NULL, xfmt("%s    ", ind), 1);   /* C++: no array designators */
-            fprintf(f, "%s    O2C_LAUNCH(%s, %lld, p, stream);\n%s    O2C_CHECK(cudaGetLastError());\n%s}\n", ind,
-                    k->kernel->name, (long long)k->count, ind, ind);
-        }
+        emit_schedule(f, L, cu_ptr, NULL, xfmt("return %s_ERR_CHECK;", c->o->name),   /* C++: no array designators */
+                      "O2C_CHECK(o2c_read_flag(%s, stream, &o2c_flag));", 1, launch_call, NULL);
     } else {
         fail_plain("internal: unknown template key @%s@", key);
     }

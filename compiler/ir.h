@@ -846,11 +846,15 @@ int emit_collect_constants(Lowering *L, Tensor ***list); /* constants the calls 
 /* a constant's array; section: with O2C_WEIGHTS_SECTION (--weights-section) */
 void emit_const_array(FILE *f, Tensor *t, const char *qual, int section);
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
-void emit_call_comment(FILE *f, const KCall *c, const char *indent);
-/* control-flow markers (CTL_*) as C: returns the new nesting depth */
-int emit_ctl(FILE *f, const KCall *k, int depth, TensorText ptr, void *ctx, const char *fail_stmt);
-int emit_ctl_flag(FILE *f, const KCall *k, int depth, TensorText ptr, void *ctx, const char *fail_stmt,
-                  const char *flag_read);
+/* The schedule: every call of L as a block (its comment, `{`, its
+ * parameters p; cxx: C++'s form) in which `run` writes the kernel's run
+ * on p (ind: the block's indentation), and the control-flow markers
+ * (CTL_*) between as C control flow: fail_stmt what a failed run-time
+ * check does, flag_read (NULL: none) how the host reads a flag first,
+ * with %s its pointer (CUDA); ctx is ptr's, run_ctx run's */
+typedef void (*CallText)(FILE *f, const KCall *k, const char *ind, void *run_ctx);
+void emit_schedule(FILE *f, const Lowering *L, TensorText ptr, void *ctx, const char *fail_stmt,
+                   const char *flag_read, int cxx, CallText run, void *run_ctx);
 void emit_typed_entry(FILE *f, Graph *g, const char *name, int caller_arena);
 /* templates/NAME.in: text with @KEY@ placeholders written by a fill function */
 typedef void (*TemplateFill)(FILE *f, const char *key, void *ctx);
