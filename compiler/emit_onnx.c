@@ -293,17 +293,6 @@ static Attr *body_attr(DNode *n, const char *name)
     return NULL;
 }
 
-static Attr *body_add_attr(DNode *n, const char *name, int type)
-{
-    Attr *a = xalloc(sizeof(Attr) * (size_t)(n->nattrs + 2));
-    if (n->nattrs) memcpy(a, n->attrs, sizeof(Attr) * (size_t)n->nattrs);
-    n->attrs = a;
-    Attr *s = &a[n->nattrs++];
-    s->name = xstrdup(name);
-    s->type = type;
-    return s;
-}
-
 static void body_drop_attr(DNode *n, const char *name)
 {
     for (int a = 0; a < n->nattrs; a++)
@@ -332,7 +321,7 @@ static int inputs_to_attrs(Decomp *d, int i, int from, const char *const *names,
     for (int j = from; j < n->nin; j++) {
         if (!*n->in[j] || !names[j - from]) continue;
         const Tensor *t = body_const(d, n->in[j]);
-        Attr *a = body_add_attr(n, names[j - from], AT_INTS);
+        Attr *a = dnode_add_attr(n, names[j - from], AT_INTS);
         a->n = (int)tensor_numel(t);
         a->ints = xalloc(sizeof(int64_t) * (size_t)(a->n + 1));
         for (int e = 0; e < a->n; e++) a->ints[e] = elem_i64(t->dtype, t->data, e);
@@ -366,7 +355,7 @@ static void attrs_to_inputs(Decomp *d, int i, int from, const char *const *names
         c->out = xalloc(sizeof(char *) * 2);
         c->out[0] = xfmt("t%d", ++d->ntemp);
         c->nout = 1;
-        body_add_attr(c, "value", AT_TENSOR)->t = t;
+        dnode_add_attr(c, "value", AT_TENSOR)->t = t;
         in[from + k] = c->out[0];
         i++;
         body_drop_attr(&d->nodes[i], names[k]);
@@ -413,8 +402,8 @@ static int body_for_opset(Decomp *d, int target)
             const Tensor *lo = n->nin > 1 && *n->in[1] ? body_const(d, n->in[1]) : NULL;
             const Tensor *hi = n->nin > 2 && *n->in[2] ? body_const(d, n->in[2]) : NULL;
             if ((n->nin > 1 && *n->in[1] && !lo) || (n->nin > 2 && *n->in[2] && !hi)) continue;
-            if (lo) body_add_attr(n, "min", AT_FLOAT)->f = elem_f64(lo->dtype, lo->data, 0);
-            if (hi) body_add_attr(n, "max", AT_FLOAT)->f = elem_f64(hi->dtype, hi->data, 0);
+            if (lo) dnode_add_attr(n, "min", AT_FLOAT)->f = elem_f64(lo->dtype, lo->data, 0);
+            if (hi) dnode_add_attr(n, "max", AT_FLOAT)->f = elem_f64(hi->dtype, hi->data, 0);
             n->nin = 1;
         } else if (!strcmp(op, "Pad") && target < 11 && n->nin > 1) {
             const Tensor *v = n->nin > 2 && *n->in[2] ? body_const(d, n->in[2]) : NULL;
@@ -425,7 +414,7 @@ static int body_for_opset(Decomp *d, int target)
                 n->nin = nin;
                 continue;
             }
-            if (v) body_add_attr(n, "value", AT_FLOAT)->f = elem_f64(v->dtype, v->data, 0);
+            if (v) dnode_add_attr(n, "value", AT_FLOAT)->f = elem_f64(v->dtype, v->data, 0);
         } else if (!strcmp(op, "Pad") && target >= 11 && body_attr(n, "pads")) {
             const Attr *val = body_attr(n, "value");
             if (val && val->f != 0) continue;    /* a typed constant would be needed */
@@ -438,8 +427,8 @@ static int body_for_opset(Decomp *d, int target)
             n->op_type = "HardSigmoid";
             n->out = xalloc(sizeof(char *) * 2);
             n->out[0] = hs;
-            body_add_attr(n, "alpha", AT_FLOAT)->f = 1.0 / 6;
-            body_add_attr(n, "beta", AT_FLOAT)->f = 0.5;
+            dnode_add_attr(n, "alpha", AT_FLOAT)->f = 1.0 / 6;
+            dnode_add_attr(n, "beta", AT_FLOAT)->f = 0.5;
             DNode *m = body_insert(d, i + 1);
             m->op_type = "Mul";
             m->in = xalloc(sizeof(char *) * 3);

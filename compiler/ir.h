@@ -674,6 +674,7 @@ const char *dc_in(Decomp *d, int j);                       /* "xJ", or "" if inp
 /* Appends a node; returns the name of its first output (a fresh temporary). */
 const char *dc_op(Decomp *d, const char *op_type, int nin, ...);
 const char *dc_op_n(Decomp *d, const char *op_type, const char *const *in, int nin, int nout);
+Attr *dnode_add_attr(DNode *n, const char *name, int type);   /* a new attribute of node n */
 void dc_attr_i(Decomp *d, const char *name, int64_t v);    /* attributes of the last node */
 void dc_attr_f(Decomp *d, const char *name, double v);
 void dc_attr_ints(Decomp *d, const char *name, const int64_t *v, int len);

@@ -50,10 +50,8 @@ const char *dc_op(Decomp *d, const char *op_type, int nin, ...)
     return dc_op_n(d, op_type, in, nin, 1);
 }
 
-static Attr *attr(Decomp *d, const char *name, int type)
+Attr *dnode_add_attr(DNode *n, const char *name, int type)
 {
-    if (!d->n) fail_plain("internal: a decomposition attribute before any node");
-    DNode *n = &d->nodes[d->n - 1];
     Attr *a = xalloc(sizeof(Attr) * (size_t)(n->nattrs + 2));
     if (n->nattrs) memcpy(a, n->attrs, sizeof(Attr) * (size_t)n->nattrs);
     n->attrs = a;
@@ -61,6 +59,12 @@ static Attr *attr(Decomp *d, const char *name, int type)
     s->name = xstrdup(name);
     s->type = type;
     return s;
+}
+
+static Attr *attr(Decomp *d, const char *name, int type)
+{
+    if (!d->n) fail_plain("internal: a decomposition attribute before any node");
+    return dnode_add_attr(&d->nodes[d->n - 1], name, type);
 }
 
 void dc_attr_i(Decomp *d, const char *name, int64_t v) { attr(d, name, AT_INT)->i = v; }
