@@ -579,6 +579,21 @@ int broadcast_shapes(Node *n, const Tensor *a, const Tensor *b, int64_t *dims);
 /* Row-major strides of t as seen from an output of rank `rank` and dims
  * `dims` (0 stride on broadcast axes). */
 void bcast_strides(const Tensor *t, int rank, int64_t *strides);
+/* The scalar numbers among the attributes of an attribute schema ("alpha:f
+ * axis:i=1 perm:ints"), in its order: the reals ('f') and, with ints, the
+ * integers ('i'); their names into names and types ('f', 'i') into types;
+ * returns how many (more than max: an internal error naming op). A UNARY
+ * or PREDICATE op's A, B, C. */
+int schema_numbers(const char *schema, int ints, char (*names)[64], char *types, int max, const char *op);
+/* t converted to type dt by a call (into a scratch tensor), or t itself
+ * when it has that type (or is NULL) */
+Tensor *lower_cast_temp(Lowering *L, Tensor *t, int dt);
+/* The batch axes of a matrix product (all but the last two axes of a and
+ * b, numpy broadcasting): the output's batch dims, the strides of A and B
+ * along them (matrices of mk and kn elements; 0: broadcast); returns how
+ * many (MatMul, QLinearMatMul, MatMulInteger). */
+int matmul_batch(Node *n, const Tensor *a, const Tensor *b, int64_t mk, int64_t kn, int64_t *bdims, int64_t *astr,
+                 int64_t *bstr);
 /* Constant tensor -> int64 list (any integer type). */
 int const_ints(Node *n, Tensor *t, int64_t *v, int max);
 extern const int DTS_FLOAT[], DTS_NUM[], DTS_ALL[], DTS_INT[], DTS_BOOL[], DTS_INDEX[];

@@ -178,6 +178,53 @@ void bcast_strides(const Tensor *t, int rank, int64_t *strides)
     }
 }
 
+int schema_numbers(const char *schema, int ints, char (*names)[64], char *types, int max, const char *op)
+{
+    const char *s = schema;
+    int k = 0;
+    while (*s) {
+        while (*s == ' ') s++;
+        const char *colon = strchr(s, ':'), *end = strchr(s, ' ');
+        if (!end) end = s + strlen(s);
+        if (colon && colon < end && (colon[1] == 'f' || (ints && colon[1] == 'i')) &&
+            (colon + 2 == end || colon[2] == '=')) {
+            if (k == max) fail("internal: %s has more than %d numeric attributes", op, max);
+            size_t l = (size_t)(colon - s) < 63 ? (size_t)(colon - s) : 63;
+            memcpy(names[k], s, l);
+            names[k][l] = 0;
+            types[k++] = colon[1];
+        }
+        s = end;
+    }
+    return k;
+}
+
+Tensor *lower_cast_temp(Lowering *L, Tensor *t, int dt)
+{
+    if (!t || t->dtype == dt) return t;
+    Tensor *y = lower_temp(L, dt, t->rank, t->dims);
+    KCall *c = lower_call(L, xfmt("o2c_cast_%s_%s", dtype_suffix(t->dtype), dtype_suffix(dt)), tensor_numel(t));
+    c->x[0] = t;
+    c->y[0] = y;
+    return y;
+}
+
+int matmul_batch(Node *n, const Tensor *a, const Tensor *b, int64_t mk, int64_t kn, int64_t *bdims, int64_t *astr,
+                 int64_t *bstr)
+{
+    Tensor ba = *a, bb = *b;
+    ba.rank = a->rank > 2 ? a->rank - 2 : 0;
+    bb.rank = b->rank > 2 ? b->rank - 2 : 0;
+    int r = broadcast_shapes(n, &ba, &bb, bdims);
+    bcast_strides(&ba, r, astr);
+    bcast_strides(&bb, r, bstr);
+    for (int i = 0; i < r; i++) {
+        astr[i] *= mk;
+        bstr[i] *= kn;
+    }
+    return r;
+}
+
 int const_ints(Node *n, Tensor *t, int64_t *v, int max)
 {
     need_const(n, t, "this input");

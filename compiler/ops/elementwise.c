@@ -42,22 +42,9 @@ KCall *ew_unary_call(Lowering *L, const char *kname, Tensor *x, Tensor *y)
 /* the op's real attributes, in schema order: a unary expression's A, B, C */
 static void unary_reals(Node *n, double *abc)
 {
-    const char *s = n->op->attrs;
-    int nf = 0;
-    while (*s) {
-        while (*s == ' ') s++;
-        const char *colon = strchr(s, ':'), *end = strchr(s, ' ');
-        if (!end) end = s + strlen(s);
-        if (colon && colon < end && colon[1] == 'f') {
-            char name[64];
-            size_t l = (size_t)(colon - s) < sizeof name - 1 ? (size_t)(colon - s) : sizeof name - 1;
-            memcpy(name, s, l);
-            name[l] = 0;
-            if (nf == O2C_EW_NF) fail("internal: %s has more than %d real attributes", n->op_type, O2C_EW_NF);
-            abc[nf++] = attr_f(n, name);
-        }
-        s = end;
-    }
+    char names[O2C_EW_NF][64], types[O2C_EW_NF];
+    int k = schema_numbers(n->op->attrs, 0, names, types, O2C_EW_NF, n->op_type);
+    for (int j = 0; j < k; j++) abc[j] = attr_f(n, names[j]);
 }
 
 void lower_unary(Node *n, Lowering *L)
@@ -222,13 +209,7 @@ void lower_binary(Node *n, Lowering *L)
         lower_pow_int(n, L);
         return;
     }
-    if (b->dtype != n->in[0]->dtype) {   /* Pow with another exponent type */
-        Tensor *cb = lower_temp(L, n->in[0]->dtype, b->rank, b->dims);
-        KCall *c = lower_call(L, xfmt("o2c_cast_%s_%s", dtype_suffix(b->dtype), dtype_suffix(cb->dtype)), tensor_numel(b));
-        c->x[0] = b;
-        c->y[0] = cb;
-        b = cb;
-    }
+    b = lower_cast_temp(L, b, n->in[0]->dtype);   /* Pow with another exponent type */
     ew_binary_call(L, n->op_type, n->in[0], b, n->out[0]);
 }
 

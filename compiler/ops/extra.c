@@ -29,23 +29,12 @@ static KCall *ew_call(Lowering *L, const char *kernel, Tensor *a, Tensor *b, Ten
     c->x[0] = a;
     c->x[1] = b;
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     if (tensor_numel(a) == tensor_numel(y) && tensor_numel(b) == tensor_numel(y)) return c;
     c->k[O2C_EW_RANK] = y->rank;
     for (int d = 0; d < y->rank; d++) c->k[O2C_EW_DIMS + d] = y->dims[d];
     bcast_strides(shape_a, y->rank, c->k + O2C_EW_STR_AT(0));
     bcast_strides(shape_b, y->rank, c->k + O2C_EW_STR_AT(1));
     return c;
-}
-
-static Tensor *cast_to(Lowering *L, Tensor *x, int dt)
-{
-    if (x->dtype == dt) return x;
-    Tensor *t = lower_temp(L, dt, x->rank, x->dims);
-    KCall *c = lower_call(L, xfmt("o2c_cast_%s_%s", dtype_suffix(x->dtype), dtype_suffix(dt)), tensor_numel(x));
-    c->x[0] = x;
-    c->y[0] = t;
-    return t;
 }
 
 /* Called by lower_binary (elementwise.c). An integer exponent: exact powers
@@ -55,7 +44,7 @@ void lower_pow_int(Node *n, Lowering *L)
 {
     Tensor *a = n->in[0], *b = n->in[1], *y = n->out[0];
     if (dtype_is_float(b->dtype)) {
-        Tensor *da = cast_to(L, a, DT_DOUBLE), *db = cast_to(L, b, DT_DOUBLE);
+        Tensor *da = lower_cast_temp(L, a, DT_DOUBLE), *db = lower_cast_temp(L, b, DT_DOUBLE);
         Tensor *dy = lower_temp(L, DT_DOUBLE, y->rank, y->dims);
         ew_call(L, "o2c_Pow_f64", da, db, dy, a, b);
         KCall *c = lower_call(L, xfmt("o2c_cast_f64_%s", dtype_suffix(y->dtype)), tensor_numel(y));
@@ -63,12 +52,11 @@ void lower_pow_int(Node *n, Lowering *L)
         c->y[0] = y;
         return;
     }
-    Tensor *cb = cast_to(L, b, a->dtype);
+    Tensor *cb = lower_cast_temp(L, b, a->dtype);
     KCall *c = lower_call(L, xfmt("o2c_ipow_%s", dtype_suffix(a->dtype)), tensor_numel(y));
     c->x[0] = a;
     c->x[1] = cb;
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     if (tensor_numel(a) == tensor_numel(y) && tensor_numel(b) == tensor_numel(y)) return;
     c->k[O2C_IPOW_RANK] = y->rank;
     for (int d = 0; d < y->rank; d++) c->k[O2C_IPOW_DIMS + d] = y->dims[d];
@@ -126,7 +114,6 @@ void lower_cumprod(Node *n, Lowering *L)
     c->x[0] = x;
     c->x[1] = n->in[1];
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     c->k[O2C_CUMPROD_RANK] = x->rank;
     for (int d = 0; d < x->rank; d++) c->k[O2C_CUMPROD_DIMS + d] = x->dims[d];
     c->k[O2C_CUMPROD_AXSIZE] = (int64_t)dtype_size(n->in[1]->dtype);

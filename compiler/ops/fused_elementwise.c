@@ -376,16 +376,9 @@ void decompose_fused_elementwise(const Node *n, Decomp *d)
         } else {
             y = dc_op(d, st->op, 1, a);
             /* the real attributes, in schema order, are A, B, C */
-            const char *sc = st->e->schema;
-            int k = 0;
-            while (*sc) {
-                while (*sc == ' ') sc++;
-                const char *colon = strchr(sc, ':'), *end = strchr(sc, ' ');
-                if (!end) end = sc + strlen(sc);
-                if (colon && colon < end && colon[1] == 'f' && k < 3)
-                    dc_attr_f(d, xfmt("%.*s", (int)(colon - sc), sc), st->abc[k++]);
-                sc = end;
-            }
+            char names[EW_STEP_REALS][64], types[EW_STEP_REALS];
+            int k = schema_numbers(st->e->schema, 0, names, types, EW_STEP_REALS, st->op);
+            for (int j = 0; j < k; j++) dc_attr_f(d, names[j], st->abc[j]);
         }
         val[P->nin + s] = y;
     }

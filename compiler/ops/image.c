@@ -23,17 +23,6 @@ static void ints_attr(Node *n, const char *name, int want, int64_t def, int64_t 
     for (int i = 0; i < want; i++) v[i] = na ? a[i] : def;
 }
 
-/* Grid coordinates of a type other than X's are cast to X's type. */
-static Tensor *cast_to(Lowering *L, Tensor *t, int dt)
-{
-    if (t->dtype == dt) return t;
-    Tensor *c2 = lower_temp(L, dt, t->rank, t->dims);
-    KCall *c = lower_call(L, xfmt("o2c_cast_%s_%s", dtype_suffix(t->dtype), dtype_suffix(dt)), tensor_numel(t));
-    c->x[0] = t;
-    c->y[0] = c2;
-    return c2;
-}
-
 /* ---- GridSample ----------------------------------------------------------- */
 
 static int gs_mode(Node *n)
@@ -87,7 +76,7 @@ void lower_gridsample(Node *n, Lowering *L)
         c->x[1] = g;
     } else {
         c = lower_call(L, xfmt("o2c_gridsample_%s", dtype_suffix(x->dtype)), tensor_numel(y));
-        c->x[1] = cast_to(L, g, x->dtype);
+        c->x[1] = lower_cast_temp(L, g, x->dtype);
     }
     c->x[0] = x;
     c->y[0] = y;
@@ -334,7 +323,7 @@ void lower_roialign(Node *n, Lowering *L)
 {
     Tensor *x = n->in[0], *y = n->out[0], *bi = n->in[2];
     if (tensor_numel(y) == 0) return;
-    if (bi->dtype != DT_INT64) bi = cast_to(L, bi, DT_INT64);
+    if (bi->dtype != DT_INT64) bi = lower_cast_temp(L, bi, DT_INT64);
     KCall *c = lower_call(L, xfmt("o2c_roialign_%s", dtype_suffix(x->dtype)), tensor_numel(y));
     c->x[0] = x;
     c->x[1] = n->in[1];
@@ -407,7 +396,7 @@ void lower_maxunpool(Node *n, Lowering *L)
     int64_t idims[MAX_RANK], ydims[MAX_RANK];
     unpool_shapes(n, idims, ydims);
     if (tensor_numel(y) == 0) return;
-    if (ix->dtype != DT_INT64) ix = cast_to(L, ix, DT_INT64);
+    if (ix->dtype != DT_INT64) ix = lower_cast_temp(L, ix, DT_INT64);
     KCall *c = lower_call(L, "o2c_maxunpool", 1);
     c->x[0] = x;
     c->x[1] = ix;

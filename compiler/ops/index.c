@@ -31,6 +31,21 @@ static int64_t prod(const int64_t *d, int from, int to)
     return p;
 }
 
+/* The call of a gather or scatter kernel reading a and b into y, with the
+ * element sizes of the data x and the indices idx (nd: the slots of
+ * GatherND and ScatterND, else those of the *Elements ops). */
+static KCall *index_call(Lowering *L, const char *kernel, int64_t count, Tensor *a, Tensor *b, Tensor *y,
+                         const Tensor *x, const Tensor *idx, int nd)
+{
+    KCall *c = lower_call(L, kernel, count);
+    c->x[0] = a;
+    c->x[1] = b;
+    c->y[0] = y;
+    c->k[nd ? O2C_ND_ESIZE : O2C_ELEMENTS_ESIZE] = (int64_t)dtype_size(x->dtype);
+    c->k[nd ? O2C_ND_IESIZE : O2C_ELEMENTS_IESIZE] = (int64_t)dtype_size(idx->dtype);
+    return c;
+}
+
 static int same_shape(const Tensor *a, const Tensor *b)
 {
     if (a->rank != b->rank) return 0;
@@ -93,13 +108,7 @@ void lower_gather_elements(Node *n, Lowering *L)
     int64_t axis = ge_axis(n), xs[MAX_RANK];
     if (tensor_numel(y) == 0) return;
     contig_strides(x->rank, x->dims, xs);
-    KCall *c = lower_call(L, "o2c_gather_elements", tensor_numel(y));
-    c->x[0] = x;
-    c->x[1] = idx;
-    c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
-    c->k[O2C_ELEMENTS_ESIZE] = (int64_t)dtype_size(x->dtype);
-    c->k[O2C_ELEMENTS_IESIZE] = (int64_t)dtype_size(idx->dtype);
+    KCall *c = index_call(L, "o2c_gather_elements", tensor_numel(y), x, idx, y, x, idx, 0);
     c->k[O2C_ELEMENTS_RANK] = x->rank;
     c->k[O2C_ELEMENTS_AXIS] = axis;
     for (int d = 0; d < x->rank; d++) {
@@ -153,13 +162,7 @@ void lower_gather_nd(Node *n, Lowering *L)
     if (tensor_numel(y) == 0) return;
     int64_t xs[MAX_RANK];
     contig_strides(x->rank, x->dims, xs);
-    KCall *c = lower_call(L, "o2c_gather_nd", tensor_numel(y));
-    c->x[0] = x;
-    c->x[1] = idx;
-    c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
-    c->k[O2C_ND_ESIZE] = (int64_t)dtype_size(x->dtype);
-    c->k[O2C_ND_IESIZE] = (int64_t)dtype_size(idx->dtype);
+    KCall *c = index_call(L, "o2c_gather_nd", tensor_numel(y), x, idx, y, x, idx, 1);
     c->k[O2C_ND_M] = m;
     c->k[O2C_ND_S] = prod(x->dims, b + m, x->rank);
     c->k[O2C_ND_NT] = prod(idx->dims, b, idx->rank - 1);
@@ -205,19 +208,7 @@ static KCall *scatter_call(Node *n, Lowering *L, const char *kind, int64_t count
     lower_copy(L, x, y);
     if (count == 0) return NULL;
     const char *name = mode ? xfmt("o2c_scatter_%s_%s", kind, dtype_suffix(x->dtype)) : xfmt("o2c_scatter_%s", kind);
-    KCall *c = lower_call(L, name, count);
-    c->x[0] = idx;
-    c->x[1] = u;
-    c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
-    if (!strcmp(kind, "elements")) {
-        c->k[O2C_ELEMENTS_ESIZE] = (int64_t)dtype_size(x->dtype);
-        c->k[O2C_ELEMENTS_IESIZE] = (int64_t)dtype_size(idx->dtype);
-    } else {
-        c->k[O2C_ND_ESIZE] = (int64_t)dtype_size(x->dtype);
-        c->k[O2C_ND_IESIZE] = (int64_t)dtype_size(idx->dtype);
-    }
-    return c;
+    return index_call(L, name, count, idx, u, y, x, idx, strcmp(kind, "elements") != 0);
 }
 
 void infer_scatter_elements(Node *n)
@@ -556,7 +547,6 @@ void lower_normgroup(Node *n, Lowering *L)
     c->x[0] = x;
     c->x[1] = s;
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     c->k[O2C_NORMGROUP_MODE] = mode;
     c->k[O2C_NORMGROUP_RO] = ro;
     c->k[O2C_NORMGROUP_RI] = ri;
@@ -786,7 +776,6 @@ void lower_einsum(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_einsum_%s", dtype_suffix(y->dtype)), tensor_numel(y));
     for (int t = 0; t < e.nin; t++) c->x[t] = n->in[t];
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     int nl = e.no + e.ns;
     c->k[O2C_EINSUM_NIN] = e.nin;
     c->k[O2C_EINSUM_NO] = e.no;

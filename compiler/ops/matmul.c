@@ -99,6 +99,36 @@ KCall *lower_matmul_call(Node *n, Lowering *L)
     return lower_product_call(n, L, 0, 0, 1.0);
 }
 
+/* The call of o2c_matmul_T computing y (count elements) = op(A) op(B) for
+ * A M x K and B K x N, op a transpose of the last two axes where ta, tb:
+ * A and B row-major, a transpose swaps the strides of the two axes. */
+static KCall *matmul_call(Lowering *L, Tensor *a, Tensor *b, Tensor *y, int64_t count, int64_t M, int64_t N,
+                          int64_t K, int ta, int tb)
+{
+    KCall *c = lower_call(L, xfmt("o2c_matmul_%s", dtype_suffix(a->dtype)), count);
+    c->x[0] = a;
+    c->x[1] = b;
+    c->y[0] = y;
+    c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = K;
+    c->k[O2C_MATMUL_SAM] = ta ? 1 : K; c->k[O2C_MATMUL_SAK] = ta ? M : 1;
+    c->k[O2C_MATMUL_SBK] = tb ? 1 : N; c->k[O2C_MATMUL_SBN] = tb ? K : 1;
+    return c;
+}
+
+/* Constant float weights b given as N x K (transposed): call c reads them
+ * stored K x N, for the tiled kernel. */
+static void matmul_const_kxn(Lowering *L, KCall *c, const Tensor *b, int64_t K, int64_t N)
+{
+    int64_t kn[2] = {K, N};
+    Tensor *bt = lower_const(L, "KxN", DT_FLOAT, 2, kn);
+    const float *src = b->data;
+    float *dst = bt->data;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
+    c->x[1] = bt;
+    c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;
+}
+
 KCall *lower_product_call(Node *n, Lowering *L, int ta, int tb, double alpha)
 {
     Tensor *a = n->in[0], *b = n->in[1], *y = n->out[0];
@@ -107,38 +137,12 @@ KCall *lower_product_call(Node *n, Lowering *L, int ta, int tb, double alpha)
     int64_t M = a->rank >= 2 ? a->dims[a->rank - 2 + ta] : 1;
     int64_t K = a->dims[a->rank - 1 - ta];
     int64_t N = b->rank >= 2 ? b->dims[b->rank - 1 - tb] : 1;
-    KCall *c = lower_call(L, xfmt("o2c_matmul_%s", dtype_suffix(a->dtype)), tensor_numel(y));
-    c->x[0] = a;
-    c->x[1] = b;
-    c->y[0] = y;
-    c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = K;
-    /* A row-major M x K and B K x N; a transpose swaps the strides of the two axes */
-    c->k[O2C_MATMUL_SAM] = ta ? 1 : K; c->k[O2C_MATMUL_SAK] = ta ? M : 1;
-    c->k[O2C_MATMUL_SBK] = tb ? 1 : N; c->k[O2C_MATMUL_SBN] = tb ? K : 1;
+    KCall *c = matmul_call(L, a, b, y, tensor_numel(y), M, N, K, ta, tb);
     /* batch: output batch dims and the broadcast strides of A and B */
-    Tensor ba = *a, bb = *b;
-    ba.rank = a->rank > 2 ? a->rank - 2 : 0;
-    bb.rank = b->rank > 2 ? b->rank - 2 : 0;
-    int64_t dims[MAX_RANK];
-    int r = broadcast_shapes(n, &ba, &bb, dims);
-    c->k[O2C_MATMUL_R] = r;
-    for (int i = 0; i < r; i++) c->k[O2C_MATMUL_BDIMS + i] = dims[i];
-    Tensor da = ba, db = bb;
-    bcast_strides(&da, r, c->k + O2C_MATMUL_ASTR);
-    bcast_strides(&db, r, c->k + O2C_MATMUL_BSTR);
-    for (int i = 0; i < r; i++) { c->k[O2C_MATMUL_ASTR + i] *= M * K; c->k[O2C_MATMUL_BSTR + i] *= K * N; }
+    c->k[O2C_MATMUL_R] = matmul_batch(n, a, b, M * K, K * N, c->k + O2C_MATMUL_BDIMS, c->k + O2C_MATMUL_ASTR,
+                                      c->k + O2C_MATMUL_BSTR);
     c->f[O2C_MATMUL_F_ALPHA] = alpha;
-    if (L->tiled && tb && b->data && b->rank == 2 && a->dtype == DT_FLOAT) {
-        /* constant weights given as N x K: stored K x N for the tiled kernel */
-        int64_t kn[2] = {K, N};
-        Tensor *bt = lower_const(L, "KxN", DT_FLOAT, 2, kn);
-        const float *src = b->data;
-        float *dst = bt->data;
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
-        c->x[1] = bt;
-        c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;
-    }
+    if (L->tiled && tb && b->data && b->rank == 2 && a->dtype == DT_FLOAT) matmul_const_kxn(L, c, b, K, N);
     matmul_tiled(L, c, a, M * N != 0 ? tensor_numel(y) / (M * N) : 0);
     return c;
 }
@@ -177,13 +181,7 @@ KCall *lower_gemm_call(Node *n, Lowering *L)
     Tensor *a = n->in[0], *b = n->in[1], *cc = in_t(n, 2), *y = n->out[0];
     int ta = (int)attr_i(n, "transA"), tb = (int)attr_i(n, "transB");
     int64_t M = y->dims[0], N = y->dims[1], K = ta ? a->dims[0] : a->dims[1];
-    KCall *c = lower_call(L, xfmt("o2c_matmul_%s", dtype_suffix(a->dtype)), M * N);
-    c->x[0] = a;
-    c->x[1] = b;
-    c->y[0] = y;
-    c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = K;
-    c->k[O2C_MATMUL_SAM] = ta ? 1 : K; c->k[O2C_MATMUL_SAK] = ta ? M : 1;
-    c->k[O2C_MATMUL_SBK] = tb ? 1 : N; c->k[O2C_MATMUL_SBN] = tb ? K : 1;
+    KCall *c = matmul_call(L, a, b, y, M * N, M, N, K, ta, tb);
     double beta = attr_f(n, "beta");
     if (cc && beta != 0.0) {
         int64_t st[2];
@@ -193,17 +191,7 @@ KCall *lower_gemm_call(Node *n, Lowering *L)
     }
     c->f[O2C_MATMUL_F_ALPHA] = attr_f(n, "alpha");
     c->f[O2C_MATMUL_F_BETA] = beta;
-    if (L->tiled && tb && b->data && a->dtype == DT_FLOAT) {
-        /* constant weights given as N x K: stored K x N for the tiled kernel */
-        int64_t kn[2] = {K, N};
-        Tensor *bt = lower_const(L, "KxN", DT_FLOAT, 2, kn);
-        const float *src = b->data;
-        float *dst = bt->data;
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
-        c->x[1] = bt;
-        c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;
-    }
+    if (L->tiled && tb && b->data && a->dtype == DT_FLOAT) matmul_const_kxn(L, c, b, K, N);
     matmul_tiled(L, c, a, 1);
     return c;
 }

@@ -26,7 +26,6 @@ static void bin_call(Lowering *L, const char *op, Tensor *a, Tensor *b, Tensor *
     c->x[0] = a;
     c->x[1] = b;
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     if (tensor_numel(a) == tensor_numel(y) && tensor_numel(b) == tensor_numel(y)) return;
     c->k[O2C_EW_RANK] = y->rank;
     for (int d = 0; d < y->rank; d++) c->k[O2C_EW_DIMS + d] = y->dims[d];
@@ -95,22 +94,10 @@ void lower_predicate(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_%s_%s", n->op_type, dtype_suffix(x->dtype)), tensor_numel(x));
     c->x[0] = x;
     c->y[0] = n->out[0];
-    const char *s = n->op->attrs;
-    int nf = 0;
-    while (*s) {
-        while (*s == ' ') s++;
-        const char *colon = strchr(s, ':'), *end = strchr(s, ' ');
-        if (!end) end = s + strlen(s);
-        if (colon && colon < end && (colon[1] == 'f' || colon[1] == 'i') && (colon + 2 == end || colon[2] == '=')) {
-            char name[64];
-            size_t l = (size_t)(colon - s) < sizeof name - 1 ? (size_t)(colon - s) : sizeof name - 1;
-            memcpy(name, s, l);
-            name[l] = 0;
-            if (nf == O2C_EW_NF) fail("internal: %s has more than %d numeric attributes", n->op_type, O2C_EW_NF);
-            c->f[O2C_EW_FA + nf++] = colon[1] == 'f' ? attr_f(n, name) : (double)attr_i(n, name);
-        }
-        s = end;
-    }
+    char names[O2C_EW_NF][64], types[O2C_EW_NF];
+    int k = schema_numbers(n->op->attrs, 1, names, types, O2C_EW_NF, n->op_type);
+    for (int j = 0; j < k; j++)
+        c->f[O2C_EW_FA + j] = types[j] == 'f' ? attr_f(n, names[j]) : (double)attr_i(n, names[j]);
 }
 
 /* ---- CastLike (lowered by lower_cast) ------------------------------------ */
@@ -171,7 +158,6 @@ void lower_cumsum(Node *n, Lowering *L)
     c->x[0] = x;
     c->x[1] = n->in[1];
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     c->k[O2C_CUMSUM_RANK] = x->rank;
     for (int d = 0; d < x->rank; d++) c->k[O2C_CUMSUM_DIMS + d] = x->dims[d];
     c->k[O2C_CUMSUM_AXSIZE] = (int64_t)dtype_size(n->in[1]->dtype);

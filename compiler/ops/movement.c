@@ -48,7 +48,6 @@ static void strided_call(Lowering *L, Tensor *x, Tensor *y, int rank, const int6
     KCall *c = lower_call(L, "o2c_strided", count);
     c->x[0] = x;
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     c->k[O2C_STRIDED_ESIZE] = (int64_t)dtype_size(x->dtype);
     c->k[O2C_STRIDED_RANK] = r;
     c->k[O2C_STRIDED_XBASE] = xbase;
@@ -469,7 +468,6 @@ void lower_pad(Node *n, Lowering *L)
     c->x[0] = x;
     c->x[1] = v;
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     c->k[O2C_PAD_ESIZE] = (int64_t)dtype_size(x->dtype);
     c->k[O2C_PAD_RANK] = x->rank;
     c->k[O2C_PAD_MODE] = s.mode;
@@ -541,7 +539,6 @@ void lower_tile(Node *n, Lowering *L)
     KCall *c = lower_call(L, "o2c_tile", tensor_numel(y));
     c->x[0] = x;
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     c->k[O2C_TILE_ESIZE] = (int64_t)dtype_size(x->dtype);
     c->k[O2C_TILE_RANK] = x->rank;
     for (int d = 0; d < x->rank; d++) {

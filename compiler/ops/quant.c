@@ -58,17 +58,6 @@ static void need_float_scale(Node *n, Tensor *t, const char *what)
         fail("%s ('%s') is %s; it must be float", what, t->name, dtype_name(t->dtype));
 }
 
-/* A call computing a float32 copy (or other cast) of t, or t itself. */
-static Tensor *cast_to(Lowering *L, Tensor *t, int dt)
-{
-    if (!t || t->dtype == dt) return t;
-    Tensor *c = lower_temp(L, dt, t->rank, t->dims);
-    KCall *k = lower_call(L, xfmt("o2c_cast_%s_%s", dtype_suffix(t->dtype), dtype_suffix(dt)), tensor_numel(t));
-    k->x[0] = t;
-    k->y[0] = c;
-    return c;
-}
-
 /* ---- QuantizeLinear, DequantizeLinear ------------------------------------ */
 
 /* The O2C_QP_* slots of a scale (and its zero point) for data x: per
@@ -162,7 +151,7 @@ void lower_quantize_linear(Node *n, Lowering *L)
     Tensor *y = n->out[0];
     int p = quant_precision(n);
     int rt = p == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
-    Tensor *x = cast_to(L, n->in[0], rt), *s = cast_to(L, n->in[1], rt);
+    Tensor *x = lower_cast_temp(L, n->in[0], rt), *s = lower_cast_temp(L, n->in[1], rt);
     if (dtype_is_narrow(y->dtype)) {   /* one kernel for them all, the type a parameter */
         KCall *c = lower_call(L, "o2c_quantize_f32_n", tensor_numel(y));
         c->x[0] = x;
@@ -372,19 +361,8 @@ void lower_qmatmul(Node *n, Lowering *L)
     c->k[O2C_QMM_M] = M;
     c->k[O2C_QMM_N] = N;
     c->k[O2C_QMM_K] = K;
-    Tensor ba = *a, bb = *b;
-    ba.rank = a->rank > 2 ? a->rank - 2 : 0;
-    bb.rank = b->rank > 2 ? b->rank - 2 : 0;
-    int64_t dims[MAX_RANK];
-    int r = broadcast_shapes(n, &ba, &bb, dims);
-    c->k[O2C_QMM_R] = r;
-    for (int i = 0; i < r; i++) c->k[O2C_QMM_BDIMS + i] = dims[i];
-    bcast_strides(&ba, r, c->k + O2C_QMM_ASTR);
-    bcast_strides(&bb, r, c->k + O2C_QMM_BSTR);
-    for (int i = 0; i < r; i++) {
-        c->k[O2C_QMM_ASTR + i] *= M * K;
-        c->k[O2C_QMM_BSTR + i] *= K * N;
-    }
+    c->k[O2C_QMM_R] = matmul_batch(n, a, b, M * K, K * N, c->k + O2C_QMM_BDIMS, c->k + O2C_QMM_ASTR,
+                                   c->k + O2C_QMM_BSTR);
     qmm_params(n, c->k);
     c->k[O2C_QMM_PREC] = is_qlinear_matmul(n) ? prec_of(orig_dtype(n, 1)) : O2C_QPREC_NONE;
 }
@@ -534,6 +512,20 @@ static void ms_zero_point(Node *n, int j, int dt, const char *what)
     need_scalar(n, t, what);
 }
 
+/* x (input 0, uint8 or int8) and the float scales and zero points of x
+ * and y as inputs 1 to 4 (QLinearSigmoid, QLinearLeakyRelu, the pools),
+ * named "X_scale" ... with x and y the letters X and Y (zp_required: the
+ * zero points may not be left out) */
+static void ms_xy_params(Node *n, const char *x, const char *y, int zp_required)
+{
+    need_dtype(n, n->in[0], DTS_Q8);
+    ms_scale(n, 1, xfmt("%s_scale", x));
+    ms_scale(n, 3, xfmt("%s_scale", y));
+    if (zp_required && (!n->in[2] || !n->in[4])) fail("%s_zero_point and %s_zero_point are required", x, y);
+    ms_zero_point(n, 2, n->in[0]->dtype, xfmt("%s_zero_point", x));
+    ms_zero_point(n, 4, n->in[0]->dtype, xfmt("%s_zero_point", y));
+}
+
 void infer_qlinear_binary(Node *n)
 {
     Tensor *a = n->in[0], *b = need_in(n, 3);
@@ -668,11 +660,7 @@ void lower_qgemm(Node *n, Lowering *L)
 void infer_qlinear_unary(Node *n)
 {
     Tensor *x = n->in[0];
-    need_dtype(n, x, DTS_Q8);
-    ms_scale(n, 1, "X_scale");
-    ms_scale(n, 3, "Y_scale");
-    ms_zero_point(n, 2, x->dtype, "X_zero_point");
-    ms_zero_point(n, 4, x->dtype, "Y_zero_point");
+    ms_xy_params(n, "X", "Y", 0);
     out_like(n, 0, x);
 }
 
@@ -706,12 +694,7 @@ void lower_qlinear_unary(Node *n, Lowering *L)
 void infer_qlinear_gavgpool(Node *n)
 {
     Tensor *x = n->in[0];
-    need_dtype(n, x, DTS_Q8);
-    ms_scale(n, 1, "x_scale");
-    ms_scale(n, 3, "y_scale");
-    if (!n->in[2] || !n->in[4]) fail("x_zero_point and y_zero_point are required");
-    ms_zero_point(n, 2, x->dtype, "x_zero_point");
-    ms_zero_point(n, 4, x->dtype, "y_zero_point");
+    ms_xy_params(n, "x", "y", 1);
     if (x->rank < 3) fail("input '%s' is %s; it needs rank 3 or more", x->name, tensor_shape_str(x));
     int cl = attr_i(n, "channels_last") != 0;
     int64_t dims[MAX_RANK];
@@ -756,11 +739,7 @@ static void qavgpool_geom(Node *n, ConvGeom *g)
 void infer_qlinear_avgpool(Node *n)
 {
     Tensor *x = n->in[0];
-    need_dtype(n, x, DTS_Q8);
-    ms_scale(n, 1, "x_scale");
-    ms_scale(n, 3, "y_scale");
-    ms_zero_point(n, 2, x->dtype, "x_zero_point");
-    ms_zero_point(n, 4, x->dtype, "y_zero_point");
+    ms_xy_params(n, "x", "y", 0);
     ConvGeom g;
     qavgpool_geom(n, &g);
     int cl = attr_i(n, "channels_last") != 0, nsp = x->rank - 2;

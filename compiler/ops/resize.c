@@ -429,7 +429,6 @@ void lower_resize(Node *n, Lowering *L)
         c->x[1] = toff;
         c->x[2] = v;
         c->y[0] = y;
-        memset(c->k, 0, sizeof c->k);
         c->k[O2C_RESIZE_NEAREST_ESIZE] = (int64_t)dtype_size(x->dtype);
         c->k[O2C_RESIZE_NEAREST_RANK] = r;
         for (int d = 0; d < r; d++) {
@@ -443,7 +442,6 @@ void lower_resize(Node *n, Lowering *L)
     c->x[1] = toff;
     c->x[2] = tw;
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     c->k[O2C_RESIZE_RANK] = r;
     for (int d = 0; d < r; d++) {
         c->k[O2C_RESIZE_YDIMS + d] = y->dims[d];

@@ -50,7 +50,6 @@ void lower_slice_view(Node *n, Lowering *L)
     KCall *c = lower_call(L, "o2c_strided", tensor_numel(y));
     c->x[0] = x;
     c->y[0] = y;
-    memset(c->k, 0, sizeof c->k);
     c->k[O2C_STRIDED_ESIZE] = (int64_t)dtype_size(x->dtype);
     c->k[O2C_STRIDED_RANK] = 1;
     c->k[O2C_STRIDED_XBASE] = slice_view_offset(n) / (int64_t)dtype_size(x->dtype);
