@@ -85,15 +85,10 @@ static void unpack_bits(uint8_t *dst, const uint8_t *src, int64_t numel, int bit
         dst[i] = (uint8_t)((src[i / per] >> (bits * (int)(i % per))) & mask);
 }
 
-/* A string TensorProto (string_data) -> constant tensor whose elements are
- * `const char *` (ops/strings.c); bytes kept as they are (NUL-terminated
- * copies: a string holding a NUL byte is refused). */
-static void strings_from_proto(Onnx__TensorProto *tp, Tensor *t)
+/* A TensorProto's shape into t (rank and dims); returns its element count. */
+static int64_t shape_from_proto(Onnx__TensorProto *tp, Tensor *t)
 {
     if (tp->n_dims > MAX_RANK) fail_plain("tensor '%s' has rank %zu; at most %d is supported", tp->name, tp->n_dims, MAX_RANK);
-    if ((tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) || tp->has_raw_data)
-        fail_plain("string tensor '%s' is stored as raw or external data; strings must be in string_data", tp->name);
-    t->dtype = DT_STRING;
     t->rank = (int)tp->n_dims;
     int64_t numel = 1;
     for (size_t i = 0; i < tp->n_dims; i++) {
@@ -102,6 +97,18 @@ static void strings_from_proto(Onnx__TensorProto *tp, Tensor *t)
         if (tp->dims[i] && numel > INT64_MAX / tp->dims[i]) fail_plain("tensor '%s' is too large", tp->name);
         numel *= tp->dims[i];
     }
+    return numel;
+}
+
+/* A string TensorProto (string_data) -> constant tensor whose elements are
+ * `const char *` (ops/strings.c); bytes kept as they are (NUL-terminated
+ * copies: a string holding a NUL byte is refused). */
+static void strings_from_proto(Onnx__TensorProto *tp, Tensor *t)
+{
+    int64_t numel = shape_from_proto(tp, t);
+    if ((tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) || tp->has_raw_data)
+        fail_plain("string tensor '%s' is stored as raw or external data; strings must be in string_data", tp->name);
+    t->dtype = DT_STRING;
     if (tp->n_string_data != (size_t)numel)
         fail_plain("tensor '%s' holds %zu strings; its shape needs %lld", tp->name, tp->n_string_data, (long long)numel);
     const char **d = tensor_alloc_data(t);
@@ -119,17 +126,9 @@ static void tensor_from_proto(Onnx__TensorProto *tp, Tensor *t)
     if (dt == DT_STRING) { strings_from_proto(tp, t); return; }
     if (!dtype_supported(dt))
         fail_plain("tensor '%s' has data type %s, which onnx2c does not support yet", tp->name ? tp->name : "", dtype_name(dt));
-    if (tp->n_dims > MAX_RANK) fail_plain("tensor '%s' has rank %zu; at most %d is supported", tp->name, tp->n_dims, MAX_RANK);
     if (tp->segment) fail_plain("tensor '%s' is segmented, which is not supported", tp->name);
     t->dtype = dt;
-    t->rank = (int)tp->n_dims;
-    int64_t numel = 1;
-    for (size_t i = 0; i < tp->n_dims; i++) {
-        if (tp->dims[i] < 0) fail_plain("tensor '%s' has a negative dimension", tp->name);
-        t->dims[i] = tp->dims[i];
-        if (tp->dims[i] && numel > INT64_MAX / tp->dims[i]) fail_plain("tensor '%s' is too large", tp->name);
-        numel *= tp->dims[i];
-    }
+    int64_t numel = shape_from_proto(tp, t);
     size_t es = dtype_size(dt);
     if ((uint64_t)numel > (uint64_t)SIZE_MAX / 8) fail_plain("tensor '%s' is too large", tp->name);
     size_t bytes = (size_t)numel * es;

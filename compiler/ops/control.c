@@ -81,6 +81,15 @@ static void capture_views(Node *owner, Graph *b)
     for (int i = 0; i < b->ninputs; i++) b->inputs[i]->is_input = 0;
 }
 
+/* A failure's message m without the "FILE: " that fail() puts first (it
+ * is said again when the message is failed with more words). */
+static const char *without_file(const char *m)
+{
+    size_t fl = diag_file ? strlen(diag_file) : 0;
+    if (fl && !strncmp(m, diag_file, fl) && m[fl] == ':' && m[fl + 1] == ' ') m += fl + 2;
+    return m;
+}
+
 /* Between inference and the end of the passes a body looks like any graph
  * to the passes (passes.c runs them inside bodies): its inputs and the
  * captures that are not constant are graph inputs, produced by no node.
@@ -133,9 +142,7 @@ static void infer_body(Node *owner, Graph *b)
     if (setjmp(here)) {
         diag_jmp = outer;
         static char msg[sizeof diag_msg];
-        size_t fl = diag_file ? strlen(diag_file) : 0;
-        const char *m = diag_msg;
-        if (fl && !strncmp(m, diag_file, fl) && m[fl] == ':' && m[fl + 1] == ' ') m += fl + 2;
+        const char *m = without_file(diag_msg);
         snprintf(msg, sizeof msg, "%s", m);
         diag_node = owner;
         fail_plain("%s (in subgraph '%s' of node '%s' (%s))", msg, b->name, owner->name, owner->op_type);
@@ -255,9 +262,7 @@ void infer_if(Node *n)
     if (setjmp(here)) {
         diag_jmp = outer;
         static char msg[sizeof diag_msg];
-        size_t fl = diag_file ? strlen(diag_file) : 0;
-        const char *m = diag_msg;
-        if (fl && !strncmp(m, diag_file, fl) && m[fl] == ':' && m[fl + 1] == ' ') m += fl + 2;
+        const char *m = without_file(diag_msg);
         const char *self = xfmt("node '%s' (%s): ", n->name, n->op_type);   /* said again by fail() */
         if (!strncmp(m, self, strlen(self))) m += strlen(self);
         snprintf(msg, sizeof msg, "%s", m);
@@ -543,9 +548,7 @@ static void loop_setup(Node *n, Iter *it, int infer)
                     bind_names(M, binds, sizeof binds, 0);
                     bind_names(cond, binds, sizeof binds, 0);
                 }
-                size_t fl = diag_file ? strlen(diag_file) : 0;
-                const char *m = msg;
-                if (fl && !strncmp(m, diag_file, fl) && m[fl] == ':' && m[fl + 1] == ' ') m += fl + 2;
+                const char *m = without_file(msg);
                 if (*binds)
                     fail_plain("%s; the loop could run unrolled (each iteration's number known) with its trip count "
                                "known at compile time:%s", m, binds);
@@ -563,9 +566,7 @@ static void loop_setup(Node *n, Iter *it, int infer)
                 int ok = try_infer_body(n, c);
                 keep_input_data = 0;
                 if (!ok) {
-                    size_t fl = diag_file ? strlen(diag_file) : 0;
-                    const char *m = diag_msg;
-                    if (fl && !strncmp(m, diag_file, fl) && m[fl] == ':' && m[fl + 1] == ' ') m += fl + 2;
+                    const char *m = without_file(diag_msg);
                     snprintf(msg, sizeof msg, "%.1900s (iteration %lld of the loop, unrolled)", m, (long long)k);
                     fail_plain("%s", msg);
                 }

@@ -115,48 +115,39 @@ static void need_shape(Node *n, Tensor *t, const char *what, int rank, const int
     fail("%s ('%s') is %s; it must be %s", what, t->name, tensor_shape_str(t), rank ? want : "a scalar");
 }
 
-/* Checks the node and fills the geometry. */
-static void rnn_info(Node *n, RnnInfo *r)
+/* The direction attribute: r->D and r->rev0. */
+static void rnn_direction(Node *n, RnnInfo *r)
 {
-    memset(r, 0, sizeof *r);
-    r->kind = !strcmp(n->op_type, "RNN") ? 0 : !strcmp(n->op_type, "GRU") ? 1 : 2;
-    r->G = r->kind == 0 ? 1 : r->kind == 1 ? 3 : 4;
-    r->nact = r->kind + 1;
-    Tensor *x = need_in(n, 0), *w = need_in(n, 1), *rr = need_in(n, 2);   /* "" leaves an input out */
-    need_dtype(n, x, DTS_FLOAT);
-    if (w->dtype != x->dtype || rr->dtype != x->dtype)
-        fail("W ('%s') and R ('%s') must have X's data type %s", w->name, rr->name, dtype_name(x->dtype));
     const char *dir = attr_s(n, "direction");
     if (!strcmp(dir, "forward")) r->D = 1;
     else if (!strcmp(dir, "reverse")) r->D = 1, r->rev0 = 1;
     else if (!strcmp(dir, "bidirectional")) r->D = 2;
     else fail("direction '%s' is not one of forward, reverse, bidirectional", dir);
-    r->layout = (int)attr_i(n, "layout");
-    if (r->layout != 0 && r->layout != 1) fail("layout must be 0 or 1, got %d", r->layout);
-    if (x->rank != 3)
-        fail("X ('%s') is %s; it must be 3-D (%s)", x->name, tensor_shape_str(x),
-             r->layout ? "batch x seq_length x input_size" : "seq_length x batch x input_size");
-    r->T = r->layout ? x->dims[1] : x->dims[0];
-    r->B = r->layout ? x->dims[0] : x->dims[1];
-    r->NI = x->dims[2];
-    if (rr->rank != 3) fail("R ('%s') is %s; it must be num_directions x %d*hidden_size x hidden_size", rr->name,
-                            tensor_shape_str(rr), r->G);
-    r->H = attr_has(n, "hidden_size") ? attr_i(n, "hidden_size") : rr->dims[2];
+}
+
+/* r->H: hidden_size, or R's dimension hd (which must equal it); T and B
+ * (from X) must not be empty. */
+static void rnn_hidden(Node *n, RnnInfo *r, const Tensor *x, const Tensor *rr, int hd)
+{
+    r->H = attr_has(n, "hidden_size") ? attr_i(n, "hidden_size") : rr->dims[hd];
     if (r->H < 1) fail("hidden_size must be positive, got %lld", (long long)r->H);
-    if (r->H != rr->dims[2])   /* before products of it are formed: R's shape bounds it */
-        fail("hidden_size is %lld, but R ('%s') is %s, whose dimension 2 must be hidden_size", (long long)r->H,
-             rr->name, tensor_shape_str(rr));
+    if (r->H != rr->dims[hd])   /* before products of it are formed: R's shape bounds it */
+        fail("hidden_size is %lld, but R ('%s') is %s, whose dimension %d must be hidden_size", (long long)r->H,
+             rr->name, tensor_shape_str(rr), hd);
     if (r->T < 1 || r->B < 1) fail("X ('%s') is %s; an empty sequence or batch is not supported", x->name,
                                    tensor_shape_str(x));
-    int64_t GH = r->G * r->H, D = r->D, H = r->H;
-    int64_t d3[3] = {D, GH, r->NI};
-    need_shape(n, w, "W", 3, d3);
-    d3[2] = H;
-    need_shape(n, rr, "R", 3, d3);
+}
+
+/* The optional inputs B, sequence_lens, initial_h, initial_c, P: their
+ * shapes, and data type dt (else "... must <dt_rule>"); a constant
+ * sequence_lens within the sequence. */
+static void rnn_optional_inputs(Node *n, const RnnInfo *r, int dt, const char *dt_rule)
+{
+    int64_t D = r->D, H = r->H;
     Tensor *b = in_t(n, 3), *sl = in_t(n, 4), *h0 = in_t(n, 5), *c0 = in_t(n, 6), *pp = in_t(n, 7);
     if (b) {
-        int64_t d2[2] = {D, 2 * GH};
-        if (b->dtype != x->dtype) fail("B ('%s') must have X's data type", b->name);
+        int64_t d2[2] = {D, 2 * r->G * H};
+        if (b->dtype != dt) fail("B ('%s') must %s", b->name, dt_rule);
         need_shape(n, b, "B", 2, d2);
     }
     if (sl) {
@@ -175,18 +166,49 @@ static void rnn_info(Node *n, RnnInfo *r)
     int64_t ds[3] = {D, r->B, H};
     if (r->layout) ds[0] = r->B, ds[1] = D;
     if (h0) {
-        if (h0->dtype != x->dtype) fail("initial_h ('%s') must have X's data type", h0->name);
+        if (h0->dtype != dt) fail("initial_h ('%s') must %s", h0->name, dt_rule);
         need_shape(n, h0, "initial_h", 3, ds);
     }
     if (c0) {
-        if (c0->dtype != x->dtype) fail("initial_c ('%s') must have X's data type", c0->name);
+        if (c0->dtype != dt) fail("initial_c ('%s') must %s", c0->name, dt_rule);
         need_shape(n, c0, "initial_c", 3, ds);
     }
     if (pp) {
         int64_t d2[2] = {D, 3 * H};
-        if (pp->dtype != x->dtype) fail("P ('%s') must have X's data type", pp->name);
+        if (pp->dtype != dt) fail("P ('%s') must %s", pp->name, dt_rule);
         need_shape(n, pp, "P", 2, d2);
     }
+}
+
+/* Checks the node and fills the geometry. */
+static void rnn_info(Node *n, RnnInfo *r)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = !strcmp(n->op_type, "RNN") ? 0 : !strcmp(n->op_type, "GRU") ? 1 : 2;
+    r->G = r->kind == 0 ? 1 : r->kind == 1 ? 3 : 4;
+    r->nact = r->kind + 1;
+    Tensor *x = need_in(n, 0), *w = need_in(n, 1), *rr = need_in(n, 2);   /* "" leaves an input out */
+    need_dtype(n, x, DTS_FLOAT);
+    if (w->dtype != x->dtype || rr->dtype != x->dtype)
+        fail("W ('%s') and R ('%s') must have X's data type %s", w->name, rr->name, dtype_name(x->dtype));
+    rnn_direction(n, r);
+    r->layout = (int)attr_i(n, "layout");
+    if (r->layout != 0 && r->layout != 1) fail("layout must be 0 or 1, got %d", r->layout);
+    if (x->rank != 3)
+        fail("X ('%s') is %s; it must be 3-D (%s)", x->name, tensor_shape_str(x),
+             r->layout ? "batch x seq_length x input_size" : "seq_length x batch x input_size");
+    r->T = r->layout ? x->dims[1] : x->dims[0];
+    r->B = r->layout ? x->dims[0] : x->dims[1];
+    r->NI = x->dims[2];
+    if (rr->rank != 3) fail("R ('%s') is %s; it must be num_directions x %d*hidden_size x hidden_size", rr->name,
+                            tensor_shape_str(rr), r->G);
+    rnn_hidden(n, r, x, rr, 2);
+    int64_t GH = r->G * r->H, D = r->D, H = r->H;
+    int64_t d3[3] = {D, GH, r->NI};
+    need_shape(n, w, "W", 3, d3);
+    d3[2] = H;
+    need_shape(n, rr, "R", 3, d3);
+    rnn_optional_inputs(n, r, x->dtype, "have X's data type");
     if (attr_has(n, "clip") && !(attr_f(n, "clip") > 0))
         fail("clip must be positive, got %g", attr_f(n, "clip"));
     rnn_activations(n, r);
@@ -424,11 +446,7 @@ static void dq_info(Node *n, RnnInfo *r)
     if (!dq_is_q8(w->dtype) || !dq_is_q8(rr->dtype))
         fail("W ('%s', %s) and R ('%s', %s) must be int8 or uint8", w->name, dtype_name(w->dtype), rr->name,
              dtype_name(rr->dtype));
-    const char *dir = attr_s(n, "direction");
-    if (!strcmp(dir, "forward")) r->D = 1;
-    else if (!strcmp(dir, "reverse")) r->D = 1, r->rev0 = 1;
-    else if (!strcmp(dir, "bidirectional")) r->D = 2;
-    else fail("direction '%s' is not one of forward, reverse, bidirectional", dir);
+    rnn_direction(n, r);
     if (x->rank != 3)
         fail("X ('%s') is %s; it must be 3-D (seq_length x batch x input_size)", x->name, tensor_shape_str(x));
     r->T = x->dims[0];
@@ -436,44 +454,13 @@ static void dq_info(Node *n, RnnInfo *r)
     r->NI = x->dims[2];
     if (rr->rank != 3) fail("R ('%s') is %s; it must be num_directions x hidden_size x 4*hidden_size", rr->name,
                             tensor_shape_str(rr));
-    r->H = attr_has(n, "hidden_size") ? attr_i(n, "hidden_size") : rr->dims[1];
-    if (r->H < 1) fail("hidden_size must be positive, got %lld", (long long)r->H);
-    if (r->H != rr->dims[1])   /* before products of it are formed: R's shape bounds it */
-        fail("hidden_size is %lld, but R ('%s') is %s, whose dimension 1 must be hidden_size", (long long)r->H,
-             rr->name, tensor_shape_str(rr));
-    if (r->T < 1 || r->B < 1) fail("X ('%s') is %s; an empty sequence or batch is not supported", x->name,
-                                   tensor_shape_str(x));
+    rnn_hidden(n, r, x, rr, 1);
     int64_t D = r->D, H = r->H;
     int64_t d3[3] = {D, r->NI, 4 * H};
     need_shape(n, w, "W", 3, d3);
     d3[1] = H;
     need_shape(n, rr, "R", 3, d3);
-    Tensor *b = in_t(n, 3), *sl = in_t(n, 4), *h0 = in_t(n, 5), *c0 = in_t(n, 6), *pp = in_t(n, 7);
-    if (b) {
-        int64_t d2[2] = {D, 8 * H};
-        if (b->dtype != DT_FLOAT) fail("B ('%s') must be float", b->name);
-        need_shape(n, b, "B", 2, d2);
-    }
-    if (sl) {
-        int64_t d1[1] = {r->B};
-        if (sl->dtype != DT_INT32)
-            fail("sequence_lens ('%s') has data type %s; it must be int32", sl->name, dtype_name(sl->dtype));
-        need_shape(n, sl, "sequence_lens", 1, d1);
-    }
-    int64_t ds[3] = {D, r->B, H};
-    if (h0) {
-        if (h0->dtype != DT_FLOAT) fail("initial_h ('%s') must be float", h0->name);
-        need_shape(n, h0, "initial_h", 3, ds);
-    }
-    if (c0) {
-        if (c0->dtype != DT_FLOAT) fail("initial_c ('%s') must be float", c0->name);
-        need_shape(n, c0, "initial_c", 3, ds);
-    }
-    if (pp) {
-        int64_t d2[2] = {D, 3 * H};
-        if (pp->dtype != DT_FLOAT) fail("P ('%s') must be float", pp->name);
-        need_shape(n, pp, "P", 2, d2);
-    }
+    rnn_optional_inputs(n, r, DT_FLOAT, "be float");
     static const char *WHAT[4] = {"W_scale", "W_zero_point", "R_scale", "R_zero_point"};
     for (int j = 0; j < 4; j++) {
         Tensor *t = n->in[8 + j];
