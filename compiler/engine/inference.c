@@ -216,8 +216,9 @@ static void check_required_inputs(Node *n)
 static void check_arity(Node *n)
 {
     const OpDef *op = n->op;
-    if (n->nin < op->min_in || n->nin > op->max_in)
-        fail("has %d inputs; the op takes %d to %d", n->nin, op->min_in, op->max_in);
+    int nin = node_formal_inputs(n);   /* a subgraph's captures come after the op's inputs */
+    if (nin < op->min_in || nin > op->max_in)
+        fail("has %d inputs; the op takes %d to %d", nin, op->min_in, op->max_in);
     check_required_inputs(n);
     if (n->nout < op->min_out || n->nout > op->max_out)
         fail("has %d outputs; the op takes %d to %d", n->nout, op->min_out, op->max_out);
