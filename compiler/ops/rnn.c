@@ -62,9 +62,12 @@ static int act_code(const char *name)
          "ThresholdedRelu, ScaledTanh, Affine, Elu, Softsign and Softplus", name);
 }
 
-/* activations, activation_alpha, activation_beta -> info->act */
+/* clip (must be positive); activations, activation_alpha,
+ * activation_beta -> info->act */
 static void rnn_activations(Node *n, RnnInfo *r)
 {
+    if (attr_has(n, "clip") && !(attr_f(n, "clip") > 0))
+        fail("clip must be positive, got %g", attr_f(n, "clip"));
     static const char *DEFAULTS[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
     const Attr *a = attr_find(n, "activations");
     int per = r->nact, D = (int)r->D, total = per * D;
@@ -125,19 +128,6 @@ static void rnn_direction(Node *n, RnnInfo *r)
     else fail("direction '%s' is not one of forward, reverse, bidirectional", dir);
 }
 
-/* r->H: hidden_size, or R's dimension hd (which must equal it); T and B
- * (from X) must not be empty. */
-static void rnn_hidden(Node *n, RnnInfo *r, const Tensor *x, const Tensor *rr, int hd)
-{
-    r->H = attr_has(n, "hidden_size") ? attr_i(n, "hidden_size") : rr->dims[hd];
-    if (r->H < 1) fail("hidden_size must be positive, got %lld", (long long)r->H);
-    if (r->H != rr->dims[hd])   /* before products of it are formed: R's shape bounds it */
-        fail("hidden_size is %lld, but R ('%s') is %s, whose dimension %d must be hidden_size", (long long)r->H,
-             rr->name, tensor_shape_str(rr), hd);
-    if (r->T < 1 || r->B < 1) fail("X ('%s') is %s; an empty sequence or batch is not supported", x->name,
-                                   tensor_shape_str(x));
-}
-
 /* The optional inputs B, sequence_lens, initial_h, initial_c, P: their
  * shapes, and data type dt (else "... must <dt_rule>"); a constant
  * sequence_lens within the sequence. */
@@ -180,6 +170,39 @@ static void rnn_optional_inputs(Node *n, const RnnInfo *r, int dt, const char *d
     }
 }
 
+/* The shapes of X, W, R and the optional inputs (B, sequence_lens,
+ * initial_h, initial_c, P), into r: T, B, NI and hidden_size H (r->G, D
+ * and layout set). W and R are ONNX's [D, G*H, input_size] and
+ * [D, G*H, H], or with dq (DynamicQuantizeLSTM: the products' K x N order)
+ * [D, input_size, G*H] and [D, H, G*H]; the optional inputs have X's
+ * type, or with dq are float. */
+static void rnn_shapes(Node *n, RnnInfo *r, int dq)
+{
+    Tensor *x = n->in[0], *w = n->in[1], *rr = n->in[2];
+    if (x->rank != 3)
+        fail("X ('%s') is %s; it must be 3-D (%s)", x->name, tensor_shape_str(x),
+             r->layout ? "batch x seq_length x input_size" : "seq_length x batch x input_size");
+    r->T = r->layout ? x->dims[1] : x->dims[0];
+    r->B = r->layout ? x->dims[0] : x->dims[1];
+    r->NI = x->dims[2];
+    if (rr->rank != 3)
+        fail("R ('%s') is %s; it must be num_directions x %s", rr->name, tensor_shape_str(rr),
+             dq ? xfmt("hidden_size x %d*hidden_size", r->G) : xfmt("%d*hidden_size x hidden_size", r->G));
+    int hd = dq ? 1 : 2;   /* R's dimension that is hidden_size */
+    r->H = attr_has(n, "hidden_size") ? attr_i(n, "hidden_size") : rr->dims[hd];
+    if (r->H < 1) fail("hidden_size must be positive, got %lld", (long long)r->H);
+    if (r->H != rr->dims[hd])   /* before products of it are formed: R's shape bounds it */
+        fail("hidden_size is %lld, but R ('%s') is %s, whose dimension %d must be hidden_size", (long long)r->H,
+             rr->name, tensor_shape_str(rr), hd);
+    if (r->T < 1 || r->B < 1) fail("X ('%s') is %s; an empty sequence or batch is not supported", x->name,
+                                   tensor_shape_str(x));
+    int64_t GH = r->G * r->H, D = r->D, H = r->H;
+    int64_t dw[3] = {D, dq ? r->NI : GH, dq ? GH : r->NI}, dr[3] = {D, dq ? H : GH, dq ? GH : H};
+    need_shape(n, w, "W", 3, dw);
+    need_shape(n, rr, "R", 3, dr);
+    rnn_optional_inputs(n, r, dq ? DT_FLOAT : x->dtype, dq ? "be float" : "have X's data type");
+}
+
 /* Checks the node and fills the geometry. */
 static void rnn_info(Node *n, RnnInfo *r)
 {
@@ -194,23 +217,7 @@ static void rnn_info(Node *n, RnnInfo *r)
     rnn_direction(n, r);
     r->layout = (int)attr_i(n, "layout");
     if (r->layout != 0 && r->layout != 1) fail("layout must be 0 or 1, got %d", r->layout);
-    if (x->rank != 3)
-        fail("X ('%s') is %s; it must be 3-D (%s)", x->name, tensor_shape_str(x),
-             r->layout ? "batch x seq_length x input_size" : "seq_length x batch x input_size");
-    r->T = r->layout ? x->dims[1] : x->dims[0];
-    r->B = r->layout ? x->dims[0] : x->dims[1];
-    r->NI = x->dims[2];
-    if (rr->rank != 3) fail("R ('%s') is %s; it must be num_directions x %d*hidden_size x hidden_size", rr->name,
-                            tensor_shape_str(rr), r->G);
-    rnn_hidden(n, r, x, rr, 2);
-    int64_t GH = r->G * r->H, D = r->D, H = r->H;
-    int64_t d3[3] = {D, GH, r->NI};
-    need_shape(n, w, "W", 3, d3);
-    d3[2] = H;
-    need_shape(n, rr, "R", 3, d3);
-    rnn_optional_inputs(n, r, x->dtype, "have X's data type");
-    if (attr_has(n, "clip") && !(attr_f(n, "clip") > 0))
-        fail("clip must be positive, got %g", attr_f(n, "clip"));
+    rnn_shapes(n, r, 0);
     rnn_activations(n, r);
 }
 
@@ -447,20 +454,7 @@ static void dq_info(Node *n, RnnInfo *r)
         fail("W ('%s', %s) and R ('%s', %s) must be int8 or uint8", w->name, dtype_name(w->dtype), rr->name,
              dtype_name(rr->dtype));
     rnn_direction(n, r);
-    if (x->rank != 3)
-        fail("X ('%s') is %s; it must be 3-D (seq_length x batch x input_size)", x->name, tensor_shape_str(x));
-    r->T = x->dims[0];
-    r->B = x->dims[1];
-    r->NI = x->dims[2];
-    if (rr->rank != 3) fail("R ('%s') is %s; it must be num_directions x hidden_size x 4*hidden_size", rr->name,
-                            tensor_shape_str(rr));
-    rnn_hidden(n, r, x, rr, 1);
-    int64_t D = r->D, H = r->H;
-    int64_t d3[3] = {D, r->NI, 4 * H};
-    need_shape(n, w, "W", 3, d3);
-    d3[1] = H;
-    need_shape(n, rr, "R", 3, d3);
-    rnn_optional_inputs(n, r, DT_FLOAT, "be float");
+    rnn_shapes(n, r, 1);
     static const char *WHAT[4] = {"W_scale", "W_zero_point", "R_scale", "R_zero_point"};
     for (int j = 0; j < 4; j++) {
         Tensor *t = n->in[8 + j];
@@ -469,8 +463,6 @@ static void dq_info(Node *n, RnnInfo *r)
             fail("%s ('%s') is %s; it must be %s", WHAT[j], t->name, dtype_name(t->dtype), dtype_name(want));
         dq_param(n, t, WHAT[j], r);
     }
-    if (attr_has(n, "clip") && !(attr_f(n, "clip") > 0))
-        fail("clip must be positive, got %g", attr_f(n, "clip"));
     rnn_activations(n, r);
 }
 
