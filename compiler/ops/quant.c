@@ -152,25 +152,20 @@ void lower_quantize_linear(Node *n, Lowering *L)
     int p = quant_precision(n);
     int rt = p == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
     Tensor *x = lower_cast_temp(L, n->in[0], rt), *s = lower_cast_temp(L, n->in[1], rt);
-    if (dtype_is_narrow(y->dtype)) {   /* one kernel for them all, the type a parameter */
-        KCall *c = lower_call(L, "o2c_quantize_f32_n", tensor_numel(y));
-        c->x[0] = x;
-        c->x[1] = s;
-        c->x[2] = in_t(n, 2);
-        c->y[0] = y;
-        qparams(n, n->in[0], n->in[1], in_t(n, 2), c->k);
-        c->k[O2C_QUANT_PREC] = prec_of(p);
-        c->k[O2C_QUANTN_NT] = y->dtype;
-        c->k[O2C_QUANTN_SAT] = attr_i(n, "saturate") != 0;
-        return;
-    }
-    KCall *c = lower_call(L, xfmt("o2c_quantize_%s_%s", dtype_suffix(rt), dtype_suffix(y->dtype)), tensor_numel(y));
+    int narrow = dtype_is_narrow(y->dtype);   /* one kernel for them all, the type a parameter */
+    const char *kernel = narrow ? "o2c_quantize_f32_n"
+                                : xfmt("o2c_quantize_%s_%s", dtype_suffix(rt), dtype_suffix(y->dtype));
+    KCall *c = lower_call(L, kernel, tensor_numel(y));
     c->x[0] = x;
     c->x[1] = s;
     c->x[2] = in_t(n, 2);
     c->y[0] = y;
     qparams(n, n->in[0], n->in[1], in_t(n, 2), c->k);
     c->k[O2C_QUANT_PREC] = prec_of(p);
+    if (narrow) {
+        c->k[O2C_QUANTN_NT] = y->dtype;
+        c->k[O2C_QUANTN_SAT] = attr_i(n, "saturate") != 0;
+    }
 }
 
 /* The output type: output_dtype, else the scale's type. */
