@@ -81,13 +81,22 @@ static void capture_views(Node *owner, Graph *b)
     for (int i = 0; i < b->ninputs; i++) b->inputs[i]->is_input = 0;
 }
 
-/* A failure's message m without the "FILE: " that fail() puts first (it
- * is said again when the message is failed with more words). */
-static const char *without_file(const char *m)
+/* The message of the failure just caught (diag_msg) without the "FILE: "
+ * that fail() puts first and, with self, the "node 'NAME' (OP): " it puts
+ * next (both are said again when the message is failed with more words):
+ * a copy, which the next failure leaves as it is. */
+static const char *caught_message(const Node *self)
 {
+    static char msg[sizeof diag_msg];
+    const char *m = diag_msg;
     size_t fl = diag_file ? strlen(diag_file) : 0;
     if (fl && !strncmp(m, diag_file, fl) && m[fl] == ':' && m[fl + 1] == ' ') m += fl + 2;
-    return m;
+    if (self) {
+        const char *said = xfmt("node '%s' (%s): ", self->name, self->op_type);
+        if (!strncmp(m, said, strlen(said))) m += strlen(said);
+    }
+    snprintf(msg, sizeof msg, "%s", m);
+    return msg;
 }
 
 /* Between inference and the end of the passes a body looks like any graph
@@ -141,9 +150,7 @@ static void infer_body(Node *owner, Graph *b)
     diag_jmp = &here;
     if (setjmp(here)) {
         diag_jmp = outer;
-        static char msg[sizeof diag_msg];
-        const char *m = without_file(diag_msg);
-        snprintf(msg, sizeof msg, "%s", m);
+        const char *msg = caught_message(NULL);
         diag_node = owner;
         fail_plain("%s (in subgraph '%s' of node '%s' (%s))", msg, b->name, owner->name, owner->op_type);
     }
@@ -261,11 +268,7 @@ void infer_if(Node *n)
     diag_jmp = &here;
     if (setjmp(here)) {
         diag_jmp = outer;
-        static char msg[sizeof diag_msg];
-        const char *m = without_file(diag_msg);
-        const char *self = xfmt("node '%s' (%s): ", n->name, n->op_type);   /* said again by fail() */
-        if (!strncmp(m, self, strlen(self))) m += strlen(self);
-        snprintf(msg, sizeof msg, "%s", m);
+        const char *msg = caught_message(n);
         diag_node = n;
         fail("%s; both branches are compiled because the condition ('%s') is a run-time value, computed from graph "
              "inputs: binding them with %s (each FILE a serialized TensorProto of the value) compiles only the "
@@ -538,8 +541,7 @@ static void loop_setup(Node *n, Iter *it, int infer)
         if (!try_infer_body(n, b)) {
             /* a shape in the body may depend on the iteration number: unrolled,
              * each copy knows it (the condition must stay true) */
-            static char msg[sizeof diag_msg];
-            snprintf(msg, sizeof msg, "%s", diag_msg);
+            const char *msg = caught_message(NULL);
             int passthru = b->noutputs > 0 && b->ninputs > 1 && bytes_of(b->outputs[0]) == b->inputs[1];
             int always = passthru && (!cond || cv == 1);
             if (!always || it->trip_k < 1 || it->trip_k > UNROLL_MAX) {
@@ -548,11 +550,10 @@ static void loop_setup(Node *n, Iter *it, int infer)
                     bind_names(M, binds, sizeof binds, 0);
                     bind_names(cond, binds, sizeof binds, 0);
                 }
-                const char *m = without_file(msg);
                 if (*binds)
                     fail_plain("%s; the loop could run unrolled (each iteration's number known) with its trip count "
-                               "known at compile time:%s", m, binds);
-                fail_plain("%s", m);
+                               "known at compile time:%s", msg, binds);
+                fail_plain("%s", msg);
             }
             b->unrolled = xalloc(sizeof(Graph *) * (size_t)it->trip_k);
             for (int64_t k = 0; k < it->trip_k; k++) {
@@ -565,11 +566,8 @@ static void loop_setup(Node *n, Iter *it, int infer)
                 keep_input_data = 1;
                 int ok = try_infer_body(n, c);
                 keep_input_data = 0;
-                if (!ok) {
-                    const char *m = without_file(diag_msg);
-                    snprintf(msg, sizeof msg, "%.1900s (iteration %lld of the loop, unrolled)", m, (long long)k);
-                    fail_plain("%s", msg);
-                }
+                if (!ok)
+                    fail_plain("%.1900s (iteration %lld of the loop, unrolled)", caught_message(NULL), (long long)k);
                 b->unrolled[b->nunrolled++] = c;
             }
             note("unrolled Loop '%s': %d iterations", n->name, b->nunrolled);
