@@ -156,14 +156,25 @@ static void conv_geom(Node *n, ConvGeom *g, int64_t *group, int64_t *M)
     conv_geom_forward(n, g, 0);
 }
 
-void infer_conv(Node *n)
+static void convt_geom(Node *n, ConvGeom *g, int64_t *group, int64_t *M);   /* ConvTranspose (below) */
+
+/* The geometry of a Conv, or with transpose a ConvTranspose */
+static void conv_any_geom(Node *n, int transpose, ConvGeom *g, int64_t *group, int64_t *M)
+{
+    if (transpose) convt_geom(n, g, group, M);
+    else conv_geom(n, g, group, M);
+}
+
+static void infer_conv_any(Node *n, int transpose)
 {
     ConvGeom g;
     int64_t group, M;
-    conv_geom(n, &g, &group, &M);
+    conv_any_geom(n, transpose, &g, &group, &M);
     check_bias(n, M);
     set_conv_out(n, M, &g);
 }
+
+void infer_conv(Node *n) { infer_conv_any(n, 0); }
 
 /* parameters: runtime/c/params/conv.h */
 /* The C target computes float convolutions in register tiles
@@ -547,14 +558,7 @@ static void convt_geom(Node *n, ConvGeom *g, int64_t *group, int64_t *M)
     }
 }
 
-void infer_conv_transpose(Node *n)
-{
-    ConvGeom g;
-    int64_t group, M;
-    convt_geom(n, &g, &group, &M);
-    check_bias(n, M);
-    set_conv_out(n, M, &g);
-}
+void infer_conv_transpose(Node *n) { infer_conv_any(n, 1); }
 
 void lower_conv_transpose(Node *n, Lowering *L)
 {
@@ -565,7 +569,6 @@ KCall *lower_conv_call(Node *n, Lowering *L, int transpose)
 {
     ConvGeom g;
     int64_t group, M;
-    if (transpose) convt_geom(n, &g, &group, &M);
-    else conv_geom(n, &g, &group, &M);
+    conv_any_geom(n, transpose, &g, &group, &M);
     return conv_call(L, n, transpose ? "convt" : "conv", n->in[0]->dims[1], M, group, &g);
 }
