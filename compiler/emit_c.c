@@ -104,9 +104,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr)
 {
     EmitCtx c = {g, L, o, arena, 0, NULL, 0, emit_profile_key};
-    c.nconsts = emit_collect_constants(L, &c.consts);
-    emit_header(hdr, &c);
-    emit_template(src, "model.c.in", source_key, &c);
+    emit_model(&c, "model.c.in", source_key, src, hdr);
 }
 
 /* ---- --profile: a profiling build ---------------------------------------

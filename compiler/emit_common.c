@@ -36,7 +36,7 @@ static void put_elem(FILE *f, int dt, const void *p, int64_t i)
 }
 
 /* Every constant a kernel call reads, once, numbered 1.. in order of use. */
-int emit_collect_constants(Lowering *L, Tensor ***out)
+static int emit_collect_constants(Lowering *L, Tensor ***out)
 {
     int n = 0, cap = 16;
     Tensor **list = xalloc(sizeof(Tensor *) * (size_t)cap);
@@ -455,9 +455,11 @@ static void header_key(FILE *f, const char *key, void *ctx)
     }
 }
 
-void emit_header(FILE *f, const EmitCtx *c)
+void emit_model(EmitCtx *c, const char *source_template, TemplateFill source_key, FILE *src, FILE *hdr)
 {
-    emit_template(f, "header.h.in", header_key, (void *)c);
+    c->nconsts = emit_collect_constants(c->L, &c->consts);
+    emit_template(hdr, "header.h.in", header_key, c);
+    emit_template(src, source_template, source_key, c);
 }
 
 void emit_typed_entry(FILE *f, Graph *g, const char *N, int caller_arena)

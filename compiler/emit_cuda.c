@@ -79,7 +79,5 @@ static void source_key(FILE *f, const char *key, void *ctx)
 void emit_cuda(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr)
 {
     EmitCtx c = {g, L, o, arena, 1, NULL, 0, NULL};
-    c.nconsts = emit_collect_constants(L, &c.consts);
-    emit_header(hdr, &c);
-    emit_template(src, "model.cu.in", source_key, &c);
+    emit_model(&c, "model.cu.in", source_key, src, hdr);
 }

@@ -858,7 +858,6 @@ void c_put_float(FILE *f, float v);
 void c_put_double(FILE *f, double v);
 
 /* emit_common.c: shared between the C and CUDA emitters */
-int emit_collect_constants(Lowering *L, Tensor ***list); /* constants the calls read */
 /* a constant's array; section: with O2C_WEIGHTS_SECTION (--weights-section) */
 void emit_const_array(FILE *f, Tensor *t, const char *qual, int section);
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
@@ -888,13 +887,16 @@ typedef struct EmitCtx {
     void (*backend_key)(FILE *f, const char *key, const struct EmitCtx *c);
 } EmitCtx;
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
+/* A back end's files: the header (templates/header.h.in) into hdr, then
+ * the source, templates/<source_template> filled by source_key, into src;
+ * the constants the calls read collected into c first */
+void emit_model(EmitCtx *c, const char *source_template, TemplateFill source_key, FILE *src, FILE *hdr);
 /* float_text.c: put_float's shortest round-trip text of v into buf (48
  * bytes) by integer arithmetic; 0 where it does not apply (the slow way) */
 int float_text_fast(float v, char *buf);
 /* weights_bin.c: --weights-bin, the constants in a binary file linked by .incbin */
 int weights_bin_holds(const Tensor *t);                  /* a constant that goes into the file */
 void emit_weights_bin(FILE *f, const EmitCtx *c);        /* writes the file, and the stub into f */
-void emit_header(FILE *f, const EmitCtx *c);
 
 /* ---- sequences and optionals (ops/sequence.c) --------------------------- */
 /* Before bind_inputs: sequence/optional graph inputs become their element
