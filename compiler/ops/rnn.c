@@ -295,6 +295,20 @@ static void lower_rnn_outputs(Node *n, Lowering *L, const RnnInfo *r, Tensor *S,
  * lowering), then the whole recurrence in one o2c_lstm_seq_f32 call over
  * directions x batch, with R stored transposed so that each step's products
  * read contiguous rows. Returns 0 (nothing lowered) when it does not apply. */
+/* The float LSTM's state: the h of every step, S [T + 1, D, B, H], and
+ * the cell C [D, B, H]; step 0 from initial_h and initial_c (NULL: 0). */
+static Tensor *lower_lstm_state(Lowering *L, const RnnInfo *r, Tensor *h0, Tensor *c0, Tensor **C)
+{
+    int64_t sd[4] = {r->T + 1, r->D, r->B, r->H};
+    Tensor *S = lower_temp(L, DT_FLOAT, 4, sd);
+    *C = lower_temp(L, DT_FLOAT, 3, sd + 1);
+    KCall *c = lower_call(L, "o2c_rnn_init_f32", r->D * r->B * r->H);
+    c->x[0] = h0; c->x[1] = c0; c->y[0] = S; c->y[1] = *C;
+    c->k[O2C_RNN_INIT_D] = r->D; c->k[O2C_RNN_INIT_B] = r->B; c->k[O2C_RNN_INIT_H] = r->H;
+    c->k[O2C_RNN_INIT_LAYOUT] = r->layout;
+    return S;
+}
+
 static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
 {
     Tensor *x = n->in[0], *w = n->in[1], *rw = n->in[2], *b = in_t(n, 3), *sl = seq_lens(n, r);
@@ -333,13 +347,7 @@ static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
     c->f[O2C_MATMUL_F_ALPHA] = 1.0; c->f[O2C_MATMUL_F_BETA] = 1.0;
 
     /* 2. the first state */
-    int64_t sd[4] = {T + 1, D, B, H};
-    Tensor *S = lower_temp(L, DT_FLOAT, 4, sd);
-    Tensor *C = lower_temp(L, DT_FLOAT, 3, sd + 1);
-    c = lower_call(L, "o2c_rnn_init_f32", D * B * H);
-    c->x[0] = h0; c->x[1] = c0; c->y[0] = S; c->y[1] = C;
-    c->k[O2C_RNN_INIT_D] = D; c->k[O2C_RNN_INIT_B] = B; c->k[O2C_RNN_INIT_H] = H;
-    c->k[O2C_RNN_INIT_LAYOUT] = r->layout;
+    Tensor *C, *S = lower_lstm_state(L, r, h0, c0, &C);
 
     /* 3. the recurrence */
     Tensor *rt = lower_const(L, "R_DxHx4H", DT_FLOAT, 3, rd);
@@ -551,13 +559,7 @@ void lower_dqlstm(Node *n, Lowering *L)
     c->k[O2C_DQL_PROJ_N] = N; c->k[O2C_DQL_PROJ_K] = NI;
 
     /* 2. the first state */
-    int64_t sd[4] = {T + 1, D, B, H};
-    Tensor *S = lower_temp(L, DT_FLOAT, 4, sd);
-    Tensor *C = lower_temp(L, DT_FLOAT, 3, sd + 1);
-    c = lower_call(L, "o2c_rnn_init_f32", D * B * H);
-    c->x[0] = h0; c->x[1] = c0; c->y[0] = S; c->y[1] = C;
-    c->k[O2C_RNN_INIT_D] = D; c->k[O2C_RNN_INIT_B] = B; c->k[O2C_RNN_INIT_H] = H;
-    c->k[O2C_RNN_INIT_LAYOUT] = 0;
+    Tensor *C, *S = lower_lstm_state(L, &r, h0, c0, &C);
 
     /* 3. the steps: each direction's h quantized, then the gates */
     int64_t hd[2] = {D, B * H};
