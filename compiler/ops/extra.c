@@ -93,19 +93,7 @@ void lower_swiglu(Node *n, Lowering *L)
 
 /* ---- CumProd ------------------------------------------------------------------ */
 
-/* The axis (int32 or int64 input) is read at run time; a constant one is
- * checked here. */
-void infer_cumprod(Node *n)
-{
-    static const int DTS_CUMPROD[] = {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64, DT_UINT32, DT_UINT64, 0};
-    Tensor *x = n->in[0], *ta = n->in[1];
-    need_dtype(n, x, DTS_CUMPROD);
-    if (x->rank < 1) fail("input '%s' must have rank 1 or more", x->name);
-    need_dtype(n, ta, DTS_INDEX);
-    if (tensor_numel(ta) != 1) fail("axis ('%s') must hold one value, it has shape %s", ta->name, tensor_shape_str(ta));
-    if (ta->data) norm_axis(n, elem_i64(ta->dtype, ta->data, 0), x->rank);
-    out_like(n, 0, x);
-}
+/* inferred as CumSum (infer_cumulative, misc.c) */
 
 void lower_cumprod(Node *n, Lowering *L)
 {

@@ -137,13 +137,13 @@ void lower_trilu(Node *n, Lowering *L)
 
 /* ---- CumSum --------------------------------------------------------------- */
 
-/* The axis (int32 or int64 input) is read at run time; a constant one is
- * checked here. */
-void infer_cumsum(Node *n)
+/* CumSum and CumProd (extra.c): the axis (int32 or int64 input) is read
+ * at run time; a constant one is checked here. */
+void infer_cumulative(Node *n)
 {
-    static const int DTS_CUMSUM[] = {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64, DT_UINT32, DT_UINT64, 0};
+    static const int DTS_CUMULATIVE[] = {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64, DT_UINT32, DT_UINT64, 0};
     Tensor *x = n->in[0], *ta = n->in[1];
-    need_dtype(n, x, DTS_CUMSUM);
+    need_dtype(n, x, DTS_CUMULATIVE);
     if (x->rank < 1) fail("input '%s' must have rank 1 or more", x->name);
     need_dtype(n, ta, DTS_INDEX);
     if (tensor_numel(ta) != 1) fail("axis ('%s') must hold one value, it has shape %s", ta->name, tensor_shape_str(ta));
