@@ -43,20 +43,20 @@ static void emit_profile_key(FILE *f, const char *key, const EmitCtx *c);   /* @
 /* A call of the schedule (emit_schedule) run in place; with --profile timed
  * (row: the profile's row of the next call) */
 typedef struct CallRun {
-    const EmitCtx *c;
+    EmitCtx *c;
     int row;
 } CallRun;
 
 static void run_call(FILE *f, const KCall *k, const char *ind, void *ctx)
 {
     CallRun *r = ctx;
-    const EmitCtx *c = r->c;
+    EmitCtx *c = r->c;
     if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_START(o2c_t0);\n", ind);   /* --profile: time the call */
     fprintf(f, "%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
     if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_STOP(%d, o2c_t0);\n", ind, r->row++);
     if (call_uses_strings(c->L, k))   /* ops/strings.c: the strings built did not fit */
         fprintf(f, "%s    if (o2c_strs_full(%s)) return %s_ERR_STRING_SPACE;\n", ind,
-                c_ptr(c->L->strings, 1, (void *)c), c->o->name);
+                c_ptr(c->L->strings, 1, c), c->o->name);
 }
 
 static void source_key(FILE *f, const char *key, void *ctx)
