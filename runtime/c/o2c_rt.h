@@ -187,6 +187,22 @@ O2C_HD static inline O2C_INLINE int64_t o2c_offset(int64_t i, int64_t rank, cons
     return off;
 }
 
+/*@ o2c_ix_get */
+/* Element j of an int32 (ies 4) or int64 (ies 8) index tensor (Gather's,
+ * GatherElements', ScatterND's indices, a loss's class labels). */
+O2C_HD static inline O2C_INLINE int64_t o2c_ix_get(const unsigned char *ip, int64_t j, int64_t ies)
+{
+    if (ies == 8) {
+        int64_t v;
+        memcpy(&v, ip + j * 8, 8);
+        return v;
+    } else {
+        int32_t v;
+        memcpy(&v, ip + j * 4, 4);
+        return (int64_t)v;
+    }
+}
+
 /*@ o2c_epi_f32 */
 O2C_EPI(o2c_epi_f32, float)
 /*@ o2c_epi_f64 */
