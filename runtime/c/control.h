@@ -2,6 +2,16 @@
  * the loop test, and the slices a scan reads and writes. The control flow
  * itself is written by the emitters around the bodies' kernel calls. */
 
+/* o2c_scan_get's and o2c_scan_put's operands: the bytes X (x[0]) and Y,
+ * the scan axis' length, the elements inside it, the element size, and the
+ * slice t that x[1] (the loop counter) selects */
+#define O2C_SCAN_SLICE                                                                             \
+    const unsigned char *X = (const unsigned char *)p->x[0];                                       \
+    unsigned char *Y = (unsigned char *)p->y[0];                                                   \
+    const int64_t len = p->k[O2C_SCAN_LEN], inner = p->k[O2C_SCAN_INNER], es = p->k[O2C_SCAN_ESIZE]; \
+    const int64_t it = *(const int64_t *)p->x[1];                                                  \
+    const int64_t t = p->k[O2C_SCAN_REVERSE] ? len - 1 - it : it
+
 /*@ o2c_ctl_set params O2C_CTL_SET */
 /* o2c_ctl_set: y[0] = O2C_CTL_SET_VALUE as int64 or bool. Index space: 1. */
 O2C_KERNEL(o2c_ctl_set)
@@ -57,11 +67,7 @@ O2C_KERNEL(o2c_loop_done)
  * counter) or LEN - 1 - t. Index space: OUTER * INNER elements. */
 O2C_KERNEL(o2c_scan_get)
 {
-    const unsigned char *X = (const unsigned char *)p->x[0];
-    unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t len = p->k[O2C_SCAN_LEN], inner = p->k[O2C_SCAN_INNER], es = p->k[O2C_SCAN_ESIZE];
-    const int64_t it = *(const int64_t *)p->x[1];
-    const int64_t t = p->k[O2C_SCAN_REVERSE] ? len - 1 - it : it;
+    O2C_SCAN_SLICE;
     O2C_FOR(i) {
         int64_t o = i / inner, r = i - o * inner, b;
         const unsigned char *s = X + ((o * len + t) * inner + r) * es;
@@ -74,11 +80,7 @@ O2C_KERNEL(o2c_scan_get)
  * o2c_scan_get). Index space: OUTER * INNER elements. */
 O2C_KERNEL(o2c_scan_put)
 {
-    const unsigned char *X = (const unsigned char *)p->x[0];
-    unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t len = p->k[O2C_SCAN_LEN], inner = p->k[O2C_SCAN_INNER], es = p->k[O2C_SCAN_ESIZE];
-    const int64_t it = *(const int64_t *)p->x[1];
-    const int64_t t = p->k[O2C_SCAN_REVERSE] ? len - 1 - it : it;
+    O2C_SCAN_SLICE;
     O2C_FOR(i) {
         int64_t o = i / inner, r = i - o * inner, b;
         unsigned char *d = Y + ((o * len + t) * inner + r) * es;

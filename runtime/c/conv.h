@@ -20,12 +20,7 @@
 
 #define O2C_CONV_PARAMS                                                             \
     const int64_t C = p->k[O2C_CONV_C], M = p->k[O2C_CONV_M], G = p->k[O2C_CONV_GROUP]; \
-    const int64_t ID = p->k[O2C_CONV_IN], IH = p->k[O2C_CONV_IN + 1], IW = p->k[O2C_CONV_IN + 2]; \
-    const int64_t OD = p->k[O2C_CONV_OUT], OH = p->k[O2C_CONV_OUT + 1], OW = p->k[O2C_CONV_OUT + 2]; \
-    const int64_t KD = p->k[O2C_CONV_K], KH = p->k[O2C_CONV_K + 1], KW = p->k[O2C_CONV_K + 2]; \
-    const int64_t SD = p->k[O2C_CONV_S], SH = p->k[O2C_CONV_S + 1], SW = p->k[O2C_CONV_S + 2]; \
-    const int64_t DD = p->k[O2C_CONV_D], DH = p->k[O2C_CONV_D + 1], DW = p->k[O2C_CONV_D + 2]; \
-    const int64_t PD = p->k[O2C_CONV_PB], PH = p->k[O2C_CONV_PB + 1], PW = p->k[O2C_CONV_PB + 2]; \
+    O2C_WIN3_GEOMETRY(O2C_CONV_IN, O2C_CONV_OUT, O2C_CONV_K, O2C_CONV_S, O2C_CONV_D, O2C_CONV_PB); \
     const int64_t CG = C / G, MG = M / G
 
 /* every conv kernel's operands: X, the weights Wt, the bias Bs (or NULL),
@@ -42,30 +37,18 @@
     {                                                                               \
         O2C_CONV_OPERANDS(T);                                                       \
         O2C_FOR(i) {                                                                \
-            int64_t r = i;                                                          \
-            const int64_t ow = r % OW; r /= OW;                                     \
-            const int64_t oh = r % OH; r /= OH;                                     \
-            const int64_t od = r % OD; r /= OD;                                     \
+            O2C_WIN3_OUT(i);                                                        \
             const int64_t m = r % M, n = r / M, g = m / MG;                         \
             T acc = Bs ? Bs[m] : (T)0;                                              \
             for (int64_t c = 0; c < CG; c++) {                                      \
                 const T *xp = X + (n * C + g * CG + c) * ID * IH * IW;              \
                 const T *wp = Wt + (m * CG + c) * KD * KH * KW;                     \
-                for (int64_t kd = 0; kd < KD; kd++) {                               \
-                    const int64_t id = od * SD - PD + kd * DD;                      \
-                    if (id < 0 || id >= ID) continue;                               \
-                    for (int64_t kh = 0; kh < KH; kh++) {                           \
-                        const int64_t ih = oh * SH - PH + kh * DH;                  \
-                        if (ih < 0 || ih >= IH) continue;                           \
-                        const T *xr = xp + (id * IH + ih) * IW;                     \
-                        const T *wr = wp + (kd * KH + kh) * KW;                     \
-                        for (int64_t kw = 0; kw < KW; kw++) {                       \
-                            const int64_t iw = ow * SW - PW + kw * DW;              \
-                            if (iw < 0 || iw >= IW) continue;                       \
-                            acc += xr[iw] * wr[kw];                                 \
-                        }                                                           \
-                    }                                                               \
-                }                                                                   \
+                O2C_WIN_TAPS(kd, KD, id, ID, od * SD - PD, DD,                      \
+                O2C_WIN_TAPS(kh, KH, ih, IH, oh * SH - PH, DH,                      \
+                    const T *xr = xp + (id * IH + ih) * IW;                         \
+                    const T *wr = wp + (kd * KH + kh) * KW;                         \
+                    O2C_WIN_TAPS(kw, KW, iw, IW, ow * SW - PW, DW,                  \
+                        acc += xr[iw] * wr[kw];)))                                  \
             }                                                                       \
             Y[i] = epi ? EPI(acc, i, m, p) : acc;                                   \
         }                                                                           \
@@ -76,10 +59,7 @@
     {                                                                               \
         O2C_CONV_OPERANDS(T);                                                       \
         O2C_FOR(i) {                                                                \
-            int64_t r = i;                                                          \
-            const int64_t ow = r % OW; r /= OW;                                     \
-            const int64_t oh = r % OH; r /= OH;                                     \
-            const int64_t od = r % OD; r /= OD;                                     \
+            O2C_WIN3_OUT(i);                                                        \
             const int64_t m = r % M, n = r / M, g = m / MG, mm = m % MG;            \
             T acc = Bs ? Bs[m] : (T)0;                                              \
             for (int64_t c = 0; c < CG; c++) {                                      \
@@ -144,23 +124,17 @@
         for (int i = 0; i < (ROWS); i++)                                            \
             for (int j = 0; j < NR; j++) acc[i][j] = Bs ? Bs[m0 + i] : (T)0;        \
         for (int64_t c = 0; c < CG; c++)                                            \
-            for (int64_t kd = 0; kd < KD; kd++) {                                   \
-                const int64_t id = od * SD - PD + kd * DD;                          \
-                if (id < 0 || id >= ID) continue;                                   \
-                for (int64_t kh = 0; kh < KH; kh++) {                               \
-                    const int64_t ih = oh * SH - PH + kh * DH;                      \
-                    if (ih < 0 || ih >= IH) continue;                               \
-                    const T *xr = xn + ((c * ID + id) * IH + ih) * IW;              \
-                    const T *wr = wm + c * KK + (kd * KH + kh) * KW;                \
-                    for (int64_t kw = 0; kw < KW; kw++) {                           \
-                        O2C_CV_ROW(T, xs, NR);                                      \
-                        for (int i = 0; i < (ROWS); i++) {                          \
-                            const T w = wr[i * WM + kw];                            \
-                            for (int j = 0; j < NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], w, xs[j]);\
-                        }                                                           \
+            O2C_WIN_TAPS(kd, KD, id, ID, od * SD - PD, DD,                          \
+            O2C_WIN_TAPS(kh, KH, ih, IH, oh * SH - PH, DH,                          \
+                const T *xr = xn + ((c * ID + id) * IH + ih) * IW;                  \
+                const T *wr = wm + c * KK + (kd * KH + kh) * KW;                    \
+                for (int64_t kw = 0; kw < KW; kw++) {                               \
+                    O2C_CV_ROW(T, xs, NR);                                          \
+                    for (int i = 0; i < (ROWS); i++) {                              \
+                        const T w = wr[i * WM + kw];                                \
+                        for (int j = 0; j < NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], w, xs[j]);\
                     }                                                               \
-                }                                                                   \
-            }                                                                       \
+                }))                                                                 \
         for (int i = 0; i < (ROWS); i++)                                            \
             for (int j = 0; j < (COLS); j++)                                        \
                 yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j];\
@@ -696,27 +670,21 @@
         /* the input rows of the taps (padded copies at the edges) */               \
         const T *rows[O2C_DW_ROWS], *wrow[O2C_DW_ROWS];                             \
         int nrows = 0;                                                              \
-        for (int64_t kd = 0; kd < KD; kd++) {                                       \
-            const int64_t id = od * SD - PD + kd * DD;                              \
-            if (id < 0 || id >= ID) continue;                                       \
-            for (int64_t kh = 0; kh < KH; kh++) {                                   \
-                const int64_t ih = oh * SH - PH + kh * DH;                          \
-                if (ih < 0 || ih >= IH) continue;                                   \
-                const T *xr = xp + (id * IH + ih) * IW;                             \
-                if (inside) rows[nrows] = xr + iw0;                                 \
-                else {                                                              \
-                    T *b = xb + nrows * O2C_DW_SPAN;                                \
-                    const int64_t lo = iw0 < 0 ? (-iw0 < span ? -iw0 : span) : 0;   \
-                    const int64_t hi = IW - iw0 < span ? IW - iw0 : span;           \
-                    int64_t t = 0;                                                  \
-                    for (; t < lo; t++) b[t] = (T)0;                                \
-                    for (; t < hi; t++) b[t] = xr[iw0 + t];                         \
-                    for (; t < span; t++) b[t] = (T)0;                              \
-                    rows[nrows] = b;                                                \
-                }                                                                   \
-                wrow[nrows++] = wp + (kd * KH + kh) * KW;                           \
+        O2C_WIN_TAPS(kd, KD, id, ID, od * SD - PD, DD,                              \
+        O2C_WIN_TAPS(kh, KH, ih, IH, oh * SH - PH, DH,                              \
+            const T *xr = xp + (id * IH + ih) * IW;                                 \
+            if (inside) rows[nrows] = xr + iw0;                                     \
+            else {                                                                  \
+                T *b = xb + nrows * O2C_DW_SPAN;                                    \
+                const int64_t lo = iw0 < 0 ? (-iw0 < span ? -iw0 : span) : 0;       \
+                const int64_t hi = IW - iw0 < span ? IW - iw0 : span;               \
+                int64_t t = 0;                                                      \
+                for (; t < lo; t++) b[t] = (T)0;                                    \
+                for (; t < hi; t++) b[t] = xr[iw0 + t];                             \
+                for (; t < span; t++) b[t] = (T)0;                                  \
+                rows[nrows] = b;                                                    \
             }                                                                       \
-        }                                                                           \
+            wrow[nrows++] = wp + (kd * KH + kh) * KW;))                             \
         T acc[CWMAX];                                                               \
         for (int j = 0; j < (CW); j++) acc[j] = bias;                               \
         for (int rr = 0; rr < nrows; rr++)                                          \
@@ -751,29 +719,29 @@
         }                                                                           \
     }
 
-/*@ o2c_conv_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV(o2c_conv_f32, float, o2c_epi_f32)
-/*@ o2c_conv_f64 needs o2c_epi_f64 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_f64 needs o2c_win3 o2c_epi_f64 params O2C_CONV O2C_EPI */
 O2C_CONV(o2c_conv_f64, double, o2c_epi_f64)
-/*@ o2c_conv_tile_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_tile_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV_TILE(o2c_conv_tile_f32, float, o2c_epi_f32, O2C_CV_NR)
-/*@ o2c_dwconv_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_dwconv_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_DWCONV(o2c_dwconv_f32, float, o2c_epi_f32)
-/*@ o2c_conv_panel_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_panel_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV_PANEL(o2c_conv_panel_f32, float, o2c_epi_f32)
-/*@ o2c_conv_wino_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_wino_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV_WINO(o2c_conv_wino_f32, float, o2c_epi_f32)
-/*@ o2c_conv_pwt_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_pwt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV_PWT(o2c_conv_pwt_f32, float, o2c_epi_f32)
-/*@ o2c_dwc_f32 needs o2c_epi_f32 o2c_v16 params O2C_CONV O2C_EPI */
+/*@ o2c_dwc_f32 needs o2c_win3 o2c_epi_f32 o2c_v16 params O2C_CONV O2C_EPI */
 O2C_DWC(o2c_dwc_f32, float, o2c_epi_f32)
-/*@ o2c_dwflat_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_dwflat_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_DWFLAT(o2c_dwflat_f32, float, o2c_epi_f32)
-/*@ o2c_conv_tile8_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_tile8_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV_TILE(o2c_conv_tile8_f32, float, o2c_epi_f32, O2C_CV_NR_NARROW)
-/*@ o2c_convt_f32 needs o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_convt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
-/*@ o2c_convt_f64 needs o2c_epi_f64 params O2C_CONV O2C_EPI */
+/*@ o2c_convt_f64 needs o2c_win3 o2c_epi_f64 params O2C_CONV O2C_EPI */
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

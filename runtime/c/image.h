@@ -77,6 +77,16 @@
         return nt;                                                         \
     }
 
+/* GridSample's X: its r spatial dims xd, their row-major strides st and
+ * the elements of a plane (one image's channel); a: an axis, for the caller */
+#define O2C_GS_STRIDES                                                     \
+    const int64_t *xd = p->k + O2C_GS_XDIMS;                               \
+    int64_t st[O2C_MAX_RANK], plane = 1, a;                                \
+    for (a = r - 1; a >= 0; a--) {                                         \
+        st[a] = plane;                                                     \
+        plane *= xd[a];                                                    \
+    }
+
 /* GridSample, linear and cubic: X (N, C, D1..Dr) sampled at the grid
  * (N, H1..Hr, r; coordinates innermost axis first, in [-1, 1]). Index
  * space: output elements (N, C, H1..Hr); the taps of every axis, summed
@@ -91,12 +101,7 @@
         T *Y = (T *)p->y[0];                                               \
         const int64_t r = p->k[O2C_GS_NSP], C = p->k[O2C_GS_C], G = p->k[O2C_GS_G]; \
         const int64_t mode = p->k[O2C_GS_MODE], pad = p->k[O2C_GS_PAD], align = p->k[O2C_GS_ALIGN]; \
-        const int64_t *xd = p->k + O2C_GS_XDIMS;                           \
-        int64_t st[O2C_MAX_RANK], plane = 1, a;                            \
-        for (a = r - 1; a >= 0; a--) {                                     \
-            st[a] = plane;                                                 \
-            plane *= xd[a];                                                \
-        }                                                                  \
+        O2C_GS_STRIDES;                                                    \
         O2C_FOR(i) {                                                       \
             const int64_t g = i % G, nc = i / G, n = nc / C;               \
             const T *gp = GR + (n * G + g) * r;                            \
@@ -136,12 +141,7 @@
         unsigned char *Y = (unsigned char *)p->y[0];                       \
         const int64_t r = p->k[O2C_GS_NSP], C = p->k[O2C_GS_C], G = p->k[O2C_GS_G]; \
         const int64_t pad = p->k[O2C_GS_PAD], align = p->k[O2C_GS_ALIGN], es = p->k[O2C_GS_ESIZE]; \
-        const int64_t *xd = p->k + O2C_GS_XDIMS;                           \
-        int64_t st[O2C_MAX_RANK], plane = 1, a;                            \
-        for (a = r - 1; a >= 0; a--) {                                     \
-            st[a] = plane;                                                 \
-            plane *= xd[a];                                                \
-        }                                                                  \
+        O2C_GS_STRIDES;                                                    \
         O2C_FOR(i) {                                                       \
             const int64_t g = i % G, nc = i / G, n = nc / C;               \
             const T *gp = GR + (n * G + g) * r;                            \

@@ -276,21 +276,6 @@
         }                                                                            \
     }
 
-/*@ o2c_ix_get */
-/* Element j of an int32 (ies 4) or int64 (ies 8) index tensor. */
-O2C_HD static inline O2C_INLINE int64_t o2c_ix_get(const unsigned char *ip, int64_t j, int64_t ies)
-{
-    if (ies == 8) {
-        int64_t v;
-        memcpy(&v, ip + j * 8, 8);
-        return v;
-    } else {
-        int32_t v;
-        memcpy(&v, ip + j * 4, 4);
-        return (int64_t)v;
-    }
-}
-
 /*@ o2c_ix_wrap */
 /* A possibly negative index into an axis of size n: the element position,
  * or -1 when it is out of range. */

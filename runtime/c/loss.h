@@ -27,7 +27,7 @@
 #define O2C_NLL_SAMPLE(T, e, lo, wo)                                                  \
     do {                                                                              \
         const int64_t n_ = (e) / D, d_ = (e) - n_ * D;                                \
-        const int64_t c_ = o2c_loss_label(L, (e), ls);                                \
+        const int64_t c_ = o2c_ix_get(L, (e), ls);                                \
         if (hii && c_ == ii) {                                                        \
             (lo) = 0;                                                                 \
             (wo) = 0;                                                                 \
@@ -68,24 +68,9 @@
         }                                                                             \
     }
 
-/*@ o2c_loss_label */
-/* Element j of an int32 (size 4) or int64 (size 8) label tensor. */
-O2C_HD static inline O2C_INLINE int64_t o2c_loss_label(const unsigned char *lp, int64_t j, int64_t size)
-{
-    if (size == 8) {
-        int64_t v;
-        memcpy(&v, lp + j * 8, 8);
-        return v;
-    } else {
-        int32_t v;
-        memcpy(&v, lp + j * 4, 4);
-        return (int64_t)v;
-    }
-}
-
-/*@ o2c_nll_f32 needs o2c_loss_label params O2C_NLL */
+/*@ o2c_nll_f32 needs o2c_ix_get params O2C_NLL */
 O2C_NLL(o2c_nll_f32, float)
-/*@ o2c_nll_f64 needs o2c_loss_label params O2C_NLL */
+/*@ o2c_nll_f64 needs o2c_ix_get params O2C_NLL */
 O2C_NLL(o2c_nll_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

@@ -5,14 +5,20 @@
  *   O2C_MATMUL_* (runtime/c/params/matmul.h)
  * Gemm uses it with transposes expressed as strides.
  * Epilogue (fused ops, o2c_rt.h): the O2C_EPI_* slots, channel n (the column). */
+
+/* the operands of o2c_matmul_* and o2c_matmul_tile_f32: A, B, C (Cm),
+ * Y, the dims and A's strides */
+#define O2C_MATMUL_OPERANDS(T)                                                      \
+    const T *A = (const T *)p->x[0], *B = (const T *)p->x[1];                      \
+    const T *Cm = (const T *)p->x[2];                                               \
+    T *Y = (T *)p->y[0];                                                            \
+    const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
+    const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK]
+
 #define O2C_MATMUL(NAME, T, EPI)                                                       \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        const T *A = (const T *)p->x[0], *B = (const T *)p->x[1];                  \
-        const T *Cm = (const T *)p->x[2];                                           \
-        T *Y = (T *)p->y[0];                                                        \
-        const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
-        const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK];       \
+        O2C_MATMUL_OPERANDS(T);                                                     \
         const int64_t sbk = p->k[O2C_MATMUL_SBK], sbn = p->k[O2C_MATMUL_SBN];       \
         const int64_t r = p->k[O2C_MATMUL_R];                                       \
         const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
@@ -99,11 +105,7 @@
 #define O2C_MATMUL_TILE(NAME, T, EPI)                                               \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        const T *A = (const T *)p->x[0], *B = (const T *)p->x[1];                  \
-        const T *Cm = (const T *)p->x[2];                                           \
-        T *Y = (T *)p->y[0];                                                        \
-        const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
-        const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK];       \
+        O2C_MATMUL_OPERANDS(T);                                                     \
         const int packed = p->k[O2C_MATMUL_BPACKED] != 0;                           \
         const int64_t sbk = packed ? O2C_MM_NR : p->k[O2C_MATMUL_SBK];              \
         const int64_t r = p->k[O2C_MATMUL_R];                                       \

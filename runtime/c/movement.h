@@ -142,7 +142,7 @@ O2C_KERNEL(o2c_pad)
     }
 }
 
-/*@ o2c_gather needs o2c_mv_elem params O2C_GATHER */
+/*@ o2c_gather needs o2c_mv_elem o2c_ix_get params O2C_GATHER */
 /* o2c_gather: Y = Gather(X, I, axis). Index space: output elements, seen as
  * (outer, j, inner) with j over the indices. Negative indices count from
  * the end; an index still out of range gives zero bytes (never a read
@@ -158,9 +158,7 @@ O2C_KERNEL(o2c_gather)
     const int64_t ies = p->k[O2C_GATHER_IESIZE];
     O2C_FOR(i) {
         const int64_t in = i % inner, t = i / inner, j = t % ni, outer = t / ni;
-        int64_t idx;
-        if (ies == 8) { int64_t v; memcpy(&v, XI + j * 8, 8); idx = v; }
-        else { int32_t v; memcpy(&v, XI + j * 4, 4); idx = v; }
+        int64_t idx = o2c_ix_get(XI, j, ies);
         if (idx < 0) idx += ax;
         if (idx < 0 || idx >= ax) {
             for (int64_t b = 0; b < es; b++) Y[i * es + b] = 0;

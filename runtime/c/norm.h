@@ -37,6 +37,18 @@
  * o2c_instnorm_T: InstanceNormalization. Index space: N x C rows.
  *   x[0] X, x[1] scale, x[2] B; O2C_INSTNORM_*; O2C_NORM_F_EPS */
 
+/* the mean and the biased variance of the n values x[0..n), summed in the
+ * element type T, into mean and var (declared here); j: the caller's index */
+#define O2C_ROW_MEAN_VAR(T, x, n, j, mean, var)                                       \
+    T mean = 0, var = 0;                                                              \
+    for (j = 0; j < (n); j++) mean += (x)[j];                                         \
+    mean /= (T)(n);                                                                   \
+    for (j = 0; j < (n); j++) {                                                       \
+        const T d = (x)[j] - mean;                                                    \
+        var += d * d;                                                                 \
+    }                                                                                 \
+    var /= (T)(n)
+
 /* x rounded to float16 (h 1) or bfloat16 (h 2), or x itself (h 0) */
 #ifndef O2C_ROUND16
 #define O2C_ROUND16(h, x) ((h) == 1 ? o2c_h2f(o2c_f2h(x)) : (h) == 2 ? o2c_bf2f(o2c_f2bf(x)) : (x))
@@ -127,14 +139,7 @@
         O2C_FOR(i) {                                                                  \
             const T *x = X + i * N;                                                   \
             int64_t j;                                                                \
-            T mean = 0, var = 0;                                                      \
-            for (j = 0; j < N; j++) mean += x[j];                                     \
-            mean /= (T)N;                                                             \
-            for (j = 0; j < N; j++) {                                                 \
-                const T d = x[j] - mean;                                              \
-                var += d * d;                                                         \
-            }                                                                         \
-            var /= (T)N;                                                              \
+            O2C_ROW_MEAN_VAR(T, x, N, j, mean, var);                                  \
             const T inv = 1 / O2C_M(TY, sqrt)(var + eps);                             \
             if (mode == 1) {                                                          \
                 ((UT *)p->y[0])[i] = (UT)inv;                                         \
@@ -237,14 +242,7 @@
             T *y = Y + i * N;                                                         \
             const int64_t c = i % C;                                                  \
             int64_t j;                                                                \
-            T mean = 0, var = 0;                                                      \
-            for (j = 0; j < N; j++) mean += x[j];                                     \
-            mean /= (T)N;                                                             \
-            for (j = 0; j < N; j++) {                                                 \
-                const T d = x[j] - mean;                                              \
-                var += d * d;                                                         \
-            }                                                                         \
-            var /= (T)N;                                                              \
+            O2C_ROW_MEAN_VAR(T, x, N, j, mean, var);                                  \
             const T a = S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, O2C_NORM_F_EPS)), b = B[c]; \
             for (j = 0; j < N; j++) y[j] = (x[j] - mean) * a + b;                     \
         }                                                                             \

@@ -187,6 +187,54 @@ O2C_HD static inline O2C_INLINE int64_t o2c_offset(int64_t i, int64_t rank, cons
     return off;
 }
 
+/*@ o2c_ix_get */
+/* Element j of an int32 (ies 4) or int64 (ies 8) index tensor (Gather's,
+ * GatherElements', ScatterND's indices, a loss's class labels). */
+O2C_HD static inline O2C_INLINE int64_t o2c_ix_get(const unsigned char *ip, int64_t j, int64_t ies)
+{
+    if (ies == 8) {
+        int64_t v;
+        memcpy(&v, ip + j * 8, 8);
+        return v;
+    } else {
+        int32_t v;
+        memcpy(&v, ip + j * 4, 4);
+        return (int64_t)v;
+    }
+}
+
+/*@ o2c_win3 */
+/* The loops of the 3-D window kernels (conv.h, pool.h, quant.h's
+ * QLinearConv; 1-D and 2-D windows come as 3-D ones with leading dims of
+ * size 1), over the geometry O2C_WIN3_GEOMETRY declares:
+ * O2C_WIN3_GEOMETRY(IN, OUT, K, S, D, PB): the (depth, height, width)
+ *   triples of the slots from IN (ID, IH, IW: the input), OUT (OD, OH,
+ *   OW), K (KD, KH, KW: the window), S (SD, SH, SW: strides), D (DD, DH,
+ *   DW: dilations) and PB (PD, PH, PW: pads at the beginning).
+ * O2C_WIN3_OUT(i): output element i's place (od, oh, ow) and r, what is
+ *   left of i (the plane: image and channel).
+ * O2C_WIN_TAPS(k, n, x, len, x0, dil, ...): for each tap k < n of one
+ *   window axis whose input position x = x0 + k * dil lies in [0, len),
+ *   the statements ... (other taps read nothing: outside, zero padding). */
+#define O2C_WIN3_GEOMETRY(IN, OUT, K, S, D, PB)                                     \
+    const int64_t ID = p->k[(IN)], IH = p->k[(IN) + 1], IW = p->k[(IN) + 2];        \
+    const int64_t OD = p->k[(OUT)], OH = p->k[(OUT) + 1], OW = p->k[(OUT) + 2];     \
+    const int64_t KD = p->k[(K)], KH = p->k[(K) + 1], KW = p->k[(K) + 2];           \
+    const int64_t SD = p->k[(S)], SH = p->k[(S) + 1], SW = p->k[(S) + 2];           \
+    const int64_t DD = p->k[(D)], DH = p->k[(D) + 1], DW = p->k[(D) + 2];           \
+    const int64_t PD = p->k[(PB)], PH = p->k[(PB) + 1], PW = p->k[(PB) + 2]
+#define O2C_WIN3_OUT(i)                                                             \
+    int64_t r = (i);                                                                \
+    const int64_t ow = r % OW; r /= OW;                                             \
+    const int64_t oh = r % OH; r /= OH;                                             \
+    const int64_t od = r % OD; r /= OD
+#define O2C_WIN_TAPS(k, n, x, len, x0, dil, ...)                                    \
+    for (int64_t k = 0; k < (n); k++) {                                             \
+        const int64_t x = (x0) + k * (dil);                                         \
+        if (x < 0 || x >= (len)) continue;                                          \
+        __VA_ARGS__                                                                 \
+    }
+
 /*@ o2c_epi_f32 */
 O2C_EPI(o2c_epi_f32, float)
 /*@ o2c_epi_f64 */

@@ -22,18 +22,10 @@
  *   O2C_POOL_F_PARAM: p (mode 2) */
 
 #define O2C_POOL_PARAMS                                                             \
-    const int64_t ID = p->k[O2C_POOL_IN], IH = p->k[O2C_POOL_IN + 1], IW = p->k[O2C_POOL_IN + 2]; \
-    const int64_t OD = p->k[O2C_POOL_OUT], OH = p->k[O2C_POOL_OUT + 1], OW = p->k[O2C_POOL_OUT + 2]; \
-    const int64_t KD = p->k[O2C_POOL_K], KH = p->k[O2C_POOL_K + 1], KW = p->k[O2C_POOL_K + 2]; \
-    const int64_t SD = p->k[O2C_POOL_S], SH = p->k[O2C_POOL_S + 1], SW = p->k[O2C_POOL_S + 2]; \
-    const int64_t DD = p->k[O2C_POOL_D], DH = p->k[O2C_POOL_D + 1], DW = p->k[O2C_POOL_D + 2]; \
-    const int64_t PD = p->k[O2C_POOL_PB], PH = p->k[O2C_POOL_PB + 1], PW = p->k[O2C_POOL_PB + 2]
+    O2C_WIN3_GEOMETRY(O2C_POOL_IN, O2C_POOL_OUT, O2C_POOL_K, O2C_POOL_S, O2C_POOL_D, O2C_POOL_PB)
 
 #define O2C_POOL_INDEX                                                              \
-    int64_t r = i;                                                                  \
-    const int64_t ow = r % OW; r /= OW;                                             \
-    const int64_t oh = r % OH; r /= OH;                                             \
-    const int64_t od = r % OD; r /= OD;                                             \
+    O2C_WIN3_OUT(i);                                                                \
     const int64_t plane = r;                                                        \
     const int64_t d0 = od * SD - PD, h0 = oh * SH - PH, w0 = ow * SW - PW
 
@@ -51,22 +43,13 @@
             T best = O2C_PF(T, p, O2C_POOL_F_PARAM);                                \
             int64_t bd = 0, bh = 0, bw = 0;                                         \
             int found = 0;                                                          \
-            for (int64_t kd = 0; kd < KD; kd++) {                                   \
-                const int64_t id = d0 + kd * DD;                                    \
-                if (id < 0 || id >= ID) continue;                                   \
-                for (int64_t kh = 0; kh < KH; kh++) {                               \
-                    const int64_t ih = h0 + kh * DH;                                \
-                    if (ih < 0 || ih >= IH) continue;                               \
-                    for (int64_t kw = 0; kw < KW; kw++) {                           \
-                        const int64_t iw = w0 + kw * DW;                            \
-                        if (iw < 0 || iw >= IW) continue;                           \
-                        const T v = xp[(id * IH + ih) * IW + iw];                   \
-                        if (!found || v > best) {                                   \
-                            best = v; bd = id; bh = ih; bw = iw; found = 1;         \
-                        }                                                           \
-                    }                                                               \
-                }                                                                   \
-            }                                                                       \
+            O2C_WIN_TAPS(kd, KD, id, ID, d0, DD,                                    \
+            O2C_WIN_TAPS(kh, KH, ih, IH, h0, DH,                                    \
+            O2C_WIN_TAPS(kw, KW, iw, IW, w0, DW,                                    \
+                const T v = xp[(id * IH + ih) * IW + iw];                           \
+                if (!found || v > best) {                                           \
+                    best = v; bd = id; bh = ih; bw = iw; found = 1;                 \
+                })))                                                                \
             Y[i] = best;                                                            \
             if (Ind)                                                                \
                 Ind[i] = plane * ID * IH * IW +                                     \
@@ -99,9 +82,7 @@
             const float *xp = X + plane * IH * IW;                                  \
             float *y = Y + i * OW;                                                  \
             int first = 1;                                                          \
-            for (int64_t kh = 0; kh < KH; kh++) {                                   \
-                const int64_t ih = h0 + kh * DH;                                    \
-                if (ih < 0 || ih >= IH) continue;                                   \
+            O2C_WIN_TAPS(kh, KH, ih, IH, h0, DH,                                    \
                 const float *xr = xp + ih * IW;                                     \
                 for (int64_t kw = 0; kw < KW; kw++) {                               \
                     const int64_t off = kw * DW - PW;   /* ow * SW + off >= 0 from olo */ \
@@ -113,8 +94,7 @@
                             y[ow] = v > y[ow] ? v : y[ow];                          \
                         }                                                           \
                     first = 0;                                                      \
-                }                                                                   \
-            }                                                                       \
+                })                                                                  \
             if (first)                                                              \
                 for (int64_t ow = olo; ow < ohi; ow++) y[ow] = none;                \
             for (int64_t ow = 0; ow < OW; ow++) {                                   \
@@ -123,16 +103,10 @@
                 const int64_t w0 = ow * SW - PW;                                    \
                 float best = none;                                                  \
                 int found = 0;                                                      \
-                for (int64_t kh = 0; kh < KH; kh++) {                               \
-                    const int64_t ih = h0 + kh * DH;                                \
-                    if (ih < 0 || ih >= IH) continue;                               \
-                    for (int64_t kw = 0; kw < KW; kw++) {                           \
-                        const int64_t iw = w0 + kw * DW;                            \
-                        if (iw < 0 || iw >= IW) continue;                           \
-                        const float v = xp[ih * IW + iw];                           \
-                        if (!found || v > best) { best = v; found = 1; }            \
-                    }                                                               \
-                }                                                                   \
+                O2C_WIN_TAPS(kh, KH, ih, IH, h0, DH,                                \
+                O2C_WIN_TAPS(kw, KW, iw, IW, w0, DW,                                \
+                    const float v = xp[ih * IW + iw];                               \
+                    if (!found || v > best) { best = v; found = 1; }))              \
                 y[ow] = best;                                                       \
             }                                                                       \
         }                                                                           \
@@ -153,21 +127,12 @@
             const T *xp = X + plane * ID * IH * IW;                                 \
             T acc = 0;                                                              \
             int64_t cnt = 0;                                                        \
-            for (int64_t kd = 0; kd < KD; kd++) {                                   \
-                const int64_t id = d0 + kd * DD;                                    \
-                if (id < 0 || id >= ID) continue;                                   \
-                for (int64_t kh = 0; kh < KH; kh++) {                               \
-                    const int64_t ih = h0 + kh * DH;                                \
-                    if (ih < 0 || ih >= IH) continue;                               \
-                    for (int64_t kw = 0; kw < KW; kw++) {                           \
-                        const int64_t iw = w0 + kw * DW;                            \
-                        if (iw < 0 || iw >= IW) continue;                           \
-                        const T v = xp[(id * IH + ih) * IW + iw];                   \
-                        acc += mode == 2 ? O2C_M(T, pow)(O2C_M(T, fabs)(v), pw) : v;                 \
-                        cnt++;                                                      \
-                    }                                                               \
-                }                                                                   \
-            }                                                                       \
+            O2C_WIN_TAPS(kd, KD, id, ID, d0, DD,                                    \
+            O2C_WIN_TAPS(kh, KH, ih, IH, h0, DH,                                    \
+            O2C_WIN_TAPS(kw, KW, iw, IW, w0, DW,                                    \
+                const T v = xp[(id * IH + ih) * IW + iw];                           \
+                acc += mode == 2 ? O2C_M(T, pow)(O2C_M(T, fabs)(v), pw) : v;        \
+                cnt++;)))                                                           \
             if (mode == 2) {                                                        \
                 Y[i] = O2C_M(T, pow)(acc, 1 / pw);                                         \
                 continue;                                                           \
@@ -210,19 +175,19 @@
         }                                                                           \
     }
 
-/*@ o2c_maxpool_f32 params O2C_POOL */
+/*@ o2c_maxpool_f32 needs o2c_win3 params O2C_POOL */
 O2C_MAXPOOL(o2c_maxpool_f32, float)
-/*@ o2c_maxpool_rows_f32 params O2C_POOL */
+/*@ o2c_maxpool_rows_f32 needs o2c_win3 params O2C_POOL */
 O2C_MAXPOOL_ROWS(o2c_maxpool_rows_f32)
-/*@ o2c_maxpool_f64 params O2C_POOL */
+/*@ o2c_maxpool_f64 needs o2c_win3 params O2C_POOL */
 O2C_MAXPOOL(o2c_maxpool_f64, double)
-/*@ o2c_maxpool_i8 params O2C_POOL */
+/*@ o2c_maxpool_i8 needs o2c_win3 params O2C_POOL */
 O2C_MAXPOOL(o2c_maxpool_i8, int8_t)
-/*@ o2c_maxpool_u8 params O2C_POOL */
+/*@ o2c_maxpool_u8 needs o2c_win3 params O2C_POOL */
 O2C_MAXPOOL(o2c_maxpool_u8, uint8_t)
-/*@ o2c_avgpool_f32 params O2C_POOL */
+/*@ o2c_avgpool_f32 needs o2c_win3 params O2C_POOL */
 O2C_AVGPOOL(o2c_avgpool_f32, float)
-/*@ o2c_avgpool_f64 params O2C_POOL */
+/*@ o2c_avgpool_f64 needs o2c_win3 params O2C_POOL */
 O2C_AVGPOOL(o2c_avgpool_f64, double)
 /*@ o2c_gavgpool_rows_f32 params O2C_POOL_NK */
 O2C_GAVGPOOL_ROWS(o2c_gavgpool_rows_f32)

@@ -136,37 +136,22 @@
         const TY *YZ = (const TY *)p->x[6];                                 \
         TY *Y = (TY *)p->y[0];                                              \
         const int64_t C = p->k[O2C_QCONV_C], M = p->k[O2C_QCONV_M], G = p->k[O2C_QCONV_GROUP]; \
-        const int64_t ID = p->k[O2C_QCONV_IN], IH = p->k[O2C_QCONV_IN + 1], IW = p->k[O2C_QCONV_IN + 2]; \
-        const int64_t OD = p->k[O2C_QCONV_OUT], OH = p->k[O2C_QCONV_OUT + 1], OW = p->k[O2C_QCONV_OUT + 2]; \
-        const int64_t KD = p->k[O2C_QCONV_K], KH = p->k[O2C_QCONV_K + 1], KW = p->k[O2C_QCONV_K + 2]; \
-        const int64_t SD = p->k[O2C_QCONV_S], SH = p->k[O2C_QCONV_S + 1], SW = p->k[O2C_QCONV_S + 2]; \
-        const int64_t DD = p->k[O2C_QCONV_D], DH = p->k[O2C_QCONV_D + 1], DW = p->k[O2C_QCONV_D + 2]; \
-        const int64_t PD = p->k[O2C_QCONV_PB], PH = p->k[O2C_QCONV_PB + 1], PW = p->k[O2C_QCONV_PB + 2]; \
+        O2C_WIN3_GEOMETRY(O2C_QCONV_IN, O2C_QCONV_OUT, O2C_QCONV_K, O2C_QCONV_S, O2C_QCONV_D, O2C_QCONV_PB); \
         const int64_t CG = C / G, MG = M / G;                               \
         const int32_t xz = XZ ? (int32_t)XZ[0] : 0;                         \
         O2C_FOR(i) {                                                        \
-            int64_t r = i;                                                  \
-            const int64_t ow = r % OW, oh = (r /= OW) % OH, od = (r /= OH) % OD; \
-            const int64_t m = (r /= OD) % M, n = r / M, g = m / MG;         \
+            O2C_WIN3_OUT(i);                                                \
+            const int64_t m = r % M, n = r / M, g = m / MG;                 \
             const int32_t wz = WZ ? (int32_t)WZ[m * p->k[O2C_QCONV_WZ_M]] : 0; \
             uint32_t acc = Bs ? (uint32_t)Bs[m] : 0u;                       \
             for (int64_t c = 0; c < CG; c++) {                              \
                 const TX *xp = X + (n * C + g * CG + c) * ID * IH * IW;     \
                 const TW *wp = Wt + (m * CG + c) * KD * KH * KW;            \
-                for (int64_t kd = 0; kd < KD; kd++) {                       \
-                    const int64_t id = od * SD - PD + kd * DD;              \
-                    if (id < 0 || id >= ID) continue;                       \
-                    for (int64_t kh = 0; kh < KH; kh++) {                   \
-                        const int64_t ih = oh * SH - PH + kh * DH;          \
-                        if (ih < 0 || ih >= IH) continue;                   \
-                        for (int64_t kw = 0; kw < KW; kw++) {               \
-                            const int64_t iw = ow * SW - PW + kw * DW;      \
-                            if (iw < 0 || iw >= IW) continue;               \
-                            acc += (uint32_t)(((int32_t)xp[(id * IH + ih) * IW + iw] - xz) * \
-                                              ((int32_t)wp[(kd * KH + kh) * KW + kw] - wz)); \
-                        }                                                   \
-                    }                                                       \
-                }                                                           \
+                O2C_WIN_TAPS(kd, KD, id, ID, od * SD - PD, DD,              \
+                O2C_WIN_TAPS(kh, KH, ih, IH, oh * SH - PH, DH,              \
+                O2C_WIN_TAPS(kw, KW, iw, IW, ow * SW - PW, DW,              \
+                    acc += (uint32_t)(((int32_t)xp[(id * IH + ih) * IW + iw] - xz) * \
+                                      ((int32_t)wp[(kd * KH + kh) * KW + kw] - wz));))) \
             }                                                               \
             if (REQ)                                                        \
                 Y[i] = (TY)o2c_q_requant((int32_t)acc, MUL[m * p->k[O2C_QCONV_MUL_M]], \
@@ -546,29 +531,29 @@ O2C_QMATMUL_DEF(o2c_qmatmul_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O
 /*@ o2c_qmatmul_i8_i8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
-/*@ o2c_qconv_u8_u8_i32 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_u8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_u8_i32, uint8_t, uint8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_u8_i8_i32 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_i8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_i8_i32, uint8_t, int8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_i8_u8_i32 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_u8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_u8_i32, int8_t, uint8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_i8_i8_i32 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_i8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_i8_i32, int8_t, int8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_u8_u8_u8 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_u8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_u8_i8_u8 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_i8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_i8_u8, uint8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_i8_u8_u8 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_u8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_u8_u8, int8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_i8_i8_u8 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_i8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_i8_u8, int8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_u8_u8_i8 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_u8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_u8_i8, uint8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qconv_u8_i8_i8 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_i8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_u8_i8_i8, uint8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qconv_i8_u8_i8 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_u8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qconv_i8_i8_i8 needs o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_i8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
 O2C_QCONV_DEF(o2c_qconv_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
 /*@ o2c_qgemm_u8_u8_f32 params O2C_QGEMM */
