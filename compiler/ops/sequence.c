@@ -514,19 +514,6 @@ static int wants_rewrite(Node *n)
 /* The graph of each If that keeps its branches (seq_flatten_if adds outputs there). */
 static struct Owner { Node *n; Graph *g; struct Owner *next; } *owners;
 
-/* The rewrite below replaces the node before infer_node sees it: the op's
- * numbers of inputs and outputs are checked here. */
-static void check_arity(Node *n)
-{
-    const OpDef *op = n->op;
-    if (!op) return;
-    int nin = node_formal_inputs(n);   /* a subgraph's captures come after the op's inputs */
-    if (nin < op->min_in || nin > op->max_in)
-        fail("has %d inputs; the op takes %d to %d", nin, op->min_in, op->max_in);
-    if (n->nout < op->min_out || n->nout > op->max_out)
-        fail("has %d outputs; the op takes %d to %d", n->nout, op->min_out, op->max_out);
-}
-
 int seq_expand(Graph *g, Node *n)
 {
     int i = graph_node_index(g, n);
@@ -540,8 +527,7 @@ int seq_expand(Graph *g, Node *n)
         }
         return 0;
     }
-    diag_node = n;
-    check_arity(n);
+    diag_node = n;   /* (the inference loop checked the node's arity before this hook) */
     Rw r = {g, n, i + 1 < g->nnodes ? g->nodes[i + 1] : NULL, 0};
     graph_remove_node(g, n);
     const char *op = n->op_type;
