@@ -112,8 +112,9 @@ int pass_fold(Graph *g)
             if (inside) freed[r] += (int64_t)tensor_bytes(x);
         }
     }
-    /* each region decided once: 1 folded whole (within the model's budget,
-     * fold_allowed), -1 node by node, -2 left to run time */
+    /* each region decided once: folded whole (within the model's budget,
+     * fold_allowed), node by node, or left to run time */
+    enum { UNDECIDED, WHOLE, BY_NODE, KEPT };
     int changes = 0, kept = -1;
     signed char *whole = xalloc((size_t)nn);
     Node **order = xalloc(sizeof(Node *) * (size_t)nn);
@@ -122,12 +123,12 @@ int pass_fold(Graph *g)
         if (!cand[i]) continue;
         Node *n = order[i];
         int r = find(reg, i);
-        if (!whole[r]) {
+        if (whole[r] == UNDECIDED) {
             int64_t grow = added[r] - freed[r];
-            whole[r] = grow > FOLD_SLACK_BYTES ? -1 : fold_allowed(g, grow) ? 1 : -2;
+            whole[r] = grow > FOLD_SLACK_BYTES ? BY_NODE : fold_allowed(g, grow) ? WHOLE : KEPT;
         }
-        if (whole[r] == -2) continue;
-        if (whole[r] == -1) {   /* the region as a whole inflates: node by node */
+        if (whole[r] == KEPT) continue;
+        if (whole[r] == BY_NODE) {   /* the region as a whole inflates: node by node */
             int64_t grow = node_foldable(n) ? node_growth(g, n) : INT64_MAX;
             if (grow > FOLD_SLACK_BYTES || !fold_allowed(g, grow)) {
                 if (kept != r && grow != INT64_MAX)
