@@ -13,7 +13,10 @@ same checks at -O2; a model onnx2c refuses is skipped with its message),
 --report/--emit-onnx/--dot (test_visibility.py), the --profile build (test_profile.py), the autotuner (test_tune.py: --tune,
 --tune-file replayed byte for byte, every candidate variant checked against
 onnxruntime), the ONNX backend node tests, the quantized ops against
-onnxruntime and onnx's reference (test_quant.py), string tensors against
+onnxruntime and onnx's reference (test_quant.py), small float models
+quantized by onnxruntime's quantize_static (QDQ and QOperator, uint8 and
+int8 activations) against its integer kernels within one quantization step
+(test_qdq.py), string tensors against
 onnxruntime with their C under ASan/UBSan (test_strings.py),
 onnxruntime and onnx's reference (test_quant.py), FlexAttention's
 score_mod/prob_mod against onnx's reference (test_flexattention.py),
@@ -59,6 +62,8 @@ SUITES = [
     # every node test in C and in CUDA (the .cu through the CPU emulation)
     ("conformance", [PY, "tests/conformance/run_node_tests.py", "--quiet", "--cuda-emu", "--compiler", ASAN_CC]),
     ("quant", [PY, "tests/test_quant.py", "--compiler", ASAN_CC]),
+    # float models quantized by onnxruntime (QDQ, QOperator) against its integer kernels, one step apart at most
+    ("qdq", [PY, "tests/test_qdq.py", "--compiler", ASAN_CC]),
     # outputs sized by their data (NonZero & co.) against onnxruntime, C and CUDA (emulated)
     ("dynamic-outputs", [PY, "tests/test_dynamic_outputs.py", "--compiler", ASAN_CC]),
     # string tensors against onnxruntime; their C under ASan/UBSan (tests/test_strings.py)

@@ -2,8 +2,17 @@
  * MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv, and the
  * com.microsoft ops of onnxruntime's quantization tools (QLinearAdd,
  * QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool,
- * QLinearConcat). Kernels in runtime/c/quant.h, parameter slots in
- * runtime/c/params/quant.h.
+ * QLinearConcat), and onnx2c's FusedQLinearConv and FusedQLinearMatMul
+ * (made by passes/quantize.c from DequantizeLinear -> Conv/Gemm/MatMul ->
+ * activation -> QuantizeLinear). Kernels in runtime/c/quant.h, parameter
+ * slots in runtime/c/params/quant.h.
+ *
+ * Integer convolutions and products with constant int8 weights of zero
+ * point 0 (what quantize_static writes: symmetric int8 weights) run on the
+ * packed kernels (o2c_qlin_*: an implicit GEMM, weights packed here;
+ * o2c_qdw_*: depthwise) in the C target; the rest, the CUDA target and
+ * other weights run on the reference kernels (o2c_qconv_*, o2c_qmatmul_*,
+ * o2c_qgemm_*).
  *
  * Scales and zero points are read at run time (they may be graph inputs);
  * their shapes decide the granularity (per tensor, per axis, blocked; per
@@ -252,6 +261,106 @@ void lower_dynamic_quantize_linear(Node *n, Lowering *L)
     c->k[O2C_QUANT_PREC] = O2C_QPREC_NONE;
 }
 
+static int is_qlinear_conv(const Node *n)
+{
+    return !strcmp(n->op_type, "QLinearConv") || !strcmp(n->op_type, "FusedQLinearConv");
+}
+
+/* The output clamp of a requantizing node: its type's range, narrowed by a
+ * fused node's activation (attributes y_min, y_max: passes/quantize.c) */
+static void qclamp(const Node *n, int dt, int64_t *lo, int64_t *hi)
+{
+    *lo = dt == DT_UINT8 ? 0 : -128;
+    *hi = dt == DT_UINT8 ? 255 : 127;
+    if (n->domain && !strcmp(n->domain, "onnx2c")) {
+        int64_t a = attr_i(n, "y_min"), b = attr_i(n, "y_max");
+        if (a > *lo) *lo = a;
+        if (b < *hi) *hi = b;
+    }
+}
+
+/* ---- the packed integer kernels (o2c_qlin_*, o2c_qdw_*) ------------------- */
+
+/* A convolution or product as the packed kernels see it */
+typedef struct QLin {
+    Tensor *x, *xs, *xz, *w, *ws, *wz, *ys, *yz, *b, *y;
+    int64_t M;            /* output channels (a product: B's columns) */
+    int wkn;              /* W is K x M (a product's B), not M x K... (a conv's M x C x KH x KW) */
+} QLin;
+
+/* one float of a constant scale: index i, or its only value */
+static float qscale_at(const Tensor *t, int64_t i) { return (float)elem_f64(t->dtype, t->data, tensor_numel(t) == 1 ? 0 : i); }
+
+/* The packed kernels apply: the C target; 8-bit X and Y; constant int8
+ * weights whose zero points are all 0; constant float scales (the
+ * multipliers are computed here) */
+static int qlin_applies(const Lowering *L, const QLin *q)
+{
+    if (!L->tiled || (q->x->dtype != DT_UINT8 && q->x->dtype != DT_INT8)) return 0;
+    if (q->y->dtype != DT_UINT8 && q->y->dtype != DT_INT8) return 0;
+    if (q->w->dtype != DT_INT8 || !q->w->data) return 0;
+    if (q->wz) {
+        if (!q->wz->data) return 0;
+        for (int64_t i = 0; i < tensor_numel(q->wz); i++)
+            if (elem_i64(q->wz->dtype, q->wz->data, i)) return 0;
+    }
+    if (q->xz && tensor_numel(q->xz) != 1) return 0;
+    if (q->yz && tensor_numel(q->yz) != 1) return 0;
+    const Tensor *sc[3] = {q->xs, q->ws, q->ys};
+    for (int i = 0; i < 3; i++)
+        if (!sc[i] || !sc[i]->data || sc[i]->dtype != DT_FLOAT) return 0;
+    return tensor_numel(q->xs) == 1 && tensor_numel(q->ys) == 1 &&
+           (tensor_numel(q->ws) == 1 || tensor_numel(q->ws) == q->M);
+}
+
+/* The requantization multipliers x_scale * w_scale[m] / y_scale, in float
+ * and in onnxruntime's order, for mp channels (0 past M) */
+static Tensor *qlin_multipliers(Lowering *L, const QLin *q, int64_t mp)
+{
+    Tensor *mul = lower_const(L, "multipliers", DT_FLOAT, 1, &mp);
+    float *d = mul->data;
+    const float xs = qscale_at(q->xs, 0), ys = qscale_at(q->ys, 0);
+    for (int64_t m = 0; m < q->M; m++) {
+        const float xw = xs * qscale_at(q->ws, m);
+        d[m] = xw / ys;
+    }
+    return mul;
+}
+
+/* The call of o2c_qlin_* (W packed here) or o2c_qdw_* (W as it is): the
+ * operands; the caller sets the geometry */
+static KCall *qlin_call(Lowering *L, const QLin *q, int depthwise, int64_t K, int64_t count)
+{
+    const int64_t M = q->M, MT = (M + O2C_QLIN_MR - 1) / O2C_QLIN_MR, KP = (K + 1) / 2;
+    KCall *c = lower_call(L, xfmt("o2c_%s_%s_%s", depthwise ? "qdw" : "qlin", dtype_suffix(q->x->dtype),
+                                  dtype_suffix(q->y->dtype)), count);
+    c->x[0] = q->x;
+    c->x[1] = q->xz;
+    if (depthwise) {
+        c->x[2] = q->w;
+        c->x[4] = qlin_multipliers(L, q, M);
+    } else {
+        int64_t wd[3] = {MT, KP, 2 * O2C_QLIN_MR};
+        Tensor *wp = lower_const(L, "W_packed", DT_INT8, 3, wd);
+        const int8_t *src = q->w->data;
+        int8_t *dst = wp->data;
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t k = 0; k < K; k++)
+                dst[((m / O2C_QLIN_MR) * KP + k / 2) * 2 * O2C_QLIN_MR + 2 * (m % O2C_QLIN_MR) + k % 2] =
+                    q->wkn ? src[k * M + m] : src[m * K + k];
+        c->x[2] = wp;
+        c->x[4] = qlin_multipliers(L, q, MT * O2C_QLIN_MR);
+        int64_t pd[2] = {KP, 2 * O2C_QLIN_PB};
+        c->y[1] = lower_temp(L, DT_INT16, 2, pd);
+    }
+    c->x[3] = q->b;
+    c->x[5] = q->yz;
+    c->y[0] = q->y;
+    c->k[O2C_QLIN_M] = M;
+    qclamp(L->node, q->y->dtype, &c->k[O2C_QLIN_QMIN], &c->k[O2C_QLIN_QMAX]);
+    return c;
+}
+
 /* ---- MatMulInteger, QLinearMatMul ------------------------------------------ */
 
 /* The stride of a quantization parameter along the rows (m) of an M x N
@@ -343,8 +452,29 @@ void infer_qlinear_matmul(Node *n)
     qmm_params(n, k);
 }
 
+/* A product with a constant 2-D int8 B on the packed kernel (o2c_qlin_*,
+ * channels last: A's rows are the pixels); 0 if it does not apply */
+static int lower_qmatmul_packed(Node *n, Lowering *L, Tensor *bias)
+{
+    QLin q = {n->in[0], n->in[1], in_t(n, 2), n->in[3], n->in[4], in_t(n, 5), n->in[6], in_t(n, 7), bias,
+              n->out[0], 0, 1};
+    if (q.w->rank != 2 || q.x->rank < 1) return 0;
+    int64_t K = q.w->dims[0], rows = tensor_numel(q.x) / K;
+    q.M = q.w->dims[1];
+    if (!qlin_applies(L, &q)) return 0;
+    KCall *c = qlin_call(L, &q, 0, K, (rows + O2C_QLIN_PB - 1) / O2C_QLIN_PB);
+    static const int64_t ONE[] = {O2C_QLIN_IH, O2C_QLIN_OH, O2C_QLIN_KH, O2C_QLIN_KW, O2C_QLIN_SH, O2C_QLIN_SW,
+                                  O2C_QLIN_DH, O2C_QLIN_DW, O2C_QLIN_CL};
+    for (size_t i = 0; i < sizeof ONE / sizeof ONE[0]; i++) c->k[ONE[i]] = 1;
+    c->k[O2C_QLIN_C] = K;
+    c->k[O2C_QLIN_IW] = rows;
+    c->k[O2C_QLIN_OW] = rows;
+    return 1;
+}
+
 void lower_qmatmul(Node *n, Lowering *L)
 {
+    if (is_qlinear_matmul(n) && lower_qmatmul_packed(n, L, NULL)) return;
     const int *ro = is_qlinear_matmul(n) ? QLMM_ROLES : MMI_ROLES;
     Tensor *a = n->in[ro[0]], *b = n->in[ro[1]], *y = n->out[0];
     int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1, K = a->dims[a->rank - 1];
@@ -362,9 +492,93 @@ void lower_qmatmul(Node *n, Lowering *L)
     c->k[O2C_QMM_PREC] = is_qlinear_matmul(n) ? prec_of(orig_dtype(n, 1)) : O2C_QPREC_NONE;
 }
 
+/* ---- onnx2c FusedQLinearMatMul ------------------------------------------------
+ * QLinearMatMul's inputs with a constant 2-D int8 B, then an int32 bias of
+ * one value per column (input 8, optional); attributes y_min, y_max: the
+ * output clamp of a fused activation (passes/quantize.c makes it from
+ * DequantizeLinear -> MatMul/Gemm [-> Add bias] [-> Relu/Clip] ->
+ * QuantizeLinear). */
+
+void infer_fused_qlinear_matmul(Node *n)
+{
+    Tensor *b = n->in[3], *bias = in_t(n, 8);
+    if (b->rank != 2) fail("B ('%s') is %s; it must be a matrix", b->name, tensor_shape_str(b));
+    need_scalar(n, n->in[1], "a_scale");
+    need_scalar(n, n->in[2], "a_zero_point");
+    need_scalar(n, n->in[6], "y_scale");
+    need_scalar(n, n->in[7], "y_zero_point");
+    if (bias && (bias->dtype != DT_INT32 || bias->rank != 1 || bias->dims[0] != b->dims[1]))
+        fail("the bias ('%s') is %s %s; it must be an int32 vector of %lld values", bias->name,
+             dtype_name(bias->dtype), tensor_shape_str(bias), (long long)b->dims[1]);
+    infer_qlinear_matmul(n);
+}
+
+/* In standard ops: QLinearConv, or MatMulInteger + the bias, scaled and
+ * quantized; then Clip where the clamp is narrower than the type */
+void decompose_fused_qlinear(const Node *n, Decomp *d)
+{
+    static const char *const CONV_ATTRS[] = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides", NULL};
+    const char *y;
+    int dt = n->out[0]->dtype;
+    if (is_qlinear_conv(n)) {
+        y = dc_op(d, "QLinearConv", 9, dc_in(d, 0), dc_in(d, 1), dc_in(d, 2), dc_in(d, 3), dc_in(d, 4), dc_in(d, 5),
+                  dc_in(d, 6), dc_in(d, 7), dc_in(d, 8));
+        dc_copy_attrs(d, n, CONV_ATTRS);
+    } else {
+        const char *acc = dc_op(d, "MatMulInteger", 4, dc_in(d, 0), dc_in(d, 3), dc_in(d, 2), dc_in(d, 5));
+        if (in_t((Node *)n, 8)) acc = dc_op(d, "Add", 2, acc, dc_in(d, 8));
+        const char *f = dc_op(d, "Cast", 1, acc);
+        dc_attr_i(d, "to", DT_FLOAT);
+        f = dc_op(d, "Mul", 2, f, dc_op(d, "Mul", 2, dc_in(d, 1), dc_in(d, 4)));
+        y = dc_op(d, "QuantizeLinear", 3, f, dc_in(d, 6), dc_in(d, 7));
+    }
+    int64_t lo, hi;
+    qclamp(n, dt, &lo, &hi);
+    if (lo > (dt == DT_UINT8 ? 0 : -128) || hi < (dt == DT_UINT8 ? 255 : 127))
+        y = dc_op(d, "Clip", 3, y, dc_const_f(d, dt, (double)lo), dc_const_f(d, dt, (double)hi));
+    dc_output(d, 0, y);
+}
+
+void lower_fused_qlinear_matmul(Node *n, Lowering *L)
+{
+    if (lower_qmatmul_packed(n, L, in_t(n, 8))) return;
+    /* the reference: com.microsoft QGemm's kernel on A as rows x K */
+    Tensor *a = n->in[0], *b = n->in[3], *y = n->out[0];
+    int64_t K = b->dims[0], N = b->dims[1], M = tensor_numel(a) / K, nsc = tensor_numel(n->in[4]);
+    Tensor *sc = lower_temp(L, DT_FLOAT, 1, &nsc);
+    KCall *s = lower_call(L, "o2c_qscale_f32", nsc);
+    s->x[0] = n->in[1];
+    s->x[1] = n->in[4];
+    s->x[2] = n->in[6];
+    s->y[0] = sc;
+    s->k[O2C_QSCALE_SB] = nsc > 1;
+    s->f[O2C_QSCALE_F_ALPHA] = 1.0;
+    sc = eval_call_const(L, s, "scales");
+    KCall *k = lower_call(L, xfmt("o2c_qgemm_%s_%s_%s", dtype_suffix(a->dtype), dtype_suffix(b->dtype),
+                                  dtype_suffix(y->dtype)), tensor_numel(y));
+    k->x[0] = a;
+    k->x[1] = in_t(n, 2);
+    k->x[2] = b;
+    k->x[3] = in_t(n, 5);
+    k->x[4] = in_t(n, 8);
+    k->x[5] = sc;
+    k->x[6] = in_t(n, 7);
+    k->y[0] = y;
+    k->k[O2C_QGEMM_M] = M;
+    k->k[O2C_QGEMM_N] = N;
+    k->k[O2C_QGEMM_K] = K;
+    k->k[O2C_QGEMM_SAM] = K;
+    k->k[O2C_QGEMM_SAK] = 1;
+    k->k[O2C_QGEMM_SBK] = N;
+    k->k[O2C_QGEMM_SBN] = 1;
+    k->k[O2C_QGEMM_SCN] = in_t(n, 8) != NULL;
+    k->k[O2C_QGEMM_BZ_N] = in_t(n, 5) && tensor_numel(n->in[5]) > 1;
+    k->k[O2C_QGEMM_SC_N] = nsc > 1;
+    qclamp(n, y->dtype, &k->k[O2C_QGEMM_QMIN], &k->k[O2C_QGEMM_QMAX]);
+}
+
 /* ---- ConvInteger, QLinearConv --------------------------------------------- */
 
-static int is_qlinear_conv(const Node *n) { return !strcmp(n->op_type, "QLinearConv"); }
 
 /* the inputs' roles: X, W, xz, wz, (QLinearConv:) xs, ws, ys, yz, B */
 static const int CI_ROLES[9] = {0, 1, 2, 3, -1, -1, -1, -1, -1};
@@ -444,12 +658,46 @@ void infer_qlinear_conv(Node *n)
     qconv_out(n, n->in[0], M, &g, yz->dtype);
 }
 
+/* QLinearConv on the packed kernels: 1-D and 2-D, group 1 (o2c_qlin_*) or
+ * depthwise (o2c_qdw_*); 0 if they do not apply */
+static int lower_qconv_packed(Node *n, Lowering *L, const ConvGeom *g, int64_t group, int64_t M)
+{
+    QLin q = {n->in[0], n->in[1], in_t(n, 2), n->in[3], n->in[4], in_t(n, 5), n->in[6], in_t(n, 7), in_t(n, 8),
+              n->out[0], M, 0};
+    const Tensor *x = q.x;
+    int64_t C = x->dims[1];
+    int depthwise = group > 1 && group == C && M == C;
+    if (g->nsp > 2 || (group != 1 && !depthwise) || !qlin_applies(L, &q)) return 0;
+    int64_t K = C / group * g->k[1] * g->k[2], N = x->dims[0], S = g->out[1] * g->out[2];
+    int64_t count = depthwise ? N * C * g->out[1] : N * ((S + O2C_QLIN_PB - 1) / O2C_QLIN_PB);
+    KCall *c = qlin_call(L, &q, depthwise, K, count);
+    if (depthwise) {
+        int64_t ow = g->out[2];
+        c->y[1] = lower_temp(L, DT_INT32, 1, &ow);
+    }
+    c->k[O2C_QLIN_C] = C;
+    c->k[O2C_QLIN_IH] = g->in[1];
+    c->k[O2C_QLIN_IW] = g->in[2];
+    c->k[O2C_QLIN_OH] = g->out[1];
+    c->k[O2C_QLIN_OW] = g->out[2];
+    c->k[O2C_QLIN_KH] = g->k[1];
+    c->k[O2C_QLIN_KW] = g->k[2];
+    c->k[O2C_QLIN_SH] = g->s[1];
+    c->k[O2C_QLIN_SW] = g->s[2];
+    c->k[O2C_QLIN_DH] = g->d[1];
+    c->k[O2C_QLIN_DW] = g->d[2];
+    c->k[O2C_QLIN_PH] = g->pb[1];
+    c->k[O2C_QLIN_PW] = g->pb[2];
+    return 1;
+}
+
 void lower_qconv(Node *n, Lowering *L)
 {
     const int *ro = is_qlinear_conv(n) ? QLC_ROLES : CI_ROLES;
     Tensor *x = n->in[ro[0]], *w = n->in[ro[1]], *y = n->out[0];
     ConvGeom g;
     int64_t group, M = qconv_geom(n, &g, &group);
+    if (is_qlinear_conv(n) && lower_qconv_packed(n, L, &g, group, M)) return;
     Tensor *mul = NULL;
     int64_t nmul = 0;
     if (is_qlinear_conv(n)) {   /* the multipliers x_scale * w_scale / y_scale, one per channel or one */
@@ -487,6 +735,7 @@ void lower_qconv(Node *n, Lowering *L)
     }
     c->k[O2C_QCONV_WZ_M] = c->x[3] && tensor_numel(c->x[3]) > 1;
     c->k[O2C_QCONV_MUL_M] = nmul > 1;
+    if (is_qlinear_conv(n)) qclamp(n, y->dtype, &c->k[O2C_QCONV_QMIN], &c->k[O2C_QCONV_QMAX]);
 }
 
 /* ---- com.microsoft: QLinearAdd, QLinearMul --------------------------------- */
@@ -648,6 +897,7 @@ void lower_qgemm(Node *n, Lowering *L)
     if (c) qgemm_bias_strides(c, M, N, &k->k[O2C_QGEMM_SCM], &k->k[O2C_QGEMM_SCN]);
     k->k[O2C_QGEMM_BZ_N] = tensor_numel(n->in[5]) > 1;
     k->k[O2C_QGEMM_SC_N] = nsc > 1;
+    if (in_t(n, 8)) qclamp(n, y->dtype, &k->k[O2C_QGEMM_QMIN], &k->k[O2C_QGEMM_QMAX]);
 }
 
 /* ---- com.microsoft: QLinearSigmoid, QLinearLeakyRelu ------------------------ */

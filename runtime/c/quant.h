@@ -123,7 +123,7 @@
     }
 
 /* ConvInteger (REQ 0: Y int32) and QLinearConv (REQ 1: Y requantized by
- * MUL[m] and yz): the direct convolution of the integer differences; taps
+ * MUL[m] and yz, clamped to [QMIN, QMAX]): the direct convolution of the integer differences; taps
  * in the padding contribute 0 (X padded with its zero point).
  *   O2C_QCONV_* (runtime/c/params/quant.h) */
 #define O2C_QCONV_DEF(NAME, TX, TW, TY, REQ, LO, HI)                        \
@@ -155,7 +155,7 @@
             }                                                               \
             if (REQ)                                                        \
                 Y[i] = (TY)o2c_q_requant((int32_t)acc, MUL[m * p->k[O2C_QCONV_MUL_M]], \
-                                         YZ ? (int64_t)YZ[0] : 0, LO, HI);  \
+                                         YZ ? (int64_t)YZ[0] : 0, p->k[O2C_QCONV_QMIN], p->k[O2C_QCONV_QMAX]); \
             else                                                            \
                 Y[i] = (TY)(int32_t)acc;                                    \
         }                                                                   \
@@ -164,7 +164,7 @@
 /* com.microsoft QGemm (REQ 0: float Y = acc * SC[n]; REQ 1: Y 8-bit,
  * saturate(round(acc * SC[n]) + yz) with the product in float, as
  * onnxruntime). O2C_QGEMM_* */
-#define O2C_QGEMM_DEF(NAME, TA, TB, TY, REQ, LO, HI)                        \
+#define O2C_QGEMM_DEF(NAME, TA, TB, TY, REQ)                                 \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
         const TA *A = (const TA *)p->x[0], *AZ = (const TA *)p->x[1];       \
@@ -189,7 +189,7 @@
             v = (float)(int32_t)acc * SC[n * p->k[O2C_QGEMM_SC_N]];         \
             if (REQ) {                                                      \
                 v = nearbyintf(v) + yz;                                     \
-                Y[i] = (TY)O2C_Q_SAT(float, v, LO, HI);                     \
+                Y[i] = (TY)O2C_Q_SAT(float, v, p->k[O2C_QGEMM_QMIN], p->k[O2C_QGEMM_QMAX]); \
             } else {                                                        \
                 Y[i] = (TY)v;                                               \
             }                                                               \
@@ -557,29 +557,29 @@ O2C_QCONV_DEF(o2c_qconv_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q
 O2C_QCONV_DEF(o2c_qconv_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
 /*@ o2c_qgemm_u8_u8_f32 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_u8_u8_f32, uint8_t, uint8_t, float, 0, 0, 0)
+O2C_QGEMM_DEF(o2c_qgemm_u8_u8_f32, uint8_t, uint8_t, float, 0)
 /*@ o2c_qgemm_u8_u8_u8 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+O2C_QGEMM_DEF(o2c_qgemm_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1)
 /*@ o2c_qgemm_u8_u8_i8 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_u8_u8_i8, uint8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+O2C_QGEMM_DEF(o2c_qgemm_u8_u8_i8, uint8_t, uint8_t, int8_t, 1)
 /*@ o2c_qgemm_u8_i8_f32 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_u8_i8_f32, uint8_t, int8_t, float, 0, 0, 0)
+O2C_QGEMM_DEF(o2c_qgemm_u8_i8_f32, uint8_t, int8_t, float, 0)
 /*@ o2c_qgemm_u8_i8_u8 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_u8_i8_u8, uint8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+O2C_QGEMM_DEF(o2c_qgemm_u8_i8_u8, uint8_t, int8_t, uint8_t, 1)
 /*@ o2c_qgemm_u8_i8_i8 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_u8_i8_i8, uint8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+O2C_QGEMM_DEF(o2c_qgemm_u8_i8_i8, uint8_t, int8_t, int8_t, 1)
 /*@ o2c_qgemm_i8_u8_f32 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_i8_u8_f32, int8_t, uint8_t, float, 0, 0, 0)
+O2C_QGEMM_DEF(o2c_qgemm_i8_u8_f32, int8_t, uint8_t, float, 0)
 /*@ o2c_qgemm_i8_u8_u8 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_i8_u8_u8, int8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+O2C_QGEMM_DEF(o2c_qgemm_i8_u8_u8, int8_t, uint8_t, uint8_t, 1)
 /*@ o2c_qgemm_i8_u8_i8 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+O2C_QGEMM_DEF(o2c_qgemm_i8_u8_i8, int8_t, uint8_t, int8_t, 1)
 /*@ o2c_qgemm_i8_i8_f32 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_i8_i8_f32, int8_t, int8_t, float, 0, 0, 0)
+O2C_QGEMM_DEF(o2c_qgemm_i8_i8_f32, int8_t, int8_t, float, 0)
 /*@ o2c_qgemm_i8_i8_u8 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_i8_i8_u8, int8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
+O2C_QGEMM_DEF(o2c_qgemm_i8_i8_u8, int8_t, int8_t, uint8_t, 1)
 /*@ o2c_qgemm_i8_i8_i8 params O2C_QGEMM */
-O2C_QGEMM_DEF(o2c_qgemm_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
+O2C_QGEMM_DEF(o2c_qgemm_i8_i8_i8, int8_t, int8_t, int8_t, 1)
 
 /*@ o2c_qladd_u8 needs o2c_offset params O2C_QBIN */
 O2C_QBIN_DEF(o2c_qladd_u8, uint8_t, 0, O2C_Q_LO_u8, O2C_Q_HI_u8)
@@ -619,6 +619,273 @@ O2C_QCAT_DEF(o2c_qconcat_u8, uint8_t, u8)
 /*@ o2c_qconcat_i8 params O2C_QCAT */
 O2C_QCAT_DEF(o2c_qconcat_i8, int8_t, i8)
 
+/*@ o2c_qlin_core */
+/* The packed integer GEMM of o2c_qlin_* and the requantization of
+ * o2c_qlin_* and o2c_qdw_*.
+ *
+ * o2c_qlin_tile: acc[j][i] (NR pixels x MR channels) += the products of KP
+ * pairs of k: W the channel tile's packed weights (2 MR int8 a pair), P
+ * the panel at the tile's first pixel (PB pixels x 2 int16 a pair). The
+ * int16 operands are the differences X - xz (-255..255) and the weights
+ * sign-extended, so a pair's sum w0 x0 + w1 x1 is exact in 32 bits: on
+ * AVX2 one vpmaddwd does 8 channels x 2 k of one pixel (16
+ * multiply-accumulates), with no saturation (vpmaddubsw's u8 x s8 pairs
+ * would saturate at 16 bits, onnxruntime's reduce_range problem). The
+ * portable loop computes the same sums.
+ *
+ * o2c_qlin_requant_row: out[i] = saturate(round(acc[i] * mul[i]) + yz) to
+ * [lo, hi] as onnxruntime requantizes (MLAS): the product in float, clamped
+ * to [lo - yz, hi - yz], rounded to nearest even, plus yz. (The spec's
+ * reference kernels, o2c_q_requant, round the exact real product; the two
+ * differ only where the float product rounds across a half, by one.) */
+#if defined(__AVX2__) && !defined(__CUDACC__)
+#include <immintrin.h>
+static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP,
+                                 int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
+{
+    __m256i a00 = _mm256_loadu_si256((const __m256i *)acc[0]), a01 = _mm256_loadu_si256((const __m256i *)(acc[0] + 8));
+    __m256i a10 = _mm256_loadu_si256((const __m256i *)acc[1]), a11 = _mm256_loadu_si256((const __m256i *)(acc[1] + 8));
+    __m256i a20 = _mm256_loadu_si256((const __m256i *)acc[2]), a21 = _mm256_loadu_si256((const __m256i *)(acc[2] + 8));
+    __m256i a30 = _mm256_loadu_si256((const __m256i *)acc[3]), a31 = _mm256_loadu_si256((const __m256i *)(acc[3] + 8));
+    __m256i a40 = _mm256_loadu_si256((const __m256i *)acc[4]), a41 = _mm256_loadu_si256((const __m256i *)(acc[4] + 8));
+    __m256i a50 = _mm256_loadu_si256((const __m256i *)acc[5]), a51 = _mm256_loadu_si256((const __m256i *)(acc[5] + 8));
+    for (int64_t kp = 0; kp < KP; kp++) {
+        const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(W + kp * 2 * O2C_QLIN_MR)));
+        const __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(W + kp * 2 * O2C_QLIN_MR + 16)));
+        const int16_t *pr = P + kp * O2C_QLIN_PB * 2;
+        int32_t v;
+        __m256i b;
+#define O2C_QLIN_PIXEL(j)                                                   \
+        memcpy(&v, pr + 2 * (j), sizeof v);                                 \
+        b = _mm256_set1_epi32(v);                                           \
+        a##j##0 = _mm256_add_epi32(a##j##0, _mm256_madd_epi16(w0, b));      \
+        a##j##1 = _mm256_add_epi32(a##j##1, _mm256_madd_epi16(w1, b));
+        O2C_QLIN_PIXEL(0)
+        O2C_QLIN_PIXEL(1)
+        O2C_QLIN_PIXEL(2)
+        O2C_QLIN_PIXEL(3)
+        O2C_QLIN_PIXEL(4)
+        O2C_QLIN_PIXEL(5)
+#undef O2C_QLIN_PIXEL
+    }
+    _mm256_storeu_si256((__m256i *)acc[0], a00); _mm256_storeu_si256((__m256i *)(acc[0] + 8), a01);
+    _mm256_storeu_si256((__m256i *)acc[1], a10); _mm256_storeu_si256((__m256i *)(acc[1] + 8), a11);
+    _mm256_storeu_si256((__m256i *)acc[2], a20); _mm256_storeu_si256((__m256i *)(acc[2] + 8), a21);
+    _mm256_storeu_si256((__m256i *)acc[3], a30); _mm256_storeu_si256((__m256i *)(acc[3] + 8), a31);
+    _mm256_storeu_si256((__m256i *)acc[4], a40); _mm256_storeu_si256((__m256i *)(acc[4] + 8), a41);
+    _mm256_storeu_si256((__m256i *)acc[5], a50); _mm256_storeu_si256((__m256i *)(acc[5] + 8), a51);
+}
+
+static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, int64_t mstride, int32_t yz,
+                                        int32_t lo, int32_t hi, int32_t *out, int64_t n)
+{
+    const __m256 flo = _mm256_set1_ps((float)(lo - yz)), fhi = _mm256_set1_ps((float)(hi - yz));
+    const __m256i z = _mm256_set1_epi32(yz);
+    int64_t i = 0;
+    if (mstride == 1)
+        for (; i + 8 <= n; i += 8) {
+            __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(acc + i))),
+                                     _mm256_loadu_ps(mul + i));
+            v = _mm256_min_ps(_mm256_max_ps(v, flo), fhi);
+            _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(_mm256_cvtps_epi32(v), z));
+        }
+    for (; i < n; i++) {
+        float v = (float)acc[i] * mul[i * mstride];
+        v = !(v >= (float)(lo - yz)) ? (float)(lo - yz) : v > (float)(hi - yz) ? (float)(hi - yz) : v;
+        out[i] = (int32_t)nearbyintf(v) + yz;
+    }
+}
+#else
+O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP,
+                                        int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
+{
+    for (int64_t kp = 0; kp < KP; kp++) {
+        const int8_t *w = W + kp * 2 * O2C_QLIN_MR;
+        const int16_t *pr = P + kp * O2C_QLIN_PB * 2;
+        for (int j = 0; j < O2C_QLIN_NR; j++) {
+            const int32_t x0 = pr[2 * j], x1 = pr[2 * j + 1];
+            for (int i = 0; i < O2C_QLIN_MR; i++) acc[j][i] += w[2 * i] * x0 + w[2 * i + 1] * x1;
+        }
+    }
+}
+
+O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, int64_t mstride, int32_t yz,
+                                               int32_t lo, int32_t hi, int32_t *out, int64_t n)
+{
+    const float flo = (float)(lo - yz), fhi = (float)(hi - yz);
+    for (int64_t i = 0; i < n; i++) {
+        float v = (float)acc[i] * mul[i * mstride];
+        v = !(v >= flo) ? flo : v > fhi ? fhi : v;
+        out[i] = (int32_t)nearbyintf(v) + yz;
+    }
+}
+#endif
+
+/* Row k (a channel and tap) of the panel: R[j] = X at pixel p0 + j's tap
+ * less xz, 0 where the tap is in the padding or j >= np. Inside
+ * O2C_QLIN_DEF. */
+#define O2C_QLIN_GATHER(TX, R, k)                                             \
+    if ((k) >= K) {                                                         \
+        for (int64_t j = 0; j < O2C_QLIN_PB; j++) R[j] = 0;                 \
+    } else {                                                                \
+        const int64_t c = (k) / (KH * KW), kh = (k) / KW % KH, kw = (k) % KW; \
+        const int64_t off = kw * DW - PW, cs = cl ? C : 1;                  \
+        /* the output columns whose tap is inside the row: [owlo, owhi) */  \
+        const int64_t owlo = off < 0 ? (-off + SW - 1) / SW : 0;            \
+        const int64_t owhi = IW - off > 0 ? (IW - off + SW - 1) / SW : 0;   \
+        int64_t j = 0;                                                      \
+        while (j < np) {                                                    \
+            const int64_t pp = p0 + j, oh = pp / OW, ow0 = pp % OW;         \
+            const int64_t len = OW - ow0 < np - j ? OW - ow0 : np - j;      \
+            const int64_t ih = oh * SH - PH + kh * DH;                      \
+            int64_t qlo = owlo - ow0, qhi = owhi - ow0;                     \
+            if (qlo < 0) qlo = 0;                                           \
+            if (qhi > len) qhi = len;                                       \
+            if (ih < 0 || ih >= IH || qhi <= qlo) {                         \
+                for (int64_t q = 0; q < len; q++) R[j + q] = 0;             \
+            } else {                                                        \
+                const TX *xr = X + (cl ? ((n * IH + ih) * IW) * C + c : ((n * C + c) * IH + ih) * IW); \
+                for (int64_t q = 0; q < qlo; q++) R[j + q] = 0;             \
+                if (cs == 1 && SW == 1)                                     \
+                    for (int64_t q = qlo; q < qhi; q++) R[j + q] = (int16_t)((int32_t)xr[ow0 + q + off] - xz); \
+                else                                                        \
+                    for (int64_t q = qlo; q < qhi; q++)                     \
+                        R[j + q] = (int16_t)((int32_t)xr[((ow0 + q) * SW + off) * cs] - xz); \
+                for (int64_t q = qhi; q < len; q++) R[j + q] = 0;           \
+            }                                                               \
+            j += len;                                                       \
+        }                                                                   \
+        for (; j < O2C_QLIN_PB; j++) R[j] = 0;                              \
+    }
+
+/* o2c_qlin_X_Y: see runtime/c/params/quant.h (O2C_QLIN_*). Each pixel
+ * block: the panel (every k's row of the block's pixels, pairs of k
+ * interleaved), then every channel tile's product with it, NR pixels at a
+ * time, requantized and stored. */
+#define O2C_QLIN_DEF(NAME, TX, TY)                                          \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TX *X = (const TX *)p->x[0], *XZ = (const TX *)p->x[1];       \
+        const int8_t *Wp = (const int8_t *)p->x[2];                         \
+        const int32_t *Bs = (const int32_t *)p->x[3];                       \
+        const float *MUL = (const float *)p->x[4];                          \
+        const TY *YZ = (const TY *)p->x[5];                                 \
+        TY *Y = (TY *)p->y[0];                                              \
+        int16_t *P = (int16_t *)p->y[1];                                    \
+        const int64_t C = p->k[O2C_QLIN_C], M = p->k[O2C_QLIN_M];           \
+        const int64_t IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];       \
+        const int64_t OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];       \
+        const int64_t KH = p->k[O2C_QLIN_KH], KW = p->k[O2C_QLIN_KW];       \
+        const int64_t SH = p->k[O2C_QLIN_SH], SW = p->k[O2C_QLIN_SW];       \
+        const int64_t DH = p->k[O2C_QLIN_DH], DW = p->k[O2C_QLIN_DW];       \
+        const int64_t PH = p->k[O2C_QLIN_PH], PW = p->k[O2C_QLIN_PW];       \
+        const int64_t cl = p->k[O2C_QLIN_CL];                               \
+        const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
+        const int64_t K = C * KH * KW, KP = (K + 1) / 2, S = OH * OW;       \
+        const int64_t NB = (S + O2C_QLIN_PB - 1) / O2C_QLIN_PB;             \
+        const int64_t MT = (M + O2C_QLIN_MR - 1) / O2C_QLIN_MR;             \
+        const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
+        O2C_FOR(t) {                                                        \
+            const int64_t n = t / NB, p0 = t % NB * O2C_QLIN_PB;            \
+            const int64_t np = S - p0 < O2C_QLIN_PB ? S - p0 : O2C_QLIN_PB; \
+            for (int64_t kp = 0; kp < KP; kp++) {                           \
+                int16_t ra[O2C_QLIN_PB], rb[O2C_QLIN_PB];                   \
+                int16_t *dst = P + kp * O2C_QLIN_PB * 2;                    \
+                O2C_QLIN_GATHER(TX, ra, 2 * kp)                              \
+                O2C_QLIN_GATHER(TX, rb, 2 * kp + 1)                          \
+                for (int64_t j = 0; j < O2C_QLIN_PB; j++) {                 \
+                    dst[2 * j] = ra[j];                                     \
+                    dst[2 * j + 1] = rb[j];                                 \
+                }                                                           \
+            }                                                               \
+            for (int64_t mt = 0; mt < MT; mt++) {                           \
+                const int64_t m0 = mt * O2C_QLIN_MR;                        \
+                const int64_t mn = M - m0 < O2C_QLIN_MR ? M - m0 : O2C_QLIN_MR; \
+                for (int64_t j0 = 0; j0 < np; j0 += O2C_QLIN_NR) {          \
+                    int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR], q[O2C_QLIN_MR];  \
+                    for (int j = 0; j < O2C_QLIN_NR; j++)                   \
+                        for (int i = 0; i < O2C_QLIN_MR; i++) acc[j][i] = Bs && i < mn ? Bs[m0 + i] : 0; \
+                    o2c_qlin_tile(Wp + mt * KP * 2 * O2C_QLIN_MR, P + j0 * 2, KP, acc); \
+                    for (int64_t j = 0; j < O2C_QLIN_NR && j0 + j < np; j++) { \
+                        const int64_t px = p0 + j0 + j;                     \
+                        o2c_qlin_requant_row(acc[j], MUL + m0, 1, yz, lo, hi, q, mn); \
+                        if (cl)                                             \
+                            for (int64_t i = 0; i < mn; i++) Y[(n * S + px) * M + m0 + i] = (TY)q[i]; \
+                        else                                                \
+                            for (int64_t i = 0; i < mn; i++) Y[(n * M + m0 + i) * S + px] = (TY)q[i]; \
+                    }                                                       \
+                }                                                           \
+            }                                                               \
+        }                                                                   \
+    }
+
+/* o2c_qdw_X_Y: the depthwise integer convolution (group = C = M) of
+ * FusedQLinearConv/QLinearConv, int8 weights of zero point 0 as the model
+ * holds them (C x KH x KW), the O2C_QLIN_* slots and operands (x[2] W).
+ * Index space N x C x OH: one output row each, its int32 sums in y[1] (OW
+ * values), tap by tap over the columns whose tap is inside the row. */
+#define O2C_QDW_DEF(NAME, TX, TY)                                           \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TX *X = (const TX *)p->x[0], *XZ = (const TX *)p->x[1];       \
+        const int8_t *W = (const int8_t *)p->x[2];                          \
+        const int32_t *Bs = (const int32_t *)p->x[3];                       \
+        const float *MUL = (const float *)p->x[4];                          \
+        const TY *YZ = (const TY *)p->x[5];                                 \
+        TY *Y = (TY *)p->y[0];                                              \
+        int32_t *acc = (int32_t *)p->y[1];                                  \
+        const int64_t C = p->k[O2C_QLIN_C];                                 \
+        const int64_t IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];       \
+        const int64_t OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];       \
+        const int64_t KH = p->k[O2C_QLIN_KH], KW = p->k[O2C_QLIN_KW];       \
+        const int64_t SH = p->k[O2C_QLIN_SH], SW = p->k[O2C_QLIN_SW];       \
+        const int64_t DH = p->k[O2C_QLIN_DH], DW = p->k[O2C_QLIN_DW];       \
+        const int64_t PH = p->k[O2C_QLIN_PH], PW = p->k[O2C_QLIN_PW];       \
+        const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
+        const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
+        O2C_FOR(t) {                                                        \
+            const int64_t oh = t % OH, c = t / OH % C, n = t / OH / C;      \
+            const int32_t b = Bs ? Bs[c] : 0;                               \
+            TY *yr = Y + ((n * C + c) * OH + oh) * OW;                      \
+            for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;                \
+            for (int64_t kh = 0; kh < KH; kh++) {                           \
+                const int64_t ih = oh * SH - PH + kh * DH;                  \
+                const TX *xr = X + ((n * C + c) * IH + ih) * IW;            \
+                if (ih < 0 || ih >= IH) continue;                           \
+                for (int64_t kw = 0; kw < KW; kw++) {                       \
+                    const int64_t off = kw * DW - PW;                       \
+                    const int64_t owlo = off < 0 ? (-off + SW - 1) / SW : 0; \
+                    int64_t owhi = IW - off > 0 ? (IW - off + SW - 1) / SW : 0; \
+                    const int32_t w = W[(c * KH + kh) * KW + kw];           \
+                    if (owhi > OW) owhi = OW;                               \
+                    if (SW == 1)                                            \
+                        for (int64_t ow = owlo; ow < owhi; ow++) acc[ow] += w * ((int32_t)xr[ow + off] - xz); \
+                    else                                                    \
+                        for (int64_t ow = owlo; ow < owhi; ow++) acc[ow] += w * ((int32_t)xr[ow * SW + off] - xz); \
+                }                                                           \
+            }                                                               \
+            o2c_qlin_requant_row(acc, MUL + c, 0, yz, lo, hi, acc, OW);     \
+            for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (TY)acc[ow];       \
+        }                                                                   \
+    }
+
+/*@ o2c_qlin_u8_u8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QLIN_DEF(o2c_qlin_u8_u8, uint8_t, uint8_t)
+/*@ o2c_qlin_u8_i8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QLIN_DEF(o2c_qlin_u8_i8, uint8_t, int8_t)
+/*@ o2c_qlin_i8_u8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QLIN_DEF(o2c_qlin_i8_u8, int8_t, uint8_t)
+/*@ o2c_qlin_i8_i8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QLIN_DEF(o2c_qlin_i8_i8, int8_t, int8_t)
+/*@ o2c_qdw_u8_u8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QDW_DEF(o2c_qdw_u8_u8, uint8_t, uint8_t)
+/*@ o2c_qdw_u8_i8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QDW_DEF(o2c_qdw_u8_i8, uint8_t, int8_t)
+/*@ o2c_qdw_i8_u8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QDW_DEF(o2c_qdw_i8_u8, int8_t, uint8_t)
+/*@ o2c_qdw_i8_i8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QDW_DEF(o2c_qdw_i8_i8, int8_t, int8_t)
+
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_QUANT(K, F)                                                \
     K(o2c_quantize_f32_u8, F) K(o2c_quantize_f32_i8, F) K(o2c_quantize_f32_u16, F) K(o2c_quantize_f32_i16, F) \
@@ -637,4 +904,6 @@ O2C_QCAT_DEF(o2c_qconcat_i8, int8_t, i8)
     K(o2c_qladd_u8, F) K(o2c_qladd_i8, F) K(o2c_qlmul_u8, F) K(o2c_qlmul_i8, F)    \
     K(o2c_qlut_u8, F) K(o2c_qlut_i8, F) K(o2c_qlut_apply, F)                     \
     K(o2c_qgavgpool_u8, F) K(o2c_qgavgpool_i8, F) K(o2c_qavgpool_u8, F) K(o2c_qavgpool_i8, F) \
-    K(o2c_qconcat_u8, F) K(o2c_qconcat_i8, F)
+    K(o2c_qconcat_u8, F) K(o2c_qconcat_i8, F)                                  \
+    K(o2c_qlin_u8_u8, F) K(o2c_qlin_u8_i8, F) K(o2c_qlin_i8_u8, F) K(o2c_qlin_i8_i8, F) \
+    K(o2c_qdw_u8_u8, F) K(o2c_qdw_u8_i8, F) K(o2c_qdw_i8_u8, F) K(o2c_qdw_i8_i8, F)

@@ -203,8 +203,17 @@ def raw(a):
     return (a.astype(np.uint8) if a.dtype == np.bool_ else np.ascontiguousarray(a)).tobytes()
 
 
+# the integer types a quantized model's outputs come in: a case's `qstep N`
+# lets them differ from the reference by N (one quantization step: integer
+# code rounds its requantizations where the reference's kernels may round the
+# other way)
+QTYPES = (np.int8, np.uint8, np.int16, np.uint16, np.int32)
+
+
 def tolerances(test, args):
-    rtol, atol = args.rtol, args.atol
+    """(rtol, atol, qstep) of a test: the runner's, loosened by the case's
+    tolerance.txt (lines `KEY VALUE`; qstep: see QTYPES, default 0: exact)"""
+    rtol, atol, qstep = args.rtol, args.atol, 0
     fn = os.path.join(test, "tolerance.txt")
     if os.path.exists(fn):   # the case's own (looser) tolerance, as onnx's backend runner uses it
         for line in open(fn):
@@ -213,10 +222,12 @@ def tolerances(test, args):
                 rtol = max(rtol, float(v))
             elif k == "atol":
                 atol = max(atol, float(v))
-    return rtol, atol
+            elif k == "qstep":
+                qstep = int(v)
+    return rtol, atol, qstep
 
 
-def close(got, ref, rtol, atol):
+def close(got, ref, rtol, atol, qstep=0):
     dt = np.uint8 if ref.dtype == np.bool_ else ref.dtype
     if len(got) != ref.nbytes:
         return "%d bytes written, %d expected" % (len(got), ref.nbytes)
@@ -233,6 +244,11 @@ def close(got, ref, rtol, atol):
         err = np.abs(g64[m] - r64[m])
         bad = err > atol + rtol * np.abs(r64[m])
         return "max abs err %.3g (%d of %d off)" % (err.max(), bad.sum(), bad.size) if bad.any() else ""
+    if qstep and ref.dtype in QTYPES:
+        err = np.abs(g.astype(np.int64) - ref.astype(np.int64))
+        bad = err > qstep
+        return "max difference %d (%d of %d elements off by more than %d)" % (
+            err.max(), bad.sum(), bad.size, qstep) if bad.any() else ""
     if ref.dtype == np.bool_:
         g = g.astype(np.bool_)
     if ref.dtype.kind not in "fiub":   # float8, int4 & co: compare their bytes
@@ -392,7 +408,7 @@ def run_one(test, args):
                            capture_output=True, text=True)
         if r.returncode != 0:
             return name, "cc-failed", "clang: " + (r.stderr.strip().splitlines() or [""])[0][:200]
-        rtol, atol = tolerances(test, args)
+        rtol, atol, qstep = tolerances(test, args)
         progs = [("", exe)]
         cuda_note = ""
         if args.cuda_emu:
@@ -436,7 +452,7 @@ def run_one(test, args):
                                                                            r.stderr.decode(errors="replace").strip()[:120])
                 for k, ref in enumerate(refs):
                     got = open(outs[k], "rb").read()
-                    why = str_close(got, ref) if is_str(ref) else close(got, ref, rtol, atol)
+                    why = str_close(got, ref) if is_str(ref) else close(got, ref, rtol, atol, qstep)
                     if why:
                         return name, "wrong", "%sdata set %d output %d: %s" % (what, si, k, why)
         return name, "pass", "; ".join(x for x in (("bound: " + ",".join(bound)) if bound else "", cuda_note) if x)

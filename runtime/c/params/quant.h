@@ -91,6 +91,8 @@ enum {
     O2C_QCONV_PB = O2C_QCONV_D + 3,
     O2C_QCONV_WZ_M = O2C_QCONV_PB + 3,   /* wz stride along the output channels (0 or 1) */
     O2C_QCONV_MUL_M,                     /* MUL stride along the output channels */
+    O2C_QCONV_QMIN,                      /* the output clamp (QLinearConv: the type's range; */
+    O2C_QCONV_QMAX,                      /* FusedQLinearConv: its activation's range within it) */
     O2C_QCONV_NK
 };
 O2C_PARAMS_FIT(qconv, O2C_QCONV_NK, 0)
@@ -118,6 +120,8 @@ enum {
     O2C_QGEMM_SCN,
     O2C_QGEMM_BZ_N,   /* bz stride along n (0 or 1) */
     O2C_QGEMM_SC_N,   /* SC stride along n */
+    O2C_QGEMM_QMIN,   /* an 8-bit Y's clamp (the type's range, or narrower) */
+    O2C_QGEMM_QMAX,
     O2C_QGEMM_NK
 };
 
@@ -175,3 +179,40 @@ enum {
     O2C_QAP_CL,                       /* 1: channels last (N x spatial x C) */
     O2C_QAP_NK
 };
+
+/* o2c_qlin_X_Y: the integer convolution (group 1) or matrix product of
+ * FusedQLinearConv/QLinearConv and FusedQLinearMatMul/QLinearMatMul with
+ * int8 weights of zero point 0, as a packed GEMM: Y[m, p] = requantize(B[m]
+ * + sum_k W[m, k] (X[k, p] - xz)), k over the (channel, kh, kw) taps, p
+ * over the output pixels (a product's rows). x[0] X, x[1] xz (NULL: 0),
+ * x[2] W packed (O2C_QLIN_MR channels to a pair of k:
+ * Wp[((m / MR) * KP + k / 2) * 2 MR + 2 (m % MR) + k % 2] = W[m, k], zero
+ * past M and K), x[3] B (int32, or NULL), x[4] MUL (float, MP values), x[5]
+ * yz (NULL: 0); y[0] Y, y[1] the panel scratch (KP x PB pairs of int16).
+ * Index space: N x ceil(OH OW / PB) pixel blocks. */
+enum {
+    O2C_QLIN_C,        /* input channels (a product: K) */
+    O2C_QLIN_M,        /* output channels (a product: N) */
+    O2C_QLIN_IH,
+    O2C_QLIN_IW,
+    O2C_QLIN_OH,
+    O2C_QLIN_OW,
+    O2C_QLIN_KH,
+    O2C_QLIN_KW,
+    O2C_QLIN_SH,
+    O2C_QLIN_SW,
+    O2C_QLIN_DH,
+    O2C_QLIN_DW,
+    O2C_QLIN_PH,       /* padding before (height, width) */
+    O2C_QLIN_PW,
+    O2C_QLIN_CL,       /* 1: X and Y channels last (N x H x W x C; a product's rows x columns) */
+    O2C_QLIN_QMIN,     /* the output clamp */
+    O2C_QLIN_QMAX,
+    O2C_QLIN_NK
+};
+O2C_PARAMS_FIT(qlin, O2C_QLIN_NK, 0)
+/* output channels of a packed weight tile, output pixels of a register
+ * tile, pixels of a panel (a multiple of NR) */
+#define O2C_QLIN_MR 16
+#define O2C_QLIN_NR 6
+#define O2C_QLIN_PB 48

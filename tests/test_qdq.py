@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""Quantized models, as onnxruntime's quantizer writes them, against
+onnxruntime's own integer kernels: small float32 models made with onnx.helper
+(deterministic He-scaled weights, so that the activations stay O(1)), each
+quantized with onnxruntime.quantization.quantize_static (per-channel int8
+weights; MinMax calibration on 8 fixed-seed inputs drawn as the test input
+is, N(0, 1) clipped to [-3, 3]) in both formats and both activation types:
+
+  format  QDQ (QuantizeLinear/DequantizeLinear pairs around float ops) and
+          QOperator (QLinearConv, QLinearMatMul, com.microsoft QGemm,
+          QLinearAdd, QLinearSigmoid, QLinearConcat & co.);
+  acts    QUInt8 and QInt8 activations.
+
+The models:
+
+  conv_relu           Conv 3x3 + bias + Relu, Conv 1x1 + Clip(0, 6) (Relu6)
+  conv_stride_nobias  Conv 3x3 stride 2 without bias, Conv 5x5 pad 2
+  depthwise           depthwise Conv 3x3 + Relu, pointwise Conv 1x1 + Relu
+  resnet_block        Conv + Relu, Conv, residual Add, Relu, MaxPool,
+                      GlobalAveragePool, Flatten, Gemm
+  kws_dscnn           MLPerf Tiny keyword spotting's DS-CNN, smaller:
+                      Conv 10x4 stride 2, two depthwise-separable blocks,
+                      AveragePool over the map, Gemm to 12
+  autoencoder         MLPerf Tiny anomaly detection's dense autoencoder
+                      (Gemm 640-128-128-8-128-640)
+  matmul_mlp          3-D MatMul + Add + Relu, MatMul (the transformer kind)
+  unary_lut           Sigmoid (a table lookup in integer code), HardSwish
+                      and Tanh (quantize_static leaves them in float between
+                      a DequantizeLinear and a QuantizeLinear), MaxPool and
+                      Concat of two branches, Reshape
+  concat_pool         two Convs, Concat, AveragePool, Conv, Transpose, Reshape
+
+Each quantized model is a test_qdq_<model>_<qdq|qop>_<u8|i8> folder whose
+expected output is onnxruntime's (ORT_ENABLE_ALL: its QDQ fusions into
+integer kernels; one thread), checked by tests/conformance/run_node_tests.py
+(gcc and clang warning-free) within one quantization step: integer code
+rounds each requantization once, where onnxruntime's kernels may round
+another way (float or fixed-point multipliers), so a value near a rounding
+boundary may land one step over. tolerance.txt says so: `qstep 1` for an
+integer output, `atol S` (S: the scale of the DequantizeLinear that makes a
+float output) with `rtol 0` for a float one. The runner keeps its own rtol
+(1e-3) where the case's is smaller: it absorbs the float32 rounding of
+(q - zero point) * S, and cannot admit a second step, since |q - zero point|
+<= 255. Every case must pass; a combination quantize_static cannot quantize
+is skipped with its reason.
+
+The int8 weights are 7-bit (reduce_range): onnxruntime's uint8 x int8
+kernels on x86 without VNNI add pairs of products in 16 bits, which
+full-range weights saturate; the reference is then exact integer arithmetic
+on every CPU (as in test_quant.py).
+
+build_models() and quantize() are for other scripts (benchmarks) too; the
+files are byte-identical from run to run.
+
+    python tests/test_qdq.py [--compiler build/onnx2c] [-j 2] [--keep DIR]
+
+The last line is 'N passed, N failed, N skipped'."""
+import argparse, logging, os, shutil, sys, tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+
+from corpus_run import run_corpus
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CALIB_SEED = 4242   # the calibration inputs (the test inputs: each model's own seed)
+CALIB_N = 8
+FORMATS = {"qdq": "QDQ", "qop": "QOperator"}   # name in the folder: onnxruntime's QuantFormat
+ACTS = {"u8": "QUInt8", "i8": "QInt8"}         # name in the folder: onnxruntime's QuantType
+
+
+def f32(x):
+    return np.asarray(x, dtype=np.float32)
+
+
+def sample(r, shape):
+    """an input: N(0, 1) clipped to [-3, 3] (the test's and the calibration's)"""
+    return f32(np.clip(r.standard_normal(shape), -3, 3))
+
+
+class Net:
+    """A float32 model written node by node: input x, output y (the last
+    node's), weights from one RandomState in the order asked."""
+
+    def __init__(self, r):
+        self.r, self.nodes, self.inits = r, [], []
+
+    def const(self, a):
+        name = "c%d" % len(self.inits)
+        self.inits.append(nh.from_array(np.asarray(a), name))
+        return name
+
+    def op(self, op, ins, **attrs):
+        out = "t%d" % len(self.nodes)
+        self.nodes.append(h.make_node(op, ins, [out], name="%s_%d" % (op, len(self.nodes)), **attrs))
+        return out
+
+    def weight(self, shape, fan_in):
+        """He-scaled: a Relu layer keeps its activations' variance"""
+        return self.const(f32(self.r.standard_normal(shape) * np.sqrt(2.0 / fan_in)))
+
+    def bias(self, n):
+        return self.const(f32(self.r.standard_normal(n) * 0.1))
+
+    def conv(self, x, cin, cout, k, bias=True, group=1, **attrs):
+        w = self.weight((cout, cin // group, k[0], k[1]), cin // group * k[0] * k[1])
+        return self.op("Conv", [x, w] + ([self.bias(cout)] if bias else []), kernel_shape=list(k), group=group,
+                       **attrs)
+
+    def gemm(self, x, nin, nout):
+        return self.op("Gemm", [x, self.weight((nout, nin), nin), self.bias(nout)], transB=1)
+
+    def model(self, shape, opset):
+        self.nodes[-1].output[0] = "y"
+        g = h.make_graph(self.nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, shape)],
+                         [h.make_tensor_value_info("y", TP.FLOAT, None)], self.inits)
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+        m.ir_version = 8
+        # y's shape as shape inference finds it (the checker's full check wants one)
+        m.graph.output[0].CopyFrom(onnx.shape_inference.infer_shapes(m, strict_mode=True).graph.output[0])
+        return m
+
+
+def conv_relu(n):
+    x = n.op("Relu", [n.conv("x", 3, 16, (3, 3), pads=[1, 1, 1, 1])])
+    n.op("Clip", [n.conv(x, 16, 8, (1, 1)), n.const(f32(0)), n.const(f32(6))])
+    return [1, 3, 16, 16], 13
+
+
+def conv_stride_nobias(n):
+    x = n.conv("x", 8, 12, (3, 3), bias=False, strides=[2, 2])
+    n.conv(x, 12, 6, (5, 5), pads=[2, 2, 2, 2])
+    return [1, 8, 15, 15], 13
+
+
+def depthwise(n):
+    x = n.op("Relu", [n.conv("x", 16, 16, (3, 3), group=16, pads=[1, 1, 1, 1])])
+    n.op("Relu", [n.conv(x, 16, 24, (1, 1))])
+    return [1, 16, 12, 12], 13
+
+
+def resnet_block(n):
+    x = n.op("Relu", [n.conv("x", 8, 8, (3, 3), pads=[1, 1, 1, 1])])
+    x = n.op("Relu", [n.op("Add", [n.conv(x, 8, 8, (3, 3), pads=[1, 1, 1, 1]), "x"])])
+    x = n.op("GlobalAveragePool", [n.op("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])])
+    n.gemm(n.op("Flatten", [x]), 8, 10)
+    return [1, 8, 8, 8], 13
+
+
+def kws_dscnn(n):
+    # the 10x4 stride-2 input layer padded as Keras' 'same' pads it: 49x10 -> 25x5
+    x = n.op("Relu", [n.conv("x", 1, 64, (10, 4), strides=[2, 2], pads=[4, 1, 5, 1])])
+    for _ in range(2):
+        x = n.op("Relu", [n.conv(x, 64, 64, (3, 3), group=64, pads=[1, 1, 1, 1])])
+        x = n.op("Relu", [n.conv(x, 64, 64, (1, 1))])
+    x = n.op("AveragePool", [x], kernel_shape=[25, 5])
+    n.gemm(n.op("Flatten", [x]), 64, 12)
+    return [1, 1, 49, 10], 13
+
+
+def autoencoder(n):
+    x = "x"
+    for nin, nout in ((640, 128), (128, 128), (128, 8), (8, 128)):
+        x = n.op("Relu", [n.gemm(x, nin, nout)])
+    n.gemm(x, 128, 640)
+    return [1, 640], 13
+
+
+def matmul_mlp(n):
+    x = n.op("MatMul", ["x", n.weight((32, 48), 32)])
+    x = n.op("Relu", [n.op("Add", [x, n.bias(48)])])
+    n.op("MatMul", [x, n.weight((48, 16), 48)])
+    return [1, 4, 32], 13
+
+
+def unary_lut(n):
+    x = n.op("Sigmoid", [n.conv("x", 4, 8, (1, 1))])
+    x = n.op("Tanh", [n.op("HardSwish", [n.conv(x, 8, 8, (1, 1))])])
+    x = n.op("Concat", [x, n.op("MaxPool", [x], kernel_shape=[3, 3], pads=[1, 1, 1, 1])], axis=1)
+    n.op("Reshape", [x, n.const(np.array([1, -1], np.int64))])
+    return [1, 4, 8, 8], 14
+
+
+def concat_pool(n):
+    x = n.op("Concat", [n.conv("x", 4, 8, (3, 3), pads=[1, 1, 1, 1]), n.conv("x", 4, 8, (1, 1))], axis=1)
+    x = n.conv(n.op("AveragePool", [x], kernel_shape=[2, 2], strides=[2, 2]), 16, 8, (1, 1))
+    x = n.op("Transpose", [x], perm=[0, 2, 3, 1])
+    n.op("Reshape", [x, n.const(np.array([1, 16, 8], np.int64))])
+    return [1, 4, 8, 8], 13
+
+
+MODELS = [conv_relu, conv_stride_nobias, depthwise, resnet_block, kws_dscnn, autoencoder, matmul_mlp, unary_lut,
+          concat_pool]
+
+
+def build_models():
+    """{name: (float32 onnx.ModelProto, its test input)}, in a fixed order,
+    each from its own seed (the k-th model's: 100 + k)"""
+    out = {}
+    for k, make in enumerate(MODELS):
+        r = np.random.RandomState(100 + k)
+        n = Net(r)
+        shape, opset = make(n)   # (a model's function writes its nodes, returns its input's shape and opset)
+        m = n.model(shape, opset)
+        onnx.checker.check_model(m, full_check=True)
+        out[make.__name__] = (m, sample(r, shape))
+    return out
+
+
+def quantize(model, x, fmt, acts):
+    """model quantized by quantize_static: fmt 'qdq' or 'qop' (FORMATS), acts
+    'u8' or 'i8' (ACTS), int8 weights per channel, 7-bit (see the docstring);
+    calibrated on CALIB_N inputs of x's shape and distribution"""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    r = np.random.RandomState(CALIB_SEED)
+    feeds = iter([{model.graph.input[0].name: sample(r, x.shape)} for _ in range(CALIB_N)])
+
+    class Reader(CalibrationDataReader):
+        def get_next(self):
+            return next(feeds, None)
+
+    log = logging.getLogger()
+    level = log.level
+    log.setLevel(logging.ERROR)   # its advice on every call (pre-process the model; QDQ for int8 on x64)
+    try:
+        with tempfile.TemporaryDirectory(prefix="o2c_qdq_q_") as d:
+            path = os.path.join(d, "q.onnx")
+            # a copy: quantize_static saves a ModelProto it is given with its
+            # weights as external data, which moves them out of the proto
+            quantize_static(onnx.ModelProto.FromString(model.SerializeToString()), path, Reader(),
+                            quant_format=getattr(QuantFormat, FORMATS[fmt]), per_channel=True, reduce_range=True,
+                            activation_type=getattr(QuantType, ACTS[acts]), weight_type=QuantType.QInt8)
+            return onnx.load(path)
+    finally:
+        log.setLevel(level)
+
+
+def ort_run(m, x):
+    """onnxruntime with its graph optimizations (the QDQ groups fused into
+    integer kernels), one thread"""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 4
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return s.run(None, {m.graph.input[0].name: x})
+
+
+def tolerance(m, outs):
+    """tolerance.txt's lines for a quantized model's outputs (see the docstring)"""
+    prod = {o: n for n in m.graph.node for o in n.output}
+    inits = {i.name: nh.to_array(i) for i in m.graph.initializer}
+    lines = []
+    for v, a in zip(m.graph.output, outs):
+        n = prod.get(v.name)
+        if a.dtype.kind in "iu":
+            lines.append("qstep 1")
+        elif n is not None and n.op_type == "DequantizeLinear" and n.input[1] in inits:
+            lines += ["atol %r" % float(inits[n.input[1]].max()), "rtol 0"]
+        else:
+            # a float output that no DequantizeLinear makes (an op the
+            # quantizer left in float, a trailing Softmax say): no scale
+            # bounds its error in steps; the runner's float tolerance, with
+            # a looser atol (its input was quantized)
+            lines += ["atol 1e-3", "rtol 1e-3"]
+    return "".join(l + "\n" for l in sorted(set(lines)))
+
+
+def write_case(root, name, m, x, outs):
+    d = os.path.join(root, name)
+    ds = os.path.join(d, "test_data_set_0")
+    os.makedirs(ds)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+    with open(os.path.join(ds, "input_0.pb"), "wb") as f:
+        f.write(nh.from_array(x, m.graph.input[0].name).SerializeToString())
+    for k, (v, a) in enumerate(zip(m.graph.output, outs)):
+        with open(os.path.join(ds, "output_%d.pb" % k), "wb") as f:
+            f.write(nh.from_array(np.asarray(a), v.name).SerializeToString())
+    with open(os.path.join(d, "tolerance.txt"), "w") as f:
+        f.write(tolerance(m, outs))
+
+
+def corpus(root):
+    """writes every case; (the test names, the number skipped)"""
+    names, skipped = [], 0
+    for model, (fm, x) in build_models().items():
+        ort_run(fm, x)   # the float model runs
+        for fmt in FORMATS:
+            for acts in ACTS:
+                name = "test_qdq_%s_%s_%s" % (model, fmt, acts)
+                try:
+                    qm = quantize(fm, x, fmt, acts)
+                except Exception as e:   # (its last line says what it could not quantize)
+                    why = (str(e).strip().splitlines() or [""])[-1][:200]
+                    print("skipped %s: quantize_static: %s: %s" % (name, type(e).__name__, why))
+                    skipped += 1
+                    continue
+                onnx.checker.check_model(qm, full_check=True)
+                write_case(root, name, qm, x, ort_run(qm, x))
+                names.append(name)
+    return names, skipped
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--keep", default=None, help="write the corpus here and keep it")
+    a = ap.parse_args()
+    root = a.keep or tempfile.mkdtemp(prefix="o2c_qdq_")
+    try:
+        if a.keep:
+            shutil.rmtree(root, ignore_errors=True)
+            os.makedirs(root)
+        names, skipped = corpus(root)
+        npass, nfail = run_corpus(root, names, a.compiler, a.jobs)
+        print("%d passed, %d failed, %d skipped" % (npass, nfail, skipped))
+        return 1 if nfail else 0
+    finally:
+        if not a.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
