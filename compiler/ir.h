@@ -435,7 +435,9 @@ enum {
     OPT_STRINGS = 1 << 0,          /* reads or makes string tensors (ops/strings.c; infer.c refuses the others) */
     OPT_NARROW = 1 << 1,           /* converts or moves the bytes of the narrow types (float8, int4, ...) */
     OPT_NARROW_AS_FLOAT = 1 << 2,  /* computes on a float8's exact float32 value (IsNaN, IsInf) */
-    OPT_OPTIONAL_LEADING = 1 << 3  /* inputs below min_in may be left out too (Loop's M, Scan-8's sequence_lens) */
+    OPT_OPTIONAL_LEADING = 1 << 3, /* inputs below min_in may be left out too (Loop's M, Scan-8's sequence_lens) */
+    OPT_FOLD_IN_PASSES = 1 << 4    /* not folded during inference: the passes see it first (DequantizeLinear: the
+                                      quantize pass keeps int8 weights int8; the fold pass folds the others) */
 };
 
 /* A node as one step of a fused elementwise loop (OpDef.ew_step; the

@@ -309,7 +309,8 @@ void infer_run(Graph *g)
         }
         infer_node(n);
         /* (a 16-bit computation is folded after the promote pass made it float32) */
-        if (!n->folded && !n->promoted && node_foldable(n) && small_result(n) && fold_allowed(g, result_bytes(n))) {
+        if (!n->folded && !n->promoted && !(n->op->traits & OPT_FOLD_IN_PASSES) && node_foldable(n) && small_result(n) &&
+            fold_allowed(g, result_bytes(n))) {
             fold_node(n);
             n->folded = 1;
         }

@@ -392,7 +392,10 @@ static void bad_granularity(Node *n, const Tensor *t, const char *what, const ch
 static const int MMI_ROLES[8] = {0, 1, 2, 3, -1, -1, -1, -1};
 static const int QLMM_ROLES[8] = {0, 3, 2, 5, 1, 4, 6, 7};
 
-static int is_qlinear_matmul(const Node *n) { return !strcmp(n->op_type, "QLinearMatMul"); }
+static int is_qlinear_matmul(const Node *n)
+{
+    return !strcmp(n->op_type, "QLinearMatMul") || !strcmp(n->op_type, "FusedQLinearMatMul");
+}
 
 /* The strides of the quantization parameters (O2C_QMM_*_M/_N), checked. */
 static void qmm_params(Node *n, int64_t *k)
@@ -932,6 +935,36 @@ void lower_qlinear_unary(Node *n, Lowering *L)
     c->x[0] = x;
     c->x[1] = tbl;
     c->y[0] = n->out[0];
+}
+
+/* ---- onnx2c FusedQLookup ---------------------------------------------------- */
+
+void infer_fused_qlookup(Node *n)
+{
+    Tensor *x = n->in[0], *t = n->in[1];
+    need_dtype(n, x, DTS_Q8);
+    if (t->dtype != x->dtype || tensor_numel(t) != 256)
+        fail("the table ('%s', %s %s) must hold 256 values of the input's type", t->name, dtype_name(t->dtype),
+             tensor_shape_str(t));
+    out_like(n, 0, x);
+}
+
+void lower_fused_qlookup(Node *n, Lowering *L)
+{
+    KCall *c = lower_call(L, "o2c_qlut_apply", tensor_numel(n->in[0]));
+    c->x[0] = n->in[0];
+    c->x[1] = n->in[1];
+    c->y[0] = n->out[0];
+}
+
+/* Gather of the table at the input as int32 (an int8 value below 0 counts
+ * from the end: byte j of the table, as the kernel reads it) */
+void decompose_fused_qlookup(const Node *n, Decomp *d)
+{
+    (void)n;
+    const char *i = dc_op(d, "Cast", 1, dc_in(d, 0));
+    dc_attr_i(d, "to", DT_INT32);
+    dc_output(d, 0, dc_op(d, "Gather", 2, dc_in(d, 1), i));
 }
 
 /* ---- com.microsoft: QLinearGlobalAveragePool ------------------------------- */
