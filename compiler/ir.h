@@ -424,7 +424,7 @@ enum {
     FLOPS_IN,           /* factor * elements of input 0 (reductions) */
     FLOPS_ZERO,         /* data movement, views, shape values */
     FLOPS_INPUTS,       /* factor * output elements * (inputs - 1) (Sum, Max, ...) */
-    FLOPS_CONV, FLOPS_CONVT, FLOPS_MATMUL, FLOPS_GEMM, FLOPS_POOL, FLOPS_RNN, FLOPS_GRU, FLOPS_LSTM,
+    FLOPS_CONV, FLOPS_QCONV, FLOPS_CONVT, FLOPS_MATMUL, FLOPS_GEMM, FLOPS_POOL, FLOPS_RNN, FLOPS_GRU, FLOPS_LSTM,
     FLOPS_SDPA          /* attention: Q K^T and P V, factor * (Q + Y elements) * keys */
 };
 typedef struct Flops { int rule, factor; } Flops;

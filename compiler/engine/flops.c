@@ -30,6 +30,10 @@ int64_t node_flops(const Node *n)
     case FLOPS_OUT: return f * out;
     case FLOPS_IN: return f * in;
     case FLOPS_INPUTS: return f * out * (n->nin > 1 ? n->nin - 1 : 1);
+    case FLOPS_QCONV:       /* QLinearConv: the weights are input 3, the bias input 8 */
+        w = n->nin > 3 ? n->in[3] : NULL;
+        if (!w || w->rank < 2) return out;
+        return f * out * (tensor_numel(w) / (w->dims[0] ? w->dims[0] : 1)) + (n->nin > 8 && n->in[8] ? out : 0);
     case FLOPS_CONV: {      /* each output element: Cin/group * kernel MACs (+ bias) */
         if (!w || w->rank < 2) return out;
         int64_t per = tensor_numel(w) / (w->dims[0] ? w->dims[0] : 1);

@@ -312,6 +312,23 @@ static int match_matmul(Graph *g, Node *n)
     return 1;
 }
 
+/* The 256 byte values as type dt (uint8 or int8): byte j means the value j,
+ * or j - 256 above 127 for int8 (a table's index order) */
+static Tensor *byte_values(Graph *g, int dt)
+{
+    int64_t nb = 256;
+    Tensor *b = graph_new_const(g, "byte_values", dt, 1, &nb);
+    for (int j = 0; j < 256; j++) elem_set(dt, b->data, j, dt == DT_INT8 && j > 127 ? j - 256 : j);
+    return b;
+}
+
+/* t is a FusedQLookup of x: its table, else NULL */
+static Tensor *lookup_of(const Tensor *t, const Tensor *x)
+{
+    Node *p = t->producer;
+    return p && !strcmp(p->op_type, "FusedQLookup") && p->in[0] == x ? p->in[1] : NULL;
+}
+
 /* ---- Add, Mul ------------------------------------------------------------------- */
 
 /* com.microsoft QLinearAdd/QLinearMul. A Relu before Q is kept only where it
@@ -339,6 +356,26 @@ static int match_binary(Graph *g, Node *n)
     pat_add(&m, q.n);
     Tensor *in[8] = {da.q, da.s, zero_point(g, da.z, da.q->dtype), db.q, db.s, zero_point(g, db.z, db.q->dtype), q.s,
                      zero_point(g, q.z, q.y->dtype)};
+    /* x op f(x) with f a table (x * sigmoid(x): SiLU): a function of x's
+     * byte, one table made by running this node on the 256 bytes */
+    Tensor *x = NULL, *tb = lookup_of(db.q, da.q), *ta = tb ? NULL : lookup_of(da.q, db.q);
+    if (tb || ta) {
+        x = tb ? da.q : db.q;
+        Tensor *bytes = byte_values(g, x->dtype), *fx = graph_new_tensor(g, "table_f"), *tbl = graph_new_tensor(g, "table");
+        Tensor *lin[2] = {bytes, tb ? tb : ta};
+        Node *l = graph_insert_node(g, n, "FusedQLookup", "onnx2c", lin, 2, &fx, 1);
+        node_reinfer(l);
+        in[0] = tb ? bytes : fx;
+        in[3] = tb ? fx : bytes;
+        Node *b = graph_insert_node(g, n, add ? "QLinearAdd" : "QLinearMul", "com.microsoft", in, 8, &tbl, 1);
+        b->opset = MS_OPSET;
+        node_reinfer(b);
+        Tensor *xin[2] = {x, tbl};
+        Node *f = pat_replace(g, &m, q.n, "FusedQLookup", "onnx2c", xin, 2, q.y);
+        node_reinfer(f);
+        note("quantize: %s of a value and a table of it -> a 256-entry table '%s'", f->fused, q.y->name);
+        return 1;
+    }
     Node *f = pat_replace(g, &m, q.n, add ? "QLinearAdd" : "QLinearMul", "com.microsoft", in, 8, q.y);
     f->opset = MS_OPSET;
     node_reinfer(f);
@@ -463,11 +500,7 @@ static int match_unary(Graph *g, Node *n)
     Deq dx;
     Qnt q;
     if (!deq_act(n->in[0], &dx) || !quant_of(next_of(g, n->out[0]), &q) || q.y->dtype != dx.q->dtype) return 0;
-    /* the 256 byte values as the input type: byte j means the value j (uint8) or j - 256 above 127 (int8) */
-    int64_t nb = 256;
-    Tensor *bytes = graph_new_const(g, "byte_values", dx.q->dtype, 1, &nb);
-    for (int j = 0; j < 256; j++) elem_set(dx.q->dtype, bytes->data, j, dx.q->dtype == DT_INT8 && j > 127 ? j - 256 : j);
-    Tensor *fx = graph_new_tensor(g, "table_in"), *fy = graph_new_tensor(g, "table_f"), *tbl = graph_new_tensor(g, "table");
+    Tensor *bytes = byte_values(g, dx.q->dtype), *fx = graph_new_tensor(g, "table_in"), *fy = graph_new_tensor(g, "table_f"), *tbl = graph_new_tensor(g, "table");
     Tensor *din[3] = {bytes, dx.s, dx.z};
     Node *d = graph_insert_node(g, n, "DequantizeLinear", "", din, dx.z ? 3 : 2, &fx, 1);
     node_reinfer(d);

@@ -648,7 +648,6 @@ static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP,
     __m256i a20 = _mm256_loadu_si256((const __m256i *)acc[2]), a21 = _mm256_loadu_si256((const __m256i *)(acc[2] + 8));
     __m256i a30 = _mm256_loadu_si256((const __m256i *)acc[3]), a31 = _mm256_loadu_si256((const __m256i *)(acc[3] + 8));
     __m256i a40 = _mm256_loadu_si256((const __m256i *)acc[4]), a41 = _mm256_loadu_si256((const __m256i *)(acc[4] + 8));
-    __m256i a50 = _mm256_loadu_si256((const __m256i *)acc[5]), a51 = _mm256_loadu_si256((const __m256i *)(acc[5] + 8));
     for (int64_t kp = 0; kp < KP; kp++) {
         const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(W + kp * 2 * O2C_QLIN_MR)));
         const __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(W + kp * 2 * O2C_QLIN_MR + 16)));
@@ -665,7 +664,6 @@ static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP,
         O2C_QLIN_PIXEL(2)
         O2C_QLIN_PIXEL(3)
         O2C_QLIN_PIXEL(4)
-        O2C_QLIN_PIXEL(5)
 #undef O2C_QLIN_PIXEL
     }
     _mm256_storeu_si256((__m256i *)acc[0], a00); _mm256_storeu_si256((__m256i *)(acc[0] + 8), a01);
@@ -673,7 +671,6 @@ static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP,
     _mm256_storeu_si256((__m256i *)acc[2], a20); _mm256_storeu_si256((__m256i *)(acc[2] + 8), a21);
     _mm256_storeu_si256((__m256i *)acc[3], a30); _mm256_storeu_si256((__m256i *)(acc[3] + 8), a31);
     _mm256_storeu_si256((__m256i *)acc[4], a40); _mm256_storeu_si256((__m256i *)(acc[4] + 8), a41);
-    _mm256_storeu_si256((__m256i *)acc[5], a50); _mm256_storeu_si256((__m256i *)(acc[5] + 8), a51);
 }
 
 static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, int64_t mstride, int32_t yz,
@@ -682,13 +679,12 @@ static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, in
     const __m256 flo = _mm256_set1_ps((float)(lo - yz)), fhi = _mm256_set1_ps((float)(hi - yz));
     const __m256i z = _mm256_set1_epi32(yz);
     int64_t i = 0;
-    if (mstride == 1)
-        for (; i + 8 <= n; i += 8) {
-            __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(acc + i))),
-                                     _mm256_loadu_ps(mul + i));
-            v = _mm256_min_ps(_mm256_max_ps(v, flo), fhi);
-            _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(_mm256_cvtps_epi32(v), z));
-        }
+    for (; i + 8 <= n; i += 8) {
+        const __m256 m = mstride ? _mm256_loadu_ps(mul + i) : _mm256_set1_ps(mul[0]);
+        __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(acc + i))), m);
+        v = _mm256_min_ps(_mm256_max_ps(v, flo), fhi);
+        _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(_mm256_cvtps_epi32(v), z));
+    }
     for (; i < n; i++) {
         float v = (float)acc[i] * mul[i * mstride];
         v = !(v >= (float)(lo - yz)) ? (float)(lo - yz) : v > (float)(hi - yz) ? (float)(hi - yz) : v;
@@ -833,7 +829,7 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
         const float *MUL = (const float *)p->x[4];                          \
         const TY *YZ = (const TY *)p->x[5];                                 \
         TY *Y = (TY *)p->y[0];                                              \
-        int32_t *acc = (int32_t *)p->y[1];                                  \
+        int32_t *O2C_RESTRICT acc = (int32_t *)p->y[1];                     \
         const int64_t C = p->k[O2C_QLIN_C];                                 \
         const int64_t IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];       \
         const int64_t OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];       \
@@ -850,7 +846,7 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
             for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;                \
             for (int64_t kh = 0; kh < KH; kh++) {                           \
                 const int64_t ih = oh * SH - PH + kh * DH;                  \
-                const TX *xr = X + ((n * C + c) * IH + ih) * IW;            \
+                const TX *O2C_RESTRICT xr = X + ((n * C + c) * IH + ih) * IW; \
                 if (ih < 0 || ih >= IH) continue;                           \
                 for (int64_t kw = 0; kw < KW; kw++) {                       \
                     const int64_t off = kw * DW - PW;                       \

@@ -68,16 +68,30 @@ O2C_KERNEL(o2c_resize_nearest)
     unsigned char *Y = (unsigned char *)p->y[0];
     const int64_t es = p->k[O2C_RESIZE_NEAREST_ESIZE], r = p->k[O2C_RESIZE_NEAREST_RANK];
     const int64_t *yd = p->k + O2C_RESIZE_NEAREST_YDIMS, *B = p->k + O2C_RESIZE_NEAREST_B;
-    O2C_FOR(i) {
-        int64_t q = i, off = 0;
+    const int64_t W = r > 0 ? yd[r - 1] : 1;
+    const int64_t *ow = r > 0 ? OFF + B[r - 1] : NULL;
+    /* row by row: the outer axes' offset once a row, then the row's columns */
+    for (int64_t i = i0; i < i1;) {
+        int64_t q = i / W, j0 = i - q * W, jn = W, off = 0;
         int outside = 0;
-        for (int64_t d = r - 1; d >= 0; d--) {
+        for (int64_t d = r - 2; d >= 0; d--) {
             const int64_t nq = q / yd[d], o = OFF[B[d] + (q - nq * yd[d])];
             q = nq;
             if (o < 0) outside = 1;
             off += o;
         }
-        o2c_mv_elem(Y + i * es, outside ? V : X + off * es, es);
+        if (i1 - i < jn - j0) jn = j0 + (i1 - i);
+        if (!ow) {
+            o2c_mv_elem(Y + i * es, X, es);
+        } else if (es == 1 && !outside) {
+            const unsigned char *xr = X + off;
+            unsigned char *yr = Y + i - j0;
+            for (int64_t j = j0; j < jn; j++) yr[j] = ow[j] < 0 ? V[0] : xr[ow[j]];
+        } else {
+            for (int64_t j = j0; j < jn; j++)
+                o2c_mv_elem(Y + (i + j - j0) * es, outside || ow[j] < 0 ? V : X + (off + ow[j]) * es, es);
+        }
+        i += jn - j0;
     }
 }
 

@@ -214,5 +214,5 @@ O2C_PARAMS_FIT(qlin, O2C_QLIN_NK, 0)
 /* output channels of a packed weight tile, output pixels of a register
  * tile, pixels of a panel (a multiple of NR) */
 #define O2C_QLIN_MR 16
-#define O2C_QLIN_NR 6
-#define O2C_QLIN_PB 48
+#define O2C_QLIN_NR 5
+#define O2C_QLIN_PB 40
