@@ -59,14 +59,25 @@ static void put_count(FILE *f, int64_t v, int width)
     else fprintf(f, "%*lld", width, (long long)v);
 }
 
+/* What a call computes on: "float" where its data (input 0 or output 0)
+ * is a floating-point type (quantizing and dequantizing calls too), else
+ * the output's integer type ("int8", "uint8", "int32", ...) */
+static const char *call_precision(const KCall *c)
+{
+    const Tensor *x = c->x[0], *y = c->y[0];
+    if ((x && (dtype_is_float(x->dtype) || dtype_is_half(x->dtype))) || (y && (dtype_is_float(y->dtype) || dtype_is_half(y->dtype))))
+        return "float";
+    return y ? dtype_name(y->dtype) : x ? dtype_name(x->dtype) : "-";
+}
+
 void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *o)
 {
     fprintf(f, "onnx2c report: %s (graph '%s', opset %d), %s target, -O%d\n", c_comment(o->input ? source_name(o->input) : "-"), c_comment(g->name),
             g->opset, o->cuda ? "CUDA" : o->target == TARGET_C ? "C" : xfmt("C (--target %s)", target_name(o->target)),
             o->opt_level);
-    fprintf(f, "%5s  %-28s %-26s %-24s %12s %10s %10s %10s %10s  %-18s %s\n", "#", "kernel", "op (node)", "output", "FLOPs",
-            "weights", "arena@", "bytes", "live", "variant (tuned)", "covers");
-    int rows = 0;
+    fprintf(f, "%5s  %-28s %-26s %-24s %-9s %12s %10s %10s %10s %10s  %-18s %s\n", "#", "kernel", "op (node)", "output",
+            "precision", "FLOPs", "weights", "arena@", "bytes", "live", "variant (tuned)", "covers");
+    int rows = 0, nfloat = 0;
     int64_t flops = 0;
     int flops_unknown = 0;
     const Node *last = NULL;
@@ -88,7 +99,9 @@ void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *
         snprintf(outs, sizeof outs, "%s[%s]", y ? dtype_name(y->dtype) : "-", y ? tensor_shape_str(y) : "");
         int64_t off = -1;
         const char *w = y ? where(y, &off) : "-";
-        fprintf(f, "%5d  %-28s %-26s %-24s ", rows, c->kernel->name, op, outs);
+        const char *prec = call_precision(c);
+        nfloat += !strcmp(prec, "float");
+        fprintf(f, "%5d  %-28s %-26s %-24s %-9s ", rows, c->kernel->name, op, outs, prec);
         if (first_of_node) put_count(f, nf, 12);
         else fprintf(f, "%12s", n ? "\"" : "0");
         fprintf(f, " %10lld ", (long long)call_const_bytes(c));
@@ -125,6 +138,7 @@ void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *
     fprintf(f, "total: %d kernels, %s%lld FLOPs, %lld weight bytes (float constants), arena %lld bytes, "
             "%d constants %lld bytes, %d nodes\n", rows, flops_unknown ? ">=" : "", (long long)flops,
             (long long)wbytes, (long long)arena, nconst, (long long)cbytes, g->nnodes);
+    fprintf(f, "precision: float kernels: %d of %d (the others compute on integers or move bytes)\n", nfloat, rows);
     /* the memory plan against its bounds ("live": the arena bytes live at a call) */
     int peak_row = -1;
     for (int i = 0, r = 0; i < L->n; i++)

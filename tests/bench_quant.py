@@ -21,13 +21,17 @@ Per model, one row:
   const       m_CONST_BYTES (weights and tables in the generated file),
               int8 -> fp32, and their ratio (target <= 0.3)
   kernels     the int8 build's kernel calls (rows of onnx2c --report):
-              float / q-dq / all. float: a call whose output is a float
-              type (float32/16, bfloat16, double), a bare DequantizeLinear
-              excepted; q-dq: a bare QuantizeLinear or DequantizeLinear
+              float (q-dq) / all. float: the rows whose precision column
+              says float (input 0 or output 0 a float type, quantizing and
+              dequantizing calls included; from a report without that
+              column: a float output or a bare QuantizeLinear); q-dq: how
+              many of those are a bare QuantizeLinear or DequantizeLinear
               (the conversions at the float edges of the graph)
-  err         max |ours int8 - ORT int8| over the outputs, as a percentage
-              of max |ORT int8| (a sanity check: both round differently, a
-              step or two of the output's scale is normal)
+  err         the quantization error of ours int8 / of ORT int8: max
+              |int8 output - ORT fp32 output| over the outputs, as a
+              percentage of max |ORT fp32 output| (a sanity check: the two
+              int8 strategies round differently; onnxruntime's fused
+              integer kernels may be the further one)
   int GOPS    the largest (by operations) integer Conv/MatMul/Gemm layer of
               the int8 build, timed in a profiling build (onnx2c --profile,
               the same flags): operations (2 per multiply-accumulate,
@@ -56,13 +60,16 @@ The models:
      quantize_static QDQ, per channel, int8 activations, MinMax calibration
      on 8 inputs: the test input plus N(0, (0.05 std)^2) noise, fixed seed);
      a model that does not quantize is skipped with the reason.
-     (nnsplit_bilstm and ppocrv4_rec_svtr are left out: an LSTM that
-     quantize_static leaves in float, and a transformer whose QDQ graph is
-     mostly float Q/DQ pairs around float ops; --only names them to try.)
+     (nnsplit_bilstm and ppocrv4_rec_svtr are left out unless --only names
+     them: they quantize, but the LSTM stays float, so the int8 build is
+     the float one plus conversions, and the transformer keeps its
+     attention largely in float, with the slowest builds of the set.)
 
 Also: the int8 peak of one core measured in the same run (a C loop of
 _mm256_madd_epi16, vpmaddwd: 16 int16 multiply-accumulates, 32 operations,
-an instruction, into 8 independent vpaddd accumulator chains; with AVX-512
+an instruction, each added by a vpaddd into one of 8 independent
+accumulator chains, each chain its own multiplicand so that the compiler
+shares no product: the madd + add pair of an int16 GEMM's inner loop); with AVX-512
 VNNI also vpdpbusd on zmm, 64 u8 x s8 multiply-accumulates an instruction,
 in 16 chains; with AVX-VNNI vpdpbusd on ymm), each the higher of a
 measurement at the start and one at the end, and the fp32 FMA peak of
@@ -70,7 +77,7 @@ tests/bench.py for reference. Closing lines: the geometric means of
 i8/f32 and i8/ORT, and how many models meet each target.
 
     .venv/bin/python tests/bench_quant.py [--rounds 5] [--only NAME,...]
-        [--compiler build/onnx2c] [--write-docs]
+        [--compiler build/onnx2c] [--write-docs [--docs-file F]] [--keep DIR]
 
 --only takes model names (kws_dscnn: both its rows; kws_dscnn_i8: one).
 --write-docs replaces the section of docs/BENCHMARKS.md between
@@ -206,7 +213,9 @@ def quantize(src, feeds, acts, pre=False):
     """src (a ModelProto or a path) quantized by quantize_static: QDQ, int8
     weights per channel, full range; acts 'i8' or 'u8'; calibrated on feeds
     (a list of {input: array}); the model's opset raised to 13 where lower
-    (per-channel quantization needs it); pre: quant_pre_process first (its
+    (per-channel quantization needs it), weights listed as graph inputs
+    taken out of them (onnxruntime's advice: its optimizer folds nothing
+    into an input); pre: quant_pre_process first (its
     optimizations fold BatchNorms into Convs; symbolic shape inference off).
     Returns the quantized ModelProto (raises what the quantizer raises)."""
     from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, \
@@ -228,6 +237,16 @@ def quantize(src, feeds, acts, pre=False):
             m = onnx.ModelProto.FromString(m.SerializeToString())
             if opset_of(m) < 13:
                 m = onnx.version_converter.convert_version(m, 13)
+                m.ir_version = max(m.ir_version, 7)
+            # weights listed as graph inputs (old exporters) are inputs to
+            # onnxruntime's optimizer, which then folds no BatchNorm: what
+            # its warning advises (remove_initializer_from_input.py)
+            if m.ir_version >= 4:
+                inits = {i.name for i in m.graph.initializer}
+                keep = [i for i in m.graph.input if i.name not in inits]
+                if len(keep) < len(m.graph.input):
+                    del m.graph.input[:]
+                    m.graph.input.extend(keep)
             onnx.save(m, "f.onnx")
             src = "f.onnx"
             if pre:
@@ -382,8 +401,32 @@ def build_one(args, d, ins, work, profile):
             b, why = None, short_why(e)
         if b is not None:
             return b + (os.path.join(w, "O2p" if profile else "O2"),), ""
-        time.sleep(2)
+        if why == "gcc failed":   # bench.build keeps no message: gcc's first error
+            why = gcc_error(os.path.join(w, "O2p" if profile else "O2")) or why
+        settle(args.compiler)
     return None, why or "failed"
+
+
+def gcc_error(wd):
+    """the first error gcc gives on the generated C of wd ('' if none)"""
+    r = subprocess.run(["gcc", "-fsyntax-only", "-std=c99", "-w", "-I" + wd, os.path.join(wd, "main.c"),
+                        os.path.join(wd, "m.c")], capture_output=True, text=True)
+    errs = [l for l in r.stderr.splitlines() if "error" in l]
+    return ("gcc: " + errs[0].replace(wd + os.sep, ""))[:140] if errs else ""
+
+
+def settle(path, quiet_s=10, most_s=120):
+    """waits until the compiler binary has not changed for quiet_s seconds
+    (another build may be replacing it), at most most_s"""
+    t0 = time.time()
+    while time.time() - t0 < most_s:
+        try:
+            age = time.time() - os.stat(path).st_mtime
+        except OSError:
+            age = 0
+        if age >= quiet_s:
+            return
+        time.sleep(max(1.0, quiet_s - age))
 
 
 def compile_all(entries, args, work):
@@ -416,22 +459,29 @@ def compile_all(entries, args, work):
 
 # ---------------------------------------------------------- reading builds
 
-ROW = re.compile(r"^\s*(\d+)\s+(\S+)\s+(\S+)\s+([^\s\[]+)\[([^\]]*)\]\s+(\S+)\s+(\d+)\s+(\S+)\s+(\d+)\s+(\d+)  (.*)$")
-
-
 def report_rows(path):
-    """onnx2c --report's kernel rows: [dict(kernel, op, dtype, shape, node,
-    covers)] in schedule order (the profiling build's rows)."""
-    rows = []
+    """onnx2c --report's kernel rows in schedule order (the profiling build's
+    rows): [dict(kernel, op, dtype, shape, precision (None where the report
+    has no such column), node, origins)]. The columns are found from the
+    header line (the report may gain columns): the single-word ones before
+    'variant', then the variant ('-', 'NAME' or 'NAME (X us)'), then what the
+    row covers ('NODE' or 'NODE <- ORIGIN, ORIGIN')."""
+    rows, cols = [], None
     for line in open(path, encoding="utf-8", errors="replace"):
-        m = ROW.match(line)
-        if not m:
+        if cols is None:
+            if line.lstrip().startswith("#") and "kernel" in line and "variant" in line:
+                cols = line[:line.index("variant")].replace("op (node)", "op").split()
             continue
-        rest = m.group(11).rstrip()
-        v = re.match(r"(\S+(?: \([\d.]+ us\))?)\s+(.*)$", rest)
-        covers = v.group(2) if v else rest
+        p = line.split(None, len(cols))
+        if len(p) <= len(cols) or not p[0].isdigit():
+            continue
+        c = dict(zip(cols, p))
+        out = re.match(r"([^\[]*)\[([^\]]*)\]", c.get("output", ""))
+        v = re.match(r"(\S+(?: \([\d.]+ us\))?)\s+(.*)$", p[len(cols)].rstrip())
+        covers = v.group(2) if v else p[len(cols)].strip()
         node, _, origins = covers.partition(" <-")
-        rows.append(dict(kernel=m.group(2), op=m.group(3), dtype=m.group(4), shape=m.group(5), node=node.strip(),
+        rows.append(dict(kernel=c.get("kernel", "?"), op=c.get("op", "?"), dtype=out.group(1) if out else "-",
+                         shape=out.group(2) if out else "", precision=c.get("precision"), node=node.strip(),
                          origins=[o.strip() for o in origins.split(",") if o.strip()] or [node.strip()]))
     return rows
 
@@ -444,19 +494,24 @@ def header_macro(folder, suffix):
     return None
 
 
+def is_float_row(r):
+    """--report's precision 'float' (input 0 or output 0 a float type:
+    quantizing and dequantizing calls too); from a report without that
+    column: a float output, or a bare QuantizeLinear (float input)"""
+    if r["precision"] is not None:
+        return r["precision"] == "float"
+    return r["dtype"] in FLOAT_TYPES or r["op"] == "QuantizeLinear"
+
+
 def kernel_kinds(rows):
-    """(float calls, q/dq calls, all calls) of report rows (see the docstring)."""
-    fl = qd = 0
-    for r in rows:
-        if r["op"] in QDQ_OPS:
-            qd += 1
-        elif r["dtype"] in FLOAT_TYPES:
-            fl += 1
-    return fl, qd, len(rows)
+    """(float calls, the bare QuantizeLinear/DequantizeLinear among them,
+    all calls) of report rows (see the docstring)."""
+    fl = [r for r in rows if is_float_row(r)]
+    return len(fl), sum(1 for r in fl if r["op"] in QDQ_OPS), len(rows)
 
 
 def is_int_row(r):
-    return r["dtype"] not in FLOAT_TYPES or r["kernel"].startswith("o2c_q")
+    return not is_float_row(r)
 
 
 class Shapes:
@@ -481,7 +536,8 @@ class Shapes:
                 self.shape[vi.name] = [d.dim_value for d in t.shape.dim]
         for i in m.graph.initializer:
             self.shape[i.name] = list(i.dims)
-        self.nodes = {n.name: n for n in m.graph.node if n.name}
+        # the compiler names an unnamed node OP_INDEX (its index in the graph)
+        self.nodes = {(n.name or "%s_%d" % (n.op_type, k)): n for k, n in enumerate(m.graph.node)}
         self.prod = {o: n for n in m.graph.node for o in n.output}
         for n in m.graph.node:
             if n.op_type == "Constant" and n.attribute and n.attribute[0].type == onnx.AttributeProto.TENSOR:
@@ -497,8 +553,11 @@ class Shapes:
     def macs(self, names, out_shape):
         """multiply-accumulates of the first Conv/MatMul/Gemm among the ONNX
         nodes names (out_shape: the row's output, where inference has none)"""
-        for nm in names:
-            n = self.nodes.get(nm)
+        cands = [self.nodes.get(nm) for nm in names]
+        # (and the producers of the covered nodes' inputs: a QuantizeLinear's
+        # Conv where the Conv's name did not come through)
+        cands += [self.prod.get(i) for c in cands if c is not None for i in c.input]
+        for n in cands:
             if n is None or n.op_type not in MAC_OPS:
                 continue
             wi = 3 if n.op_type.startswith("QLinear") else 1
@@ -565,10 +624,14 @@ def largest_int(layers):
     return best[0], best[1], best[2], best[4] / best[5] / 1e9
 
 
-def top_layers(layers, k=3):
-    """The k layers with the most time: [(kernel, op, share of the total)]."""
-    tot = sum(l[5] for l in layers or ()) or 1.0
-    return [(l[0], l[1], l[5] / tot) for l in sorted(layers or (), key=lambda l: -l[5])[:k]]
+def top_kernels(layers, k=4):
+    """The k kernels with the most time, summed over their calls:
+    [(kernel, calls, share of the kernels' total)]."""
+    tot, by = sum(l[5] for l in layers or ()) or 1.0, {}
+    for l in layers or ():
+        t, c = by.get(l[0], (0.0, 0))
+        by[l[0]] = (t + l[5], c + 1)
+    return [(kn, c, t / tot) for kn, (t, c) in sorted(by.items(), key=lambda kv: -kv[1][0])[:k]]
 
 
 # ------------------------------------------------------------------ timing
@@ -600,6 +663,22 @@ def ort_time(sess, feeds, n):
     return statistics.median(ts)
 
 
+def rel_err(got, want):
+    """max |got - want| over the outputs, as a % of max |want| (None where
+    the outputs do not correspond)"""
+    worst = 0.0
+    if len(got) != len(want):
+        return None
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        if g.shape != w.shape or g.dtype.kind not in "fiu" or w.dtype.kind not in "fiu":
+            return None
+        if w.size:
+            w = w.astype(np.float64)
+            worst = max(worst, float(np.abs(g.astype(np.float64) - w).max()) / (float(np.abs(w).max()) or 1.0))
+    return 100.0 * worst
+
+
 def runs_for(ms):
     """runs a round: about 0.3 s, at least 3 (the big models), at most 2000"""
     return max(3, min(2000, int(0.3e3 / max(ms, 1e-3))))
@@ -615,23 +694,20 @@ def measure(e, args, work):
     qs, fs = ort_session(e.qd), ort_session(e.fd)
     qfeeds = {i.name: a for i, a in zip(qs.get_inputs(), e.ins)}
     ffeeds = {i.name: a for i, a in zip(fs.get_inputs(), e.ins)}
-    qref = qs.run(None, qfeeds)
-    fs.run(None, ffeeds)
+    qref, fref = qs.run(None, qfeeds), fs.run(None, ffeeds)
     exe_q, exe_f = e.builds["q"][0], e.builds["f"][0]
-    # the int8 build's outputs against onnxruntime's (one run, its outputs dumped)
+    # the int8 build's outputs (one run, dumped) and onnxruntime's int8 ones
+    # against onnxruntime's float ones
     err = None
     if DUMPS:
         dump = os.path.join(work, e.name + "_out")
         t_q = run_exe(exe_q, 1, e.files, dump)
-        raw, off, worst = open(dump, "rb").read(), 0, 0.0
+        raw, off, ours = open(dump, "rb").read(), 0, []
         for ref in qref:
             ref = np.asarray(ref)
-            got = np.frombuffer(raw[off:off + ref.nbytes], dtype=ref.dtype).reshape(ref.shape)
+            ours.append(np.frombuffer(raw[off:off + ref.nbytes], dtype=ref.dtype).reshape(ref.shape))
             off += ref.nbytes
-            if ref.size and ref.dtype.kind in "fiu":
-                scale = float(np.abs(ref.astype(np.float64)).max()) or 1.0
-                worst = max(worst, float(np.abs(got.astype(np.float64) - ref.astype(np.float64)).max()) / scale)
-        err = 100.0 * worst
+        err = (rel_err(ours, fref), rel_err(qref, fref))
     else:
         t_q = run_exe(exe_q, 3, e.files)
     n = dict(q=runs_for(t_q), f=runs_for(run_exe(exe_f, 3, e.files)),
@@ -650,7 +726,7 @@ def measure(e, args, work):
                err=err, layer=None, top=[])
     try:
         layers = profile_layers(e, n["q"])
-        res["layer"], res["top"] = largest_int(layers), top_layers(layers)
+        res["layer"], res["top"] = largest_int(layers), top_kernels(layers)
     except Exception as ex:
         print("  %s: no profile: %s" % (e.name, short_why(ex)), file=sys.stderr)
     e.res = res
@@ -671,16 +747,14 @@ int main(int argc, char **argv)
     long n = atol(argv[1]), i;
     double best = 1e30, t;
     int r, k;
-    %(vec)s acc[%(chains)d], a0 = %(set1)s(argc), a1 = %(set1)s(argc + 3), b = %(set1)s(argc * 7), s;
-    for (k = 0; k < %(chains)d; k++) acc[k] = %(set1)s(k);
+    %(vec)s acc[%(chains)d], a[%(chains)d], b = %(set1)s(argc * 7), s;
+    for (k = 0; k < %(chains)d; k++) { acc[k] = %(set1)s(k); a[k] = %(set1)s(argc + 3 * k); }
     for (r = 0; r < 15; r++) {
         t = now();
         for (i = 0; i < n; i++) {
             __asm__ volatile("" : "+x"(b));   /* b opaque: nothing hoisted out of the loop */
-            for (k = 0; k < %(chains)d; k += 2) {
-                acc[k] = %(step0)s;
-                acc[k + 1] = %(step1)s;
-            }
+            for (k = 0; k < %(chains)d; k++)   /* a[k]: one multiplicand a chain, nothing shared */
+                acc[k] = %(step)s;
         }
         t = now() - t;
         if (t < best) best = t;
@@ -696,16 +770,15 @@ PEAKS = [
     # (label, flag in /proc/cpuinfo or None, extra gcc flags, template values)
     ("vpmaddwd ymm (16 int16 MACs + vpaddd, 8 chains)", "avx2", [], dict(
         kind="vpmaddwd", vec="__m256i", chains=8, set1="_mm256_set1_epi32", add="_mm256_add_epi32", ops=32,
-        step0="_mm256_add_epi32(acc[k], _mm256_madd_epi16(a0, b))",
-        step1="_mm256_add_epi32(acc[k + 1], _mm256_madd_epi16(a1, b))",
+        step="_mm256_add_epi32(acc[k], _mm256_madd_epi16(a[k], b))",
         extract="_mm256_extract_epi32(s, 0)")),
     ("vpdpbusd zmm (AVX-512 VNNI: 64 u8 x s8 MACs, 16 chains)", "avx512_vnni", ["-mavx512f", "-mavx512vnni"], dict(
         kind="vpdpbusd zmm", vec="__m512i", chains=16, set1="_mm512_set1_epi32", add="_mm512_add_epi32", ops=128,
-        step0="_mm512_dpbusd_epi32(acc[k], a0, b)", step1="_mm512_dpbusd_epi32(acc[k + 1], a1, b)",
+        step="_mm512_dpbusd_epi32(acc[k], a[k], b)",
         extract="_mm_cvtsi128_si32(_mm512_castsi512_si128(s))")),
     ("vpdpbusd ymm (AVX-VNNI: 32 u8 x s8 MACs, 12 chains)", "avx_vnni", ["-mavxvnni"], dict(
         kind="vpdpbusd ymm", vec="__m256i", chains=12, set1="_mm256_set1_epi32", add="_mm256_add_epi32", ops=64,
-        step0="_mm256_dpbusd_avx_epi32(acc[k], a0, b)", step1="_mm256_dpbusd_avx_epi32(acc[k + 1], a1, b)",
+        step="_mm256_dpbusd_avx_epi32(acc[k], a[k], b)",
         extract="_mm256_extract_epi32(s, 0)")),
 ]
 
@@ -742,7 +815,7 @@ def int8_peaks():
 # ------------------------------------------------------------------ output
 
 COLS = ["model", "ours int8 ms", "ORT int8 ms", "ours fp32 ms", "ORT fp32 ms", "i8/f32 (<=0.6)", "i8/ORT-i8 (<1)",
-        "arena i8/f32 bytes (<=0.3)", "const i8/f32 bytes (<=0.3)", "float/q-dq/all kernels", "err %",
+        "arena i8/f32 bytes (<=0.3)", "const i8/f32 bytes (<=0.3)", "float (q-dq) / all kernels", "err % ours/ORT",
         "largest int layer GOPS (% madd peak)"]
 
 
@@ -758,7 +831,7 @@ def cells(e, peak):
             "%.2f" % (r["q"] / r["oq"]),
             "%d/%d %s" % (r["arena_q"], r["arena_f"], "%.2f" % ar if ar is not None else "-"),
             "%s/%s %s" % (r["const_q"], r["const_f"], "%.2f" % cr if cr is not None else "-"),
-            "%d/%d/%d" % r["kinds"], "%.2f" % r["err"] if r["err"] is not None else "-",
+            "%d(%d)/%d" % r["kinds"], "/".join("%.2f" % x if x is not None else "-" for x in r["err"]) if r["err"] else "-",
             ("%.1f (%.0f%%)" % (lay[3], 100.0 * lay[3] / peak) if peak else "%.1f" % lay[3]) if lay else "-"]
 
 
@@ -794,10 +867,10 @@ def details(done):
     out = []
     for e in done:
         lay, top = e.res["layer"], e.res["top"]
-        s = "%s: " % e.name
+        s = "%s (%s): " % (e.name, e.note)
         if lay:
             s += "largest int layer %s %s (%s) %.1f GOPS; " % (lay[0], lay[1], lay[2][:40], lay[3])
-        s += "most time: " + ", ".join("%s %s %.0f%%" % (k, op, 100 * sh) for k, op, sh in top) if top else \
+        s += "time by kernel: " + ", ".join("%s x%d %.0f%%" % (k, c, 100 * sh) for k, c, sh in top) if top else \
             "no profile"
         out.append(s)
     return out
@@ -811,7 +884,7 @@ def docs_section(entries, done, peaks, fma, command, seconds):
     main_peak = peaks[0][1] if peaks and peaks[0][1] else None
     md = ["<!-- bench-quant:begin -->",
           "<!-- written by `tests/bench_quant.py --write-docs`; edits here are replaced at the next run -->",
-          "## Quantized models (int8 QDQ), latest run: %s, %s, %s, %d core(s), one thread" % (
+          "### Latest run: %s, %s, %s, %d core(s), one thread" % (
               datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), bench.git_commit(),
               bench.cpu_name(), os.cpu_count() or 0),
           "",
@@ -821,9 +894,10 @@ def docs_section(entries, done, peaks, fma, command, seconds):
           "both on the float original; ours: `onnx2c Q.onnx -o m.c --name m` (-O2), `gcc -O3 -march=native`; medians "
           "of alternating rounds. Ratios of one run are what to compare; the targets in the headers are goals, not "
           "assertions. Arena and constants: `m_ARENA_SIZE` and `m_CONST_BYTES` of the generated headers (int8 "
-          "build / fp32 build, then the ratio). Kernels: the int8 build's calls in `--report` whose output is float "
-          "/ bare QuantizeLinear or DequantizeLinear / all. err: max \\|ours int8 - ORT int8\\| as a %% of max "
-          "\\|ORT int8\\|. The last column: the largest integer Conv/MatMul/Gemm layer (2 operations a "
+          "build / fp32 build, then the ratio). Kernels: the int8 build's calls in `--report` whose precision is float "
+          "(input or output a float type), in parentheses the bare QuantizeLinear/DequantizeLinear among them, of all "
+          "calls. err: the int8 outputs' max \\|int8 - ORT fp32\\| as a %% of max "
+          "\\|ORT fp32\\| (ours / ORT). The last column: the largest integer Conv/MatMul/Gemm layer (2 operations a "
           "multiply-accumulate) in a `--profile` build, as a share of the vpmaddwd peak. The models are described in "
           "the script's docstring (the `_i8`/`_u8` rows: int8/uint8 activations)." % (command, seconds),
           "",
@@ -839,8 +913,9 @@ def docs_section(entries, done, peaks, fma, command, seconds):
             md.append("| " + " | ".join(md_cell(c) for c in cells(e, main_peak)) + " |")
         else:
             md.append("| %s | not measured: %s |" % (e.name, md_cell(failed_why(e))) + " |" * (len(COLS) - 2))
-    md += [""] + ["- " + md_cell(l).replace("\\|", "|") for l in details(done)]
-    md += [""] + [l + "." for l in summary(done)]
+    md += [""] + ["- " + l for l in details(done)]
+    for l in summary(done):
+        md += ["", l[0].upper() + l[1:] + "."]
     md.append("<!-- bench-quant:end -->")
     return "\n".join(md) + "\n"
 
@@ -863,6 +938,8 @@ def main():
     ap.add_argument("--only", default="", help="model names, comma-separated (kws_dscnn or kws_dscnn_i8, ...)")
     ap.add_argument("--write-docs", action="store_true",
                     help="replace the bench-quant section of docs/BENCHMARKS.md")
+    ap.add_argument("--docs-file", default=os.path.join(ROOT, "docs", "BENCHMARKS.md"),
+                    help="the file --write-docs writes (default docs/BENCHMARKS.md)")
     ap.add_argument("--keep", default=None, help="build in this folder and keep it")
     args = ap.parse_args()
     args.compiler = os.path.abspath(args.compiler)
@@ -883,9 +960,9 @@ def main():
               flush=True)
         compile_all(entries, args, work)
         print("compiled in %.0f s" % (time.time() - t0), flush=True)
-        fmt = "%-30s %10s %10s %10s %10s %7s %7s %24s %26s %13s %6s %18s"
+        fmt = "%-30s %10s %10s %10s %10s %7s %7s %24s %26s %13s %13s %18s"
         print(fmt % ("model", "ours i8", "ORT i8", "ours f32", "ORT f32", "i8/f32", "i8/ORT", "arena i8/f32",
-                     "const i8/f32", "flt/qdq/all", "err%", "int GOPS (%peak)"))
+                     "const i8/f32", "flt(qdq)/all", "err% ours/ORT", "int GOPS (%peak)"))
         main_peak = peaks[0][1] if peaks and peaks[0][1] else None
         done = []
         for e in entries:
@@ -914,10 +991,14 @@ def main():
         seconds = time.time() - t0
         print("took %.0f s" % seconds)
         if args.write_docs:
-            flags = [a for a in sys.argv[1:]]
-            write_docs(os.path.join(ROOT, "docs", "BENCHMARKS.md"),
-                       docs_section(entries, done, peaks, fma, " ".join(flags), seconds))
-            print("wrote docs/BENCHMARKS.md (the bench-quant:begin/end section)")
+            flags, skip = [], False
+            for a in sys.argv[1:]:   # the command as given, less the folders of this machine
+                if skip or a.startswith("--keep") or a.startswith("--docs-file"):
+                    skip = not skip and "=" not in a
+                    continue
+                flags.append(a)
+            write_docs(args.docs_file, docs_section(entries, done, peaks, fma, " ".join(flags), seconds))
+            print("wrote %s (the bench-quant:begin/end section)" % os.path.relpath(args.docs_file, ROOT))
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

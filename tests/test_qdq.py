@@ -29,6 +29,8 @@ The models:
                       a DequantizeLinear and a QuantizeLinear), MaxPool and
                       Concat of two branches, Reshape
   concat_pool         two Convs, Concat, AveragePool, Conv, Transpose, Reshape
+  silu_split_softmax  Conv, SiLU (x * Sigmoid(x)), Split, Conv, Concat, Reshape,
+                      Softmax (YOLOv8's and a transformer's pieces)
 
 Each quantized model is a test_qdq_<model>_<qdq|qop>_<u8|i8> folder whose
 expected output is onnxruntime's (ORT_ENABLE_ALL: its QDQ fusions into
@@ -196,8 +198,19 @@ def concat_pool(n):
     return [1, 4, 8, 8], 13
 
 
+def silu_split_softmax(n):
+    x = n.conv("x", 8, 16, (3, 3), pads=[1, 1, 1, 1])
+    x = n.op("Mul", [x, n.op("Sigmoid", [x])])   # SiLU (YOLOv8's activation): x op table(x) is one table
+    a = "t%d" % len(n.nodes)
+    n.nodes.append(h.make_node("Split", [x, n.const(np.array([8, 8], np.int64))], [a, a + "b"], axis=1,
+                               name="Split_%d" % len(n.nodes)))
+    x = n.op("Concat", [n.conv(a, 8, 8, (1, 1)), a + "b"], axis=1)
+    n.op("Softmax", [n.op("Reshape", [x, n.const(np.array([1, 16, 64], np.int64))])], axis=-1)
+    return [1, 8, 8, 8], 13
+
+
 MODELS = [conv_relu, conv_stride_nobias, depthwise, resnet_block, kws_dscnn, autoencoder, matmul_mlp, unary_lut,
-          concat_pool]
+          concat_pool, silu_split_softmax]
 
 
 def build_models():

@@ -20,6 +20,7 @@
  * float16/bfloat16 scales reach these functions as float32 stand-ins
  * (infer.c, lower.c: computes_on_half); where the spec computes in the
  * scale's type, the kernels round to its precision (O2C_QPREC_*). */
+#include <math.h>
 #include <string.h>
 
 #include "../ir.h"
@@ -965,6 +966,79 @@ void decompose_fused_qlookup(const Node *n, Decomp *d)
     const char *i = dc_op(d, "Cast", 1, dc_in(d, 0));
     dc_attr_i(d, "to", DT_INT32);
     dc_output(d, 0, dc_op(d, "Gather", 2, dc_in(d, 1), i));
+}
+
+/* ---- onnx2c FusedQSoftmax ------------------------------------------------------- */
+
+/* com.microsoft QLinearSoftmax (X, x_scale, x_zero_point, y_scale,
+ * y_zero_point; the Softmax rule of its attribute opset) computes the same:
+ * the input roles of each, and the axis (before opset 13, only the last
+ * axis, where the rules agree) */
+static int is_ms_qsoftmax(const Node *n) { return !strcmp(n->op_type, "QLinearSoftmax"); }
+static const int QSM_ROLES[4] = {0, 1, 2, 3}, MS_QSM_ROLES[4] = {0, 1, 3, 4};
+
+static void qsoftmax_rows(Node *n, int64_t *outer, int64_t *D, int64_t *inner)
+{
+    Tensor *x = n->in[0];
+    int ax = (int)norm_axis(n, attr_i(n, "axis"), x->rank);
+    if (is_ms_qsoftmax(n) && attr_i(n, "opset") < 13 && ax != x->rank - 1)
+        fail("a QLinearSoftmax of opset %lld along axis %d of %d: onnx2c supports the last axis only (the rows of "
+             "Softmax before opset 13)", (long long)attr_i(n, "opset"), ax, x->rank);
+    *outer = 1;
+    *inner = 1;
+    for (int d = 0; d < ax; d++) *outer *= x->dims[d];
+    for (int d = ax + 1; d < x->rank; d++) *inner *= x->dims[d];
+    *D = x->dims[ax];
+}
+
+void infer_fused_qsoftmax(Node *n)
+{
+    const int *ro = is_ms_qsoftmax(n) ? MS_QSM_ROLES : QSM_ROLES;
+    Tensor *x = n->in[0], *xs = need_in(n, ro[1]), *ys = need_in(n, ro[2]), *yz = in_t(n, ro[3]);
+    int64_t o, d, i;
+    need_dtype(n, x, DTS_Q8);
+    if (x->rank < 1) fail("X must have an axis");
+    qsoftmax_rows(n, &o, &d, &i);
+    need_float_scale(n, xs, "x_scale");
+    need_float_scale(n, ys, "y_scale");
+    need_scalar(n, xs, "x_scale");
+    need_scalar(n, ys, "y_scale");
+    if (!xs->data) fail("x_scale must be a constant (its exponentials are tabulated)");
+    if (yz) {
+        need_dtype(n, yz, DTS_Q8);
+        need_scalar(n, yz, "y_zero_point");
+    }
+    set_out(n, 0, yz ? yz->dtype : DT_UINT8, x->rank, x->dims);
+}
+
+void lower_fused_qsoftmax(Node *n, Lowering *L)
+{
+    Tensor *x = n->in[0], *y = n->out[0];
+    int64_t outer, D, inner, ne = 256;
+    qsoftmax_rows(n, &outer, &D, &inner);
+    if (D == 0 || outer * inner == 0) return;
+    const int *ro = is_ms_qsoftmax(n) ? MS_QSM_ROLES : QSM_ROLES;
+    Tensor *e = lower_const(L, "exponentials", DT_FLOAT, 1, &ne);
+    const float xs = (float)elem_f64(n->in[ro[1]]->dtype, n->in[ro[1]]->data, 0);
+    for (int d = 0; d < 256; d++) ((float *)e->data)[d] = expf(-xs * (float)d);
+    KCall *c = lower_call(L, xfmt("o2c_qsoftmax_%s_%s", dtype_suffix(x->dtype), dtype_suffix(y->dtype)), outer * inner);
+    c->x[0] = x;
+    c->x[1] = e;
+    c->x[2] = n->in[ro[2]];
+    c->x[3] = in_t(n, ro[3]);
+    c->y[0] = y;
+    c->k[O2C_QSM_D] = D;
+    c->k[O2C_QSM_INNER] = inner;
+}
+
+void decompose_fused_qsoftmax(const Node *n, Decomp *d)
+{
+    const char *f = dc_op(d, "DequantizeLinear", 2, dc_in(d, 0), dc_in(d, 1));
+    f = dc_op(d, "Softmax", 1, f);
+    dc_attr_i(d, "axis", attr_i(n, "axis"));
+    d->opset = d->opset > 13 ? d->opset : 13;
+    dc_output(d, 0, in_t((Node *)n, 3) ? dc_op(d, "QuantizeLinear", 3, f, dc_in(d, 2), dc_in(d, 3))
+                                       : dc_op(d, "QuantizeLinear", 2, f, dc_in(d, 2)));
 }
 
 /* ---- com.microsoft: QLinearGlobalAveragePool ------------------------------- */

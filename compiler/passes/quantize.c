@@ -12,7 +12,11 @@
  *   DQ(x) -> GlobalAveragePool | AveragePool -> Q         com.microsoft QLinearGlobalAveragePool, QLinearAveragePool
  *   DQ(x_i) -> Concat -> Q                                Concat (same scales) or com.microsoft QLinearConcat
  *   DQ(x) -> MaxPool, Reshape, Transpose, Slice, ... -> Q Q's scale = DQ's: the op on the 8-bit data
- *   DQ(x) -> Sigmoid, Tanh, HardSwish, ... -> Q           a 256-entry table (FusedQLookup)
+ *   DQ(x) -> Split -> Q (each output, same parameters)    Split of the 8-bit data
+ *   DQ(x) -> Softmax -> Q                                 FusedQSoftmax (a table of exponentials, as
+ *                                                          onnxruntime's QLinearSoftmax)
+ *   DQ(x) -> Sigmoid, Tanh, HardSwish, ... -> Q           a 256-entry table (FusedQLookup); x op table(x)
+ *                                                          (SiLU: x * sigmoid(x)) one table too
  *
  * The weights W and B are constants: their DQ stays unread and leaves with
  * dce. The bias becomes int32 at x_scale * w_scale (the model's int32 bias
@@ -34,6 +38,7 @@
 
 #define MS_OPSET 1   /* the com.microsoft ops' version */
 #define QCONCAT_MAX_PARTS 20   /* QLinearConcat: 2 + 3 per part inputs, at most 62 (ops.def) */
+#define MAX_SPLIT_OUTPUTS 8
 
 /* ---- matching DequantizeLinear and QuantizeLinear --------------------------- */
 
@@ -479,6 +484,62 @@ static int match_move(Graph *g, Node *n)
     return 1;
 }
 
+/* ---- Softmax ----------------------------------------------------------------- */
+
+/* Softmax of 8-bit data with a table of exponentials, as onnxruntime's
+ * QLinearSoftmax (opset 13's rule: along one axis; before 13 only where
+ * the two rules agree, the last axis) */
+static int match_softmax(Graph *g, Node *n)
+{
+    if (!pat_is(n, "Softmax") || n->out[0]->dtype != DT_FLOAT) return 0;
+    Deq dx;
+    Qnt q;
+    if (!deq_act(n->in[0], &dx) || !quant_of(next_of(g, n->out[0]), &q)) return 0;
+    int rank = dx.q->rank;
+    int64_t ax = attr_has(n, "axis") ? attr_i(n, "axis") : n->opset < 13 ? 1 : -1;
+    if (ax < 0) ax += rank;
+    if (ax < 0 || ax >= rank || (n->opset < 13 && ax != rank - 1)) return 0;
+    PatMatch m = {{0}, 0};
+    pat_add(&m, n);
+    pat_add(&m, q.n);
+    Tensor *in[4] = {dx.q, dx.s, q.s, zero_point(g, q.z, q.y->dtype)};
+    Node *f = pat_replace(g, &m, q.n, "FusedQSoftmax", "onnx2c", in, 4, q.y);
+    node_set_attr_i(f, "axis", ax);
+    node_reinfer(f);
+    note("quantize: %s -> FusedQSoftmax '%s'", f->fused, q.y->name);
+    return 1;
+}
+
+/* Split with every output quantized with the input's parameters: the
+ * split of the 8-bit data */
+static int match_split(Graph *g, Node *n)
+{
+    if (!pat_is(n, "Split") || n->nout > MAX_SPLIT_OUTPUTS) return 0;
+    Deq dx;
+    if (!deq_act(n->in[0], &dx)) return 0;
+    Qnt q[MAX_SPLIT_OUTPUTS];
+    PatMatch m = {{0}, 0};
+    pat_add(&m, n);
+    for (int j = 0; j < n->nout; j++)
+        if (!n->out[j] || !quant_of(next_of(g, n->out[j]), &q[j]) || !same_params(&dx, &q[j])) return 0;
+    Tensor *in[2] = {dx.q, n->nin > 1 ? n->in[1] : NULL}, *out[MAX_SPLIT_OUTPUTS];
+    for (int j = 0; j < n->nout; j++) out[j] = q[j].y;
+    Node *f = graph_insert_node(g, n, "Split", "", in, n->nin > 1 ? 2 : 1, out, n->nout);
+    copy_attrs(f, n, NULL);
+    f->opset = n->opset;
+    node_add_origins(f, n);
+    f->fused = xstrdup("Split+QuantizeLinear");
+    for (int j = 0; j < n->nout; j++) {
+        node_add_origins(f, q[j].n);
+        graph_remove_node(g, q[j].n);
+        node_set_output(f, j, out[j]);
+    }
+    graph_remove_node(g, n);
+    node_reinfer(f);
+    note("quantize: Split+QuantizeLinear on 8-bit data '%s'", out[0]->name);
+    return 1;
+}
+
 /* ---- unary functions: a table of 256 bytes --------------------------------------- */
 
 /* Elementwise functions of one float: DQ -> f -> Q is a function of the
@@ -529,7 +590,7 @@ int pass_quantize(Graph *g)
         Node *n = g->nodes[i];
         diag_node = n;
         if (match_conv(g, n) || match_matmul(g, n) || match_binary(g, n) || match_avgpool(g, n) || match_concat(g, n) ||
-            match_move(g, n) || match_unary(g, n)) {
+            match_move(g, n) || match_split(g, n) || match_softmax(g, n) || match_unary(g, n)) {
             changes++;
             i = -1;   /* the node list changed: rescan */
         }

@@ -882,6 +882,45 @@ O2C_QDW_DEF(o2c_qdw_i8_u8, int8_t, uint8_t)
 /*@ o2c_qdw_i8_i8 needs o2c_qlin_core params O2C_QLIN */
 O2C_QDW_DEF(o2c_qdw_i8_i8, int8_t, int8_t)
 
+/*@ o2c_qsoftmax_core */
+/* o2c_qsoftmax_X_Y: runtime/c/params/quant.h (O2C_QSM_*); onnxruntime's
+ * QLinearSoftmax computes the same way (a table of exponentials of the
+ * byte differences) */
+#define O2C_QSOFTMAX_DEF(NAME, TX, TY, LO, HI)                              \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TX *X = (const TX *)p->x[0];                                  \
+        const float *E = (const float *)p->x[1];                            \
+        const float ys = *(const float *)p->x[2];                           \
+        const TY *YZ = (const TY *)p->x[3];                                 \
+        TY *Y = (TY *)p->y[0];                                              \
+        const int64_t D = p->k[O2C_QSM_D], IN = p->k[O2C_QSM_INNER];        \
+        const float yz = YZ ? (float)YZ[0] : 0.0f;                          \
+        O2C_FOR(r) {                                                        \
+            const TX *x = X + r / IN * D * IN + r % IN;                     \
+            TY *y = Y + r / IN * D * IN + r % IN;                           \
+            int32_t m = x[0];                                               \
+            float sum = 0.0f, inv;                                          \
+            for (int64_t d = 1; d < D; d++)                                 \
+                if (x[d * IN] > m) m = x[d * IN];                           \
+            for (int64_t d = 0; d < D; d++) sum += E[m - x[d * IN]];        \
+            inv = 1.0f / (sum * ys);                                        \
+            for (int64_t d = 0; d < D; d++) {                               \
+                const float v = nearbyintf(E[m - x[d * IN]] * inv) + yz;    \
+                y[d * IN] = (TY)O2C_Q_SAT(float, v, LO, HI);                \
+            }                                                               \
+        }                                                                   \
+    }
+
+/*@ o2c_qsoftmax_u8_u8 needs o2c_qsoftmax_core params O2C_QSM */
+O2C_QSOFTMAX_DEF(o2c_qsoftmax_u8_u8, uint8_t, uint8_t, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qsoftmax_u8_i8 needs o2c_qsoftmax_core params O2C_QSM */
+O2C_QSOFTMAX_DEF(o2c_qsoftmax_u8_i8, uint8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qsoftmax_i8_u8 needs o2c_qsoftmax_core params O2C_QSM */
+O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_u8, int8_t, uint8_t, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qsoftmax_i8_i8 needs o2c_qsoftmax_core params O2C_QSM */
+O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_i8, int8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
+
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_QUANT(K, F)                                                \
     K(o2c_quantize_f32_u8, F) K(o2c_quantize_f32_i8, F) K(o2c_quantize_f32_u16, F) K(o2c_quantize_f32_i16, F) \
@@ -902,4 +941,5 @@ O2C_QDW_DEF(o2c_qdw_i8_i8, int8_t, int8_t)
     K(o2c_qgavgpool_u8, F) K(o2c_qgavgpool_i8, F) K(o2c_qavgpool_u8, F) K(o2c_qavgpool_i8, F) \
     K(o2c_qconcat_u8, F) K(o2c_qconcat_i8, F)                                  \
     K(o2c_qlin_u8_u8, F) K(o2c_qlin_u8_i8, F) K(o2c_qlin_i8_u8, F) K(o2c_qlin_i8_i8, F) \
-    K(o2c_qdw_u8_u8, F) K(o2c_qdw_u8_i8, F) K(o2c_qdw_i8_u8, F) K(o2c_qdw_i8_i8, F)
+    K(o2c_qdw_u8_u8, F) K(o2c_qdw_u8_i8, F) K(o2c_qdw_i8_u8, F) K(o2c_qdw_i8_i8, F)   \
+    K(o2c_qsoftmax_u8_u8, F) K(o2c_qsoftmax_u8_i8, F) K(o2c_qsoftmax_i8_u8, F) K(o2c_qsoftmax_i8_i8, F)

@@ -216,3 +216,11 @@ O2C_PARAMS_FIT(qlin, O2C_QLIN_NK, 0)
 #define O2C_QLIN_MR 16
 #define O2C_QLIN_NR 5
 #define O2C_QLIN_PB 40
+
+/* o2c_qsoftmax_X_Y (FusedQSoftmax): along an axis of D values (INNER
+ * apart), y = saturate(round(e[m - x] / (sum e[m - x]) / ys) + yz), m the
+ * row's largest byte value, e[d] = exp(-x_scale d) a table made at compile
+ * time (x's zero point cancels). x[0] X, x[1] the 256 e (float), x[2] ys,
+ * x[3] yz (NULL: 0); index space: the rows (outer x INNER) */
+enum { O2C_QSM_D, O2C_QSM_INNER, O2C_QSM_NK };
+O2C_PARAMS_FIT(qsoftmax, O2C_QSM_NK, 0)
