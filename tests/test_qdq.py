@@ -56,6 +56,12 @@ kernels on x86 without VNNI add pairs of products in 16 bits, which
 full-range weights saturate; the reference is then exact integer arithmetic
 on every CPU (as in test_quant.py).
 
+Two variants of conv_relu's QDQ int8 model carry parameters the integer
+pass must leave to the float path (a zero among the weight scales; int4
+weights, onnx 21), checked against onnx's reference implementation (the
+spec) within a step. (Parameters no path accepts, a per-channel scale of
+the wrong length, are bad-input cases in tests/bad/run_bad.py.)
+
 build_models() and quantize() are for other scripts (benchmarks) too; the
 files are byte-identical from run to run.
 
@@ -325,7 +331,49 @@ def corpus(root):
                 onnx.checker.check_model(qm, full_check=True)
                 write_case(root, name, qm, x, ort_run(qm, x), ort_run(qm, x, "ORT_DISABLE_ALL"))
                 names.append(name)
+                if model == "conv_relu" and fmt == "qdq" and acts == "i8":
+                    for what, om in odd_params(qm).items():
+                        onnx.checker.check_model(om, full_check=True)
+                        spec = spec_run(om, x)
+                        write_case(root, name + "_" + what, om, x, spec, spec)
+                        names.append(name + "_" + what)
     return names, skipped
+
+
+def odd_params(qm):
+    """QDQ models whose quantization parameters the integer pass must not
+    take (the float path computes them as the model says): {suffix: model}"""
+    inits = {i.name: i for i in qm.graph.initializer}
+    wdq = next(n for n in qm.graph.node if n.op_type == "DequantizeLinear" and n.input[0] in inits
+               and nh.to_array(inits[n.input[0]]).dtype == np.int8 and nh.to_array(inits[n.input[0]]).ndim == 4)
+    out = {}
+    # a zero among the per-channel weight scales (the channel's weights dequantize to 0)
+    m = onnx.ModelProto()
+    m.CopyFrom(qm)
+    t = next(i for i in m.graph.initializer if i.name == wdq.input[1])
+    s = nh.to_array(t).copy()
+    s[0] = 0
+    t.CopyFrom(nh.from_array(s, t.name))
+    out["zero_weight_scale"] = m
+    # int4 weights (onnx 21's DequantizeLinear of int4): no int8 kernel applies
+    m = onnx.ModelProto()
+    m.CopyFrom(qm)
+    t = next(i for i in m.graph.initializer if i.name == wdq.input[0])
+    t.CopyFrom(h.make_tensor(t.name, TP.INT4, list(t.dims), np.clip(nh.to_array(t) // 16, -8, 7).flatten().tolist()))
+    z = next((i for i in m.graph.initializer if len(wdq.input) > 2 and i.name == wdq.input[2]), None)
+    if z is not None:
+        z.CopyFrom(h.make_tensor(z.name, TP.INT4, list(z.dims), nh.to_array(z).flatten().tolist()))
+    out["int4_weights"] = m
+    for m in out.values():   # the reference implements DequantizeLinear from opset 19, int4 from 21
+        m.opset_import[0].version = 21
+        m.ir_version = 10
+    return out
+
+
+def spec_run(m, x):
+    """the spec's outputs (onnx's reference implementation)"""
+    from onnx.reference import ReferenceEvaluator
+    return ReferenceEvaluator(m).run(None, {m.graph.input[0].name: x})
 
 
 def main():

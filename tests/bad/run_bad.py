@@ -485,6 +485,32 @@ def _(d):
     return [save(m, d), "-o", out(d)], ["model.onnx", "'dq'", "output_dtype", "float16"]
 
 
+@case("QDQ Conv: a per-channel weight scale of the wrong length")
+def _(d):
+    i8 = TensorProto.INT8
+    nodes = [helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["x"], name="dqx"),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], name="dqw", axis=0),
+             helper.make_node("Conv", ["x", "wf"], ["c"], name="conv"),
+             helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["y"], name="q")]
+    m = qmodel(nodes, [vi("xq", i8, (1, 2, 4, 4))], [vi("y", i8, (1, 3, 4, 4))],
+               [numpy_helper.from_array(np.float32(0.1), "xs"), numpy_helper.from_array(np.int8(0), "xz"),
+                numpy_helper.from_array(np.ones((3, 2, 1, 1), np.int8), "w"),
+                numpy_helper.from_array(np.full(4, 0.1, np.float32), "ws"), numpy_helper.from_array(np.zeros(4, np.int8), "wz"),
+                numpy_helper.from_array(np.float32(0.2), "ys"), numpy_helper.from_array(np.int8(0), "yz")])
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'dqw'", "per-axis", "3 values"]
+
+
+@case("QLinearSoftmax of opset 12 along an axis other than the last")
+def _(d):
+    u8 = TensorProto.UINT8
+    n = helper.make_node("QLinearSoftmax", ["x", "xs", "xz", "ys", "yz"], ["y"], name="sm", domain="com.microsoft",
+                         axis=1, opset=12)
+    m = qmodel([n], [vi("x", u8, (2, 3, 4))], [vi("y", u8, (2, 3, 4))],
+               [numpy_helper.from_array(np.float32(0.1), "xs"), numpy_helper.from_array(np.uint8(1), "xz"),
+                numpy_helper.from_array(np.float32(1 / 256), "ys"), numpy_helper.from_array(np.uint8(0), "yz")], ms=True)
+    return [save(m, d), "-o", out(d)], ["model.onnx", "'sm'", "last axis"]
+
+
 @case("QLinearConcat without (tensor, scale, zero point) triples")
 def _(d):
     u8 = TensorProto.UINT8
