@@ -330,8 +330,17 @@ static Tensor *qlin_multipliers(Lowering *L, const QLin *q, int64_t mp)
 
 /* The call of o2c_qlin_* (W packed here) or o2c_qdw_* (W as it is): the
  * operands; the caller sets the geometry */
-static KCall *qlin_call(Lowering *L, const QLin *q, int depthwise, int64_t K, int64_t count)
+/* the panel's pixels for an image of S output pixels: O2C_QLIN_PB, or S
+ * rounded up to the register tile where that is fewer */
+static int64_t qlin_panel(int64_t S)
 {
+    int64_t r = (S + O2C_QLIN_NR - 1) / O2C_QLIN_NR * O2C_QLIN_NR;
+    return r < O2C_QLIN_PB ? r : O2C_QLIN_PB;
+}
+
+static KCall *qlin_call(Lowering *L, const QLin *q, int depthwise, int64_t K, int64_t S, int64_t count)
+{
+    const int64_t pixels = qlin_panel(S);
     const int64_t M = q->M, MT = (M + O2C_QLIN_MR - 1) / O2C_QLIN_MR, KP = (K + 1) / 2;
     KCall *c = lower_call(L, xfmt("o2c_%s_%s_%s", depthwise ? "qdw" : "qlin", dtype_suffix(q->x->dtype),
                                   dtype_suffix(q->y->dtype)), count);
@@ -351,8 +360,9 @@ static KCall *qlin_call(Lowering *L, const QLin *q, int depthwise, int64_t K, in
                     q->wkn ? src[k * M + m] : src[m * K + k];
         c->x[2] = wp;
         c->x[4] = qlin_multipliers(L, q, MT * O2C_QLIN_MR);
-        int64_t pd[2] = {KP, 2 * O2C_QLIN_PB};
+        int64_t pd[2] = {KP, 2 * pixels};
         c->y[1] = lower_temp(L, DT_INT16, 2, pd);
+        c->k[O2C_QLIN_PBW] = pixels;
     }
     c->x[3] = q->b;
     c->x[5] = q->yz;
@@ -466,7 +476,7 @@ static int lower_qmatmul_packed(Node *n, Lowering *L, Tensor *bias)
     int64_t K = q.w->dims[0], rows = tensor_numel(q.x) / K;
     q.M = q.w->dims[1];
     if (!qlin_applies(L, &q)) return 0;
-    KCall *c = qlin_call(L, &q, 0, K, (rows + O2C_QLIN_PB - 1) / O2C_QLIN_PB);
+    KCall *c = qlin_call(L, &q, 0, K, rows, (rows + qlin_panel(rows) - 1) / qlin_panel(rows));
     static const int64_t ONE[] = {O2C_QLIN_IH, O2C_QLIN_OH, O2C_QLIN_KH, O2C_QLIN_KW, O2C_QLIN_SH, O2C_QLIN_SW,
                                   O2C_QLIN_DH, O2C_QLIN_DW, O2C_QLIN_CL};
     for (size_t i = 0; i < sizeof ONE / sizeof ONE[0]; i++) c->k[ONE[i]] = 1;
@@ -662,8 +672,11 @@ void infer_qlinear_conv(Node *n)
     qconv_out(n, n->in[0], M, &g, yz->dtype);
 }
 
+/* the most scratch a depthwise conv takes to run a plane at a time */
+#define QDW_PLANE_MAX_BYTES (64 * 1024)
+
 /* QLinearConv on the packed kernels: 1-D and 2-D, group 1 (o2c_qlin_*) or
- * depthwise (o2c_qdw_*); 0 if they do not apply */
+ * depthwise (o2c_qdwp_*, o2c_qdw_*); 0 if they do not apply */
 static int lower_qconv_packed(Node *n, Lowering *L, const ConvGeom *g, int64_t group, int64_t M)
 {
     QLin q = {n->in[0], n->in[1], in_t(n, 2), n->in[3], n->in[4], in_t(n, 5), n->in[6], in_t(n, 7), in_t(n, 8),
@@ -673,9 +686,19 @@ static int lower_qconv_packed(Node *n, Lowering *L, const ConvGeom *g, int64_t g
     int depthwise = group > 1 && group == C && M == C;
     if (g->nsp > 2 || (group != 1 && !depthwise) || !qlin_applies(L, &q)) return 0;
     int64_t K = C / group * g->k[1] * g->k[2], N = x->dims[0], S = g->out[1] * g->out[2];
-    int64_t count = depthwise ? N * C * g->out[1] : N * ((S + O2C_QLIN_PB - 1) / O2C_QLIN_PB);
-    KCall *c = qlin_call(L, &q, depthwise, K, count);
-    if (depthwise) {
+    /* the depthwise conv a plane at a time (o2c_qdwp) at stride 1 where its
+     * scratch (the sums and the padded int16 plane) stays small, not on
+     * Cortex-M (RAM); else a row at a time (o2c_qdw) */
+    int64_t pw = g->out[2] + (g->k[2] - 1) * g->d[2], ph = g->out[1] + (g->k[1] - 1) * g->d[1];
+    int64_t plane = g->out[1] * pw + (ph * pw + 1) / 2;
+    int by_plane = depthwise && g->s[1] == 1 && g->s[2] == 1 && plane * 4 <= QDW_PLANE_MAX_BYTES &&
+                   L->target != TARGET_CORTEX_M;
+    int64_t count = by_plane ? N * C : depthwise ? N * C * g->out[1] : N * ((S + qlin_panel(S) - 1) / qlin_panel(S));
+    KCall *c = qlin_call(L, &q, depthwise, K, S, count);
+    if (by_plane) {
+        c->kernel = kernel_find(xfmt("o2c_qdwp_%s_%s", dtype_suffix(q.x->dtype), dtype_suffix(q.y->dtype)));
+        c->y[1] = lower_temp(L, DT_INT32, 1, &plane);
+    } else if (depthwise) {
         int64_t ow = g->out[2];
         c->y[1] = lower_temp(L, DT_INT32, 1, &ow);
     }

@@ -213,6 +213,18 @@
         const int64_t rank = p->k[O2C_QBIN_RANK];                           \
         T *Y = (T *)p->y[0];                                                \
         (void)ra; (void)rb; (void)rab;                                      \
+        if (!rank) { /* same shapes: a loop the C compiler vectorizes */    \
+            const T *O2C_RESTRICT a = A, *O2C_RESTRICT b = B;               \
+            T *O2C_RESTRICT y = Y;                                          \
+            for (int64_t i = i0; i < i1; i++) {                             \
+                const int32_t da = (int32_t)a[i] - az, db = (int32_t)b[i] - bz; \
+                float v = MUL ? (float)(da * db) * rab + cz                 \
+                              : ra * (float)da + rb * (float)db + cz;       \
+                v = nearbyintf(v);                                          \
+                y[i] = (T)O2C_Q_SAT(float, v, LO, HI);                      \
+            }                                                               \
+            return;                                                         \
+        }                                                                   \
         O2C_FOR(i) {                                                        \
             const int64_t ia = rank ? o2c_offset(i, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SA) : i; \
             const int64_t ib = rank ? o2c_offset(i, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SB) : i; \
@@ -640,7 +652,7 @@ O2C_QCAT_DEF(o2c_qconcat_i8, int8_t, i8)
  * differ only where the float product rounds across a half, by one.) */
 #if defined(__AVX2__) && !defined(__CUDACC__)
 #include <immintrin.h>
-static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP,
+static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, int64_t PB,
                                  int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
 {
     __m256i a00 = _mm256_loadu_si256((const __m256i *)acc[0]), a01 = _mm256_loadu_si256((const __m256i *)(acc[0] + 8));
@@ -651,7 +663,7 @@ static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP,
     for (int64_t kp = 0; kp < KP; kp++) {
         const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(W + kp * 2 * O2C_QLIN_MR)));
         const __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(W + kp * 2 * O2C_QLIN_MR + 16)));
-        const int16_t *pr = P + kp * O2C_QLIN_PB * 2;
+        const int16_t *pr = P + kp * PB * 2;
         int32_t v;
         __m256i b;
 #define O2C_QLIN_PIXEL(j)                                                   \
@@ -692,12 +704,12 @@ static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, in
     }
 }
 #else
-O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP,
+O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, int64_t PB,
                                         int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
 {
     for (int64_t kp = 0; kp < KP; kp++) {
         const int8_t *w = W + kp * 2 * O2C_QLIN_MR;
-        const int16_t *pr = P + kp * O2C_QLIN_PB * 2;
+        const int16_t *pr = P + kp * PB * 2;
         for (int j = 0; j < O2C_QLIN_NR; j++) {
             const int32_t x0 = pr[2 * j], x1 = pr[2 * j + 1];
             for (int i = 0; i < O2C_QLIN_MR; i++) acc[j][i] += w[2 * i] * x0 + w[2 * i + 1] * x1;
@@ -722,7 +734,7 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
  * O2C_QLIN_DEF. */
 #define O2C_QLIN_GATHER(TX, R, k)                                             \
     if ((k) >= K) {                                                         \
-        for (int64_t j = 0; j < O2C_QLIN_PB; j++) R[j] = 0;                 \
+        for (int64_t j = 0; j < PB; j++) R[j] = 0;                          \
     } else {                                                                \
         const int64_t c = (k) / (KH * KW), kh = (k) / KW % KH, kw = (k) % KW; \
         const int64_t off = kw * DW - PW, cs = cl ? C : 1;                  \
@@ -751,7 +763,7 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
             }                                                               \
             j += len;                                                       \
         }                                                                   \
-        for (; j < O2C_QLIN_PB; j++) R[j] = 0;                              \
+        for (; j < PB; j++) R[j] = 0;                                       \
     }
 
 /* o2c_qlin_X_Y: see runtime/c/params/quant.h (O2C_QLIN_*). Each pixel
@@ -778,18 +790,18 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
         const int64_t cl = p->k[O2C_QLIN_CL];                               \
         const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
         const int64_t K = C * KH * KW, KP = (K + 1) / 2, S = OH * OW;       \
-        const int64_t NB = (S + O2C_QLIN_PB - 1) / O2C_QLIN_PB;             \
+        const int64_t PB = p->k[O2C_QLIN_PBW], NB = (S + PB - 1) / PB;       \
         const int64_t MT = (M + O2C_QLIN_MR - 1) / O2C_QLIN_MR;             \
         const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
         O2C_FOR(t) {                                                        \
-            const int64_t n = t / NB, p0 = t % NB * O2C_QLIN_PB;            \
-            const int64_t np = S - p0 < O2C_QLIN_PB ? S - p0 : O2C_QLIN_PB; \
+            const int64_t n = t / NB, p0 = t % NB * PB;                     \
+            const int64_t np = S - p0 < PB ? S - p0 : PB;                   \
             for (int64_t kp = 0; kp < KP; kp++) {                           \
                 int16_t ra[O2C_QLIN_PB], rb[O2C_QLIN_PB];                   \
-                int16_t *dst = P + kp * O2C_QLIN_PB * 2;                    \
+                int16_t *dst = P + kp * PB * 2;                             \
                 O2C_QLIN_GATHER(TX, ra, 2 * kp)                              \
                 O2C_QLIN_GATHER(TX, rb, 2 * kp + 1)                          \
-                for (int64_t j = 0; j < O2C_QLIN_PB; j++) {                 \
+                for (int64_t j = 0; j < PB; j++) {                          \
                     dst[2 * j] = ra[j];                                     \
                     dst[2 * j + 1] = rb[j];                                 \
                 }                                                           \
@@ -801,7 +813,7 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
                     int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR], q[O2C_QLIN_MR];  \
                     for (int j = 0; j < O2C_QLIN_NR; j++)                   \
                         for (int i = 0; i < O2C_QLIN_MR; i++) acc[j][i] = Bs && i < mn ? Bs[m0 + i] : 0; \
-                    o2c_qlin_tile(Wp + mt * KP * 2 * O2C_QLIN_MR, P + j0 * 2, KP, acc); \
+                    o2c_qlin_tile(Wp + mt * KP * 2 * O2C_QLIN_MR, P + j0 * 2, KP, PB, acc); \
                     for (int64_t j = 0; j < O2C_QLIN_NR && j0 + j < np; j++) { \
                         const int64_t px = p0 + j0 + j;                     \
                         o2c_qlin_requant_row(acc[j], MUL + m0, 1, yz, lo, hi, q, mn); \
@@ -865,6 +877,68 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
         }                                                                   \
     }
 
+/* o2c_qdwp_X_Y: the depthwise convolution of o2c_qdw_X_Y at stride 1, a
+ * channel plane at a time: the plane less xz into int16 with its padding
+ * (zeros) around it, PW = OW + (KW - 1) DW columns a row, then each tap one
+ * multiply-add over the whole plane, acc[i] += w P[i + kh DH PW + kw DW]
+ * (the columns past OW of each row are computed and dropped): loops as
+ * long as the plane, which the C compiler vectorizes, where the rows of a
+ * small map (25 x 5 in a keyword spotter) are too short. Index space N x C;
+ * y[1]: the int32 sums (OH x PW), then the int16 plane. */
+#define O2C_QDWP_DEF(NAME, TX, TY)                                          \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TX *X = (const TX *)p->x[0], *XZ = (const TX *)p->x[1];       \
+        const int8_t *W = (const int8_t *)p->x[2];                          \
+        const int32_t *Bs = (const int32_t *)p->x[3];                       \
+        const float *MUL = (const float *)p->x[4];                          \
+        const TY *YZ = (const TY *)p->x[5];                                 \
+        TY *Y = (TY *)p->y[0];                                              \
+        const int64_t C = p->k[O2C_QLIN_C];                                 \
+        const int64_t IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];       \
+        const int64_t OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];       \
+        const int64_t KH = p->k[O2C_QLIN_KH], KW = p->k[O2C_QLIN_KW];       \
+        const int64_t DH = p->k[O2C_QLIN_DH], DW = p->k[O2C_QLIN_DW];       \
+        const int64_t PH = p->k[O2C_QLIN_PH], PWB = p->k[O2C_QLIN_PW];      \
+        const int64_t PW = OW + (KW - 1) * DW, PR = OH + (KH - 1) * DH;     \
+        const int64_t NA = OH * PW - (KW - 1) * DW;                         \
+        const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
+        const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
+        int32_t *O2C_RESTRICT acc = (int32_t *)p->y[1];                     \
+        int16_t *O2C_RESTRICT P = (int16_t *)(acc + OH * PW);               \
+        O2C_FOR(t) {                                                        \
+            const int64_t c = t % C, n = t / C;                             \
+            const TX *xp = X + (n * C + c) * IH * IW;                       \
+            const int32_t b = Bs ? Bs[c] : 0;                               \
+            for (int64_t r = 0; r < PR; r++) {                              \
+                const int64_t ih = r - PH;                                  \
+                const int64_t q0 = PWB > 0 ? PWB : 0, q1 = PWB + IW < PW ? PWB + IW : PW; \
+                int16_t *O2C_RESTRICT pr = P + r * PW;                      \
+                const TX *O2C_RESTRICT xr;                                  \
+                if (ih < 0 || ih >= IH || q1 <= q0) {                       \
+                    for (int64_t q = 0; q < PW; q++) pr[q] = 0;             \
+                    continue;                                               \
+                }                                                           \
+                xr = xp + ih * IW;                                          \
+                for (int64_t q = 0; q < q0; q++) pr[q] = 0;                 \
+                for (int64_t q = q0; q < q1; q++) pr[q] = (int16_t)((int32_t)xr[q - PWB] - xz); \
+                for (int64_t q = q1; q < PW; q++) pr[q] = 0;                \
+            }                                                               \
+            for (int64_t i = 0; i < OH * PW; i++) acc[i] = b;               \
+            for (int64_t kh = 0; kh < KH; kh++)                             \
+                for (int64_t kw = 0; kw < KW; kw++) {                       \
+                    const int32_t w = W[(c * KH + kh) * KW + kw];           \
+                    const int16_t *O2C_RESTRICT src = P + kh * DH * PW + kw * DW; \
+                    for (int64_t i = 0; i < NA; i++) acc[i] += w * src[i];  \
+                }                                                           \
+            for (int64_t oh = 0; oh < OH; oh++) {                           \
+                TY *yr = Y + ((n * C + c) * OH + oh) * OW;                  \
+                o2c_qlin_requant_row(acc + oh * PW, MUL + c, 0, yz, lo, hi, acc + oh * PW, OW); \
+                for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (TY)acc[oh * PW + ow]; \
+            }                                                               \
+        }                                                                   \
+    }
+
 /*@ o2c_qlin_u8_u8 needs o2c_qlin_core params O2C_QLIN */
 O2C_QLIN_DEF(o2c_qlin_u8_u8, uint8_t, uint8_t)
 /*@ o2c_qlin_u8_i8 needs o2c_qlin_core params O2C_QLIN */
@@ -881,6 +955,14 @@ O2C_QDW_DEF(o2c_qdw_u8_i8, uint8_t, int8_t)
 O2C_QDW_DEF(o2c_qdw_i8_u8, int8_t, uint8_t)
 /*@ o2c_qdw_i8_i8 needs o2c_qlin_core params O2C_QLIN */
 O2C_QDW_DEF(o2c_qdw_i8_i8, int8_t, int8_t)
+/*@ o2c_qdwp_u8_u8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QDWP_DEF(o2c_qdwp_u8_u8, uint8_t, uint8_t)
+/*@ o2c_qdwp_u8_i8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QDWP_DEF(o2c_qdwp_u8_i8, uint8_t, int8_t)
+/*@ o2c_qdwp_i8_u8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QDWP_DEF(o2c_qdwp_i8_u8, int8_t, uint8_t)
+/*@ o2c_qdwp_i8_i8 needs o2c_qlin_core params O2C_QLIN */
+O2C_QDWP_DEF(o2c_qdwp_i8_i8, int8_t, int8_t)
 
 /*@ o2c_qsoftmax_core */
 /* o2c_qsoftmax_X_Y: runtime/c/params/quant.h (O2C_QSM_*); onnxruntime's
@@ -942,4 +1024,5 @@ O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_i8, int8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
     K(o2c_qconcat_u8, F) K(o2c_qconcat_i8, F)                                  \
     K(o2c_qlin_u8_u8, F) K(o2c_qlin_u8_i8, F) K(o2c_qlin_i8_u8, F) K(o2c_qlin_i8_i8, F) \
     K(o2c_qdw_u8_u8, F) K(o2c_qdw_u8_i8, F) K(o2c_qdw_i8_u8, F) K(o2c_qdw_i8_i8, F)   \
+    K(o2c_qdwp_u8_u8, F) K(o2c_qdwp_u8_i8, F) K(o2c_qdwp_i8_u8, F) K(o2c_qdwp_i8_i8, F) \
     K(o2c_qsoftmax_u8_u8, F) K(o2c_qsoftmax_u8_i8, F) K(o2c_qsoftmax_i8_u8, F) K(o2c_qsoftmax_i8_i8, F)

@@ -188,8 +188,8 @@ enum {
  * x[2] W packed (O2C_QLIN_MR channels to a pair of k:
  * Wp[((m / MR) * KP + k / 2) * 2 MR + 2 (m % MR) + k % 2] = W[m, k], zero
  * past M and K), x[3] B (int32, or NULL), x[4] MUL (float, MP values), x[5]
- * yz (NULL: 0); y[0] Y, y[1] the panel scratch (KP x PB pairs of int16).
- * Index space: N x ceil(OH OW / PB) pixel blocks. */
+ * yz (NULL: 0); y[0] Y, y[1] the panel scratch (KP x PBW pairs of int16).
+ * Index space: N x ceil(OH OW / PBW) pixel blocks. */
 enum {
     O2C_QLIN_C,        /* input channels (a product: K) */
     O2C_QLIN_M,        /* output channels (a product: N) */
@@ -208,11 +208,12 @@ enum {
     O2C_QLIN_CL,       /* 1: X and Y channels last (N x H x W x C; a product's rows x columns) */
     O2C_QLIN_QMIN,     /* the output clamp */
     O2C_QLIN_QMAX,
+    O2C_QLIN_PBW,      /* pixels of a panel: O2C_QLIN_PB, or fewer (a multiple of NR) for a small image */
     O2C_QLIN_NK
 };
 O2C_PARAMS_FIT(qlin, O2C_QLIN_NK, 0)
 /* output channels of a packed weight tile, output pixels of a register
- * tile, pixels of a panel (a multiple of NR) */
+ * tile, the most pixels of a panel (a multiple of NR) */
 #define O2C_QLIN_MR 16
 #define O2C_QLIN_NR 5
 #define O2C_QLIN_PB 40
