@@ -35,7 +35,9 @@ The models:
 Each quantized model is a test_qdq_<model>_<qdq|qop>_<u8|i8> folder whose
 expected output is onnxruntime's (ORT_ENABLE_ALL: its QDQ fusions into
 integer kernels; one thread), checked by tests/conformance/run_node_tests.py
-(gcc and clang warning-free) within one quantization step: integer code
+(gcc and clang warning-free; the portable C, the CUDA output emulated, and
+the C built with -mavx2 -mfma where the CPU has AVX2: the packed integer
+kernels' two paths) within one quantization step: integer code
 rounds each requantization once, where onnxruntime's kernels may round
 another way (float or fixed-point multipliers), so a value near a rounding
 boundary may land one step over. Where onnxruntime itself differs by more
@@ -376,6 +378,14 @@ def spec_run(m, x):
     return ReferenceEvaluator(m).run(None, {m.graph.input[0].name: x})
 
 
+def avx2():
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        return False
+    return "avx2" in flags and "fma" in flags
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
@@ -388,7 +398,14 @@ def main():
             shutil.rmtree(root, ignore_errors=True)
             os.makedirs(root)
         names, skipped = corpus(root)
-        npass, nfail = run_corpus(root, names, a.compiler, a.jobs)
+        # the portable C (and the .cu, emulated), then the C's AVX2 paths where the CPU runs them
+        npass, nfail = run_corpus(root, names, a.compiler, a.jobs, flags=["--cuda-emu"])
+        if avx2():
+            p2, f2 = run_corpus(root, names, a.compiler, a.jobs, flags=["--cc-flags=-mavx2 -mfma"])
+            npass, nfail = npass + p2, nfail + f2
+        else:
+            print("skipped: the AVX2 build of every case (this CPU has no AVX2)")
+            skipped += len(names)
         print("%d passed, %d failed, %d skipped" % (npass, nfail, skipped))
         return 1 if nfail else 0
     finally:

@@ -793,17 +793,37 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
         const int64_t PB = p->k[O2C_QLIN_PBW], NB = (S + PB - 1) / PB;       \
         const int64_t MT = (M + O2C_QLIN_MR - 1) / O2C_QLIN_MR;             \
         const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
+        const int pointwise = !cl && KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 && \
+                              OH == IH && OW == IW;                         \
         O2C_FOR(t) {                                                        \
             const int64_t n = t / NB, p0 = t % NB * PB;                     \
             const int64_t np = S - p0 < PB ? S - p0 : PB;                   \
-            for (int64_t kp = 0; kp < KP; kp++) {                           \
-                int16_t ra[O2C_QLIN_PB], rb[O2C_QLIN_PB];                   \
-                int16_t *dst = P + kp * PB * 2;                             \
-                O2C_QLIN_GATHER(TX, ra, 2 * kp)                              \
-                O2C_QLIN_GATHER(TX, rb, 2 * kp + 1)                          \
-                for (int64_t j = 0; j < PB; j++) {                          \
-                    dst[2 * j] = ra[j];                                     \
-                    dst[2 * j + 1] = rb[j];                                 \
+            if (pointwise) { /* the rows are the channels' planes: one pass */ \
+                for (int64_t kp = 0; kp < KP; kp++) {                       \
+                    int16_t *O2C_RESTRICT dst = P + kp * PB * 2;            \
+                    const TX *O2C_RESTRICT xa = X + (n * C + 2 * kp) * S + p0; \
+                    const int64_t m = 2 * kp + 1 < K ? np : 0;              \
+                    const TX *O2C_RESTRICT xb = m ? xa + S : xa;            \
+                    for (int64_t j = 0; j < m; j++) {                       \
+                        dst[2 * j] = (int16_t)((int32_t)xa[j] - xz);        \
+                        dst[2 * j + 1] = (int16_t)((int32_t)xb[j] - xz);    \
+                    }                                                       \
+                    for (int64_t j = m; j < np; j++) {                      \
+                        dst[2 * j] = (int16_t)((int32_t)xa[j] - xz);        \
+                        dst[2 * j + 1] = 0;                                 \
+                    }                                                       \
+                    for (int64_t j = np; j < PB; j++) dst[2 * j] = dst[2 * j + 1] = 0; \
+                }                                                           \
+            } else {                                                        \
+                for (int64_t kp = 0; kp < KP; kp++) {                       \
+                    int16_t ra[O2C_QLIN_PB], rb[O2C_QLIN_PB];               \
+                    int16_t *dst = P + kp * PB * 2;                         \
+                    O2C_QLIN_GATHER(TX, ra, 2 * kp)                          \
+                    O2C_QLIN_GATHER(TX, rb, 2 * kp + 1)                      \
+                    for (int64_t j = 0; j < PB; j++) {                      \
+                        dst[2 * j] = ra[j];                                 \
+                        dst[2 * j + 1] = rb[j];                             \
+                    }                                                       \
                 }                                                           \
             }                                                               \
             for (int64_t mt = 0; mt < MT; mt++) {                           \

@@ -400,8 +400,8 @@ def run_one(test, args):
                 f.write(HARNESS % dict(ni=len(ins0), no=len(refs0), in_sz="".join("%d," % nbytes(a) for a in ins0),
                                        out_sz="".join("%d," % len(raw(a)) for a in refs0)))
         exe = os.path.join(work, "prog")
-        r = subprocess.run(["gcc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", "-o", exe,
-                            os.path.join(work, "main.c"), src, "-lm"], capture_output=True, text=True)
+        r = subprocess.run(["gcc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1"] + args.cc_flags.split() +
+                           ["-o", exe, os.path.join(work, "main.c"), src, "-lm"], capture_output=True, text=True)
         if r.returncode != 0:
             return name, "cc-failed", "gcc: " + (r.stderr.strip().splitlines() or [""])[0][:200]
         r = subprocess.run(["clang", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", src],
@@ -530,6 +530,7 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
     ap.add_argument("--quiet", action="store_true", help="list only failures and regressions")
+    ap.add_argument("--cc-flags", default="", help="more gcc flags for the generated C (e.g. -mavx2 -mfma: its AVX2 paths)")
     ap.add_argument("--cuda-emu", action="store_true",
                     help="also compile each model to .cu, build it with the CPU emulation of CUDA and check it")
     ap.add_argument("filters", nargs="*", help="only tests whose name contains one of these")
