@@ -83,6 +83,13 @@ static int deq_act(const Tensor *t, Deq *d)
     return deq_of(t, d) && !d->q->data && d->axis < 0 && d->q->dtype != DT_INT32 && (!d->z || tensor_numel(d->z) == 1);
 }
 
+/* an operand of a quantized Add or Mul: an activation, or a constant of
+ * 8-bit values with one scale (a bias or a scale the model adds) */
+static int deq_operand(const Tensor *t, Deq *d)
+{
+    return deq_of(t, d) && d->axis < 0 && d->q->dtype != DT_INT32 && (!d->z || tensor_numel(d->z) == 1);
+}
+
 static float scale_of(const Tensor *s, int64_t i) { return (float)elem_f64(s->dtype, s->data, tensor_numel(s) == 1 ? 0 : i); }
 static int32_t zp_of(const Tensor *z) { return z ? (int32_t)elem_i64(z->dtype, z->data, 0) : 0; }
 
@@ -344,7 +351,8 @@ static int match_binary(Graph *g, Node *n)
     int add = pat_is(n, "Add");
     if ((!add && !pat_is(n, "Mul")) || n->out[0]->dtype != DT_FLOAT) return 0;
     Deq da, db;
-    if (!deq_act(n->in[0], &da) || !deq_act(n->in[1], &db) || da.q->dtype != db.q->dtype) return 0;
+    if (!deq_operand(n->in[0], &da) || !deq_operand(n->in[1], &db) || da.q->dtype != db.q->dtype) return 0;
+    if (da.q->data && db.q->data) return 0;   /* (folded) */
     PatMatch m = {{0}, 0};
     pat_add(&m, n);
     Tensor *y = n->out[0];

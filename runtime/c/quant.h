@@ -225,14 +225,22 @@
             }                                                               \
             return;                                                         \
         }                                                                   \
-        O2C_FOR(i) {                                                        \
-            const int64_t ia = rank ? o2c_offset(i, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SA) : i; \
-            const int64_t ib = rank ? o2c_offset(i, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SB) : i; \
-            const int32_t da = (int32_t)A[ia] - az, db = (int32_t)B[ib] - bz; \
-            float v = MUL ? (float)(da * db) * rab + cz                     \
-                          : ra * (float)da + rb * (float)db + cz;           \
-            v = nearbyintf(v);                                              \
-            Y[i] = (T)O2C_Q_SAT(float, v, LO, HI);                          \
+        { /* broadcasting: the operands' offsets once a row of the last axis */ \
+            const int64_t W = p->k[O2C_QBIN_DIMS + rank - 1];               \
+            const int64_t sa = p->k[O2C_QBIN_SA + rank - 1], sb = p->k[O2C_QBIN_SB + rank - 1]; \
+            for (int64_t i = i0; i < i1;) {                                 \
+                const int64_t j0 = i % W, jn = i1 - i < W - j0 ? j0 + (i1 - i) : W; \
+                const int64_t ia = o2c_offset(i - j0, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SA); \
+                const int64_t ib = o2c_offset(i - j0, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SB); \
+                for (int64_t j = j0; j < jn; j++) {                         \
+                    const int32_t da = (int32_t)A[ia + j * sa] - az, db = (int32_t)B[ib + j * sb] - bz; \
+                    float v = MUL ? (float)(da * db) * rab + cz             \
+                                  : ra * (float)da + rb * (float)db + cz;   \
+                    v = nearbyintf(v);                                      \
+                    Y[i + j - j0] = (T)O2C_Q_SAT(float, v, LO, HI);         \
+                }                                                           \
+                i += jn - j0;                                               \
+            }                                                               \
         }                                                                   \
     }
 
