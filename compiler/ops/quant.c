@@ -690,7 +690,7 @@ static int lower_qconv_packed(Node *n, Lowering *L, const ConvGeom *g, int64_t g
      * scratch (the sums and the padded int16 plane) stays small, not on
      * Cortex-M (RAM); else a row at a time (o2c_qdw) */
     int64_t pw = g->out[2] + (g->k[2] - 1) * g->d[2], ph = g->out[1] + (g->k[1] - 1) * g->d[1];
-    int64_t plane = g->out[1] * pw + (ph * pw + 1) / 2;
+    int64_t plane = g->out[1] * pw + O2C_QDW_SLACK + (ph * pw + O2C_QDW_SLACK + 1) / 2;
     int by_plane = depthwise && g->s[1] == 1 && g->s[2] == 1 && plane * 4 <= QDW_PLANE_MAX_BYTES &&
                    L->target != TARGET_CORTEX_M;
     int64_t count = by_plane ? N * C : depthwise ? N * C * g->out[1] : N * ((S + qlin_panel(S) - 1) / qlin_panel(S));

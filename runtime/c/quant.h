@@ -941,6 +941,44 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
         }                                                                   \
     }
 
+/*@ o2c_qdw_taps */
+/* o2c_qdwp's taps: acc[i] = b + sum over the taps of w * P[i + the tap's
+ * offset], i < NA, 16 at a time (acc and P hold 16 values of slack): the
+ * int16 pairs times (w, 0) and (0, w), one vpmaddwd each, give the even
+ * and the odd positions' products exactly in 32 bits */
+#if defined(__AVX2__) && !defined(__CUDACC__)
+static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, const int8_t *W, int64_t KH, int64_t KW, int64_t DH,
+                                int64_t DW, int64_t PW, int64_t NA, int32_t b)
+{
+    for (int64_t i0 = 0; i0 < NA; i0 += 16) {
+        __m256i e = _mm256_set1_epi32(b), o = e, lo, hi;
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++) {
+                const uint32_t w = (uint16_t)(int16_t)W[kh * KW + kw];
+                const __m256i x = _mm256_loadu_si256((const __m256i *)(P + kh * DH * PW + kw * DW + i0));
+                e = _mm256_add_epi32(e, _mm256_madd_epi16(x, _mm256_set1_epi32((int32_t)w)));
+                o = _mm256_add_epi32(o, _mm256_madd_epi16(x, _mm256_set1_epi32((int32_t)(w << 16))));
+            }
+        lo = _mm256_unpacklo_epi32(e, o);   /* positions 0-3 | 8-11 */
+        hi = _mm256_unpackhi_epi32(e, o);   /* 4-7 | 12-15 */
+        _mm256_storeu_si256((__m256i *)(acc + i0), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(acc + i0 + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+}
+#else
+O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, const int8_t *W, int64_t KH, int64_t KW,
+                                       int64_t DH, int64_t DW, int64_t PW, int64_t NA, int32_t b)
+{
+    for (int64_t i = 0; i < NA; i++) acc[i] = b;
+    for (int64_t kh = 0; kh < KH; kh++)
+        for (int64_t kw = 0; kw < KW; kw++) {
+            const int32_t w = W[kh * KW + kw];
+            const int16_t *src = P + kh * DH * PW + kw * DW;
+            for (int64_t i = 0; i < NA; i++) acc[i] += w * src[i];
+        }
+}
+#endif
+
 /* o2c_qdwp_X_Y: the depthwise convolution of o2c_qdw_X_Y at stride 1, a
  * channel plane at a time: the plane less xz into int16 with its padding
  * (zeros) around it, PW = OW + (KW - 1) DW columns a row, then each tap one
@@ -948,7 +986,8 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
  * (the columns past OW of each row are computed and dropped): loops as
  * long as the plane, which the C compiler vectorizes, where the rows of a
  * small map (25 x 5 in a keyword spotter) are too short. Index space N x C;
- * y[1]: the int32 sums (OH x PW), then the int16 plane. */
+ * y[1]: the int32 sums (OH x PW), then the int16 plane, each with
+ * O2C_QDW_SLACK values more (o2c_qdw_taps runs 16 at a time). */
 #define O2C_QDWP_DEF(NAME, TX, TY)                                          \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
@@ -969,7 +1008,7 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
         const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
         const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
         int32_t *O2C_RESTRICT acc = (int32_t *)p->y[1];                     \
-        int16_t *O2C_RESTRICT P = (int16_t *)(acc + OH * PW);               \
+        int16_t *O2C_RESTRICT P = (int16_t *)(acc + OH * PW + O2C_QDW_SLACK); \
         O2C_FOR(t) {                                                        \
             const int64_t c = t % C, n = t / C;                             \
             const TX *xp = X + (n * C + c) * IH * IW;                       \
@@ -988,13 +1027,8 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
                 for (int64_t q = q0; q < q1; q++) pr[q] = (int16_t)((int32_t)xr[q - PWB] - xz); \
                 for (int64_t q = q1; q < PW; q++) pr[q] = 0;                \
             }                                                               \
-            for (int64_t i = 0; i < OH * PW; i++) acc[i] = b;               \
-            for (int64_t kh = 0; kh < KH; kh++)                             \
-                for (int64_t kw = 0; kw < KW; kw++) {                       \
-                    const int32_t w = W[(c * KH + kh) * KW + kw];           \
-                    const int16_t *O2C_RESTRICT src = P + kh * DH * PW + kw * DW; \
-                    for (int64_t i = 0; i < NA; i++) acc[i] += w * src[i];  \
-                }                                                           \
+            for (int64_t i = PR * PW; i < PR * PW + O2C_QDW_SLACK; i++) P[i] = 0; \
+            o2c_qdw_taps(acc, P, W + c * KH * KW, KH, KW, DH, DW, PW, NA, b); \
             for (int64_t oh = 0; oh < OH; oh++) {                           \
                 TY *yr = Y + ((n * C + c) * OH + oh) * OW;                  \
                 o2c_qlin_requant_row(acc + oh * PW, MUL + c, 0, yz, lo, hi, acc + oh * PW, OW); \
@@ -1019,13 +1053,13 @@ O2C_QDW_DEF(o2c_qdw_u8_i8, uint8_t, int8_t)
 O2C_QDW_DEF(o2c_qdw_i8_u8, int8_t, uint8_t)
 /*@ o2c_qdw_i8_i8 needs o2c_qlin_core params O2C_QLIN */
 O2C_QDW_DEF(o2c_qdw_i8_i8, int8_t, int8_t)
-/*@ o2c_qdwp_u8_u8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qdwp_u8_u8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN */
 O2C_QDWP_DEF(o2c_qdwp_u8_u8, uint8_t, uint8_t)
-/*@ o2c_qdwp_u8_i8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qdwp_u8_i8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN */
 O2C_QDWP_DEF(o2c_qdwp_u8_i8, uint8_t, int8_t)
-/*@ o2c_qdwp_i8_u8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qdwp_i8_u8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN */
 O2C_QDWP_DEF(o2c_qdwp_i8_u8, int8_t, uint8_t)
-/*@ o2c_qdwp_i8_i8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qdwp_i8_i8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN */
 O2C_QDWP_DEF(o2c_qdwp_i8_i8, int8_t, int8_t)
 
 /*@ o2c_qsoftmax_core */

@@ -217,6 +217,8 @@ O2C_PARAMS_FIT(qlin, O2C_QLIN_NK, 0)
 #define O2C_QLIN_MR 16
 #define O2C_QLIN_NR 5
 #define O2C_QLIN_PB 40
+/* the values o2c_qdw_taps may compute past a plane's end */
+#define O2C_QDW_SLACK 16
 
 /* o2c_qsoftmax_X_Y (FusedQSoftmax): along an axis of D values (INNER
  * apart), y = saturate(round(e[m - x] / (sum e[m - x]) / ys) + yz), m the
