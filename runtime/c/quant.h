@@ -918,7 +918,7 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
         O2C_FOR(t) {                                                        \
             const int64_t oh = t % OH, c = t / OH % C, n = t / OH / C;      \
             const int32_t b = Bs ? Bs[c] : 0;                               \
-            TY *yr = Y + ((n * C + c) * OH + oh) * OW;                      \
+            TY *O2C_RESTRICT yr = Y + ((n * C + c) * OH + oh) * OW;         \
             for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;                \
             for (int64_t kh = 0; kh < KH; kh++) {                           \
                 const int64_t ih = oh * SH - PH + kh * DH;                  \
@@ -1030,9 +1030,10 @@ O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, const int
             for (int64_t i = PR * PW; i < PR * PW + O2C_QDW_SLACK; i++) P[i] = 0; \
             o2c_qdw_taps(acc, P, W + c * KH * KW, KH, KW, DH, DW, PW, NA, b); \
             for (int64_t oh = 0; oh < OH; oh++) {                           \
-                TY *yr = Y + ((n * C + c) * OH + oh) * OW;                  \
-                o2c_qlin_requant_row(acc + oh * PW, MUL + c, 0, yz, lo, hi, acc + oh * PW, OW); \
-                for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (TY)acc[oh * PW + ow]; \
+                TY *O2C_RESTRICT yr = Y + ((n * C + c) * OH + oh) * OW;     \
+                int32_t *O2C_RESTRICT ar = acc + oh * PW;                   \
+                o2c_qlin_requant_row(ar, MUL + c, 0, yz, lo, hi, ar, OW);   \
+                for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (TY)ar[ow];    \
             }                                                               \
         }                                                                   \
     }
