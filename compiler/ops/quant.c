@@ -687,12 +687,11 @@ static int lower_qconv_packed(Node *n, Lowering *L, const ConvGeom *g, int64_t g
     if (g->nsp > 2 || (group != 1 && !depthwise) || !qlin_applies(L, &q)) return 0;
     int64_t K = C / group * g->k[1] * g->k[2], N = x->dims[0], S = g->out[1] * g->out[2];
     /* the depthwise conv a plane at a time (o2c_qdwp) at stride 1 where its
-     * scratch (the sums and the padded int16 plane) stays small, not on
-     * Cortex-M (RAM); else a row at a time (o2c_qdw) */
+     * scratch (the sums and the padded int16 plane) stays small; else a row
+     * at a time (o2c_qdw) */
     int64_t pw = g->out[2] + (g->k[2] - 1) * g->d[2], ph = g->out[1] + (g->k[1] - 1) * g->d[1];
     int64_t plane = g->out[1] * pw + O2C_QDW_SLACK + (ph * pw + O2C_QDW_SLACK + 1) / 2;
-    int by_plane = depthwise && g->s[1] == 1 && g->s[2] == 1 && plane * 4 <= QDW_PLANE_MAX_BYTES &&
-                   L->target != TARGET_CORTEX_M;
+    int by_plane = depthwise && g->s[1] == 1 && g->s[2] == 1 && plane * 4 <= QDW_PLANE_MAX_BYTES;
     int64_t count = by_plane ? N * C : depthwise ? N * C * g->out[1] : N * ((S + qlin_panel(S) - 1) / qlin_panel(S));
     KCall *c = qlin_call(L, &q, depthwise, K, S, count);
     if (by_plane) {
