@@ -58,6 +58,10 @@ kernels on x86 without VNNI add pairs of products in 16 bits, which
 full-range weights saturate; the reference is then exact integer arithmetic
 on every CPU (as in test_quant.py).
 
+Eight QLinearConv geometries of the packed kernels (strides, dilations,
+asymmetric pads, depthwise at stride 1 and 2, a 1 x W image; uint8 and
+int8) are checked against onnx's reference implementation (onnxruntime's
+uint8 x int8 kernels saturate with full-range weights on this CPU).
 Two variants of conv_relu's QDQ int8 model carry parameters the integer
 pass must leave to the float path (a zero among the weight scales; int4
 weights, onnx 21), checked against onnx's reference implementation (the
@@ -82,6 +86,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CALIB_SEED = 4242   # the calibration inputs (the test inputs: each model's own seed)
 CALIB_N = 8
+GEOMETRY_SEED = 77   # the QLinearConv geometry cases
 FORMATS = {"qdq": "QDQ", "qop": "QOperator"}   # name in the folder: onnxruntime's QuantFormat
 ACTS = {"u8": "QUInt8", "i8": "QInt8"}         # name in the folder: onnxruntime's QuantType
 
@@ -339,6 +344,11 @@ def corpus(root):
                         spec = spec_run(om, x)
                         write_case(root, name + "_" + what, om, x, spec, spec)
                         names.append(name + "_" + what)
+    for name, (m, x) in geometry_cases().items():
+        onnx.checker.check_model(m, full_check=True)
+        spec = spec_run(m, x)
+        write_case(root, name, m, x, spec, spec)
+        names.append(name)
     return names, skipped
 
 
@@ -369,6 +379,39 @@ def odd_params(qm):
     for m in out.values():   # the reference implements DequantizeLinear from opset 19, int4 from 21
         m.opset_import[0].version = 21
         m.ir_version = 10
+    return out
+
+
+# QLinearConv geometries of the packed kernels (o2c_qlin, o2c_qdw, o2c_qdwp):
+# strides, dilations, asymmetric pads, depthwise, a 1 x W image, odd K and M
+GEOMETRIES = [dict(C=5, M=7, H=11, W=13, k=(3, 3), s=(2, 1), d=(2, 2), p=(1, 2, 0, 1), g=1),
+              dict(C=4, M=4, H=9, W=6, k=(3, 2), s=(1, 1), d=(1, 2), p=(2, 0, 1, 1), g=4),
+              dict(C=6, M=6, H=7, W=7, k=(5, 5), s=(2, 2), d=(1, 1), p=(2, 2, 2, 2), g=6),
+              dict(C=3, M=17, H=1, W=30, k=(1, 5), s=(1, 3), d=(1, 1), p=(0, 2, 0, 1), g=1)]
+
+
+def geometry_cases():
+    """{name: (QLinearConv model, input)}: int8 weights of zero point 0, the
+    input and output of one 8-bit type, checked against the spec"""
+    r = np.random.RandomState(GEOMETRY_SEED)
+    out = {}
+    for i, c in enumerate(GEOMETRIES):
+        for dt, npt, lo, hi in ((TP.UINT8, np.uint8, 0, 256), (TP.INT8, np.int8, -128, 128)):
+            x = r.randint(lo, hi, (1, c["C"], c["H"], c["W"])).astype(npt)
+            w = r.randint(-127, 128, (c["M"], c["C"] // c["g"]) + c["k"]).astype(np.int8)
+            inits = [nh.from_array(np.array(0.03, np.float32), "xs"), nh.from_array(np.array(7, npt), "xz"),
+                     nh.from_array(w, "w"), nh.from_array(f32(r.rand(c["M"]) * 0.01 + 0.002), "ws"),
+                     nh.from_array(np.zeros(c["M"], np.int8), "wz"), nh.from_array(np.array(0.2, np.float32), "ys"),
+                     nh.from_array(np.array(5, npt), "yz"),
+                     nh.from_array(r.randint(-500, 500, c["M"]).astype(np.int32), "b")]
+            n = h.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"], pads=list(c["p"]),
+                            strides=list(c["s"]), dilations=list(c["d"]), group=c["g"])
+            g = h.make_graph([n], "g", [h.make_tensor_value_info("x", dt, list(x.shape))],
+                             [h.make_tensor_value_info("y", dt, None)], inits)
+            m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+            m.ir_version = 8
+            m.graph.output[0].CopyFrom(onnx.shape_inference.infer_shapes(m, strict_mode=True).graph.output[0])
+            out["test_qdq_qlinearconv_geometry%d_%s" % (i, "u8" if dt == TP.UINT8 else "i8")] = (m, x)
     return out
 
 

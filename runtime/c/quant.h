@@ -660,6 +660,90 @@ O2C_QCAT_DEF(o2c_qconcat_i8, int8_t, i8)
  * differ only where the float product rounds across a half, by one.) */
 #if defined(__AVX2__) && !defined(__CUDACC__)
 #include <immintrin.h>
+static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, int64_t mstride, int32_t yz,
+                                        int32_t lo, int32_t hi, int32_t *out, int64_t n)
+{
+    const __m256 flo = _mm256_set1_ps((float)(lo - yz)), fhi = _mm256_set1_ps((float)(hi - yz));
+    const __m256i z = _mm256_set1_epi32(yz);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 m = mstride ? _mm256_loadu_ps(mul + i) : _mm256_set1_ps(mul[0]);
+        __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(acc + i))), m);
+        v = _mm256_min_ps(_mm256_max_ps(v, flo), fhi);
+        _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(_mm256_cvtps_epi32(v), z));
+    }
+    for (; i < n; i++) {
+        float v = (float)acc[i] * mul[i * mstride];
+        v = !(v >= (float)(lo - yz)) ? (float)(lo - yz) : v > (float)(hi - yz) ? (float)(hi - yz) : v;
+        out[i] = (int32_t)nearbyintf(v) + yz;
+    }
+}
+#else
+O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, int64_t mstride, int32_t yz,
+                                               int32_t lo, int32_t hi, int32_t *out, int64_t n)
+{
+    const float flo = (float)(lo - yz), fhi = (float)(hi - yz);
+    for (int64_t i = 0; i < n; i++) {
+        float v = (float)acc[i] * mul[i * mstride];
+        v = !(v >= flo) ? flo : v > fhi ? fhi : v;
+        out[i] = (int32_t)nearbyintf(v) + yz;
+    }
+}
+#endif
+
+/* o2c_qdw_X_Y: the depthwise integer convolution (group = C = M) of
+ * FusedQLinearConv/QLinearConv, int8 weights of zero point 0 as the model
+ * holds them (C x KH x KW), the O2C_QLIN_* slots and operands (x[2] W).
+ * Index space N x C x OH: one output row each, its int32 sums in y[1] (OW
+ * values), tap by tap over the columns whose tap is inside the row. */
+#define O2C_QDW_DEF(NAME, TX, TY)                                           \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TX *X = (const TX *)p->x[0], *XZ = (const TX *)p->x[1];       \
+        const int8_t *W = (const int8_t *)p->x[2];                          \
+        const int32_t *Bs = (const int32_t *)p->x[3];                       \
+        const float *MUL = (const float *)p->x[4];                          \
+        const TY *YZ = (const TY *)p->x[5];                                 \
+        TY *Y = (TY *)p->y[0];                                              \
+        int32_t *O2C_RESTRICT acc = (int32_t *)p->y[1];                     \
+        const int64_t C = p->k[O2C_QLIN_C];                                 \
+        const int64_t IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];       \
+        const int64_t OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];       \
+        const int64_t KH = p->k[O2C_QLIN_KH], KW = p->k[O2C_QLIN_KW];       \
+        const int64_t SH = p->k[O2C_QLIN_SH], SW = p->k[O2C_QLIN_SW];       \
+        const int64_t DH = p->k[O2C_QLIN_DH], DW = p->k[O2C_QLIN_DW];       \
+        const int64_t PH = p->k[O2C_QLIN_PH], PW = p->k[O2C_QLIN_PW];       \
+        const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
+        const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
+        O2C_FOR(t) {                                                        \
+            const int64_t oh = t % OH, c = t / OH % C, n = t / OH / C;      \
+            const int32_t b = Bs ? Bs[c] : 0;                               \
+            TY *O2C_RESTRICT yr = Y + ((n * C + c) * OH + oh) * OW;         \
+            for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;                \
+            for (int64_t kh = 0; kh < KH; kh++) {                           \
+                const int64_t ih = oh * SH - PH + kh * DH;                  \
+                const TX *O2C_RESTRICT xr = X + ((n * C + c) * IH + ih) * IW; \
+                if (ih < 0 || ih >= IH) continue;                           \
+                for (int64_t kw = 0; kw < KW; kw++) {                       \
+                    const int64_t off = kw * DW - PW;                       \
+                    const int64_t owlo = off < 0 ? (-off + SW - 1) / SW : 0; \
+                    int64_t owhi = IW - off > 0 ? (IW - off + SW - 1) / SW : 0; \
+                    const int32_t w = W[(c * KH + kh) * KW + kw];           \
+                    if (owhi > OW) owhi = OW;                               \
+                    if (SW == 1)                                            \
+                        for (int64_t ow = owlo; ow < owhi; ow++) acc[ow] += w * ((int32_t)xr[ow + off] - xz); \
+                    else                                                    \
+                        for (int64_t ow = owlo; ow < owhi; ow++) acc[ow] += w * ((int32_t)xr[ow * SW + off] - xz); \
+                }                                                           \
+            }                                                               \
+            o2c_qlin_requant_row(acc, MUL + c, 0, yz, lo, hi, acc, OW);     \
+            for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (TY)acc[ow];       \
+        }                                                                   \
+    }
+
+/*@ o2c_qlin_tile needs o2c_qlin_core */
+/* the register tile of o2c_qlin_* (see o2c_qlin_core) */
+#if defined(__AVX2__) && !defined(__CUDACC__)
 static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, int64_t PB,
                                  int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
 {
@@ -729,24 +813,6 @@ static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, 
     _mm256_storeu_si256((__m256i *)acc[4], a40); _mm256_storeu_si256((__m256i *)(acc[4] + 8), a41);
 }
 
-static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, int64_t mstride, int32_t yz,
-                                        int32_t lo, int32_t hi, int32_t *out, int64_t n)
-{
-    const __m256 flo = _mm256_set1_ps((float)(lo - yz)), fhi = _mm256_set1_ps((float)(hi - yz));
-    const __m256i z = _mm256_set1_epi32(yz);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 m = mstride ? _mm256_loadu_ps(mul + i) : _mm256_set1_ps(mul[0]);
-        __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(acc + i))), m);
-        v = _mm256_min_ps(_mm256_max_ps(v, flo), fhi);
-        _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(_mm256_cvtps_epi32(v), z));
-    }
-    for (; i < n; i++) {
-        float v = (float)acc[i] * mul[i * mstride];
-        v = !(v >= (float)(lo - yz)) ? (float)(lo - yz) : v > (float)(hi - yz) ? (float)(hi - yz) : v;
-        out[i] = (int32_t)nearbyintf(v) + yz;
-    }
-}
 #else
 O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, int64_t PB,
                                         int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
@@ -761,16 +827,6 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
     }
 }
 
-O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, int64_t mstride, int32_t yz,
-                                               int32_t lo, int32_t hi, int32_t *out, int64_t n)
-{
-    const float flo = (float)(lo - yz), fhi = (float)(hi - yz);
-    for (int64_t i = 0; i < n; i++) {
-        float v = (float)acc[i] * mul[i * mstride];
-        v = !(v >= flo) ? flo : v > fhi ? fhi : v;
-        out[i] = (int32_t)nearbyintf(v) + yz;
-    }
-}
 #endif
 
 /* Row k (a channel and tap) of the panel: R[j] = X at pixel p0 + j's tap
@@ -891,56 +947,6 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
         }                                                                   \
     }
 
-/* o2c_qdw_X_Y: the depthwise integer convolution (group = C = M) of
- * FusedQLinearConv/QLinearConv, int8 weights of zero point 0 as the model
- * holds them (C x KH x KW), the O2C_QLIN_* slots and operands (x[2] W).
- * Index space N x C x OH: one output row each, its int32 sums in y[1] (OW
- * values), tap by tap over the columns whose tap is inside the row. */
-#define O2C_QDW_DEF(NAME, TX, TY)                                           \
-    O2C_KERNEL(NAME)                                                        \
-    {                                                                       \
-        const TX *X = (const TX *)p->x[0], *XZ = (const TX *)p->x[1];       \
-        const int8_t *W = (const int8_t *)p->x[2];                          \
-        const int32_t *Bs = (const int32_t *)p->x[3];                       \
-        const float *MUL = (const float *)p->x[4];                          \
-        const TY *YZ = (const TY *)p->x[5];                                 \
-        TY *Y = (TY *)p->y[0];                                              \
-        int32_t *O2C_RESTRICT acc = (int32_t *)p->y[1];                     \
-        const int64_t C = p->k[O2C_QLIN_C];                                 \
-        const int64_t IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];       \
-        const int64_t OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];       \
-        const int64_t KH = p->k[O2C_QLIN_KH], KW = p->k[O2C_QLIN_KW];       \
-        const int64_t SH = p->k[O2C_QLIN_SH], SW = p->k[O2C_QLIN_SW];       \
-        const int64_t DH = p->k[O2C_QLIN_DH], DW = p->k[O2C_QLIN_DW];       \
-        const int64_t PH = p->k[O2C_QLIN_PH], PW = p->k[O2C_QLIN_PW];       \
-        const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
-        const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
-        O2C_FOR(t) {                                                        \
-            const int64_t oh = t % OH, c = t / OH % C, n = t / OH / C;      \
-            const int32_t b = Bs ? Bs[c] : 0;                               \
-            TY *O2C_RESTRICT yr = Y + ((n * C + c) * OH + oh) * OW;         \
-            for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;                \
-            for (int64_t kh = 0; kh < KH; kh++) {                           \
-                const int64_t ih = oh * SH - PH + kh * DH;                  \
-                const TX *O2C_RESTRICT xr = X + ((n * C + c) * IH + ih) * IW; \
-                if (ih < 0 || ih >= IH) continue;                           \
-                for (int64_t kw = 0; kw < KW; kw++) {                       \
-                    const int64_t off = kw * DW - PW;                       \
-                    const int64_t owlo = off < 0 ? (-off + SW - 1) / SW : 0; \
-                    int64_t owhi = IW - off > 0 ? (IW - off + SW - 1) / SW : 0; \
-                    const int32_t w = W[(c * KH + kh) * KW + kw];           \
-                    if (owhi > OW) owhi = OW;                               \
-                    if (SW == 1)                                            \
-                        for (int64_t ow = owlo; ow < owhi; ow++) acc[ow] += w * ((int32_t)xr[ow + off] - xz); \
-                    else                                                    \
-                        for (int64_t ow = owlo; ow < owhi; ow++) acc[ow] += w * ((int32_t)xr[ow * SW + off] - xz); \
-                }                                                           \
-            }                                                               \
-            o2c_qlin_requant_row(acc, MUL + c, 0, yz, lo, hi, acc, OW);     \
-            for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (TY)acc[ow];       \
-        }                                                                   \
-    }
-
 /*@ o2c_qdw_taps */
 /* o2c_qdwp's taps: acc[i] = b + sum over the taps of w * P[i + the tap's
  * offset], i < NA, 16 at a time (acc and P hold 16 values of slack): the
@@ -1038,13 +1044,13 @@ O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, const int
         }                                                                   \
     }
 
-/*@ o2c_qlin_u8_u8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qlin_u8_u8 needs o2c_qlin_tile params O2C_QLIN */
 O2C_QLIN_DEF(o2c_qlin_u8_u8, uint8_t, uint8_t)
-/*@ o2c_qlin_u8_i8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qlin_u8_i8 needs o2c_qlin_tile params O2C_QLIN */
 O2C_QLIN_DEF(o2c_qlin_u8_i8, uint8_t, int8_t)
-/*@ o2c_qlin_i8_u8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qlin_i8_u8 needs o2c_qlin_tile params O2C_QLIN */
 O2C_QLIN_DEF(o2c_qlin_i8_u8, int8_t, uint8_t)
-/*@ o2c_qlin_i8_i8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qlin_i8_i8 needs o2c_qlin_tile params O2C_QLIN */
 O2C_QLIN_DEF(o2c_qlin_i8_i8, int8_t, int8_t)
 /*@ o2c_qdw_u8_u8 needs o2c_qlin_core params O2C_QLIN */
 O2C_QDW_DEF(o2c_qdw_u8_u8, uint8_t, uint8_t)
