@@ -280,6 +280,22 @@ static void qclamp(const Node *n, int dt, int64_t *lo, int64_t *hi)
     }
 }
 
+/* The multipliers alpha * a[j] * b[j] (/ c[j], c a scalar or NULL), one per
+ * value of b: a call of o2c_qscale_f32, run now when its inputs are constant */
+static Tensor *qscale_call(Lowering *L, Tensor *a, Tensor *b, Tensor *c, double alpha, const char *what)
+{
+    int64_t nb = tensor_numel(b);
+    Tensor *out = lower_temp(L, DT_FLOAT, 1, &nb);
+    KCall *s = lower_call(L, "o2c_qscale_f32", nb);
+    s->x[0] = a;
+    s->x[1] = b;
+    s->x[2] = c;
+    s->y[0] = out;
+    s->k[O2C_QSCALE_SB] = nb > 1;
+    s->f[O2C_QSCALE_F_ALPHA] = alpha;
+    return eval_call_const(L, s, what);
+}
+
 /* ---- the packed integer kernels (o2c_qlin_*, o2c_qdw_*) ------------------- */
 
 /* A convolution or product as the packed kernels see it */
@@ -559,15 +575,7 @@ void lower_fused_qlinear_matmul(Node *n, Lowering *L)
     /* the reference: com.microsoft QGemm's kernel on A as rows x K */
     Tensor *a = n->in[0], *b = n->in[3], *y = n->out[0];
     int64_t K = b->dims[0], N = b->dims[1], M = tensor_numel(a) / K, nsc = tensor_numel(n->in[4]);
-    Tensor *sc = lower_temp(L, DT_FLOAT, 1, &nsc);
-    KCall *s = lower_call(L, "o2c_qscale_f32", nsc);
-    s->x[0] = n->in[1];
-    s->x[1] = n->in[4];
-    s->x[2] = n->in[6];
-    s->y[0] = sc;
-    s->k[O2C_QSCALE_SB] = nsc > 1;
-    s->f[O2C_QSCALE_F_ALPHA] = 1.0;
-    sc = eval_call_const(L, s, "scales");
+    Tensor *sc = qscale_call(L, n->in[1], n->in[4], n->in[6], 1.0, "scales");
     KCall *k = lower_call(L, xfmt("o2c_qgemm_%s_%s_%s", dtype_suffix(a->dtype), dtype_suffix(b->dtype),
                                   dtype_suffix(y->dtype)), tensor_numel(y));
     k->x[0] = a;
@@ -728,15 +736,7 @@ void lower_qconv(Node *n, Lowering *L)
     int64_t nmul = 0;
     if (is_qlinear_conv(n)) {   /* the multipliers x_scale * w_scale / y_scale, one per channel or one */
         nmul = tensor_numel(n->in[4]);
-        mul = lower_temp(L, DT_FLOAT, 1, &nmul);
-        KCall *s = lower_call(L, "o2c_qscale_f32", nmul);
-        s->x[0] = n->in[1];
-        s->x[1] = n->in[4];
-        s->x[2] = n->in[6];
-        s->y[0] = mul;
-        s->k[O2C_QSCALE_SB] = nmul > 1;
-        s->f[O2C_QSCALE_F_ALPHA] = 1.0;
-        mul = eval_call_const(L, s, "multipliers");
+        mul = qscale_call(L, n->in[1], n->in[4], n->in[6], 1.0, "multipliers");
     }
     KCall *c = lower_call(L, xfmt("o2c_qconv_%s_%s_%s", dtype_suffix(x->dtype), dtype_suffix(w->dtype),
                                   dtype_suffix(y->dtype)), tensor_numel(y));
@@ -893,15 +893,7 @@ void lower_qgemm(Node *n, Lowering *L)
     int64_t M, N, K, nsc = tensor_numel(n->in[4]);
     qgemm_dims(n, &M, &N, &K);
     /* the output scales alpha * a_scale * b_scale (/ y_scale), one per column or one */
-    Tensor *sc = lower_temp(L, DT_FLOAT, 1, &nsc);
-    KCall *s = lower_call(L, "o2c_qscale_f32", nsc);
-    s->x[0] = n->in[1];
-    s->x[1] = n->in[4];
-    s->x[2] = in_t(n, 7);
-    s->y[0] = sc;
-    s->k[O2C_QSCALE_SB] = nsc > 1;
-    s->f[O2C_QSCALE_F_ALPHA] = attr_f(n, "alpha");
-    sc = eval_call_const(L, s, "scales");
+    Tensor *sc = qscale_call(L, n->in[1], n->in[4], in_t(n, 7), attr_f(n, "alpha"), "scales");
     KCall *k = lower_call(L, xfmt("o2c_qgemm_%s_%s_%s", dtype_suffix(a->dtype), dtype_suffix(b->dtype),
                                   dtype_suffix(y->dtype)), tensor_numel(y));
     k->x[0] = a;
