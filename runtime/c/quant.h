@@ -691,6 +691,26 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
 }
 #endif
 
+/* The operands and O2C_QLIN_* slots the packed kernels read (some leave a
+ * few unused: the (void)s) */
+#define O2C_QLIN_OPERANDS(TX, TY)                                           \
+    const TX *X = (const TX *)p->x[0], *XZ = (const TX *)p->x[1];           \
+    const int8_t *W = (const int8_t *)p->x[2];                              \
+    const int32_t *Bs = (const int32_t *)p->x[3];                           \
+    const float *MUL = (const float *)p->x[4];                              \
+    const TY *YZ = (const TY *)p->x[5];                                     \
+    TY *Y = (TY *)p->y[0];                                                  \
+    const int64_t C = p->k[O2C_QLIN_C], M = p->k[O2C_QLIN_M];               \
+    const int64_t IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];           \
+    const int64_t OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];           \
+    const int64_t KH = p->k[O2C_QLIN_KH], KW = p->k[O2C_QLIN_KW];           \
+    const int64_t SH = p->k[O2C_QLIN_SH], SW = p->k[O2C_QLIN_SW];           \
+    const int64_t DH = p->k[O2C_QLIN_DH], DW = p->k[O2C_QLIN_DW];           \
+    const int64_t PH = p->k[O2C_QLIN_PH], PW = p->k[O2C_QLIN_PW];           \
+    const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
+    const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
+    (void)M; (void)SH; (void)SW
+
 /* o2c_qdw_X_Y: the depthwise integer convolution (group = C = M) of
  * FusedQLinearConv/QLinearConv, int8 weights of zero point 0 as the model
  * holds them (C x KH x KW), the O2C_QLIN_* slots and operands (x[2] W).
@@ -699,22 +719,8 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
 #define O2C_QDW_DEF(NAME, TX, TY)                                           \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
-        const TX *X = (const TX *)p->x[0], *XZ = (const TX *)p->x[1];       \
-        const int8_t *W = (const int8_t *)p->x[2];                          \
-        const int32_t *Bs = (const int32_t *)p->x[3];                       \
-        const float *MUL = (const float *)p->x[4];                          \
-        const TY *YZ = (const TY *)p->x[5];                                 \
-        TY *Y = (TY *)p->y[0];                                              \
+        O2C_QLIN_OPERANDS(TX, TY);                                          \
         int32_t *O2C_RESTRICT acc = (int32_t *)p->y[1];                     \
-        const int64_t C = p->k[O2C_QLIN_C];                                 \
-        const int64_t IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];       \
-        const int64_t OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];       \
-        const int64_t KH = p->k[O2C_QLIN_KH], KW = p->k[O2C_QLIN_KW];       \
-        const int64_t SH = p->k[O2C_QLIN_SH], SW = p->k[O2C_QLIN_SW];       \
-        const int64_t DH = p->k[O2C_QLIN_DH], DW = p->k[O2C_QLIN_DW];       \
-        const int64_t PH = p->k[O2C_QLIN_PH], PW = p->k[O2C_QLIN_PW];       \
-        const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
-        const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
         O2C_FOR(t) {                                                        \
             const int64_t oh = t % OH, c = t / OH % C, n = t / OH / C;      \
             const int32_t b = Bs ? Bs[c] : 0;                               \
@@ -873,26 +879,12 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
 #define O2C_QLIN_DEF(NAME, TX, TY)                                          \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
-        const TX *X = (const TX *)p->x[0], *XZ = (const TX *)p->x[1];       \
-        const int8_t *Wp = (const int8_t *)p->x[2];                         \
-        const int32_t *Bs = (const int32_t *)p->x[3];                       \
-        const float *MUL = (const float *)p->x[4];                          \
-        const TY *YZ = (const TY *)p->x[5];                                 \
-        TY *Y = (TY *)p->y[0];                                              \
+        O2C_QLIN_OPERANDS(TX, TY);                                          \
         int16_t *P = (int16_t *)p->y[1];                                    \
-        const int64_t C = p->k[O2C_QLIN_C], M = p->k[O2C_QLIN_M];           \
-        const int64_t IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];       \
-        const int64_t OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];       \
-        const int64_t KH = p->k[O2C_QLIN_KH], KW = p->k[O2C_QLIN_KW];       \
-        const int64_t SH = p->k[O2C_QLIN_SH], SW = p->k[O2C_QLIN_SW];       \
-        const int64_t DH = p->k[O2C_QLIN_DH], DW = p->k[O2C_QLIN_DW];       \
-        const int64_t PH = p->k[O2C_QLIN_PH], PW = p->k[O2C_QLIN_PW];       \
         const int64_t cl = p->k[O2C_QLIN_CL];                               \
-        const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
         const int64_t K = C * KH * KW, KP = (K + 1) / 2, S = OH * OW;       \
         const int64_t PB = p->k[O2C_QLIN_PBW], NB = (S + PB - 1) / PB;       \
         const int64_t MT = (M + O2C_QLIN_MR - 1) / O2C_QLIN_MR;             \
-        const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
         const int pointwise = !cl && KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 && \
                               OH == IH && OW == IW;                         \
         O2C_FOR(t) {                                                        \
@@ -933,7 +925,7 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
                     int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR], q[O2C_QLIN_MR];  \
                     for (int j = 0; j < O2C_QLIN_NR; j++)                   \
                         for (int i = 0; i < O2C_QLIN_MR; i++) acc[j][i] = Bs && i < mn ? Bs[m0 + i] : 0; \
-                    o2c_qlin_tile(Wp + mt * KP * 2 * O2C_QLIN_MR, P + j0 * 2, KP, PB, acc); \
+                    o2c_qlin_tile(W + mt * KP * 2 * O2C_QLIN_MR, P + j0 * 2, KP, PB, acc); \
                     for (int64_t j = 0; j < O2C_QLIN_NR && j0 + j < np; j++) { \
                         const int64_t px = p0 + j0 + j;                     \
                         o2c_qlin_requant_row(acc[j], MUL + m0, 1, yz, lo, hi, q, mn); \
@@ -987,57 +979,44 @@ O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, const int
 
 /* o2c_qdwp_X_Y: the depthwise convolution of o2c_qdw_X_Y at stride 1, a
  * channel plane at a time: the plane less xz into int16 with its padding
- * (zeros) around it, PW = OW + (KW - 1) DW columns a row, then each tap one
- * multiply-add over the whole plane, acc[i] += w P[i + kh DH PW + kw DW]
+ * (zeros) around it, RW = OW + (KW - 1) DW columns a row, then each tap one
+ * multiply-add over the whole plane, acc[i] += w P[i + kh DH RW + kw DW]
  * (the columns past OW of each row are computed and dropped): loops as
  * long as the plane, which the C compiler vectorizes, where the rows of a
  * small map (25 x 5 in a keyword spotter) are too short. Index space N x C;
- * y[1]: the int32 sums (OH x PW), then the int16 plane, each with
+ * y[1]: the int32 sums (OH x RW), then the int16 plane, each with
  * O2C_QDW_SLACK values more (o2c_qdw_taps runs 16 at a time). */
 #define O2C_QDWP_DEF(NAME, TX, TY)                                          \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
-        const TX *X = (const TX *)p->x[0], *XZ = (const TX *)p->x[1];       \
-        const int8_t *W = (const int8_t *)p->x[2];                          \
-        const int32_t *Bs = (const int32_t *)p->x[3];                       \
-        const float *MUL = (const float *)p->x[4];                          \
-        const TY *YZ = (const TY *)p->x[5];                                 \
-        TY *Y = (TY *)p->y[0];                                              \
-        const int64_t C = p->k[O2C_QLIN_C];                                 \
-        const int64_t IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];       \
-        const int64_t OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];       \
-        const int64_t KH = p->k[O2C_QLIN_KH], KW = p->k[O2C_QLIN_KW];       \
-        const int64_t DH = p->k[O2C_QLIN_DH], DW = p->k[O2C_QLIN_DW];       \
-        const int64_t PH = p->k[O2C_QLIN_PH], PWB = p->k[O2C_QLIN_PW];      \
-        const int64_t PW = OW + (KW - 1) * DW, PR = OH + (KH - 1) * DH;     \
-        const int64_t NA = OH * PW - (KW - 1) * DW;                         \
-        const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
-        const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
+        O2C_QLIN_OPERANDS(TX, TY);                                          \
+        const int64_t RW = OW + (KW - 1) * DW, PR = OH + (KH - 1) * DH;     \
+        const int64_t NA = OH * RW - (KW - 1) * DW;                         \
         int32_t *O2C_RESTRICT acc = (int32_t *)p->y[1];                     \
-        int16_t *O2C_RESTRICT P = (int16_t *)(acc + OH * PW + O2C_QDW_SLACK); \
+        int16_t *O2C_RESTRICT P = (int16_t *)(acc + OH * RW + O2C_QDW_SLACK); \
         O2C_FOR(t) {                                                        \
             const int64_t c = t % C, n = t / C;                             \
             const TX *xp = X + (n * C + c) * IH * IW;                       \
             const int32_t b = Bs ? Bs[c] : 0;                               \
             for (int64_t r = 0; r < PR; r++) {                              \
                 const int64_t ih = r - PH;                                  \
-                const int64_t q0 = PWB > 0 ? PWB : 0, q1 = PWB + IW < PW ? PWB + IW : PW; \
-                int16_t *O2C_RESTRICT pr = P + r * PW;                      \
+                const int64_t q0 = PW > 0 ? PW : 0, q1 = PW + IW < RW ? PW + IW : RW; \
+                int16_t *O2C_RESTRICT pr = P + r * RW;                      \
                 const TX *O2C_RESTRICT xr;                                  \
                 if (ih < 0 || ih >= IH || q1 <= q0) {                       \
-                    for (int64_t q = 0; q < PW; q++) pr[q] = 0;             \
+                    for (int64_t q = 0; q < RW; q++) pr[q] = 0;             \
                     continue;                                               \
                 }                                                           \
                 xr = xp + ih * IW;                                          \
                 for (int64_t q = 0; q < q0; q++) pr[q] = 0;                 \
-                for (int64_t q = q0; q < q1; q++) pr[q] = (int16_t)((int32_t)xr[q - PWB] - xz); \
-                for (int64_t q = q1; q < PW; q++) pr[q] = 0;                \
+                for (int64_t q = q0; q < q1; q++) pr[q] = (int16_t)((int32_t)xr[q - PW] - xz); \
+                for (int64_t q = q1; q < RW; q++) pr[q] = 0;                \
             }                                                               \
-            for (int64_t i = PR * PW; i < PR * PW + O2C_QDW_SLACK; i++) P[i] = 0; \
-            o2c_qdw_taps(acc, P, W + c * KH * KW, KH, KW, DH, DW, PW, NA, b); \
+            for (int64_t i = PR * RW; i < PR * RW + O2C_QDW_SLACK; i++) P[i] = 0; \
+            o2c_qdw_taps(acc, P, W + c * KH * KW, KH, KW, DH, DW, RW, NA, b); \
             for (int64_t oh = 0; oh < OH; oh++) {                           \
                 TY *O2C_RESTRICT yr = Y + ((n * C + c) * OH + oh) * OW;     \
-                int32_t *O2C_RESTRICT ar = acc + oh * PW;                   \
+                int32_t *O2C_RESTRICT ar = acc + oh * RW;                   \
                 o2c_qlin_requant_row(ar, MUL + c, 0, yz, lo, hi, ar, OW);   \
                 for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (TY)ar[ow];    \
             }                                                               \
