@@ -68,6 +68,15 @@ weights, onnx 21), checked against onnx's reference implementation (the
 spec) within a step. (Parameters no path accepts, a per-channel scale of
 the wrong length, are bad-input cases in tests/bad/run_bad.py.)
 
+The Cortex-M legs: every case again compiled with --target cortex-m (the
+integer kernels o2c_qmcu/o2c_qmcudw: fixed-point requantization, SMLAD
+where the core has the DSP extension) and run on this host (their portable
+C) against the same references; then the integer-only cases (MCU_CASES:
+no float function runs at inference) built with gcc-arm-none-eabi and run
+under QEMU on a Cortex-M4 (mps2-an386: the DSP path) and a Cortex-M3
+(mps2-an385: no DSP, no FPU), whose outputs must be the host's byte for
+byte (tests/firmware/mcu.py; skipped where the tools are missing).
+
 build_models() and quantize() are for other scripts (benchmarks) too; the
 files are byte-identical from run to run.
 
@@ -81,6 +90,9 @@ import onnx
 from onnx import TensorProto as TP, helper as h, numpy_helper as nh
 
 from corpus_run import run_corpus
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "firmware"))
+import mcu  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -421,6 +433,67 @@ def spec_run(m, x):
     return ReferenceEvaluator(m).run(None, {m.graph.input[0].name: x})
 
 
+# the cases run under QEMU: integer kernels only between the input's
+# QuantizeLinear and the output's DequantizeLinear (no libm call whose last
+# bit may differ between newlib and the host's libm)
+MCU_CASES = ["test_qdq_%s_%s_%s" % (m, f, a) for m in ("conv_relu", "conv_stride_nobias", "depthwise", "resnet_block",
+                                                      "kws_dscnn", "matmul_mlp") for f in ("qdq",) for a in ACTS] + \
+    ["test_qdq_autoencoder_qdq_i8"] + ["test_qdq_qlinearconv_geometry%d_%s" % (i, a) for i in (0, 1, 2, 3) for a in ACTS]
+
+
+def mcu_leg(root, names, compiler):
+    """(passed, failed, skipped): each MCU_CASES case on the emulated
+    Cortex-M4 and Cortex-M3 against the host, byte for byte"""
+    import subprocess
+    sys.path.insert(0, HERE)
+    import run_models as rm
+    cases = [c for c in MCU_CASES if c in names]
+    ok, why = mcu.available()
+    if not ok:
+        print("skipped: the QEMU Cortex-M runs (%s)" % why)
+        return 0, 0, len(cases)
+    npass, nfail = 0, 0
+    for case in cases:
+        d = os.path.join(root, case)
+        work = tempfile.mkdtemp(prefix="o2c_qmcu_")
+        try:
+            r = subprocess.run([compiler, os.path.join(d, "model.onnx"), "-o", os.path.join(work, "m.c"), "--name", "m",
+                                "--target", "cortex-m"], capture_output=True, text=True)
+            if r.returncode:
+                raise RuntimeError("onnx2c: " + r.stderr.strip()[-300:])
+            ds = os.path.join(d, "test_data_set_0")
+            ins = [rm.raw_bytes(rm.load_pb(os.path.join(ds, f))) for f in sorted(os.listdir(ds)) if f.startswith("input_")]
+            outs = [len(rm.raw_bytes(rm.load_pb(os.path.join(ds, f)))) for f in sorted(os.listdir(ds))
+                    if f.startswith("output_")]
+            mcu.write_harness(os.path.join(work, "main.c"), ins, outs)
+            ok, why = mcu.build_host(work)
+            if not ok:
+                raise RuntimeError(why)
+            host = mcu.run_host(work)
+            if not host.ok:
+                raise RuntimeError(host.why)
+            res = []
+            for cpu in ("m4", "m3"):
+                ok, why, _ = mcu.build(work, cpu, elf=cpu + ".elf")
+                if not ok:
+                    raise RuntimeError(cpu + ": " + why)
+                run = mcu.run_qemu(work, cpu, elf=cpu + ".elf")
+                if not run.ok:
+                    raise RuntimeError(run.why)
+                if run.outs != host.outs or not host.outs:
+                    bad = [k for k in host.outs if run.outs.get(k) != host.outs[k]]
+                    raise RuntimeError("%s: outputs %s differ from the host's" % (cpu, ", ".join(bad) or "(none)"))
+                res.append("%s %d instructions" % (cpu, run.insns))
+            print("ok   %s on QEMU: the host's bytes (%s)" % (case, ", ".join(res)))
+            npass += 1
+        except RuntimeError as e:
+            print("FAIL %s on QEMU: %s" % (case, e))
+            nfail += 1
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return npass, nfail, 0
+
+
 def avx2():
     try:
         flags = open("/proc/cpuinfo").read().split()
@@ -449,6 +522,10 @@ def main():
         else:
             print("skipped: the AVX2 build of every case (this CPU has no AVX2)")
             skipped += len(names)
+        # --target cortex-m: its integer kernels' portable C here, then on QEMU
+        p3, f3 = run_corpus(root, names, a.compiler, a.jobs, flags=["--onnx2c-flags=--target cortex-m"])
+        p4, f4, s4 = mcu_leg(root, names, a.compiler)
+        npass, nfail, skipped = npass + p3 + p4, nfail + f3 + f4, skipped + s4
         print("%d passed, %d failed, %d skipped" % (npass, nfail, skipped))
         return 1 if nfail else 0
     finally:

@@ -308,12 +308,14 @@ typedef struct QLin {
 /* one float of a constant scale: index i, or its only value */
 static float qscale_at(const Tensor *t, int64_t i) { return (float)elem_f64(t->dtype, t->data, tensor_numel(t) == 1 ? 0 : i); }
 
-/* The packed kernels apply: the C target; 8-bit X and Y; constant int8
+/* The packed kernels apply: the C target (o2c_qlin, o2c_qdw) or Cortex-M
+ * (o2c_qmcu, o2c_qmcudw); 8-bit X and Y; constant int8
  * weights whose zero points are all 0; constant float scales (the
  * multipliers are computed here) */
 static int qlin_applies(const Lowering *L, const QLin *q)
 {
-    if (!L->tiled || (q->x->dtype != DT_UINT8 && q->x->dtype != DT_INT8)) return 0;
+    if (!L->tiled && L->target != TARGET_CORTEX_M) return 0;
+    if (q->x->dtype != DT_UINT8 && q->x->dtype != DT_INT8) return 0;
     if (q->y->dtype != DT_UINT8 && q->y->dtype != DT_INT8) return 0;
     if (q->w->dtype != DT_INT8 || !q->w->data) return 0;
     if (q->wz) {
@@ -381,6 +383,75 @@ static KCall *qlin_call(Lowering *L, const QLin *q, int depthwise, int64_t K, in
         c->k[O2C_QLIN_PBW] = pixels;
     }
     c->x[3] = q->b;
+    c->x[5] = q->yz;
+    c->y[0] = q->y;
+    c->k[O2C_QLIN_M] = M;
+    qclamp(L->node, q->y->dtype, &c->k[O2C_QLIN_QMIN], &c->k[O2C_QLIN_QMAX]);
+    return c;
+}
+
+/* ---- the Cortex-M integer kernels (o2c_qmcu_*, o2c_qmcudw_*) --------------- */
+
+/* the largest division by a power of two 2^-e of the fixed-point
+ * requantization (past it the multiplier moves no int32 accumulator by
+ * half a step) */
+#define QMCU_SHIFT_MAX 31
+
+/* The fixed-point multipliers of the Cortex-M kernels (o2c_qmcu_core):
+ * per channel the pair (mult, s), m = mult 2^-(s+1), m the float
+ * multiplier onnxruntime computes (qlin_multipliers): m = f 2^-e (0.5 <= f
+ * < 1) gives mult = f 2^31, exact since a float has 24 bits, and s = 30 +
+ * e. A multiplier below 2^-(QMCU_SHIFT_MAX + 1) rounds every accumulator to
+ * 0: (0, 30). NULL where one is not positive and finite or is 1 or more:
+ * the reference kernel takes the node. */
+static Tensor *qmcu_requant(Lowering *L, const QLin *q)
+{
+    int64_t n2 = 2 * q->M;
+    const float xs = qscale_at(q->xs, 0), ys = qscale_at(q->ys, 0);
+    for (int64_t c = 0; c < q->M; c++) {   /* first: does every multiplier fit */
+        const float m = xs * qscale_at(q->ws, c) / ys;
+        if (!(m > 0) || !(m < 1)) return NULL;
+    }
+    Tensor *t = lower_const(L, "requant", DT_INT32, 1, &n2);
+    int32_t *d = t->data;
+    for (int64_t c = 0; c < q->M; c++) {
+        const float m = xs * qscale_at(q->ws, c) / ys;   /* as qlin_multipliers */
+        int e = 0;
+        const float f = frexpf(m, &e);                   /* m = f 2^e, e <= 0 */
+        d[2 * c] = -e > QMCU_SHIFT_MAX ? 0 : (int32_t)ldexpf(f, 31);
+        d[2 * c + 1] = 30 + (-e > QMCU_SHIFT_MAX ? 0 : -e);
+    }
+    return t;
+}
+
+/* The call of o2c_qmcu_* (W packed here: rows of K rounded up to 4, each
+ * four [w0 w2 w1 w3]) or o2c_qmcudw_* (W as it is); the caller sets the
+ * geometry. NULL where the fixed-point multipliers do not apply. */
+static KCall *qmcu_call(Lowering *L, const QLin *q, int depthwise, int64_t K, int64_t count)
+{
+    static const int PERM[4] = {0, 2, 1, 3};   /* SXTB16 takes bytes 0 and 2: see o2c_qmcu_gemm */
+    Tensor *rq = qmcu_requant(L, q);
+    if (!rq) return NULL;
+    const int64_t M = q->M, KP4 = (K + 3) / 4 * 4;
+    KCall *c = lower_call(L, xfmt("o2c_%s_%s_%s", depthwise ? "qmcudw" : "qmcu", dtype_suffix(q->x->dtype),
+                                  dtype_suffix(q->y->dtype)), count);
+    c->x[0] = q->x;
+    c->x[1] = q->xz;
+    if (depthwise) {
+        c->x[2] = q->w;
+    } else {
+        int64_t wd[2] = {M, KP4}, cols = 2 * KP4;
+        Tensor *wp = lower_const(L, "W_packed", DT_INT8, 2, wd);
+        const int8_t *src = q->w->data;
+        int8_t *dst = wp->data;
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t k = 0; k < K; k++)
+                dst[m * KP4 + k / 4 * 4 + PERM[k % 4]] = q->wkn ? src[k * M + m] : src[m * K + k];
+        c->x[2] = wp;
+        c->y[1] = lower_temp(L, DT_INT16, 1, &cols);
+    }
+    c->x[3] = q->b;
+    c->x[4] = rq;
     c->x[5] = q->yz;
     c->y[0] = q->y;
     c->k[O2C_QLIN_M] = M;
@@ -492,7 +563,9 @@ static int lower_qmatmul_packed(Node *n, Lowering *L, Tensor *bias)
     int64_t K = q.w->dims[0], rows = tensor_numel(q.x) / K;
     q.M = q.w->dims[1];
     if (!qlin_applies(L, &q)) return 0;
-    KCall *c = qlin_call(L, &q, 0, K, rows, (rows + qlin_panel(rows) - 1) / qlin_panel(rows));
+    KCall *c = L->target == TARGET_CORTEX_M ? qmcu_call(L, &q, 0, K, (rows + 1) / 2)
+                                            : qlin_call(L, &q, 0, K, rows, (rows + qlin_panel(rows) - 1) / qlin_panel(rows));
+    if (!c) return 0;
     static const int64_t ONE[] = {O2C_QLIN_IH, O2C_QLIN_OH, O2C_QLIN_KH, O2C_QLIN_KW, O2C_QLIN_SH, O2C_QLIN_SW,
                                   O2C_QLIN_DH, O2C_QLIN_DW, O2C_QLIN_CL};
     for (size_t i = 0; i < sizeof ONE / sizeof ONE[0]; i++) c->k[ONE[i]] = 1;
@@ -700,12 +773,21 @@ static int lower_qconv_packed(Node *n, Lowering *L, const ConvGeom *g, int64_t g
     int64_t pw = g->out[2] + (g->k[2] - 1) * g->d[2], ph = g->out[1] + (g->k[1] - 1) * g->d[1];
     int64_t plane = g->out[1] * pw + O2C_QDW_SLACK + (ph * pw + O2C_QDW_SLACK + 1) / 2;
     int by_plane = depthwise && g->s[1] == 1 && g->s[2] == 1 && plane * 4 <= QDW_PLANE_MAX_BYTES;
-    int64_t count = by_plane ? N * C : depthwise ? N * C * g->out[1] : N * ((S + qlin_panel(S) - 1) / qlin_panel(S));
-    KCall *c = qlin_call(L, &q, depthwise, K, S, count);
-    if (by_plane) {
+    KCall *c;
+    if (L->target == TARGET_CORTEX_M) {
+        c = qmcu_call(L, &q, depthwise, K, depthwise ? N * C * g->out[1] : N * ((S + 1) / 2));
+        if (!c) return 0;
+    } else {
+        int64_t count = by_plane ? N * C : depthwise ? N * C * g->out[1] : N * ((S + qlin_panel(S) - 1) / qlin_panel(S));
+        c = qlin_call(L, &q, depthwise, K, S, count);
+    }
+    if (L->target == TARGET_CORTEX_M && depthwise) {
+        int64_t ow = g->out[2];
+        c->y[1] = lower_temp(L, DT_INT32, 1, &ow);
+    } else if (L->target != TARGET_CORTEX_M && by_plane) {
         c->kernel = kernel_find(xfmt("o2c_qdwp_%s_%s", dtype_suffix(q.x->dtype), dtype_suffix(q.y->dtype)));
         c->y[1] = lower_temp(L, DT_INT32, 1, &plane);
-    } else if (depthwise) {
+    } else if (L->target != TARGET_CORTEX_M && depthwise) {
         int64_t ow = g->out[2];
         c->y[1] = lower_temp(L, DT_INT32, 1, &ow);
     }

@@ -96,6 +96,13 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
 #else
 #define O2C_INLINE
 #endif
+/* a helper kept out of its caller, so that each function's loop has the
+ * registers to itself (the Cortex-M integer kernels) */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define O2C_NOINLINE __attribute__((noinline))
+#else
+#define O2C_NOINLINE
+#endif
 #define O2C_KERNEL(name) O2C_HD static inline O2C_INLINE void name(int64_t i0, int64_t i1, const o2c_p *p)
 #define O2C_FOR(i) for (int64_t i = i0; i < i1; i++)
 

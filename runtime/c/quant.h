@@ -53,9 +53,11 @@
         const Q *Z = (const Q *)p->x[2];                                    \
         Q *Y = (Q *)p->y[0];                                                \
         const int64_t prec = p->k[O2C_QUANT_PREC];                          \
+        /* one scale (most often): no index arithmetic per element */       \
+        const int one = !p->k[O2C_QP_SO] && !p->k[O2C_QP_SA] && !p->k[O2C_QP_SI]; \
         (void)prec;                                                         \
         O2C_FOR(i) {                                                        \
-            const int64_t s = o2c_q_pidx(i, p);                             \
+            const int64_t s = one ? 0 : o2c_q_pidx(i, p);                   \
             const R x = O2C_Q_ROUND_##R(X[i], prec);                        \
             const R sc = O2C_Q_ROUND_##R(S[s], prec);                       \
             R q = O2C_Q_ROUND_##R(x / sc, prec);                            \
@@ -73,8 +75,9 @@
         const Q *X = (const Q *)p->x[0], *Z = (const Q *)p->x[2];           \
         const float *S = (const float *)p->x[1];                            \
         float *Y = (float *)p->y[0];                                        \
+        const int one = !p->k[O2C_QP_SO] && !p->k[O2C_QP_SA] && !p->k[O2C_QP_SI]; \
         O2C_FOR(i) {                                                        \
-            const int64_t s = o2c_q_pidx(i, p);                             \
+            const int64_t s = one ? 0 : o2c_q_pidx(i, p);                   \
             Y[i] = (float)((D)X[i] - (Z ? (D)Z[s] : (D)0)) * S[s];          \
         }                                                                   \
     }
@@ -1048,6 +1051,249 @@ O2C_QDWP_DEF(o2c_qdwp_i8_u8, int8_t, uint8_t)
 /*@ o2c_qdwp_i8_i8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN */
 O2C_QDWP_DEF(o2c_qdwp_i8_i8, int8_t, int8_t)
 
+/*@ o2c_qmcu_core */
+/* The integer kernels of --target cortex-m (o2c_qmcu_*, o2c_qmcudw_*): the
+ * O2C_QLIN_* slots and operands of o2c_qlin/o2c_qdw, but sized for a
+ * microcontroller: 32-bit indices, the weights as int8 in flash (no
+ * widened copy), a scratch of two im2col columns, and the requantization
+ * in fixed point (CMSIS-NN's arithmetic with single rounding, no float
+ * in the loop): x[4] holds per output channel the pair (mult, s), the
+ * multiplier m = mult 2^-(s+1) (2^30 <= mult < 2^31, 30 <= s <= 61), and
+ * y = saturate(floor((floor(acc mult / 2^s) + 1) / 2) + yz), i.e.
+ * acc m rounded half up, once. The compiler makes mult and s from the
+ * float multiplier x_scale * w_scale / y_scale that onnxruntime computes
+ * (m = f 2^-e, 0.5 <= f < 1: mult = f 2^31 exactly, a float holds 24
+ * bits; s = 30 + e); onnxruntime's MLAS rounds float(acc) * m to float,
+ * then to nearest even: the two round differently only next to a half, by
+ * one step. (TFLite's reference arithmetic rounds twice, SRDHM then
+ * RoundingDivideByPOT, which moves more values next to a half by a step.)
+ * The products: o2c_qmcu_simd. */
+
+/* floor(v / 2^s) for any sign (GCC and Clang make it one arithmetic shift) */
+#define O2C_QMCU_ASR(v, s) ((v) >= 0 ? (v) >> (s) : ~(~(v) >> (s)))
+
+/* saturate(floor((floor(acc rq[0] / 2^rq[1]) + 1) / 2) + yz) to [lo, hi] */
+static inline O2C_INLINE int32_t o2c_qmcu_requant(int32_t acc, const int32_t *rq, int32_t yz, int32_t lo, int32_t hi)
+{
+    const int64_t v = (int64_t)acc * rq[0], h = O2C_QMCU_ASR(v, rq[1]) + 1, q = O2C_QMCU_ASR(h, 1);
+    return q < lo - yz ? lo : q > hi - yz ? hi : (int32_t)q + yz;
+}
+
+/* an 8-bit value of X or a zero point: byte b ^ flip - off is the signed
+ * difference (flip 0x80 for int8 data, whose byte then reads as value + 128) */
+#define O2C_QMCU_FLIP(sgn) ((sgn) ? 0x80u : 0u)
+#define O2C_QMCU_ZP(Z, sgn) ((Z) ? (int32_t)(((const unsigned char *)(Z))[0] ^ O2C_QMCU_FLIP(sgn)) - ((sgn) ? 128 : 0) : 0)
+
+/* The geometry of the O2C_QLIN_* slots in 32 bits */
+#define O2C_QMCU_GEOMETRY                                                   \
+    const int32_t C = (int32_t)p->k[O2C_QLIN_C], M = (int32_t)p->k[O2C_QLIN_M]; \
+    const int32_t IH = (int32_t)p->k[O2C_QLIN_IH], IW = (int32_t)p->k[O2C_QLIN_IW]; \
+    const int32_t OH = (int32_t)p->k[O2C_QLIN_OH], OW = (int32_t)p->k[O2C_QLIN_OW]; \
+    const int32_t KH = (int32_t)p->k[O2C_QLIN_KH], KW = (int32_t)p->k[O2C_QLIN_KW]; \
+    const int32_t SH = (int32_t)p->k[O2C_QLIN_SH], SW = (int32_t)p->k[O2C_QLIN_SW]; \
+    const int32_t DH = (int32_t)p->k[O2C_QLIN_DH], DW = (int32_t)p->k[O2C_QLIN_DW]; \
+    const int32_t PH = (int32_t)p->k[O2C_QLIN_PH], PW = (int32_t)p->k[O2C_QLIN_PW]; \
+    const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]
+
+/*@ o2c_qmcu_simd */
+/* The products of o2c_qmcu_gemm run on the DSP extension's SIMD32
+ * instructions where the C compiler says it has them (__ARM_FEATURE_DSP:
+ * Cortex-M4/M7/M33/M55), as CMSIS-NN does: SXTB16 widens two int8 weights of a word to 16-bit
+ * halves, SMLAD adds two 16 x 16 products to the accumulator in one
+ * cycle. Elsewhere (Cortex-M0/M3, a host build; or O2C_NO_DSP defined) the
+ * same functions in C compute the same bits. */
+#if defined(__ARM_FEATURE_DSP) && !defined(O2C_NO_DSP)
+#include <arm_acle.h>
+#define o2c_qmcu_sxtb16(x) ((uint32_t)__sxtb16((int32_t)(x)))
+#define o2c_qmcu_smlad(a, b, acc) ((uint32_t)__smlad((int32_t)(a), (int32_t)(b), (int32_t)(acc)))
+#else
+/* a 16-bit half, sign-extended */
+static inline O2C_INLINE int32_t o2c_qmcu_s16(uint32_t h) { return (int32_t)(h & 0xffffu) - (int32_t)((h & 0x8000u) << 1); }
+/* bytes 0 and 2 of x, each sign-extended to a 16-bit half */
+static inline O2C_INLINE uint32_t o2c_qmcu_sxtb16(uint32_t x)
+{
+    const uint32_t lo = ((x & 0xffu) ^ 0x80u) - 0x80u, hi = (((x >> 16) & 0xffu) ^ 0x80u) - 0x80u;
+    return (lo & 0xffffu) | (hi << 16);
+}
+/* acc + the products of the halves of a and b */
+static inline O2C_INLINE uint32_t o2c_qmcu_smlad(uint32_t a, uint32_t b, uint32_t acc)
+{
+    return acc + (uint32_t)(o2c_qmcu_s16(a) * o2c_qmcu_s16(b)) + (uint32_t)(o2c_qmcu_s16(a >> 16) * o2c_qmcu_s16(b >> 16));
+}
+#endif
+
+/* four bytes, two int16, as one little-endian word: GCC and Clang make one
+ * LDR of each (memcpy would be a call in a -ffreestanding build) */
+static inline O2C_INLINE uint32_t o2c_qmcu_ld8x4(const unsigned char *s)
+{
+    return (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | (uint32_t)s[3] << 24;
+}
+static inline O2C_INLINE uint32_t o2c_qmcu_ld16x2(const int16_t *s) { return (uint32_t)(uint16_t)s[0] | (uint32_t)(uint16_t)s[1] << 16; }
+
+/*@ o2c_qmcu_gemm needs o2c_qmcu_core o2c_qmcu_simd */
+/* o2c_qmcu_cols: the products of o2c_qmcu_gemm for one or two columns c0,
+ * c1 (ns of them; KP4 int16 each) with every output channel, a pair of
+ * channels at a time, 2 x 2 accumulators, four k a step: a word of four
+ * weights (packed [w0 w2 w1 w3], so that SXTB16 of it and of it rotated by
+ * 8 give the pairs (w0, w1) and (w2, w3)) against two words of int16 pairs
+ * per column; requantized and stored at Y[m ym + j yj]. Apart from the
+ * columns' gathering so that the compiler keeps the loop's values in
+ * registers. */
+static O2C_NOINLINE void o2c_qmcu_cols(const unsigned char *W, int32_t KP4, int32_t M, const int32_t *Bs, const int32_t *RQ,
+                          const int16_t *c0, const int16_t *c1, int32_t ns, unsigned char *Y, int32_t ym, int32_t yj,
+                          int32_t yz, int32_t lo, int32_t hi)
+{
+    for (int32_t m = 0; m < M; m += 2) {
+        const unsigned char *w0 = W + m * KP4, *w1 = m + 1 < M ? w0 + KP4 : w0;
+        uint32_t a00 = Bs ? (uint32_t)Bs[m] : 0u, a10 = Bs && m + 1 < M ? (uint32_t)Bs[m + 1] : 0u;
+        uint32_t a01 = a00, a11 = a10;
+        if (ns == 1)   /* one column (a product's single row, an odd last pixel) */
+            for (int32_t k = 0; k < KP4; k += 4) {
+                const uint32_t x0l = o2c_qmcu_ld16x2(c0 + k), x0h = o2c_qmcu_ld16x2(c0 + k + 2);
+                const uint32_t wa = o2c_qmcu_ld8x4(w0 + k), wb = o2c_qmcu_ld8x4(w1 + k);
+                a00 = o2c_qmcu_smlad(o2c_qmcu_sxtb16(wa), x0l, a00);
+                a00 = o2c_qmcu_smlad(o2c_qmcu_sxtb16((wa >> 8) | (wa << 24)), x0h, a00);
+                a10 = o2c_qmcu_smlad(o2c_qmcu_sxtb16(wb), x0l, a10);
+                a10 = o2c_qmcu_smlad(o2c_qmcu_sxtb16((wb >> 8) | (wb << 24)), x0h, a10);
+            }
+        else   /* two: in this order GCC keeps it all in registers */
+            for (int32_t k = 0; k < KP4; k += 4) {
+                const uint32_t x0l = o2c_qmcu_ld16x2(c0 + k), x0h = o2c_qmcu_ld16x2(c0 + k + 2);
+                const uint32_t x1l = o2c_qmcu_ld16x2(c1 + k), x1h = o2c_qmcu_ld16x2(c1 + k + 2);
+                uint32_t w = o2c_qmcu_ld8x4(w0 + k), wl = o2c_qmcu_sxtb16(w), wh = o2c_qmcu_sxtb16((w >> 8) | (w << 24));
+                a00 = o2c_qmcu_smlad(wl, x0l, a00);
+                a00 = o2c_qmcu_smlad(wh, x0h, a00);
+                a01 = o2c_qmcu_smlad(wl, x1l, a01);
+                a01 = o2c_qmcu_smlad(wh, x1h, a01);
+                w = o2c_qmcu_ld8x4(w1 + k);
+                wl = o2c_qmcu_sxtb16(w);
+                wh = o2c_qmcu_sxtb16((w >> 8) | (w << 24));
+                a10 = o2c_qmcu_smlad(wl, x0l, a10);
+                a10 = o2c_qmcu_smlad(wh, x0h, a10);
+                a11 = o2c_qmcu_smlad(wl, x1l, a11);
+                a11 = o2c_qmcu_smlad(wh, x1h, a11);
+            }
+        {
+            unsigned char *y = Y + m * ym;
+            y[0] = (unsigned char)o2c_qmcu_requant((int32_t)a00, RQ + 2 * m, yz, lo, hi);
+            if (ns > 1) y[yj] = (unsigned char)o2c_qmcu_requant((int32_t)a01, RQ + 2 * m, yz, lo, hi);
+            if (m + 1 < M) {
+                y[ym] = (unsigned char)o2c_qmcu_requant((int32_t)a10, RQ + 2 * m + 2, yz, lo, hi);
+                if (ns > 1) y[ym + yj] = (unsigned char)o2c_qmcu_requant((int32_t)a11, RQ + 2 * m + 2, yz, lo, hi);
+            }
+        }
+    }
+}
+
+/* o2c_qmcu_X_Y's body (xs: X is int8): the convolution (group 1) or
+ * product as o2c_qlin's, a pair of output pixels (a product's rows) at a
+ * time: their two im2col columns of X - xz as int16 (K rounded up to KP4,
+ * a multiple of 4, with zeros) in y[1], then o2c_qmcu_cols. x[2] W: M x
+ * KP4 int8 packed for it. Index space N x ceil(OH OW / 2). */
+static void o2c_qmcu_gemm(int64_t i0, int64_t i1, const o2c_p *p, int xs)
+{
+    O2C_QMCU_GEOMETRY;
+    const unsigned char *X = (const unsigned char *)p->x[0];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    int16_t *col = (int16_t *)p->y[1];
+    const int32_t cl = (int32_t)p->k[O2C_QLIN_CL], K = C * KH * KW, KP4 = (K + 3) / 4 * 4, S = OH * OW;
+    const int32_t NB = (S + 1) / 2;
+    const int pointwise = KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 && OH == IH && OW == IW;
+    const uint32_t flip = O2C_QMCU_FLIP(xs);
+    const int32_t off = O2C_QMCU_ZP(p->x[1], xs) + (xs ? 128 : 0);
+    const int32_t yz = O2C_QMCU_ZP(p->x[5], lo < 0);
+    for (int32_t t = (int32_t)i0; t < (int32_t)i1; t++) {
+        const int32_t n = t / NB, s0 = t % NB * 2, ns = s0 + 1 < S ? 2 : 1;
+        for (int32_t j = 0; j < ns; j++) {   /* the columns */
+            int16_t *cj = col + j * KP4;
+            int32_t k = 0;
+            if (pointwise) {   /* a 1 x 1 convolution, a product's row: one tap per channel */
+                const unsigned char *xp = X + (cl ? (n * S + s0 + j) * C : n * C * S + s0 + j);
+                const int32_t step = cl ? 1 : S;
+                for (; k < C; k++, xp += step) cj[k] = (int16_t)((int32_t)(*xp ^ flip) - off);
+            } else {
+                const int32_t oh = (s0 + j) / OW, ow = (s0 + j) % OW, ih0 = oh * SH - PH, iw0 = ow * SW - PW;
+                for (int32_t c = 0; c < C; c++)
+                    for (int32_t kh = 0; kh < KH; kh++) {
+                        const int32_t ih = ih0 + kh * DH;
+                        for (int32_t kw = 0; kw < KW; kw++, k++) {
+                            const int32_t iw = iw0 + kw * DW;
+                            const int inside = ih >= 0 && ih < IH && iw >= 0 && iw < IW;
+                            cj[k] = (int16_t)(!inside ? 0 : (int32_t)(X[cl ? ((n * IH + ih) * IW + iw) * C + c :
+                                                                          ((n * C + c) * IH + ih) * IW + iw] ^ flip) - off);
+                        }
+                    }
+            }
+            for (; k < KP4; k++) cj[k] = 0;
+        }
+        o2c_qmcu_cols((const unsigned char *)p->x[2], KP4, M, (const int32_t *)p->x[3], (const int32_t *)p->x[4], col,
+                      col + KP4, ns, Y + (cl ? (n * S + s0) * M : n * M * S + s0), cl ? 1 : S, cl ? M : 1, yz, lo, hi);
+    }
+}
+
+/*@ o2c_qmcu_dw needs o2c_qmcu_core */
+/* o2c_qmcudw_X_Y's body: the depthwise convolution (group = C = M) as
+ * o2c_qdw's, W as the model holds it (C x KH x KW int8), one output row a
+ * step: its int32 sums in y[1] (OW values), tap by tap over the columns
+ * whose tap is inside the row (no test per product). Index space
+ * N x C x OH. */
+static void o2c_qmcu_dw(int64_t i0, int64_t i1, const o2c_p *p, int xs)
+{
+    O2C_QMCU_GEOMETRY;
+    const unsigned char *X = (const unsigned char *)p->x[0];
+    const int8_t *W = (const int8_t *)p->x[2];
+    const int32_t *Bs = (const int32_t *)p->x[3], *RQ = (const int32_t *)p->x[4];
+    unsigned char *Y = (unsigned char *)p->y[0];
+    int32_t *acc = (int32_t *)p->y[1];
+    const uint32_t flip = O2C_QMCU_FLIP(xs);
+    const int32_t off = O2C_QMCU_ZP(p->x[1], xs) + (xs ? 128 : 0);
+    const int32_t yz = O2C_QMCU_ZP(p->x[5], lo < 0);
+    (void)M;
+    for (int32_t t = (int32_t)i0; t < (int32_t)i1; t++) {
+        const int32_t oh = t % OH, c = t / OH % C, n = t / OH / C;
+        const unsigned char *xc = X + (n * C + c) * IH * IW;
+        const int8_t *wc = W + c * KH * KW;
+        unsigned char *yr = Y + ((n * C + c) * OH + oh) * OW;
+        const int32_t b = Bs ? Bs[c] : 0;
+        for (int32_t ow = 0; ow < OW; ow++) acc[ow] = b;
+        for (int32_t kh = 0; kh < KH; kh++) {
+            const int32_t ih = oh * SH - PH + kh * DH;
+            const unsigned char *xr;
+            if (ih < 0 || ih >= IH) continue;
+            xr = xc + ih * IW;
+            for (int32_t kw = 0; kw < KW; kw++) {
+                const int32_t w = wc[kh * KW + kw], o = kw * DW - PW;
+                /* the output columns whose tap is inside the row: [a, e) */
+                const int32_t a = o < 0 ? (-o + SW - 1) / SW : 0;
+                int32_t e = IW - o > 0 ? (IW - o + SW - 1) / SW : 0;
+                if (e > OW) e = OW;
+                if (SW == 1)
+                    for (int32_t ow = a; ow < e; ow++) acc[ow] += w * ((int32_t)(xr[ow + o] ^ flip) - off);
+                else
+                    for (int32_t ow = a; ow < e; ow++) acc[ow] += w * ((int32_t)(xr[ow * SW + o] ^ flip) - off);
+            }
+        }
+        for (int32_t ow = 0; ow < OW; ow++) yr[ow] = (unsigned char)o2c_qmcu_requant(acc[ow], RQ + 2 * c, yz, lo, hi);
+    }
+}
+
+/*@ o2c_qmcu_u8_u8 needs o2c_qmcu_gemm params O2C_QLIN */
+O2C_KERNEL(o2c_qmcu_u8_u8) { o2c_qmcu_gemm(i0, i1, p, 0); }
+/*@ o2c_qmcu_u8_i8 needs o2c_qmcu_gemm params O2C_QLIN */
+O2C_KERNEL(o2c_qmcu_u8_i8) { o2c_qmcu_gemm(i0, i1, p, 0); }
+/*@ o2c_qmcu_i8_u8 needs o2c_qmcu_gemm params O2C_QLIN */
+O2C_KERNEL(o2c_qmcu_i8_u8) { o2c_qmcu_gemm(i0, i1, p, 1); }
+/*@ o2c_qmcu_i8_i8 needs o2c_qmcu_gemm params O2C_QLIN */
+O2C_KERNEL(o2c_qmcu_i8_i8) { o2c_qmcu_gemm(i0, i1, p, 1); }
+/*@ o2c_qmcudw_u8_u8 needs o2c_qmcu_dw params O2C_QLIN */
+O2C_KERNEL(o2c_qmcudw_u8_u8) { o2c_qmcu_dw(i0, i1, p, 0); }
+/*@ o2c_qmcudw_u8_i8 needs o2c_qmcu_dw params O2C_QLIN */
+O2C_KERNEL(o2c_qmcudw_u8_i8) { o2c_qmcu_dw(i0, i1, p, 0); }
+/*@ o2c_qmcudw_i8_u8 needs o2c_qmcu_dw params O2C_QLIN */
+O2C_KERNEL(o2c_qmcudw_i8_u8) { o2c_qmcu_dw(i0, i1, p, 1); }
+/*@ o2c_qmcudw_i8_i8 needs o2c_qmcu_dw params O2C_QLIN */
+O2C_KERNEL(o2c_qmcudw_i8_i8) { o2c_qmcu_dw(i0, i1, p, 1); }
+
 /*@ o2c_qsoftmax_core */
 /* o2c_qsoftmax_X_Y: runtime/c/params/quant.h (O2C_QSM_*); onnxruntime's
  * QLinearSoftmax computes the same way (a table of exponentials of the
@@ -1109,4 +1355,6 @@ O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_i8, int8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
     K(o2c_qlin_u8_u8, F) K(o2c_qlin_u8_i8, F) K(o2c_qlin_i8_u8, F) K(o2c_qlin_i8_i8, F) \
     K(o2c_qdw_u8_u8, F) K(o2c_qdw_u8_i8, F) K(o2c_qdw_i8_u8, F) K(o2c_qdw_i8_i8, F)   \
     K(o2c_qdwp_u8_u8, F) K(o2c_qdwp_u8_i8, F) K(o2c_qdwp_i8_u8, F) K(o2c_qdwp_i8_i8, F) \
+    K(o2c_qmcu_u8_u8, F) K(o2c_qmcu_u8_i8, F) K(o2c_qmcu_i8_u8, F) K(o2c_qmcu_i8_i8, F) \
+    K(o2c_qmcudw_u8_u8, F) K(o2c_qmcudw_u8_i8, F) K(o2c_qmcudw_i8_u8, F) K(o2c_qmcudw_i8_i8, F) \
     K(o2c_qsoftmax_u8_u8, F) K(o2c_qsoftmax_u8_i8, F) K(o2c_qsoftmax_i8_u8, F) K(o2c_qsoftmax_i8_i8, F)

@@ -365,7 +365,7 @@ def run_one(test, args):
         if not data:
             return name, "refused", "no test data"
         src = os.path.join(work, "m.c")
-        cmd = [args.compiler, os.path.join(test, "model.onnx"), "-o", src, "--name", "m"]
+        cmd = [args.compiler, os.path.join(test, "model.onnx"), "-o", src, "--name", "m"] + args.onnx2c_flags.split()
         if composite is not None:
             cmd += composite
         else:
@@ -531,6 +531,7 @@ def main():
     ap.add_argument("--atol", type=float, default=1e-5)
     ap.add_argument("--quiet", action="store_true", help="list only failures and regressions")
     ap.add_argument("--cc-flags", default="", help="more gcc flags for the generated C (e.g. -mavx2 -mfma: its AVX2 paths)")
+    ap.add_argument("--onnx2c-flags", default="", help="more onnx2c flags for every model (e.g. --target cortex-m)")
     ap.add_argument("--cuda-emu", action="store_true",
                     help="also compile each model to .cu, build it with the CPU emulation of CUDA and check it")
     ap.add_argument("filters", nargs="*", help="only tests whose name contains one of these")
