@@ -19,7 +19,7 @@ HDRS = compiler/ir.h compiler/ops.def compiler/families.def compiler/passes/pass
 PARAMS = $(sort $(wildcard runtime/c/params/*.h))
 OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o $(BUILD)/param_names.o
 
-.PHONY: all install deps venv test test-unit test-models test-bad test-gpu test-real-models demo bench bench-quant conformance conformance-table clean check-deps
+.PHONY: all install deps venv test test-unit test-models test-bad test-gpu test-real-models demo bench bench-quant bench-mcu conformance conformance-table clean check-deps
 
 all: $(BUILD)/onnx2c
 
@@ -107,6 +107,11 @@ bench: deps venv all
 # quantized (QDQ int8) models: ours int8 against onnxruntime int8 and both fp32
 bench-quant: deps venv all
 	$(VPY) tests/bench_quant.py
+
+# the same quantized models as Cortex-M firmware under QEMU: flash, RAM and
+# instructions an inference, int8 (DSP and portable C) against fp32
+bench-mcu: deps venv all
+	$(VPY) tests/bench_mcu.py
 
 # the ONNX backend node tests of the pinned onnx (tests/conformance/), and the
 # per-op support table docs/conformance.md made from the same run

@@ -1211,16 +1211,17 @@ static void o2c_qmcu_gemm(int64_t i0, int64_t i1, const o2c_p *p, int xs)
                 const unsigned char *xp = X + (cl ? (n * S + s0 + j) * C : n * C * S + s0 + j);
                 const int32_t step = cl ? 1 : S;
                 for (; k < C; k++, xp += step) cj[k] = (int16_t)((int32_t)(*xp ^ flip) - off);
-            } else {
+            } else {   /* channels first (channels last comes only with a product's 1 x 1 geometry) */
                 const int32_t oh = (s0 + j) / OW, ow = (s0 + j) % OW, ih0 = oh * SH - PH, iw0 = ow * SW - PW;
                 for (int32_t c = 0; c < C; c++)
                     for (int32_t kh = 0; kh < KH; kh++) {
                         const int32_t ih = ih0 + kh * DH;
-                        for (int32_t kw = 0; kw < KW; kw++, k++) {
-                            const int32_t iw = iw0 + kw * DW;
-                            const int inside = ih >= 0 && ih < IH && iw >= 0 && iw < IW;
-                            cj[k] = (int16_t)(!inside ? 0 : (int32_t)(X[cl ? ((n * IH + ih) * IW + iw) * C + c :
-                                                                          ((n * C + c) * IH + ih) * IW + iw] ^ flip) - off);
+                        if (ih < 0 || ih >= IH) {
+                            for (int32_t kw = 0; kw < KW; kw++) cj[k++] = 0;
+                        } else {
+                            const unsigned char *xr = X + ((n * C + c) * IH + ih) * IW;
+                            for (int32_t kw = 0, iw = iw0; kw < KW; kw++, k++, iw += DW)
+                                cj[k] = (int16_t)(iw >= 0 && iw < IW ? (int32_t)(xr[iw] ^ flip) - off : 0);
                         }
                     }
             }
