@@ -60,13 +60,14 @@ static void put_count(FILE *f, int64_t v, int width)
 }
 
 /* What a call computes on: "float" where its data (input 0 or output 0)
- * is a floating-point type (quantizing and dequantizing calls too), else
+ * is a floating-point type (quantizing and dequantizing calls too;
+ * "float/w8" where its weights stay 8-bit: weight-only quantization), else
  * the output's integer type ("int8", "uint8", "int32", ...) */
 static const char *call_precision(const KCall *c)
 {
     const Tensor *x = c->x[0], *y = c->y[0];
     if ((x && (dtype_is_float(x->dtype) || dtype_is_half(x->dtype))) || (y && (dtype_is_float(y->dtype) || dtype_is_half(y->dtype))))
-        return "float";
+        return !strncmp(c->kernel->name, "o2c_wqmm_", 9) ? "float/w8" : "float";
     return y ? dtype_name(y->dtype) : x ? dtype_name(x->dtype) : "-";
 }
 
@@ -100,7 +101,7 @@ void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *
         int64_t off = -1;
         const char *w = y ? where(y, &off) : "-";
         const char *prec = call_precision(c);
-        nfloat += !strcmp(prec, "float");
+        nfloat += !strncmp(prec, "float", 5);
         fprintf(f, "%5d  %-28s %-26s %-24s %-9s ", rows, c->kernel->name, op, outs, prec);
         if (first_of_node) put_count(f, nf, 12);
         else fprintf(f, "%12s", n ? "\"" : "0");

@@ -361,7 +361,87 @@ def corpus(root):
         spec = spec_run(m, x)
         write_case(root, name, m, x, spec, spec)
         names.append(name)
+    for name, (m, x) in weight_only_cases().items():
+        onnx.checker.check_model(m, full_check=True)
+        outs = ort_run(m, x)
+        write_case(root, name, m, x, outs, outs)
+        with open(os.path.join(root, name, "tolerance.txt"), "w") as f:   # float sums in another order
+            f.write("atol 1e-05\nrtol 0.0001\n")
+        names.append(name)
     return names, skipped
+
+
+WEIGHT_ONLY_SEED = 91
+
+
+def weight_only_cases():
+    """{name: (model, input)}: weight-only quantization, float activations
+    times the DequantizeLinear of a constant 8-bit matrix (the quantize
+    pass's FusedWQMatMul): a 3-D MatMul + bias with int8 weights per column,
+    a Gemm (transB) with uint8 weights and one zero point, a one-row MLP
+    whose int8 weights have zero points per column"""
+    r = np.random.RandomState(WEIGHT_ONLY_SEED)
+    out = {}
+
+    def dq(name, w, s, z=None, axis=None):
+        inits = [nh.from_array(w, name), nh.from_array(f32(s), name + "_s")]
+        ins = [name, name + "_s"]
+        if z is not None:
+            inits.append(nh.from_array(z, name + "_z"))
+            ins.append(name + "_z")
+        return inits, h.make_node("DequantizeLinear", ins, [name + "_d"], **({"axis": axis} if axis is not None else {}))
+
+    def model(nodes, inits, shape):
+        g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, shape)],
+                         [h.make_tensor_value_info("y", TP.FLOAT, None)], inits)
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+        m.ir_version = 8
+        m.graph.output[0].CopyFrom(onnx.shape_inference.infer_shapes(m, strict_mode=True).graph.output[0])
+        return m, f32(r.standard_normal(shape))
+
+    K, N = 64, 40
+    i1, d1 = dq("w", r.randint(-127, 128, (K, N)).astype(np.int8), r.rand(N) * 0.01 + 0.001, axis=1)
+    out["test_qdq_weightonly_matmul_i8"] = model(
+        [d1, h.make_node("MatMul", ["x", "w_d"], ["t"]), h.make_node("Add", ["t", "b"], ["y"])],
+        i1 + [nh.from_array(f32(r.standard_normal(N) * 0.1), "b")], [3, 5, K])
+    i2, d2 = dq("w", r.randint(0, 256, (N, K)).astype(np.uint8), 0.004, np.array(131, np.uint8))
+    out["test_qdq_weightonly_gemm_u8"] = model(
+        [d2, h.make_node("Gemm", ["x", "w_d", "b"], ["y"], transB=1)],
+        i2 + [nh.from_array(f32(r.standard_normal(N) * 0.1), "b")], [7, K])
+    K1, N1, N2 = 200, 33, 17
+    i3, d3 = dq("w1", r.randint(-128, 128, (K1, N1)).astype(np.int8), r.rand(N1) * 0.005 + 0.001,
+                r.randint(-20, 20, N1).astype(np.int8), axis=1)
+    i4, d4 = dq("w2", r.randint(-128, 128, (N1, N2)).astype(np.int8), r.rand(N2) * 0.02 + 0.001, axis=1)
+    out["test_qdq_weightonly_mlp_i8"] = model(
+        [d3, h.make_node("MatMul", ["x", "w1_d"], ["h"]), h.make_node("Relu", ["h"], ["hr"]), d4,
+         h.make_node("MatMul", ["hr", "w2_d"], ["y"])], i3 + i4, [1, K1])
+    return out
+
+
+def weight_only_checks(root, names, compiler):
+    """(passed, failed): each weight-only case's products compile to
+    o2c_wqmm calls (no DequantizeLinear, no float product), its weights
+    8-bit in the file (the report's float constant bytes: the scales and
+    the bias)"""
+    import re, subprocess
+    npass, nfail = 0, 0
+    for name in [n for n in names if n.startswith("test_qdq_weightonly_")]:
+        r = subprocess.run([compiler, os.path.join(root, name, "model.onnx"), "-o", os.path.join(root, name, "m.c"),
+                            "--report"], capture_output=True, text=True)
+        m = onnx.load(os.path.join(root, name, "model.onnx"))
+        wbytes = sum(nh.to_array(i).size for i in m.graph.initializer if nh.to_array(i).ndim == 2)
+        fl = re.search(r"(\d+) weight bytes \(float constants\)", r.stdout)
+        kernels = re.findall(r"^\s+\d+\s+(o2c_\w+)", r.stdout, re.M)
+        ok = r.returncode == 0 and fl and int(fl.group(1)) < wbytes and kernels and \
+            any(k.startswith("o2c_wqmm_") for k in kernels) and \
+            not any(w in k for k in kernels for w in ("dequantize", "matmul", "gemm"))
+        if ok:
+            npass += 1
+        else:
+            nfail += 1
+            print("FAIL %s: weight-only: kernels %s, float constant bytes %s (the weights: %d values)"
+                  % (name, kernels, fl.group(1) if fl else "?", wbytes))
+    return npass, nfail
 
 
 def odd_params(qm):
@@ -525,7 +605,8 @@ def main():
         # --target cortex-m: its integer kernels' portable C here, then on QEMU
         p3, f3 = run_corpus(root, names, a.compiler, a.jobs, flags=["--onnx2c-flags=--target cortex-m"])
         p4, f4, s4 = mcu_leg(root, names, a.compiler)
-        npass, nfail, skipped = npass + p3 + p4, nfail + f3 + f4, skipped + s4
+        p5, f5 = weight_only_checks(root, names, a.compiler)
+        npass, nfail, skipped = npass + p3 + p4 + p5, nfail + f3 + f4 + f5, skipped + s4
         print("%d passed, %d failed, %d skipped" % (npass, nfail, skipped))
         return 1 if nfail else 0
     finally:

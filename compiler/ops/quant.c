@@ -672,6 +672,73 @@ void lower_fused_qlinear_matmul(Node *n, Lowering *L)
     qclamp(n, y->dtype, &k->k[O2C_QGEMM_QMIN], &k->k[O2C_QGEMM_QMAX]);
 }
 
+/* ---- onnx2c FusedWQMatMul (weight-only quantization) ----------------------- */
+
+void infer_fused_wq_matmul(Node *n)
+{
+    Tensor *a = n->in[0], *w = n->in[1], *s = n->in[2], *z = in_t(n, 3), *b = in_t(n, 4);
+    static const int DTS_F32[] = {DT_FLOAT, 0};
+    need_dtype(n, a, DTS_F32);
+    need_dtype(n, w, DTS_Q8);
+    need_dtype(n, s, DTS_F32);
+    if (w->rank != 2 || !w->data) fail("W ('%s') is %s; it must be a constant matrix", w->name, tensor_shape_str(w));
+    int64_t K = w->dims[0], N = w->dims[1];
+    if (a->rank < 1 || a->dims[a->rank - 1] != K)
+        fail("A ('%s', %s) must end in W's %lld rows", a->name, tensor_shape_str(a), (long long)K);
+    if (!s->data || (tensor_numel(s) != 1 && tensor_numel(s) != N))
+        fail("the scale ('%s') must be a constant of 1 or %lld values", s->name, (long long)N);
+    if (z && (z->dtype != w->dtype || !z->data || (tensor_numel(z) != 1 && tensor_numel(z) != N)))
+        fail("the zero point ('%s') must be a constant %s of 1 or %lld values", z->name, dtype_name(w->dtype),
+             (long long)N);
+    if (b && (b->dtype != DT_FLOAT || tensor_numel(b) != N))
+        fail("the bias ('%s', %s %s) must be float of %lld values", b->name, dtype_name(b->dtype), tensor_shape_str(b),
+             (long long)N);
+    int64_t d[O2C_MAX_RANK];
+    memcpy(d, a->dims, sizeof(int64_t) * (size_t)a->rank);
+    d[a->rank - 1] = N;
+    set_out(n, 0, DT_FLOAT, a->rank, d);
+}
+
+void lower_fused_wq_matmul(Node *n, Lowering *L)
+{
+    Tensor *a = n->in[0], *w = n->in[1], *s = n->in[2], *z = in_t(n, 3);
+    const int64_t K = w->dims[0], N = w->dims[1], rows = tensor_numel(a) / (K ? K : 1);
+    const int64_t NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR, NP = NBLK * O2C_WQMM_NR;
+    int64_t wd[3] = {NBLK, K, O2C_WQMM_NR};
+    Tensor *wp = lower_const(L, "W_packed", w->dtype, 3, wd);
+    Tensor *zp = lower_const(L, "zero_points", DT_INT32, 1, &NP), *sp = lower_const(L, "scales", DT_FLOAT, 1, &NP);
+    unsigned char *dst = wp->data;
+    const unsigned char *src = w->data;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++)
+            dst[((j / O2C_WQMM_NR) * K + k) * O2C_WQMM_NR + j % O2C_WQMM_NR] = src[k * N + j];
+    for (int64_t j = 0; j < N; j++) {
+        ((int32_t *)zp->data)[j] = z ? (int32_t)elem_i64(z->dtype, z->data, tensor_numel(z) == 1 ? 0 : j) : 0;
+        ((float *)sp->data)[j] = qscale_at(s, j);
+    }
+    KCall *c = lower_call(L, xfmt("o2c_wqmm_%s_f32", dtype_suffix(w->dtype)),
+                          (rows + O2C_WQMM_RB - 1) / O2C_WQMM_RB * NBLK);
+    c->x[0] = a;
+    c->x[1] = wp;
+    c->x[2] = zp;
+    c->x[3] = sp;
+    c->x[4] = in_t(n, 4);
+    c->y[0] = n->out[0];
+    c->k[O2C_WQMM_ROWS] = rows;
+    c->k[O2C_WQMM_K] = K;
+    c->k[O2C_WQMM_N] = N;
+}
+
+/* DequantizeLinear (along the columns where the scale has N values), MatMul, Add */
+void decompose_fused_wq_matmul(const Node *n, Decomp *d)
+{
+    const char *wd = dc_op(d, "DequantizeLinear", in_t((Node *)n, 3) ? 3 : 2, dc_in(d, 1), dc_in(d, 2), dc_in(d, 3));
+    if (tensor_numel(n->in[2]) > 1) dc_attr_i(d, "axis", 1);
+    const char *y = dc_op(d, "MatMul", 2, dc_in(d, 0), wd);
+    if (in_t((Node *)n, 4)) y = dc_op(d, "Add", 2, y, dc_in(d, 4));
+    dc_output(d, 0, y);
+}
+
 /* ---- ConvInteger, QLinearConv --------------------------------------------- */
 
 

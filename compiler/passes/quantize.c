@@ -17,6 +17,8 @@
  *                                                          onnxruntime's QLinearSoftmax)
  *   DQ(x) -> Sigmoid, Tanh, HardSwish, ... -> Q           a 256-entry table (FusedQLookup); x op table(x)
  *                                                          (SiLU: x * sigmoid(x)) one table too
+ *   float a -> MatMul(DQ(B)) [-> Add bias] (no Q after)   FusedWQMatMul: weight-only quantization, the
+ *   float a -> Gemm(DQ(B), bias)                          weights stay 8-bit, float activations
  *
  * The weights W and B are constants: their DQ stays unread and leaves with
  * dce. The bias becomes int32 at x_scale * w_scale (the model's int32 bias
@@ -324,6 +326,57 @@ static int match_matmul(Graph *g, Node *n)
     return 1;
 }
 
+/* Weight-only quantization: a MatMul or Gemm of float activations with the
+ * DequantizeLinear of a constant 8-bit matrix (per tensor or per column)
+ * that match_matmul did not take (the activations are float, or no Q
+ * follows). Its weights stay 8-bit in the file and in the kernel
+ * (FusedWQMatMul) where the fold pass would make them float constants. */
+static int match_weight_only(Graph *g, Node *n)
+{
+    int gemm = pat_is(n, "Gemm");
+    if ((!gemm && !pat_is(n, "MatMul")) || n->out[0]->dtype != DT_FLOAT || n->in[0]->dtype != DT_FLOAT) return 0;
+    if (gemm && (attr_i(n, "transA") || attr_f(n, "alpha") != 1.0 || (n->nin > 2 && n->in[2] && attr_f(n, "beta") != 1.0)))
+        return 0;
+    int tb = gemm && attr_i(n, "transB");
+    Deq db;
+    if (!deq_weight(n->in[1], &db, tb ? 0 : 1) || db.q->rank != 2 || n->in[0]->rank < 1) return 0;
+    int64_t K = db.q->dims[tb ? 1 : 0], N = db.q->dims[tb ? 0 : 1];
+    if (gemm && n->in[0]->rank != 2) return 0;
+    PatMatch m = {{0}, 0};
+    pat_add(&m, n);
+    Tensor *y = n->out[0], *b = gemm && n->nin > 2 ? n->in[2] : NULL;
+    if (b && (!b->data || b->dtype != DT_FLOAT || tensor_numel(b) != N || b->dims[b->rank - 1] != N)) return 0;
+    Node *add = next_of(g, y);
+    if (!b && !gemm && add && pat_is(add, "Add")) {   /* MatMul + a constant bias of N values */
+        Tensor *o = pat_other(add, y);
+        if (o && o->data && o->dtype == DT_FLOAT && tensor_numel(o) == N && o->dims[o->rank - 1] == N &&
+            pat_same_shape(add->out[0], y)) {
+            b = o;
+            pat_add(&m, add);
+            y = add->out[0];
+        }
+    }
+    Tensor *w = db.q;
+    if (tb) {   /* B as K x N */
+        int64_t d[2] = {K, N};
+        w = graph_new_const(g, "B_weights", db.q->dtype, 2, d);
+        const unsigned char *src = db.q->data;
+        unsigned char *dst = w->data;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
+    }
+    if (b && b->rank != 1) {   /* the bias as a vector */
+        Tensor *v = graph_new_const(g, "bias", DT_FLOAT, 1, &N);
+        memcpy(v->data, b->data, (size_t)N * sizeof(float));
+        b = v;
+    }
+    Tensor *in[5] = {n->in[0], w, db.s, db.z, b};
+    Node *f = pat_replace(g, &m, y->producer, "FusedWQMatMul", "onnx2c", in, b ? 5 : db.z ? 4 : 3, y);
+    node_reinfer(f);
+    note("quantize: %s -> FusedWQMatMul '%s' (weight-only: %s weights)", f->fused, y->name, dtype_name(w->dtype));
+    return 1;
+}
+
 /* The 256 byte values as type dt (uint8 or int8): byte j means the value j,
  * or j - 256 above 127 for int8 (a table's index order) */
 static Tensor *byte_values(Graph *g, int dt)
@@ -598,7 +651,8 @@ int pass_quantize(Graph *g)
         Node *n = g->nodes[i];
         diag_node = n;
         if (match_conv(g, n) || match_matmul(g, n) || match_binary(g, n) || match_avgpool(g, n) || match_concat(g, n) ||
-            match_move(g, n) || match_split(g, n) || match_softmax(g, n) || match_unary(g, n)) {
+            match_move(g, n) || match_split(g, n) || match_softmax(g, n) || match_unary(g, n) ||
+            match_weight_only(g, n)) {
             changes++;
             i = -1;   /* the node list changed: rescan */
         }

@@ -1295,6 +1295,97 @@ O2C_KERNEL(o2c_qmcudw_i8_u8) { o2c_qmcu_dw(i0, i1, p, 1); }
 /*@ o2c_qmcudw_i8_i8 needs o2c_qmcu_dw params O2C_QLIN */
 O2C_KERNEL(o2c_qmcudw_i8_i8) { o2c_qmcu_dw(i0, i1, p, 1); }
 
+/*@ o2c_wqmm_core */
+/* o2c_wqmm_W_f32: see runtime/c/params/quant.h (O2C_WQMM_*). The weights
+ * stay 8-bit in memory (a quarter of the float bytes to read: a product of
+ * one row is as fast as its weights stream); (W - z) is exact in int32 and
+ * exact as a float, the sums are float, the scale applied once at the end:
+ * Y = s sum_k A (W - z) + B, which rounds apart from DequantizeLinear then
+ * MatMul (s (W - z) rounded per weight) by a few float ulps of the sum.
+ *
+ * o2c_wqmm_block: acc[r][j] (nr rows, NR columns) += sum_k A[r, k] (W[k, j]
+ * - z[j]), w the column block's packed weights (NR a k), sgn: W is int8.
+ * On AVX2 each k's 16 weights become two float vectors once for the rows;
+ * four rows at a time in 8 accumulators. */
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__CUDACC__)
+#include <immintrin.h>
+/* R rows (a constant: the accumulators stay in registers) */
+#define O2C_WQMM_AVX2_ROWS(R)                                               \
+    {                                                                       \
+        __m256 lo[R], hi[R];                                                \
+        for (int r = 0; r < (R); r++) lo[r] = hi[r] = _mm256_setzero_ps();  \
+        for (int64_t k = 0; k < K; k++) {                                   \
+            const __m128i b = _mm_loadu_si128((const __m128i *)(w + k * O2C_WQMM_NR)); \
+            __m256i il = sgn ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b); \
+            __m256i ih = sgn ? _mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)) : _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)); \
+            const __m256 wl = _mm256_cvtepi32_ps(_mm256_sub_epi32(il, zl)); \
+            const __m256 wh = _mm256_cvtepi32_ps(_mm256_sub_epi32(ih, zh)); \
+            for (int r = 0; r < (R); r++) {                                 \
+                const __m256 av = _mm256_broadcast_ss(ar[r] + k);           \
+                lo[r] = _mm256_fmadd_ps(av, wl, lo[r]);                     \
+                hi[r] = _mm256_fmadd_ps(av, wh, hi[r]);                     \
+            }                                                               \
+        }                                                                   \
+        for (int r = 0; r < (R); r++) {                                     \
+            _mm256_storeu_ps(acc[r], lo[r]);                                \
+            _mm256_storeu_ps(acc[r] + 8, hi[r]);                            \
+        }                                                                   \
+    }
+static inline void o2c_wqmm_block(const unsigned char *w, const int32_t *z, const float *const *ar, int64_t nr,
+                                  int64_t K, int sgn, float (*acc)[O2C_WQMM_NR])
+{
+    const __m256i zl = _mm256_loadu_si256((const __m256i *)z), zh = _mm256_loadu_si256((const __m256i *)(z + 8));
+    if (nr == 4) O2C_WQMM_AVX2_ROWS(4)
+    else
+        for (int64_t r0 = 0; r0 < nr; r0++, ar++, acc++) O2C_WQMM_AVX2_ROWS(1)
+}
+#else
+O2C_HD static inline void o2c_wqmm_block(const unsigned char *w, const int32_t *z, const float *const *ar, int64_t nr,
+                                         int64_t K, int sgn, float (*acc)[O2C_WQMM_NR])
+{
+    for (int64_t r = 0; r < nr; r++)
+        for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = 0.0f;
+    for (int64_t k = 0; k < K; k++, w += O2C_WQMM_NR) {
+        float wf[O2C_WQMM_NR];
+        for (int j = 0; j < O2C_WQMM_NR; j++)
+            wf[j] = (float)((sgn ? O2C_Q_BYTE_i8(w[j]) : (int32_t)w[j]) - z[j]);
+        for (int64_t r = 0; r < nr; r++) {
+            const float a = ar[r][k];
+            for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = O2C_FMA_f32(acc[r][j], a, wf[j]);
+        }
+    }
+}
+#endif
+
+#define O2C_WQMM_DEF(NAME, SGN)                                             \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const float *A = (const float *)p->x[0];                            \
+        const unsigned char *Wp = (const unsigned char *)p->x[1];           \
+        const int32_t *Z = (const int32_t *)p->x[2];                        \
+        const float *S = (const float *)p->x[3], *B = (const float *)p->x[4]; \
+        float *Y = (float *)p->y[0];                                        \
+        const int64_t R = p->k[O2C_WQMM_ROWS], K = p->k[O2C_WQMM_K], N = p->k[O2C_WQMM_N]; \
+        const int64_t NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR;           \
+        O2C_FOR(t) {                                                        \
+            const int64_t nb = t % NBLK, r0 = t / NBLK * O2C_WQMM_RB, n0 = nb * O2C_WQMM_NR; \
+            const int64_t nr = R - r0 < O2C_WQMM_RB ? R - r0 : O2C_WQMM_RB; \
+            const int64_t nn = N - n0 < O2C_WQMM_NR ? N - n0 : O2C_WQMM_NR; \
+            const float *ar[O2C_WQMM_RB];                                   \
+            float acc[O2C_WQMM_RB][O2C_WQMM_NR];                            \
+            for (int64_t r = 0; r < nr; r++) ar[r] = A + (r0 + r) * K;      \
+            o2c_wqmm_block(Wp + nb * K * O2C_WQMM_NR, Z + n0, ar, nr, K, SGN, acc); \
+            for (int64_t r = 0; r < nr; r++)                                \
+                for (int64_t j = 0; j < nn; j++)                            \
+                    Y[(r0 + r) * N + n0 + j] = acc[r][j] * S[n0 + j] + (B ? B[n0 + j] : 0.0f); \
+        }                                                                   \
+    }
+
+/*@ o2c_wqmm_i8_f32 needs o2c_wqmm_core params O2C_WQMM */
+O2C_WQMM_DEF(o2c_wqmm_i8_f32, 1)
+/*@ o2c_wqmm_u8_f32 needs o2c_wqmm_core params O2C_WQMM */
+O2C_WQMM_DEF(o2c_wqmm_u8_f32, 0)
+
 /*@ o2c_qsoftmax_core */
 /* o2c_qsoftmax_X_Y: runtime/c/params/quant.h (O2C_QSM_*); onnxruntime's
  * QLinearSoftmax computes the same way (a table of exponentials of the
@@ -1356,6 +1447,7 @@ O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_i8, int8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
     K(o2c_qlin_u8_u8, F) K(o2c_qlin_u8_i8, F) K(o2c_qlin_i8_u8, F) K(o2c_qlin_i8_i8, F) \
     K(o2c_qdw_u8_u8, F) K(o2c_qdw_u8_i8, F) K(o2c_qdw_i8_u8, F) K(o2c_qdw_i8_i8, F)   \
     K(o2c_qdwp_u8_u8, F) K(o2c_qdwp_u8_i8, F) K(o2c_qdwp_i8_u8, F) K(o2c_qdwp_i8_i8, F) \
+    K(o2c_wqmm_i8_f32, F) K(o2c_wqmm_u8_f32, F) \
     K(o2c_qmcu_u8_u8, F) K(o2c_qmcu_u8_i8, F) K(o2c_qmcu_i8_u8, F) K(o2c_qmcu_i8_i8, F) \
     K(o2c_qmcudw_u8_u8, F) K(o2c_qmcudw_u8_i8, F) K(o2c_qmcudw_i8_u8, F) K(o2c_qmcudw_i8_i8, F) \
     K(o2c_qsoftmax_u8_u8, F) K(o2c_qsoftmax_u8_i8, F) K(o2c_qsoftmax_i8_u8, F) K(o2c_qsoftmax_i8_i8, F)

@@ -227,3 +227,16 @@ O2C_PARAMS_FIT(qlin, O2C_QLIN_NK, 0)
  * x[3] yz (NULL: 0); index space: the rows (outer x INNER) */
 enum { O2C_QSM_D, O2C_QSM_INNER, O2C_QSM_NK };
 O2C_PARAMS_FIT(qsoftmax, O2C_QSM_NK, 0)
+
+/* o2c_wqmm_W_f32 (FusedWQMatMul: weight-only quantization): Y = A Wd + B
+ * with Wd = (W - z) s per column, float A (ROWS x K) and Y (ROWS x N); W
+ * (int8 or uint8) kept integer, packed at compile time in blocks of
+ * O2C_WQMM_NR columns: Wp[(nb K + k) NR + j] = W[k, nb NR + j] (0 past N).
+ * x[0] A, x[1] Wp, x[2] z (int32, NR ceil(N / NR) values, 0 past N), x[3]
+ * s (float, as z), x[4] B (float, N values) or NULL; y[0] Y. Each of
+ * ceil(ROWS / RB) x ceil(N / NR) blocks: RB rows against a column block,
+ * each k's NR weights converted to float once for the RB rows. */
+enum { O2C_WQMM_ROWS, O2C_WQMM_K, O2C_WQMM_N, O2C_WQMM_NK };
+O2C_PARAMS_FIT(wqmm, O2C_WQMM_NK, 0)
+#define O2C_WQMM_NR 16
+#define O2C_WQMM_RB 4
