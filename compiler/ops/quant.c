@@ -555,16 +555,13 @@ void infer_qlinear_matmul(Node *n)
 
 /* A product with a constant 2-D int8 B on the packed kernel (o2c_qlin_*,
  * channels last: A's rows are the pixels); 0 if it does not apply */
-static int lower_qmatmul_packed(Node *n, Lowering *L, Tensor *bias)
+/* A product of rows x K by the packed kernels, channels last (q->M
+ * columns; W K x M, or M x K where !q->wkn); 0 if they do not apply */
+static int lower_qproduct_packed(Lowering *L, QLin *q, int64_t K, int64_t rows)
 {
-    QLin q = {n->in[0], n->in[1], in_t(n, 2), n->in[3], n->in[4], in_t(n, 5), n->in[6], in_t(n, 7), bias,
-              n->out[0], 0, 1};
-    if (q.w->rank != 2 || q.x->rank < 1) return 0;
-    int64_t K = q.w->dims[0], rows = tensor_numel(q.x) / K;
-    q.M = q.w->dims[1];
-    if (!qlin_applies(L, &q)) return 0;
-    KCall *c = L->target == TARGET_CORTEX_M ? qmcu_call(L, &q, 0, K, (rows + 1) / 2)
-                                            : qlin_call(L, &q, 0, K, rows, (rows + qlin_panel(rows) - 1) / qlin_panel(rows));
+    if (!qlin_applies(L, q)) return 0;
+    KCall *c = L->target == TARGET_CORTEX_M ? qmcu_call(L, q, 0, K, (rows + 1) / 2)
+                                            : qlin_call(L, q, 0, K, rows, (rows + qlin_panel(rows) - 1) / qlin_panel(rows));
     if (!c) return 0;
     static const int64_t ONE[] = {O2C_QLIN_IH, O2C_QLIN_OH, O2C_QLIN_KH, O2C_QLIN_KW, O2C_QLIN_SH, O2C_QLIN_SW,
                                   O2C_QLIN_DH, O2C_QLIN_DW, O2C_QLIN_CL};
@@ -573,6 +570,15 @@ static int lower_qmatmul_packed(Node *n, Lowering *L, Tensor *bias)
     c->k[O2C_QLIN_IW] = rows;
     c->k[O2C_QLIN_OW] = rows;
     return 1;
+}
+
+static int lower_qmatmul_packed(Node *n, Lowering *L, Tensor *bias)
+{
+    QLin q = {n->in[0], n->in[1], in_t(n, 2), n->in[3], n->in[4], in_t(n, 5), n->in[6], in_t(n, 7), bias,
+              n->out[0], 0, 1};
+    if (q.w->rank != 2 || q.x->rank < 1) return 0;
+    q.M = q.w->dims[1];
+    return lower_qproduct_packed(L, &q, q.w->dims[0], tensor_numel(q.x) / q.w->dims[0]);
 }
 
 void lower_qmatmul(Node *n, Lowering *L)
@@ -1041,6 +1047,14 @@ void lower_qgemm(Node *n, Lowering *L)
     Tensor *a = n->in[0], *b = n->in[3], *c = in_t(n, 6), *y = n->out[0];
     int64_t M, N, K, nsc = tensor_numel(n->in[4]);
     qgemm_dims(n, &M, &N, &K);
+    /* an 8-bit output of A (not transposed) times constant int8 B, alpha 1,
+     * a bias of one value per column: the packed kernels (B as it is,
+     * K x N, or transposed: N x K) */
+    if (in_t(n, 8) && !attr_i(n, "transA") && attr_f(n, "alpha") == 1.0 &&
+        (!c || (tensor_numel(c) == N && c->dims[c->rank - 1] == N))) {
+        QLin q = {a, n->in[1], n->in[2], b, n->in[4], n->in[5], n->in[7], n->in[8], c, y, N, !attr_i(n, "transB")};
+        if (lower_qproduct_packed(L, &q, K, M)) return;
+    }
     /* the output scales alpha * a_scale * b_scale (/ y_scale), one per column or one */
     Tensor *sc = qscale_call(L, n->in[1], n->in[4], in_t(n, 7), attr_f(n, "alpha"), "scales");
     KCall *k = lower_call(L, xfmt("o2c_qgemm_%s_%s_%s", dtype_suffix(a->dtype), dtype_suffix(b->dtype),
