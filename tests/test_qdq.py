@@ -574,6 +574,56 @@ def mcu_leg(root, names, compiler):
     return npass, nfail, 0
 
 
+def neon_leg(root, names, compiler):
+    """(passed, failed, skipped): each MCU_CASES case's C (the default
+    target) built for AArch64 (its NEON paths: o2c_qlin_tile's vmlal) and
+    run under qemu-aarch64, against the host build, byte for byte"""
+    import subprocess
+    sys.path.insert(0, HERE)
+    import run_models as rm
+    cases = [c for c in MCU_CASES if c in names]
+    cross, qemu = shutil.which("aarch64-linux-gnu-gcc"), shutil.which("qemu-aarch64")
+    if not cross or not qemu or not os.path.isdir("/usr/aarch64-linux-gnu/lib"):
+        print("skipped: the AArch64 NEON runs (needs aarch64-linux-gnu-gcc, its libc and qemu-aarch64)")
+        return 0, 0, len(cases)
+    npass, nfail = 0, 0
+    for case in cases:
+        d = os.path.join(root, case)
+        work = tempfile.mkdtemp(prefix="o2c_qneon_")
+        try:
+            r = subprocess.run([compiler, os.path.join(d, "model.onnx"), "-o", os.path.join(work, "m.c"), "--name", "m"],
+                               capture_output=True, text=True)
+            if r.returncode:
+                raise RuntimeError("onnx2c: " + r.stderr.strip()[-300:])
+            ds = os.path.join(d, "test_data_set_0")
+            ins = [rm.raw_bytes(rm.load_pb(os.path.join(ds, f))) for f in sorted(os.listdir(ds)) if f.startswith("input_")]
+            outs = [len(rm.raw_bytes(rm.load_pb(os.path.join(ds, f)))) for f in sorted(os.listdir(ds))
+                    if f.startswith("output_")]
+            mcu.write_harness(os.path.join(work, "main.c"), ins, outs)
+            ok, why = mcu.build_host(work)
+            if not ok:
+                raise RuntimeError(why)
+            host = mcu.run_host(work)
+            b = subprocess.run([cross, "-std=c99", "-O2", "-static", "-Wall", "-Wextra", "-Werror", "-I.", "main.c", "m.c",
+                                "-lm", "-o", "a64"], cwd=work, capture_output=True, text=True)
+            if b.returncode:
+                raise RuntimeError("aarch64-linux-gnu-gcc: " + b.stderr.strip()[:300])
+            run = mcu.run_host(work, "a64", prefix=[qemu])
+            if not host.ok or not run.ok:
+                raise RuntimeError(host.why or run.why)
+            if run.outs != host.outs or not host.outs:
+                raise RuntimeError("outputs %s differ from the host's" %
+                                   ", ".join(k for k in host.outs if run.outs.get(k) != host.outs[k]))
+            print("ok   %s on AArch64 (qemu): the host's bytes" % case)
+            npass += 1
+        except RuntimeError as e:
+            print("FAIL %s on AArch64: %s" % (case, e))
+            nfail += 1
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return npass, nfail, 0
+
+
 def avx2():
     try:
         flags = open("/proc/cpuinfo").read().split()
@@ -606,7 +656,8 @@ def main():
         p3, f3 = run_corpus(root, names, a.compiler, a.jobs, flags=["--onnx2c-flags=--target cortex-m"])
         p4, f4, s4 = mcu_leg(root, names, a.compiler)
         p5, f5 = weight_only_checks(root, names, a.compiler)
-        npass, nfail, skipped = npass + p3 + p4 + p5, nfail + f3 + f4 + f5, skipped + s4
+        p6, f6, s6 = neon_leg(root, names, a.compiler)
+        npass, nfail, skipped = npass + p3 + p4 + p5 + p6, nfail + f3 + f4 + f5 + f6, skipped + s4 + s6
         print("%d passed, %d failed, %d skipped" % (npass, nfail, skipped))
         return 1 if nfail else 0
     finally:

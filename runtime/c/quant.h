@@ -822,6 +822,67 @@ static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, 
     _mm256_storeu_si256((__m256i *)acc[4], a40); _mm256_storeu_si256((__m256i *)(acc[4] + 8), a41);
 }
 
+#elif defined(__ARM_NEON) && defined(__aarch64__) && !defined(__CUDACC__)
+#include <arm_neon.h>
+/* AArch64 NEON (no dot-product extension needed): a k pair's 32 weights
+ * split by vld2q_s8 into the 16 channels' k0 and k1 bytes, widened to int16;
+ * each pixel's pair (x0, x1) multiplies them by lane, vmlal (smlal) adding
+ * the int16 x int16 products to int32 accumulators exactly: 20 accumulator
+ * registers, 160 multiply-accumulates in 40 vmlal a k pair. */
+#if O2C_QLIN_MR != 16 || O2C_QLIN_NR != 5
+#error "o2c_qlin_tile's NEON loop is written for a 16 x 5 tile"
+#endif
+static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, int64_t PB,
+                                 int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
+{
+#define O2C_QLIN_NEON_LOAD(j)                                               \
+    int32x4_t a##j##0 = vld1q_s32(acc[j]), a##j##1 = vld1q_s32(acc[j] + 4), \
+              a##j##2 = vld1q_s32(acc[j] + 8), a##j##3 = vld1q_s32(acc[j] + 12)
+    O2C_QLIN_NEON_LOAD(0);
+    O2C_QLIN_NEON_LOAD(1);
+    O2C_QLIN_NEON_LOAD(2);
+    O2C_QLIN_NEON_LOAD(3);
+    O2C_QLIN_NEON_LOAD(4);
+#undef O2C_QLIN_NEON_LOAD
+    for (int64_t kp = 0; kp < KP; kp++) {
+        const int8x16x2_t w = vld2q_s8(W + kp * 2 * O2C_QLIN_MR);   /* val[0]: k0 of channels 0-15, val[1]: k1 */
+        const int16x8_t e0 = vmovl_s8(vget_low_s8(w.val[0])), e1 = vmovl_high_s8(w.val[0]);
+        const int16x8_t o0 = vmovl_s8(vget_low_s8(w.val[1])), o1 = vmovl_high_s8(w.val[1]);
+        const int16_t *pr = P + kp * PB * 2;
+        const int16x8_t x = vld1q_s16(pr);   /* the pairs of pixels 0-3 */
+        int32_t last;
+        int16x4_t x4;
+        memcpy(&last, pr + 8, sizeof last);   /* pixel 4's pair */
+        x4 = vreinterpret_s16_s32(vdup_n_s32(last));
+#define O2C_QLIN_NEON_PIXEL(j, MLAL, MLALH, X, L)                           \
+        a##j##0 = MLAL(a##j##0, vget_low_s16(e0), X, L);                    \
+        a##j##1 = MLALH(a##j##1, e0, X, L);                                 \
+        a##j##2 = MLAL(a##j##2, vget_low_s16(e1), X, L);                    \
+        a##j##3 = MLALH(a##j##3, e1, X, L);                                 \
+        a##j##0 = MLAL(a##j##0, vget_low_s16(o0), X, L + 1);                \
+        a##j##1 = MLALH(a##j##1, o0, X, L + 1);                             \
+        a##j##2 = MLAL(a##j##2, vget_low_s16(o1), X, L + 1);                \
+        a##j##3 = MLALH(a##j##3, o1, X, L + 1);
+        O2C_QLIN_NEON_PIXEL(0, vmlal_laneq_s16, vmlal_high_laneq_s16, x, 0)
+        O2C_QLIN_NEON_PIXEL(1, vmlal_laneq_s16, vmlal_high_laneq_s16, x, 2)
+        O2C_QLIN_NEON_PIXEL(2, vmlal_laneq_s16, vmlal_high_laneq_s16, x, 4)
+        O2C_QLIN_NEON_PIXEL(3, vmlal_laneq_s16, vmlal_high_laneq_s16, x, 6)
+        O2C_QLIN_NEON_PIXEL(4, vmlal_lane_s16, vmlal_high_lane_s16, x4, 0)
+#undef O2C_QLIN_NEON_PIXEL
+    }
+#define O2C_QLIN_NEON_STORE(j)                                              \
+    vst1q_s32(acc[j], a##j##0);                                             \
+    vst1q_s32(acc[j] + 4, a##j##1);                                         \
+    vst1q_s32(acc[j] + 8, a##j##2);                                         \
+    vst1q_s32(acc[j] + 12, a##j##3);
+    O2C_QLIN_NEON_STORE(0)
+    O2C_QLIN_NEON_STORE(1)
+    O2C_QLIN_NEON_STORE(2)
+    O2C_QLIN_NEON_STORE(3)
+    O2C_QLIN_NEON_STORE(4)
+#undef O2C_QLIN_NEON_STORE
+}
+
 #else
 O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, int64_t PB,
                                         int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
