@@ -1,7 +1,9 @@
 /* Unit tests of the quantize pass (compiler/passes/quantize.c): a QDQ
  * Conv group becomes one FusedQLinearConv with its activation as the
- * output clamp, SiLU (x * sigmoid(x)) one 256-entry table, and parameters
- * no integer kernel takes leave the group alone. The integer graph is
+ * output clamp, SiLU (x * sigmoid(x)) one 256-entry table, parameters no
+ * integer kernel takes leave the group alone, and a float MatMul of
+ * dequantized constant weights (+ bias) becomes FusedWQMatMul with the
+ * weights 8-bit. The integer graph is
  * checked against the QDQ graph's float evaluation (the runtime kernels):
  * within one quantization step of the output, since the two round the
  * same real values in different places. */
@@ -134,6 +136,39 @@ static void test_silu_table(void **state)
     assert_non_null(pt_find(h, "FusedQLookup")->in[1]->data);
 }
 
+/* x [2,6] -> MatMul(DQ(uint8 W [6,4], per column, zero point 128)) -> Add b -> y */
+static Onnx__ModelProto *weight_only_model(void)
+{
+    Onnx__ModelProto *m = pb_model(8, 13);
+    pb_input(m, "x", DT_FLOAT, "2x6");
+    pb_output(m, "y", DT_FLOAT, NULL);
+    uint8_t w[24], z[4] = {128, 128, 128, 128};
+    for (int i = 0; i < 24; i++) w[i] = (uint8_t)((i * 53) % 256);
+    int64_t wd[2] = {6, 4}, cd[1] = {4};
+    float ws[4] = {0.01f, 0.02f, 0.005f, 0.03f}, b[4] = {0.5f, -0.25f, 0.0f, 1.0f};
+    pb_init_raw(m, "w", DT_UINT8, 2, wd, w, sizeof w);
+    pb_init_raw(m, "ws", DT_FLOAT, 1, cd, ws, sizeof ws);
+    pb_init_raw(m, "wz", DT_UINT8, 1, cd, z, sizeof z);
+    pb_init_raw(m, "b", DT_FLOAT, 1, cd, b, sizeof b);
+    pb_attr_i(pb_node(m, "DequantizeLinear", "dqw", "w,ws,wz", "wf"), "axis", 1);
+    pb_node(m, "MatMul", "mm", "x,wf", "t");
+    pb_node(m, "Add", "add", "t,b", "y");
+    return m;
+}
+
+static void test_weight_only(void **state)
+{
+    (void)state;
+    /* float sums in another order than DequantizeLinear then MatMul: a few ulps */
+    Graph *g = quantized_checked(weight_only_model(), 1e-5);
+    assert_int_equal(pt_count(g, "MatMul"), 0);
+    assert_int_equal(pt_count(g, "Add"), 0);
+    Node *f = pt_find(g, "FusedWQMatMul");
+    assert_int_equal(f->in[1]->dtype, DT_UINT8);      /* the weights stay 8-bit */
+    assert_int_equal(f->nin, 5);                      /* x, W, scales, zero points, the bias */
+    assert_string_equal(f->in[4]->name, "b");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, pt_setup, o2c_teardown)
@@ -141,6 +176,7 @@ int main(void)
         T(test_conv_group),
         T(test_conv_group_left_alone),
         T(test_silu_table),
+        T(test_weight_only),
     };
     return cmocka_run_group_tests_name("quantize", tests, NULL, NULL);
 }
