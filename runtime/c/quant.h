@@ -1145,9 +1145,6 @@ static inline O2C_INLINE int32_t o2c_qmcu_requant(int32_t acc, const int32_t *rq
 #define O2C_QMCU_FLIP(sgn) ((sgn) ? 0x80u : 0u)
 #define O2C_QMCU_ZP(Z, sgn) ((Z) ? (int32_t)(((const unsigned char *)(Z))[0] ^ O2C_QMCU_FLIP(sgn)) - ((sgn) ? 128 : 0) : 0)
 
-/* o2c_qmcu_dw: the most column taps whose ranges it computes once a call */
-#define O2C_QMCU_DW_KW 16
-
 /* The geometry of the O2C_QLIN_* slots in 32 bits */
 #define O2C_QMCU_GEOMETRY                                                   \
     const int32_t C = (int32_t)p->k[O2C_QLIN_C], M = (int32_t)p->k[O2C_QLIN_M]; \
@@ -1313,17 +1310,6 @@ static void o2c_qmcu_dw(int64_t i0, int64_t i1, const o2c_p *p, int xs)
     const uint32_t flip = O2C_QMCU_FLIP(xs);
     const int32_t off = O2C_QMCU_ZP(p->x[1], xs) + (xs ? 128 : 0);
     const int32_t yz = O2C_QMCU_ZP(p->x[5], lo < 0);
-    /* per column tap kw: the output columns whose tap is inside the row,
-     * [ca[kw], ce[kw]), the same for every row (computed once a call where
-     * KW fits the arrays) */
-    int32_t ca[O2C_QMCU_DW_KW], ce[O2C_QMCU_DW_KW];
-    const int32_t kwt = KW <= O2C_QMCU_DW_KW ? KW : 0;
-    for (int32_t kw = 0; kw < kwt; kw++) {
-        const int32_t o = kw * DW - PW;
-        ca[kw] = o < 0 ? (-o + SW - 1) / SW : 0;
-        ce[kw] = IW - o > 0 ? (IW - o + SW - 1) / SW : 0;
-        if (ce[kw] > OW) ce[kw] = OW;
-    }
     (void)M;
     for (int32_t t = (int32_t)i0; t < (int32_t)i1; t++) {
         const int32_t oh = t % OH, c = t / OH % C, n = t / OH / C;
@@ -1339,15 +1325,10 @@ static void o2c_qmcu_dw(int64_t i0, int64_t i1, const o2c_p *p, int xs)
             xr = xc + ih * IW;
             for (int32_t kw = 0; kw < KW; kw++) {
                 const int32_t w = wc[kh * KW + kw], o = kw * DW - PW;
-                int32_t a, e;
-                if (kwt) {
-                    a = ca[kw];
-                    e = ce[kw];
-                } else {
-                    a = o < 0 ? (-o + SW - 1) / SW : 0;
-                    e = IW - o > 0 ? (IW - o + SW - 1) / SW : 0;
-                    if (e > OW) e = OW;
-                }
+                /* the output columns whose tap is inside the row: [a, e) */
+                const int32_t a = o < 0 ? (-o + SW - 1) / SW : 0;
+                int32_t e = IW - o > 0 ? (IW - o + SW - 1) / SW : 0;
+                if (e > OW) e = OW;
                 if (SW == 1)
                     for (int32_t ow = a; ow < e; ow++) acc[ow] += w * ((int32_t)(xr[ow + o] ^ flip) - off);
                 else
