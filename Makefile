@@ -107,6 +107,7 @@ bench: deps venv all
 # quantized (QDQ int8) models: ours int8 against onnxruntime int8 and both fp32
 bench-quant: deps venv all
 	$(VPY) tests/bench_quant.py
+	$(VPY) tests/bench_weight_only.py
 
 # the same quantized models as Cortex-M firmware under QEMU: flash, RAM and
 # instructions an inference, int8 (DSP and portable C) against fp32
