@@ -332,17 +332,19 @@ static int qlin_applies(const Lowering *L, const QLin *q)
            (tensor_numel(q->ws) == 1 || tensor_numel(q->ws) == q->M);
 }
 
-/* The requantization multipliers x_scale * w_scale[m] / y_scale, in float
- * and in onnxruntime's order, for mp channels (0 past M) */
+/* The requantization multiplier x_scale * w_scale[m] / y_scale, in float
+ * and in onnxruntime's order; all of them for mp channels (0 past M) */
+static float qlin_multiplier(const QLin *q, int64_t m)
+{
+    const float xw = qscale_at(q->xs, 0) * qscale_at(q->ws, m);
+    return xw / qscale_at(q->ys, 0);
+}
+
 static Tensor *qlin_multipliers(Lowering *L, const QLin *q, int64_t mp)
 {
     Tensor *mul = lower_const(L, "multipliers", DT_FLOAT, 1, &mp);
     float *d = mul->data;
-    const float xs = qscale_at(q->xs, 0), ys = qscale_at(q->ys, 0);
-    for (int64_t m = 0; m < q->M; m++) {
-        const float xw = xs * qscale_at(q->ws, m);
-        d[m] = xw / ys;
-    }
+    for (int64_t m = 0; m < q->M; m++) d[m] = qlin_multiplier(q, m);
     return mul;
 }
 
@@ -407,15 +409,14 @@ static KCall *qlin_call(Lowering *L, const QLin *q, int depthwise, int64_t K, in
 static Tensor *qmcu_requant(Lowering *L, const QLin *q)
 {
     int64_t n2 = 2 * q->M;
-    const float xs = qscale_at(q->xs, 0), ys = qscale_at(q->ys, 0);
     for (int64_t c = 0; c < q->M; c++) {   /* first: does every multiplier fit */
-        const float m = xs * qscale_at(q->ws, c) / ys;
+        const float m = qlin_multiplier(q, c);
         if (!(m > 0) || !(m < 1)) return NULL;
     }
     Tensor *t = lower_const(L, "requant", DT_INT32, 1, &n2);
     int32_t *d = t->data;
     for (int64_t c = 0; c < q->M; c++) {
-        const float m = xs * qscale_at(q->ws, c) / ys;   /* as qlin_multipliers */
+        const float m = qlin_multiplier(q, c);
         int e = 0;
         const float f = frexpf(m, &e);                   /* m = f 2^e, e <= 0 */
         d[2 * c] = -e > QMCU_SHIFT_MAX ? 0 : (int32_t)ldexpf(f, 31);

@@ -274,31 +274,60 @@ static int match_conv(Graph *g, Node *c)
 
 /* ---- MatMul, Gemm ------------------------------------------------------------- */
 
+/* A MatMul, or a Gemm that is one (A not transposed, alpha and beta 1),
+ * with a float output: 1, *gemm and *tb (B transposed) set */
+static int plain_product(const Node *n, int *gemm, int *tb)
+{
+    *gemm = pat_is(n, "Gemm");
+    if ((!*gemm && !pat_is(n, "MatMul")) || n->out[0]->dtype != DT_FLOAT) return 0;
+    if (*gemm && (attr_i(n, "transA") || attr_f(n, "alpha") != 1.0 || (n->nin > 2 && n->in[2] && attr_f(n, "beta") != 1.0)))
+        return 0;
+    *tb = *gemm && attr_i(n, "transB");
+    return 1;
+}
+
+/* A MatMul's output *y read only by an Add of a constant bias of N values
+ * (a float constant, or where dq_ok the DQ of a constant): the bias, the
+ * Add matched and *y its output; else NULL */
+static Tensor *bias_add(Graph *g, Tensor **y, PatMatch *m, int64_t N, int dq_ok)
+{
+    Node *add = next_of(g, *y);
+    if (!add || !pat_is(add, "Add")) return NULL;
+    Tensor *o = pat_other(add, *y);
+    Deq dd;
+    if (!o || !(o->data ? o->dtype == DT_FLOAT || dq_ok : dq_ok && deq_of(o, &dd) && dd.q->data) ||
+        tensor_numel(o) != N || o->dims[o->rank - 1] != N || !pat_same_shape(add->out[0], *y))
+        return NULL;
+    pat_add(m, add);
+    *y = add->out[0];
+    return o;
+}
+
+/* The constant B of DQ(B) as K x N (a transposed copy where tb) */
+static Tensor *weights_kn(Graph *g, const Deq *db, int tb)
+{
+    if (!tb) return db->q;
+    int64_t K = db->q->dims[1], N = db->q->dims[0], d[2] = {K, N};
+    Tensor *w = graph_new_const(g, "B_weights", db->q->dtype, 2, d);
+    const unsigned char *src = db->q->data;
+    unsigned char *dst = w->data;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
+    return w;
+}
+
 static int match_matmul(Graph *g, Node *n)
 {
-    int gemm = pat_is(n, "Gemm");
-    if ((!gemm && !pat_is(n, "MatMul")) || n->out[0]->dtype != DT_FLOAT) return 0;
-    if (gemm && (attr_i(n, "transA") || attr_f(n, "alpha") != 1.0 || (n->nin > 2 && n->in[2] && attr_f(n, "beta") != 1.0)))
-        return 0;
-    int tb = gemm && attr_i(n, "transB");
+    int gemm, tb;
+    if (!plain_product(n, &gemm, &tb)) return 0;
     Deq da, db;
     if (!deq_act(n->in[0], &da) || !deq_weight(n->in[1], &db, tb ? 0 : 1) || db.q->rank != 2 || db.q->dtype != DT_INT8)
         return 0;
-    int64_t K = db.q->dims[tb ? 1 : 0], N = db.q->dims[tb ? 0 : 1];
+    int64_t N = db.q->dims[tb ? 0 : 1];
     PatMatch m = {{0}, 0};
     pat_add(&m, n);
     Tensor *y = n->out[0], *b = gemm && n->nin > 2 ? n->in[2] : NULL;
-    Node *add = next_of(g, y);
-    if (!gemm && add && pat_is(add, "Add")) {   /* MatMul + a constant bias of N values */
-        Tensor *o = pat_other(add, y);
-        Deq dd;
-        if (o && (o->data || (deq_of(o, &dd) && dd.q->data)) && tensor_numel(o) == N && o->dims[o->rank - 1] == N &&
-            pat_same_shape(add->out[0], y)) {
-            b = o;
-            pat_add(&m, add);
-            y = add->out[0];
-        }
-    }
+    if (!gemm) b = bias_add(g, &y, &m, N, 1);   /* MatMul + a constant bias of N values */
     Qnt q;
     double lo, hi;
     if (!act_then_quant(g, y, &m, &q, &lo, &hi)) return 0;
@@ -308,15 +337,7 @@ static int match_matmul(Graph *g, Node *n)
         note("quantize: %s '%s' stays float (its bias does not fit int32 at a_scale * b_scale)", n->op_type, n->name);
         return 0;
     }
-    Tensor *w = db.q;
-    if (tb) {   /* B as K x N */
-        int64_t d[2] = {K, N};
-        w = graph_new_const(g, "B_int8", DT_INT8, 2, d);
-        const int8_t *src = db.q->data;
-        int8_t *dst = w->data;
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
-    }
+    Tensor *w = weights_kn(g, &db, tb);
     Tensor *in[9] = {da.q, da.s, zero_point(g, da.z, da.q->dtype), w, db.s, zero_point(g, db.z, DT_INT8),
                      q.s, zero_point(g, q.z, q.y->dtype), bias};
     Node *f = pat_replace(g, &m, q.n, "FusedQLinearMatMul", "onnx2c", in, bias ? 9 : 8, q.y);
@@ -333,38 +354,18 @@ static int match_matmul(Graph *g, Node *n)
  * (FusedWQMatMul) where the fold pass would make them float constants. */
 static int match_weight_only(Graph *g, Node *n)
 {
-    int gemm = pat_is(n, "Gemm");
-    if ((!gemm && !pat_is(n, "MatMul")) || n->out[0]->dtype != DT_FLOAT || n->in[0]->dtype != DT_FLOAT) return 0;
-    if (gemm && (attr_i(n, "transA") || attr_f(n, "alpha") != 1.0 || (n->nin > 2 && n->in[2] && attr_f(n, "beta") != 1.0)))
-        return 0;
-    int tb = gemm && attr_i(n, "transB");
+    int gemm, tb;
+    if (!plain_product(n, &gemm, &tb) || n->in[0]->dtype != DT_FLOAT) return 0;
     Deq db;
     if (!deq_weight(n->in[1], &db, tb ? 0 : 1) || db.q->rank != 2 || n->in[0]->rank < 1) return 0;
-    int64_t K = db.q->dims[tb ? 1 : 0], N = db.q->dims[tb ? 0 : 1];
+    int64_t N = db.q->dims[tb ? 0 : 1];
     if (gemm && n->in[0]->rank != 2) return 0;
     PatMatch m = {{0}, 0};
     pat_add(&m, n);
     Tensor *y = n->out[0], *b = gemm && n->nin > 2 ? n->in[2] : NULL;
     if (b && (!b->data || b->dtype != DT_FLOAT || tensor_numel(b) != N || b->dims[b->rank - 1] != N)) return 0;
-    Node *add = next_of(g, y);
-    if (!b && !gemm && add && pat_is(add, "Add")) {   /* MatMul + a constant bias of N values */
-        Tensor *o = pat_other(add, y);
-        if (o && o->data && o->dtype == DT_FLOAT && tensor_numel(o) == N && o->dims[o->rank - 1] == N &&
-            pat_same_shape(add->out[0], y)) {
-            b = o;
-            pat_add(&m, add);
-            y = add->out[0];
-        }
-    }
-    Tensor *w = db.q;
-    if (tb) {   /* B as K x N */
-        int64_t d[2] = {K, N};
-        w = graph_new_const(g, "B_weights", db.q->dtype, 2, d);
-        const unsigned char *src = db.q->data;
-        unsigned char *dst = w->data;
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
-    }
+    if (!gemm) b = bias_add(g, &y, &m, N, 0);   /* MatMul + a constant float bias of N values */
+    Tensor *w = weights_kn(g, &db, tb);
     if (b && b->rank != 1) {   /* the bias as a vector */
         Tensor *v = graph_new_const(g, "bias", DT_FLOAT, 1, &N);
         memcpy(v->data, b->data, (size_t)N * sizeof(float));
