@@ -173,16 +173,6 @@ def docs_section(rows, skipped, command, seconds):
     return "\n".join(md) + "\n"
 
 
-def write_docs(path, section):
-    text = open(path, encoding="utf-8").read()
-    b, e = text.find("<!-- bench-mcu:begin -->"), text.find("<!-- bench-mcu:end -->")
-    if b >= 0 and e > b:
-        text = text[:b] + section + text[e + len("<!-- bench-mcu:end -->"):].lstrip("\n")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    open(path, "w", encoding="utf-8").write(text)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
@@ -219,7 +209,7 @@ def main():
         seconds = time.time() - t0
         if args.write_docs:
             flags = [a for a in sys.argv[1:] if not a.startswith("--docs-file")]
-            write_docs(args.docs_file, docs_section(rows, skipped, " ".join(flags), seconds))
+            bq.write_docs(args.docs_file, docs_section(rows, skipped, " ".join(flags), seconds), "bench-mcu")
             print("wrote %s (the bench-mcu:begin/end section)" % os.path.relpath(args.docs_file, ROOT))
         print("took %.0f s" % seconds)
     finally:

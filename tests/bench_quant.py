@@ -920,11 +920,15 @@ def docs_section(entries, done, peaks, fma, command, seconds):
     return "\n".join(md) + "\n"
 
 
-def write_docs(path, section):
+def write_docs(path, section, marker="bench-quant"):
+    """section in place of path's text from <!-- MARKER:begin --> to
+    <!-- MARKER:end --> (tests/bench_mcu.py's and bench_weight_only.py's
+    sections too)"""
     text = open(path, encoding="utf-8").read()
-    b, e = text.find("<!-- bench-quant:begin -->"), text.find("<!-- bench-quant:end -->")
+    begin, end = "<!-- %s:begin -->" % marker, "<!-- %s:end -->" % marker
+    b, e = text.find(begin), text.find(end)
     if b >= 0 and e > b:
-        text = text[:b] + section + text[e + len("<!-- bench-quant:end -->"):].lstrip("\n")
+        text = text[:b] + section + text[e + len(end):].lstrip("\n")
     else:   # first time: at the end
         text = text.rstrip("\n") + "\n\n" + section
     open(path, "w", encoding="utf-8").write(text)

@@ -32,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import bench  # noqa: E402
+import bench_quant as bq  # noqa: E402
 
 MODELS = {"gemv_2048": (1, 2048, 2048), "gemm_64x1024": (64, 1024, 1024)}   # rows, K, N
 SEED = 7
@@ -118,14 +119,7 @@ def main():
                   "|---|---:|---:|---:|---:|---:|---:|---:|"]
             md += ["| " + " | ".join(c) + " |" for c in rows_out]
             md.append("<!-- bench-wq:end -->")
-            section = "\n".join(md) + "\n"
-            text = open(a.docs_file, encoding="utf-8").read()
-            b, e = text.find("<!-- bench-wq:begin -->"), text.find("<!-- bench-wq:end -->")
-            if b >= 0 and e > b:
-                text = text[:b] + section + text[e + len("<!-- bench-wq:end -->"):].lstrip("\n")
-            else:
-                text = text.rstrip("\n") + "\n\n" + section
-            open(a.docs_file, "w", encoding="utf-8").write(text)
+            bq.write_docs(a.docs_file, "\n".join(md) + "\n", "bench-wq")
             print("wrote %s (the bench-wq:begin/end section)" % os.path.relpath(a.docs_file, ROOT))
     finally:
         shutil.rmtree(work, ignore_errors=True)

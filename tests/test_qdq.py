@@ -521,24 +521,21 @@ MCU_CASES = ["test_qdq_%s_%s_%s" % (m, f, a) for m in ("conv_relu", "conv_stride
     ["test_qdq_autoencoder_qdq_i8"] + ["test_qdq_qlinearconv_geometry%d_%s" % (i, a) for i in (0, 1, 2, 3) for a in ACTS]
 
 
-def mcu_leg(root, names, compiler):
-    """(passed, failed, skipped): each MCU_CASES case on the emulated
-    Cortex-M4 and Cortex-M3 against the host, byte for byte"""
+def byte_leg(root, names, compiler, where, flags, prefix, runs):
+    """(passed, failed): each MCU_CASES case compiled with flags, its
+    harness (tests/firmware/mcu.py) built and run on this host, then
+    runs(work) -> [(what, mcu.Run)] on the emulated machines, each of which
+    must print the host's bytes; prefix names the temporary folders"""
     import subprocess
     sys.path.insert(0, HERE)
     import run_models as rm
-    cases = [c for c in MCU_CASES if c in names]
-    ok, why = mcu.available()
-    if not ok:
-        print("skipped: the QEMU Cortex-M runs (%s)" % why)
-        return 0, 0, len(cases)
     npass, nfail = 0, 0
-    for case in cases:
+    for case in [c for c in MCU_CASES if c in names]:
         d = os.path.join(root, case)
-        work = tempfile.mkdtemp(prefix="o2c_qmcu_")
+        work = tempfile.mkdtemp(prefix=prefix)
         try:
-            r = subprocess.run([compiler, os.path.join(d, "model.onnx"), "-o", os.path.join(work, "m.c"), "--name", "m",
-                                "--target", "cortex-m"], capture_output=True, text=True)
+            r = subprocess.run([compiler, os.path.join(d, "model.onnx"), "-o", os.path.join(work, "m.c"), "--name", "m"] +
+                               flags, capture_output=True, text=True)
             if r.returncode:
                 raise RuntimeError("onnx2c: " + r.stderr.strip()[-300:])
             ds = os.path.join(d, "test_data_set_0")
@@ -550,28 +547,41 @@ def mcu_leg(root, names, compiler):
             if not ok:
                 raise RuntimeError(why)
             host = mcu.run_host(work)
-            if not host.ok:
-                raise RuntimeError(host.why)
+            if not host.ok or not host.outs:
+                raise RuntimeError(host.why or "the host build printed no output")
             res = []
-            for cpu in ("m4", "m3"):
-                ok, why, _ = mcu.build(work, cpu, elf=cpu + ".elf")
-                if not ok:
-                    raise RuntimeError(cpu + ": " + why)
-                run = mcu.run_qemu(work, cpu, elf=cpu + ".elf")
+            for what, run in runs(work):
                 if not run.ok:
                     raise RuntimeError(run.why)
-                if run.outs != host.outs or not host.outs:
+                if run.outs != host.outs:
                     bad = [k for k in host.outs if run.outs.get(k) != host.outs[k]]
-                    raise RuntimeError("%s: outputs %s differ from the host's" % (cpu, ", ".join(bad) or "(none)"))
-                res.append("%s %d instructions" % (cpu, run.insns))
-            print("ok   %s on QEMU: the host's bytes (%s)" % (case, ", ".join(res)))
+                    raise RuntimeError("%s: outputs %s differ from the host's" % (what, ", ".join(bad)))
+                res.append("%s %d instructions" % (what, run.insns) if run.insns else what)
+            print("ok   %s on %s: the host's bytes (%s)" % (case, where, ", ".join(res)))
             npass += 1
         except RuntimeError as e:
-            print("FAIL %s on QEMU: %s" % (case, e))
+            print("FAIL %s on %s: %s" % (case, where, e))
             nfail += 1
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    return npass, nfail, 0
+    return npass, nfail
+
+
+def mcu_leg(root, names, compiler):
+    """(passed, failed, skipped): each MCU_CASES case (--target cortex-m)
+    on the emulated Cortex-M4 and Cortex-M3 against the host, byte for byte"""
+    ok, why = mcu.available()
+    if not ok:
+        print("skipped: the QEMU Cortex-M runs (%s)" % why)
+        return 0, 0, len([c for c in MCU_CASES if c in names])
+
+    def runs(work):
+        for cpu in ("m4", "m3"):
+            ok, why, _ = mcu.build(work, cpu, elf=cpu + ".elf")
+            if not ok:
+                raise RuntimeError(cpu + ": " + why)
+            yield cpu, mcu.run_qemu(work, cpu, elf=cpu + ".elf")
+    return byte_leg(root, names, compiler, "QEMU", ["--target", "cortex-m"], "o2c_qmcu_", runs) + (0,)
 
 
 def neon_leg(root, names, compiler):
@@ -579,49 +589,18 @@ def neon_leg(root, names, compiler):
     target) built for AArch64 (its NEON paths: o2c_qlin_tile's vmlal) and
     run under qemu-aarch64, against the host build, byte for byte"""
     import subprocess
-    sys.path.insert(0, HERE)
-    import run_models as rm
-    cases = [c for c in MCU_CASES if c in names]
     cross, qemu = shutil.which("aarch64-linux-gnu-gcc"), shutil.which("qemu-aarch64")
     if not cross or not qemu or not os.path.isdir("/usr/aarch64-linux-gnu/lib"):
         print("skipped: the AArch64 NEON runs (needs aarch64-linux-gnu-gcc, its libc and qemu-aarch64)")
-        return 0, 0, len(cases)
-    npass, nfail = 0, 0
-    for case in cases:
-        d = os.path.join(root, case)
-        work = tempfile.mkdtemp(prefix="o2c_qneon_")
-        try:
-            r = subprocess.run([compiler, os.path.join(d, "model.onnx"), "-o", os.path.join(work, "m.c"), "--name", "m"],
-                               capture_output=True, text=True)
-            if r.returncode:
-                raise RuntimeError("onnx2c: " + r.stderr.strip()[-300:])
-            ds = os.path.join(d, "test_data_set_0")
-            ins = [rm.raw_bytes(rm.load_pb(os.path.join(ds, f))) for f in sorted(os.listdir(ds)) if f.startswith("input_")]
-            outs = [len(rm.raw_bytes(rm.load_pb(os.path.join(ds, f)))) for f in sorted(os.listdir(ds))
-                    if f.startswith("output_")]
-            mcu.write_harness(os.path.join(work, "main.c"), ins, outs)
-            ok, why = mcu.build_host(work)
-            if not ok:
-                raise RuntimeError(why)
-            host = mcu.run_host(work)
-            b = subprocess.run([cross, "-std=c99", "-O2", "-static", "-Wall", "-Wextra", "-Werror", "-I.", "main.c", "m.c",
-                                "-lm", "-o", "a64"], cwd=work, capture_output=True, text=True)
-            if b.returncode:
-                raise RuntimeError("aarch64-linux-gnu-gcc: " + b.stderr.strip()[:300])
-            run = mcu.run_host(work, "a64", prefix=[qemu])
-            if not host.ok or not run.ok:
-                raise RuntimeError(host.why or run.why)
-            if run.outs != host.outs or not host.outs:
-                raise RuntimeError("outputs %s differ from the host's" %
-                                   ", ".join(k for k in host.outs if run.outs.get(k) != host.outs[k]))
-            print("ok   %s on AArch64 (qemu): the host's bytes" % case)
-            npass += 1
-        except RuntimeError as e:
-            print("FAIL %s on AArch64: %s" % (case, e))
-            nfail += 1
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return npass, nfail, 0
+        return 0, 0, len([c for c in MCU_CASES if c in names])
+
+    def runs(work):
+        b = subprocess.run([cross, "-std=c99", "-O2", "-static", "-Wall", "-Wextra", "-Werror", "-I.", "main.c", "m.c",
+                            "-lm", "-o", "a64"], cwd=work, capture_output=True, text=True)
+        if b.returncode:
+            raise RuntimeError("aarch64-linux-gnu-gcc: " + b.stderr.strip()[:300])
+        yield "aarch64", mcu.run_host(work, "a64", prefix=[qemu])
+    return byte_leg(root, names, compiler, "AArch64 (qemu)", [], "o2c_qneon_", runs) + (0,)
 
 
 def avx2():
