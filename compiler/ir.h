@@ -542,6 +542,7 @@ void control_bind_bodies(Node *n);                       /* ops/control.c: n's b
 int node_formal_inputs(const Node *n);                   /* its ONNX inputs (nin less its bodies' captures) */
 int loop_foldable(const Node *n);
 int expand_ms_fused_conv(Graph *g, Node *n);           /* ops/contrib.c: com.microsoft FusedConv -> onnx2c FusedConv */
+int expand_matmul_nbits(Graph *g, Node *n);            /* ops/quant.c: com.microsoft MatMulNBits -> onnx2c FusedWQMatMul */
 int expand_ms_fused_matmul(Graph *g, Node *n);         /* ops/contrib.c: com.microsoft FusedMatMul -> Transpose, MatMul, Mul */                        /* Loop's OpDef.foldable: few iterations, known at compile time */
 /* A scratch tensor living for the node's calls only. */
 Tensor *lower_temp(Lowering *L, int dtype, int rank, const int64_t *dims);

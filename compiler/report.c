@@ -61,13 +61,15 @@ static void put_count(FILE *f, int64_t v, int width)
 
 /* What a call computes on: "float" where its data (input 0 or output 0)
  * is a floating-point type (quantizing and dequantizing calls too;
- * "float/w8" where its weights stay 8-bit: weight-only quantization), else
+ * "float/w8" or "float/w4" where its weights stay 8- or 4-bit: weight-only
+ * quantization), else
  * the output's integer type ("int8", "uint8", "int32", ...) */
 static const char *call_precision(const KCall *c)
 {
     const Tensor *x = c->x[0], *y = c->y[0];
     if ((x && (dtype_is_float(x->dtype) || dtype_is_half(x->dtype))) || (y && (dtype_is_float(y->dtype) || dtype_is_half(y->dtype))))
-        return !strncmp(c->kernel->name, "o2c_wqmm_", 9) ? "float/w8" : "float";
+        return !strncmp(c->kernel->name, "o2c_wqmmb_w4_", 13) ? "float/w4"
+               : !strncmp(c->kernel->name, "o2c_wqmm", 8) ? "float/w8" : "float";
     return y ? dtype_name(y->dtype) : x ? dtype_name(x->dtype) : "-";
 }
 

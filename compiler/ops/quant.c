@@ -681,22 +681,54 @@ void lower_fused_qlinear_matmul(Node *n, Lowering *L)
 
 /* ---- onnx2c FusedWQMatMul (weight-only quantization) ----------------------- */
 
+static const int DTS_WQ[] = {DT_UINT8, DT_INT8, DT_UINT4, DT_INT4, 0};
+
+static int wq_narrow(int dt) { return dt == DT_UINT4 || dt == DT_INT4; }
+
+/* the weight or zero point i of a 4- or 8-bit tensor (one element a byte;
+ * a 4-bit one in the low bits) */
+static int32_t wq_at(const Tensor *t, int64_t i)
+{
+    const uint8_t b = ((const uint8_t *)t->data)[i];
+    switch (t->dtype) {
+    case DT_INT8: return (int8_t)b;
+    case DT_UINT4: return b & 15;
+    case DT_INT4: return (int32_t)(b & 15) - ((b & 8) << 1);
+    default: return b;
+    }
+}
+
+/* the scale or zero point of column j, K block kb, from a tensor of one
+ * value, N (per column) or KB x N (blocked) */
+static int64_t wq_param_at(const Tensor *t, int64_t kb, int64_t j, int64_t N)
+{
+    int64_t n = tensor_numel(t);
+    return n == 1 ? 0 : n == N ? j : kb * N + j;
+}
+
 void infer_fused_wq_matmul(Node *n)
 {
     Tensor *a = n->in[0], *w = n->in[1], *s = n->in[2], *z = in_t(n, 3), *b = in_t(n, 4);
     static const int DTS_F32[] = {DT_FLOAT, 0};
     need_dtype(n, a, DTS_F32);
-    need_dtype(n, w, DTS_Q8);
+    need_dtype(n, w, DTS_WQ);
     need_dtype(n, s, DTS_F32);
     if (w->rank != 2 || !w->data) fail("W ('%s') is %s; it must be a constant matrix", w->name, tensor_shape_str(w));
-    int64_t K = w->dims[0], N = w->dims[1];
+    int64_t K = w->dims[0], N = w->dims[1], bs = attr_i(n, "block_size");
     if (a->rank < 1 || a->dims[a->rank - 1] != K)
         fail("A ('%s', %s) must end in W's %lld rows", a->name, tensor_shape_str(a), (long long)K);
-    if (!s->data || (tensor_numel(s) != 1 && tensor_numel(s) != N))
+    if (bs < 0) fail("block_size must not be negative, it is %lld", (long long)bs);
+    if (bs > 0) {
+        int64_t KB = (K + bs - 1) / bs;
+        if (!s->data || s->rank != 2 || s->dims[0] != KB || s->dims[1] != N)
+            fail("the scale ('%s') is %s; blocks of %lld of W's %lld rows need a constant %lld x %lld", s->name,
+                 tensor_shape_str(s), (long long)bs, (long long)K, (long long)KB, (long long)N);
+    } else if (!s->data || (tensor_numel(s) != 1 && tensor_numel(s) != N)) {
         fail("the scale ('%s') must be a constant of 1 or %lld values", s->name, (long long)N);
-    if (z && (z->dtype != w->dtype || !z->data || (tensor_numel(z) != 1 && tensor_numel(z) != N)))
-        fail("the zero point ('%s') must be a constant %s of 1 or %lld values", z->name, dtype_name(w->dtype),
-             (long long)N);
+    }
+    if (z && (z->dtype != w->dtype || !z->data || (tensor_numel(z) != 1 && tensor_numel(z) != tensor_numel(s))))
+        fail("the zero point ('%s') must be a constant %s of 1 or %lld values (as the scale)", z->name,
+             dtype_name(w->dtype), (long long)tensor_numel(s));
     if (b && (b->dtype != DT_FLOAT || tensor_numel(b) != N))
         fail("the bias ('%s', %s %s) must be float of %lld values", b->name, dtype_name(b->dtype), tensor_shape_str(b),
              (long long)N);
@@ -706,7 +738,9 @@ void infer_fused_wq_matmul(Node *n)
     set_out(n, 0, DT_FLOAT, a->rank, d);
 }
 
-void lower_fused_wq_matmul(Node *n, Lowering *L)
+/* 8-bit weights, one scale a column or for all: o2c_wqmm (the scale once
+ * at the end of the sums) */
+static void lower_wq_columns(Node *n, Lowering *L)
 {
     Tensor *a = n->in[0], *w = n->in[1], *s = n->in[2], *z = in_t(n, 3);
     const int64_t K = w->dims[0], N = w->dims[1], rows = tensor_numel(a) / (K ? K : 1);
@@ -720,7 +754,7 @@ void lower_fused_wq_matmul(Node *n, Lowering *L)
         for (int64_t j = 0; j < N; j++)
             dst[((j / O2C_WQMM_NR) * K + k) * O2C_WQMM_NR + j % O2C_WQMM_NR] = src[k * N + j];
     for (int64_t j = 0; j < N; j++) {
-        ((int32_t *)zp->data)[j] = z ? (int32_t)elem_i64(z->dtype, z->data, tensor_numel(z) == 1 ? 0 : j) : 0;
+        ((int32_t *)zp->data)[j] = z ? wq_at(z, wq_param_at(z, 0, j, N)) : 0;
         ((float *)sp->data)[j] = qscale_at(s, j);
     }
     KCall *c = lower_call(L, xfmt("o2c_wqmm_%s_f32", dtype_suffix(w->dtype)),
@@ -736,14 +770,166 @@ void lower_fused_wq_matmul(Node *n, Lowering *L)
     c->k[O2C_WQMM_N] = N;
 }
 
-/* DequantizeLinear (along the columns where the scale has N values), MatMul, Add */
+/* 4-bit weights or scales per block of K: o2c_wqmmb (each weight
+ * dequantized as DequantizeLinear does it; runtime/c/params/quant.h has the
+ * packing). Signed weights and zero points are stored plus 2^(bits - 1):
+ * their differences stay. */
+static void lower_wq_blocks(Node *n, Lowering *L)
+{
+    Tensor *a = n->in[0], *w = n->in[1], *s = n->in[2], *z = in_t(n, 3);
+    const int64_t K = w->dims[0], N = w->dims[1], rows = tensor_numel(a) / (K ? K : 1);
+    const int bits = wq_narrow(w->dtype) ? 4 : 8;
+    const int32_t off = w->dtype == DT_INT4 ? 8 : w->dtype == DT_INT8 ? 128 : 0;
+    const int64_t bs = attr_i(n, "block_size"), BS = bs ? bs : K ? K : 1, KB = (K + BS - 1) / BS;
+    const int64_t NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR, KBYTES = O2C_WQMM_NR * bits / 8, HALF = O2C_WQMM_NR / 2;
+    int64_t wd[3] = {NBLK, K, KBYTES}, pd[3] = {NBLK, KB, O2C_WQMM_NR};
+    Tensor *wp = lower_const(L, "W_packed", DT_UINT8, 3, wd);
+    Tensor *zp = lower_const(L, "zero_points", DT_UINT8, 3, pd), *sp = lower_const(L, "scales", DT_FLOAT, 3, pd);
+    uint8_t *dst = wp->data;
+    memset(dst, 0, (size_t)(NBLK * K * KBYTES));
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) {
+            const int32_t u = wq_at(w, k * N + j) + off;
+            const int64_t at = (j / O2C_WQMM_NR * K + k) * KBYTES, c = j % O2C_WQMM_NR;
+            if (bits == 8) dst[at + c] = (uint8_t)u;
+            else dst[at + c % HALF] |= (uint8_t)(u << (c < HALF ? 0 : 4));
+        }
+    uint8_t *zf = zp->data;
+    float *sf = sp->data;
+    memset(zf, 0, (size_t)(NBLK * KB * O2C_WQMM_NR));
+    memset(sf, 0, sizeof(float) * (size_t)(NBLK * KB * O2C_WQMM_NR));
+    for (int64_t kb = 0; kb < KB; kb++)
+        for (int64_t j = 0; j < N; j++) {
+            const int64_t at = (j / O2C_WQMM_NR * KB + kb) * O2C_WQMM_NR + j % O2C_WQMM_NR;
+            zf[at] = (uint8_t)((z ? wq_at(z, wq_param_at(z, kb, j, N)) : 0) + off);
+            sf[at] = qscale_at(s, wq_param_at(s, kb, j, N));
+        }
+    /* many rows (the C target's tiled kernels): each column block's weights
+     * dequantized once into a panel */
+    const int panel = L->tiled && rows >= O2C_WQMMP_MIN_ROWS;
+    KCall *c = lower_call(L, xfmt("o2c_wqmm%s_w%d_f32", panel ? "p" : "b", bits),
+                          panel ? NBLK : (rows + O2C_WQMM_RB - 1) / O2C_WQMM_RB * NBLK);
+    if (panel) {
+        int64_t pd[2] = {K, O2C_WQMM_NR};
+        c->y[1] = lower_temp(L, DT_FLOAT, 2, pd);
+    }
+    c->x[0] = a;
+    c->x[1] = wp;
+    c->x[2] = zp;
+    c->x[3] = sp;
+    c->x[4] = in_t(n, 4);
+    c->y[0] = n->out[0];
+    c->k[O2C_WQMMB_ROWS] = rows;
+    c->k[O2C_WQMMB_K] = K;
+    c->k[O2C_WQMMB_N] = N;
+    c->k[O2C_WQMMB_BS] = BS;
+}
+
+void lower_fused_wq_matmul(Node *n, Lowering *L)
+{
+    if (attr_i(n, "block_size") || wq_narrow(n->in[1]->dtype)) lower_wq_blocks(n, L);
+    else lower_wq_columns(n, L);
+}
+
+/* DequantizeLinear (along the columns where the scale has N values, in
+ * blocks along the rows where block_size says so), MatMul, Add */
 void decompose_fused_wq_matmul(const Node *n, Decomp *d)
 {
     const char *wd = dc_op(d, "DequantizeLinear", in_t((Node *)n, 3) ? 3 : 2, dc_in(d, 1), dc_in(d, 2), dc_in(d, 3));
-    if (tensor_numel(n->in[2]) > 1) dc_attr_i(d, "axis", 1);
+    int64_t bs = attr_i(n, "block_size");
+    if (bs) {
+        dc_attr_i(d, "axis", 0);
+        dc_attr_i(d, "block_size", bs);
+    } else if (tensor_numel(n->in[2]) > 1) {
+        dc_attr_i(d, "axis", 1);
+    }
     const char *y = dc_op(d, "MatMul", 2, dc_in(d, 0), wd);
     if (in_t((Node *)n, 4)) y = dc_op(d, "Add", 2, y, dc_in(d, 4));
     dc_output(d, 0, y);
+}
+
+/* com.microsoft MatMulNBits: A [..., K] times the weights B holds as N x
+ * ceil(K / block_size) blocks of block_size values of `bits` bits (the
+ * first in the low bits), dequantized (q - zp) scale per block and column;
+ * the zero points packed likewise (default 2^(bits - 1)). It becomes
+ * FusedWQMatMul with W as K x N unsigned 4- or 8-bit values and the
+ * scales and zero points as ceil(K / block_size) x N. */
+int expand_matmul_nbits(Graph *g, Node *n)
+{
+    Tensor *a = n->in[0], *b = n->in[1], *s = n->in[2], *z = in_t(n, 3), *gi = in_t(n, 4), *bias = in_t(n, 5);
+    if (!attr_has(n, "K") || !attr_has(n, "N") || !attr_has(n, "block_size"))
+        fail("MatMulNBits needs the attributes K, N and block_size");
+    const int64_t K = attr_i(n, "K"), N = attr_i(n, "N"), bits = attr_i(n, "bits"), bs = attr_i(n, "block_size");
+    if (bits != 4 && bits != 8) fail("MatMulNBits with bits = %lld is not supported (onnx2c reads 4 and 8)", (long long)bits);
+    if (K < 1 || N < 1) fail("K (%lld) and N (%lld) must be positive", (long long)K, (long long)N);
+    if (bs < 16 || (bs & (bs - 1)) || bs > 1 << 20)
+        fail("block_size must be a power of 2 and at least 16; it is %lld", (long long)bs);
+    if (a->dtype != DT_FLOAT)
+        fail("MatMulNBits of %s A ('%s') is not supported (onnx2c computes it in float32)", dtype_name(a->dtype), a->name);
+    if (a->rank < 1 || a->dims[a->rank - 1] != K)
+        fail("A ('%s', %s) must end in K = %lld", a->name, tensor_shape_str(a), (long long)K);
+    const int64_t KB = (K + bs - 1) / bs, blob = bs * bits / 8, zpb = bits == 4 ? (KB + 1) / 2 : KB;
+    if (!b->data || b->dtype != DT_UINT8 || tensor_numel(b) != N * KB * blob)
+        fail("B ('%s', %s %s) must be a constant uint8 of N x ceil(K / block_size) x block_size * bits / 8 = "
+             "%lld x %lld x %lld bytes", b->name, dtype_name(b->dtype), tensor_shape_str(b), (long long)N,
+             (long long)KB, (long long)blob);
+    if (!s->data || s->dtype != DT_FLOAT || tensor_numel(s) != N * KB)
+        fail("the scales ('%s', %s %s) must be a constant float of N x ceil(K / block_size) = %lld values", s->name,
+             dtype_name(s->dtype), tensor_shape_str(s), (long long)(N * KB));
+    for (int64_t i = 0; i < N * KB; i++)
+        if (!isfinite(((const float *)s->data)[i])) fail("the scales ('%s') hold a value that is not finite", s->name);
+    if (z && z->dtype != DT_UINT8)
+        fail("zero points ('%s') of type %s are not supported (onnx2c reads packed uint8 zero points)", z->name,
+             dtype_name(z->dtype));
+    if (z && (!z->data || tensor_numel(z) != N * zpb))
+        fail("the zero points ('%s', %s) must be a constant of N x ceil(ceil(K / block_size) * bits / 8) = %lld x %lld "
+             "bytes", z->name, tensor_shape_str(z), (long long)N, (long long)zpb);
+    if (gi) {   /* g_idx: the block of each k; only the plain order (k / block_size) is read */
+        if (!gi->data || !dtype_is_int(gi->dtype) || tensor_numel(gi) != K)
+            fail("g_idx ('%s') must be a constant of K = %lld integers", gi->name, (long long)K);
+        for (int64_t k = 0; k < K; k++)
+            if (elem_i64(gi->dtype, gi->data, k) != k / bs)
+                fail("g_idx ('%s') reorders the blocks (act-order); onnx2c reads only g_idx[k] = k / block_size", gi->name);
+    }
+    if (bias && (bias->dtype != DT_FLOAT || tensor_numel(bias) != N))
+        fail("the bias ('%s', %s %s) must be float of N = %lld values", bias->name, dtype_name(bias->dtype),
+             tensor_shape_str(bias), (long long)N);
+    const int dt = bits == 4 ? DT_UINT4 : DT_UINT8;
+    const int64_t wdim[2] = {K, N}, pdim[2] = {KB, N};
+    Tensor *w = graph_new_const(g, "MatMulNBits_W", dt, 2, wdim);
+    Tensor *sc = graph_new_const(g, "MatMulNBits_scales", DT_FLOAT, 2, pdim);
+    Tensor *zp = graph_new_const(g, "MatMulNBits_zero_points", dt, 2, pdim);
+    const uint8_t *bb = b->data, *zb = z ? z->data : NULL;
+    uint8_t *wb = w->data, *zo = zp->data;
+    for (int64_t j = 0; j < N; j++)
+        for (int64_t k = 0; k < K; k++) {
+            const int64_t kb = k / bs, i = k % bs;
+            const uint8_t byte = bb[(j * KB + kb) * blob + i * bits / 8];
+            wb[k * N + j] = bits == 8 ? byte : (uint8_t)((byte >> (4 * (i & 1))) & 15);
+        }
+    for (int64_t j = 0; j < N; j++)
+        for (int64_t kb = 0; kb < KB; kb++) {
+            ((float *)sc->data)[kb * N + j] = ((const float *)s->data)[j * KB + kb];
+            uint8_t zv = (uint8_t)(1u << (bits - 1));
+            if (zb) zv = bits == 8 ? zb[j * zpb + kb] : (uint8_t)((zb[j * zpb + kb / 2] >> (4 * (kb & 1))) & 15);
+            zo[kb * N + j] = zv;
+        }
+    Tensor **in = xalloc(sizeof(Tensor *) * 5);
+    in[0] = a;
+    in[1] = w;
+    in[2] = sc;
+    in[3] = zp;
+    in[4] = bias;
+    n->in = in;
+    n->nin = bias ? 5 : 4;
+    n->op = node_op(n, "onnx2c", "FusedWQMatMul");
+    n->op_type = "FusedWQMatMul";
+    n->domain = "onnx2c";
+    n->attrs = NULL;
+    n->nattrs = 0;
+    node_set_attr_i(n, "block_size", bs);
+    g->uses_stale = 1;
+    return 1;
 }
 
 /* ---- ConvInteger, QLinearConv --------------------------------------------- */

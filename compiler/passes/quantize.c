@@ -18,7 +18,9 @@
  *   DQ(x) -> Sigmoid, Tanh, HardSwish, ... -> Q           a 256-entry table (FusedQLookup); x op table(x)
  *                                                          (SiLU: x * sigmoid(x)) one table too
  *   float a -> MatMul(DQ(B)) [-> Add bias] (no Q after)   FusedWQMatMul: weight-only quantization, the
- *   float a -> Gemm(DQ(B), bias)                          weights stay 8-bit, float activations
+ *   float a -> Gemm(DQ(B), bias)                          weights stay 8- or 4-bit (per column or in
+ *                                                          blocks along K), float activations; B also
+ *                                                          written as Mul(Sub(Cast(q), z), s)
  *
  * The weights W and B are constants: their DQ stays unread and leaves with
  * dce. The bias becomes int32 at x_scale * w_scale (the model's int32 bias
@@ -303,17 +305,24 @@ static Tensor *bias_add(Graph *g, Tensor **y, PatMatch *m, int64_t N, int dq_ok)
     return o;
 }
 
+/* A transposed copy of the constant matrix t (any type of one value a
+ * byte or more; 4-bit values are held a byte each) */
+static Tensor *transposed(Graph *g, const char *hint, const Tensor *t)
+{
+    const int64_t R = t->dims[0], C = t->dims[1], d[2] = {C, R};
+    const size_t es = dtype_size(t->dtype);
+    Tensor *o = graph_new_const(g, hint, t->dtype, 2, d);
+    const unsigned char *src = t->data;
+    unsigned char *dst = o->data;
+    for (int64_t r = 0; r < R; r++)
+        for (int64_t c = 0; c < C; c++) memcpy(dst + (size_t)(c * R + r) * es, src + (size_t)(r * C + c) * es, es);
+    return o;
+}
+
 /* The constant B of DQ(B) as K x N (a transposed copy where tb) */
 static Tensor *weights_kn(Graph *g, const Deq *db, int tb)
 {
-    if (!tb) return db->q;
-    int64_t K = db->q->dims[1], N = db->q->dims[0], d[2] = {K, N};
-    Tensor *w = graph_new_const(g, "B_weights", db->q->dtype, 2, d);
-    const unsigned char *src = db->q->data;
-    unsigned char *dst = w->data;
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t j = 0; j < N; j++) dst[k * N + j] = src[j * K + k];
-    return w;
+    return tb ? transposed(g, "B_weights", db->q) : db->q;
 }
 
 static int match_matmul(Graph *g, Node *n)
@@ -347,17 +356,115 @@ static int match_matmul(Graph *g, Node *n)
     return 1;
 }
 
+/* Weight-only weights: the DQ of a constant 8- or 4-bit matrix per tensor,
+ * per column (N, the axis other than k_axis) or in blocks along k_axis (K):
+ * *bs the block size (0: no blocks) */
+static int deq_wq(const Tensor *t, Deq *d, int k_axis, int64_t *bs)
+{
+    Node *n = pat_prod(t, "DequantizeLinear");
+    if (!n || t->dtype != DT_FLOAT) return 0;
+    Tensor *q = n->in[0], *s = n->in[1], *z = in_t(n, 2);
+    static const int WQ_TYPES[] = {DT_UINT8, DT_INT8, DT_UINT4, DT_INT4, 0};
+    int ok = 0;
+    for (int i = 0; WQ_TYPES[i]; i++) ok |= q->dtype == WQ_TYPES[i];
+    if (!ok || !q->data || q->rank != 2 || !s->data || s->dtype != DT_FLOAT || !positive_scales(s) || (z && !z->data))
+        return 0;
+    if (z && tensor_numel(z) != 1 && tensor_numel(z) != tensor_numel(s)) return 0;
+    const int n_axis = 1 - k_axis;
+    int64_t ax = attr_i(n, "axis");
+    if (ax < 0) ax += 2;
+    *bs = attr_i(n, "block_size");
+    d->n = n;
+    d->q = q;
+    d->s = s;
+    d->z = z;
+    d->axis = (int)ax;
+    if (*bs > 0)
+        return ax == k_axis && s->rank == 2 && s->dims[k_axis] == (q->dims[k_axis] + *bs - 1) / *bs &&
+               s->dims[n_axis] == q->dims[n_axis];
+    if (tensor_numel(s) == 1) {
+        d->axis = -1;
+        return 1;
+    }
+    return *bs == 0 && ax == n_axis && tensor_numel(s) == q->dims[n_axis];
+}
+
+/* Weight-only weights written out as float ops: Mul(Cast(q), s) or
+ * Mul(Sub(Cast(q), z), s) (either order of Mul's operands), q a constant 8-
+ * or 4-bit matrix cast to float, s positive and z whole numbers in q's
+ * range, constants of one value or one a column (N values along the axis
+ * other than K: shape [N] or [1, N], or [N, 1] where tb). Into *d as a
+ * DequantizeLinear's (new constants: s and z as vectors, z of q's type). */
+static int castmul_wq(Graph *g, const Tensor *t, Deq *d, int tb)
+{
+    Node *mul = pat_prod(t, "Mul");
+    if (!mul || t->dtype != DT_FLOAT || t->rank != 2) return 0;
+    const int64_t N = t->dims[tb ? 0 : 1];
+    for (int i = 0; i < 2; i++) {
+        Tensor *c = mul->in[i], *s = mul->in[1 - i], *z = NULL;
+        Node *sub = pat_prod(c, "Sub");
+        if (sub) {
+            z = sub->in[1];
+            c = sub->in[0];
+        }
+        Node *cast = pat_prod(c, "Cast");
+        if (!cast || attr_i(cast, "to") != DT_FLOAT) continue;
+        Tensor *q = cast->in[0];
+        static const int WQ_TYPES[] = {DT_UINT8, DT_INT8, DT_UINT4, DT_INT4, 0};
+        int ok = 0;
+        for (int j = 0; WQ_TYPES[j]; j++) ok |= q->dtype == WQ_TYPES[j];
+        if (!ok || !q->data || q->rank != 2) continue;
+        const Tensor *pz[2] = {s, z};
+        for (int j = 0; j < 2 && ok; j++) {   /* one value, or N along the output axis */
+            const Tensor *p = pz[j];
+            if (!p) continue;
+            int64_t n = tensor_numel(p);
+            ok = p->data && p->rank <= 2 && (p->dtype == DT_FLOAT || dtype_is_int(p->dtype)) &&
+                 (n == 1 || (n == N && (p->rank == 1 ? !tb : p->dims[tb ? 0 : 1] == N)));
+        }
+        if (!ok || s->dtype != DT_FLOAT || !positive_scales(s)) continue;
+        const int32_t lo = q->dtype == DT_INT8 ? -128 : q->dtype == DT_INT4 ? -8 : 0,
+                      hi = q->dtype == DT_INT8 ? 127 : q->dtype == DT_INT4 ? 7 : q->dtype == DT_UINT4 ? 15 : 255;
+        for (int64_t j = 0; z && ok && j < tensor_numel(z); j++) {
+            double v = elem_f64(z->dtype, z->data, j);
+            ok = v == floor(v) && v >= lo && v <= hi;
+        }
+        if (!ok) continue;
+        int64_t ns = tensor_numel(s), nz = z ? tensor_numel(z) : 0, nv = ns > nz ? ns : nz;
+        Tensor *sv = graph_new_const(g, "wq_scale", DT_FLOAT, 1, &nv);   /* (as many as z has) */
+        for (int64_t j = 0; j < nv; j++) ((float *)sv->data)[j] = (float)elem_f64(s->dtype, s->data, ns == 1 ? 0 : j);
+        Tensor *zv = z ? graph_new_const(g, "wq_zero_point", q->dtype, 1, &nz) : NULL;
+        for (int64_t j = 0; j < nz; j++) {   /* (a 4-bit value in a byte's low bits) */
+            int32_t v = (int32_t)elem_f64(z->dtype, z->data, j);
+            ((uint8_t *)zv->data)[j] = (uint8_t)(dtype_is_narrow(q->dtype) ? v & 15 : v);
+        }
+        d->n = mul;
+        d->q = q;
+        d->s = sv;
+        d->z = zv;
+        d->axis = nv > 1 ? 1 - tb : -1;
+        return 1;
+    }
+    return 0;
+}
+
 /* Weight-only quantization: a MatMul or Gemm of float activations with the
- * DequantizeLinear of a constant 8-bit matrix (per tensor or per column)
- * that match_matmul did not take (the activations are float, or no Q
- * follows). Its weights stay 8-bit in the file and in the kernel
- * (FusedWQMatMul) where the fold pass would make them float constants. */
+ * DequantizeLinear of a constant 8- or 4-bit matrix (per tensor, per
+ * column or in blocks along K) that match_matmul did not take (the
+ * activations are float, or no Q follows). Its weights stay 8- or 4-bit
+ * in the file and in the kernel (FusedWQMatMul) where the fold pass would
+ * make them float constants. */
 static int match_weight_only(Graph *g, Node *n)
 {
     int gemm, tb;
     if (!plain_product(n, &gemm, &tb) || n->in[0]->dtype != DT_FLOAT) return 0;
     Deq db;
-    if (!deq_weight(n->in[1], &db, tb ? 0 : 1) || db.q->rank != 2 || n->in[0]->rank < 1) return 0;
+    int64_t bs;
+    if (n->in[0]->rank < 1) return 0;
+    if (!deq_wq(n->in[1], &db, tb ? 1 : 0, &bs)) {
+        if (!castmul_wq(g, n->in[1], &db, tb)) return 0;
+        bs = 0;
+    }
     int64_t N = db.q->dims[tb ? 0 : 1];
     if (gemm && n->in[0]->rank != 2) return 0;
     PatMatch m = {{0}, 0};
@@ -365,16 +472,22 @@ static int match_weight_only(Graph *g, Node *n)
     Tensor *y = n->out[0], *b = gemm && n->nin > 2 ? n->in[2] : NULL;
     if (b && (!b->data || b->dtype != DT_FLOAT || tensor_numel(b) != N || b->dims[b->rank - 1] != N)) return 0;
     if (!gemm) b = bias_add(g, &y, &m, N, 0);   /* MatMul + a constant float bias of N values */
-    Tensor *w = weights_kn(g, &db, tb);
+    Tensor *w = weights_kn(g, &db, tb), *s = db.s, *z = db.z;
+    if (tb && bs) {   /* the blocks' scales and zero points as ceil(K / bs) x N */
+        s = transposed(g, "B_scales", s);
+        if (z && tensor_numel(z) > 1) z = transposed(g, "B_zero_points", z);
+    }
     if (b && b->rank != 1) {   /* the bias as a vector */
         Tensor *v = graph_new_const(g, "bias", DT_FLOAT, 1, &N);
         memcpy(v->data, b->data, (size_t)N * sizeof(float));
         b = v;
     }
-    Tensor *in[5] = {n->in[0], w, db.s, db.z, b};
-    Node *f = pat_replace(g, &m, y->producer, "FusedWQMatMul", "onnx2c", in, b ? 5 : db.z ? 4 : 3, y);
+    Tensor *in[5] = {n->in[0], w, s, z, b};
+    Node *f = pat_replace(g, &m, y->producer, "FusedWQMatMul", "onnx2c", in, b ? 5 : z ? 4 : 3, y);
+    if (bs) node_set_attr_i(f, "block_size", bs);
     node_reinfer(f);
-    note("quantize: %s -> FusedWQMatMul '%s' (weight-only: %s weights)", f->fused, y->name, dtype_name(w->dtype));
+    note("quantize: %s -> FusedWQMatMul '%s' (weight-only: %s weights%s)", f->fused, y->name, dtype_name(w->dtype),
+         bs ? ", blocks along K" : "");
     return 1;
 }
 

@@ -1447,6 +1447,214 @@ O2C_WQMM_DEF(o2c_wqmm_i8_f32, 1)
 /*@ o2c_wqmm_u8_f32 needs o2c_wqmm_core params O2C_WQMM */
 O2C_WQMM_DEF(o2c_wqmm_u8_f32, 0)
 
+/*@ o2c_wqmmb_core */
+/* o2c_wqmmb_wB_f32: see runtime/c/params/quant.h (O2C_WQMMB_*): weights of
+ * 4 or 8 bits with a scale and a zero point per block of K and column
+ * (onnx's blocked DequantizeLinear, com.microsoft MatMulNBits). Each k's
+ * weights become float as DequantizeLinear makes them, (W - z) s: W - z
+ * is exact, one rounding of the product; the sums are float.
+ *
+ * o2c_wqmmb_block: acc[r][j] (nr rows, NR columns) = sum_k A[r, k] Wd[k,
+ * j] for one column block: w its packed weights (NR BITS / 8 bytes a k),
+ * z and s its KB x NR zero points and scales, BS rows of K a block. */
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__CUDACC__)
+#include <immintrin.h>
+/* R rows (a constant: the accumulators stay in registers) */
+#define O2C_WQMMB_AVX2_ROWS(R)                                              \
+    {                                                                       \
+        __m256 lo[R], hi[R];                                                \
+        for (int r = 0; r < (R); r++) lo[r] = hi[r] = _mm256_setzero_ps();  \
+        for (int64_t k0 = 0, kb = 0; k0 < K; k0 += BS, kb++) {              \
+            const unsigned char *zb = z + kb * O2C_WQMM_NR;                 \
+            const float *sb = s + kb * O2C_WQMM_NR;                         \
+            const __m256 zl = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)zb))); \
+            const __m256 zh = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(zb + 8)))); \
+            const __m256 sl = _mm256_loadu_ps(sb), sh = _mm256_loadu_ps(sb + 8); \
+            const int64_t k1 = K - k0 < BS ? K : k0 + BS;                   \
+            for (int64_t k = k0; k < k1; k++) {                             \
+                __m128i bl, bh;                                             \
+                if (bits == 4) {                                            \
+                    const __m128i v = _mm_loadl_epi64((const __m128i *)(w + k * (O2C_WQMM_NR / 2))); \
+                    bl = _mm_and_si128(v, nib);                             \
+                    bh = _mm_and_si128(_mm_srli_epi16(v, 4), nib);          \
+                } else {                                                    \
+                    bl = _mm_loadu_si128((const __m128i *)(w + k * O2C_WQMM_NR)); \
+                    bh = _mm_srli_si128(bl, 8);                             \
+                }                                                           \
+                const __m256 wl = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bl)), zl), sl); \
+                const __m256 wh = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bh)), zh), sh); \
+                for (int r = 0; r < (R); r++) {                             \
+                    const __m256 av = _mm256_broadcast_ss(ar[r] + k);       \
+                    lo[r] = _mm256_fmadd_ps(av, wl, lo[r]);                 \
+                    hi[r] = _mm256_fmadd_ps(av, wh, hi[r]);                 \
+                }                                                           \
+            }                                                               \
+        }                                                                   \
+        for (int r = 0; r < (R); r++) {                                     \
+            _mm256_storeu_ps(acc[r], lo[r]);                                \
+            _mm256_storeu_ps(acc[r] + 8, hi[r]);                            \
+        }                                                                   \
+    }
+static inline void o2c_wqmmb_block(const unsigned char *w, const unsigned char *z, const float *s, const float *const *ar,
+                                   int64_t nr, int64_t K, int64_t BS, int bits, float (*acc)[O2C_WQMM_NR])
+{
+    const __m128i nib = _mm_set1_epi8(15);
+    if (nr == 4) O2C_WQMMB_AVX2_ROWS(4)
+    else
+        for (int64_t r0 = 0; r0 < nr; r0++, ar++, acc++) O2C_WQMMB_AVX2_ROWS(1)
+}
+#else
+O2C_HD static inline void o2c_wqmmb_block(const unsigned char *w, const unsigned char *z, const float *s,
+                                          const float *const *ar, int64_t nr, int64_t K, int64_t BS, int bits,
+                                          float (*acc)[O2C_WQMM_NR])
+{
+    const int64_t H = O2C_WQMM_NR / 2;
+    for (int64_t r = 0; r < nr; r++)
+        for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = 0.0f;
+    for (int64_t k = 0; k < K; k++) {
+        const unsigned char *zb = z + k / BS * O2C_WQMM_NR;
+        const float *sb = s + k / BS * O2C_WQMM_NR;
+        float wf[O2C_WQMM_NR];
+        for (int64_t j = 0; j < O2C_WQMM_NR; j++) {
+            const int u = bits == 4 ? (j < H ? w[k * H + j] & 15 : w[k * H + j - H] >> 4) : w[k * O2C_WQMM_NR + j];
+            wf[j] = ((float)u - zb[j]) * sb[j];
+        }
+        for (int64_t r = 0; r < nr; r++) {
+            const float a = ar[r][k];
+            for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = O2C_FMA_f32(acc[r][j], a, wf[j]);
+        }
+    }
+}
+#endif
+
+#define O2C_WQMMB_DEF(NAME, BITS)                                           \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const float *A = (const float *)p->x[0];                            \
+        const unsigned char *Wp = (const unsigned char *)p->x[1];           \
+        const unsigned char *Z = (const unsigned char *)p->x[2];            \
+        const float *S = (const float *)p->x[3], *B = (const float *)p->x[4];\
+        float *Y = (float *)p->y[0];                                        \
+        const int64_t R = p->k[O2C_WQMMB_ROWS], K = p->k[O2C_WQMMB_K], N = p->k[O2C_WQMMB_N]; \
+        const int64_t BS = p->k[O2C_WQMMB_BS], KB = (K + BS - 1) / BS;      \
+        const int64_t NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR;           \
+        O2C_FOR(t) {                                                        \
+            const int64_t nb = t % NBLK, r0 = t / NBLK * O2C_WQMM_RB, n0 = nb * O2C_WQMM_NR; \
+            const int64_t nr = R - r0 < O2C_WQMM_RB ? R - r0 : O2C_WQMM_RB; \
+            const int64_t nn = N - n0 < O2C_WQMM_NR ? N - n0 : O2C_WQMM_NR; \
+            const float *ar[O2C_WQMM_RB];                                   \
+            float acc[O2C_WQMM_RB][O2C_WQMM_NR];                            \
+            for (int64_t r = 0; r < nr; r++) ar[r] = A + (r0 + r) * K;      \
+            o2c_wqmmb_block(Wp + nb * K * (O2C_WQMM_NR * (BITS) / 8), Z + nb * KB * O2C_WQMM_NR, \
+                            S + nb * KB * O2C_WQMM_NR, ar, nr, K, BS, BITS, acc); \
+            for (int64_t r = 0; r < nr; r++)                                \
+                for (int64_t j = 0; j < nn; j++)                            \
+                    Y[(r0 + r) * N + n0 + j] = acc[r][j] + (B ? B[n0 + j] : 0.0f); \
+        }                                                                   \
+    }
+
+/*@ o2c_wqmmb_w4_f32 needs o2c_wqmmb_core params O2C_WQMMB */
+O2C_WQMMB_DEF(o2c_wqmmb_w4_f32, 4)
+/*@ o2c_wqmmb_w8_f32 needs o2c_wqmmb_core params O2C_WQMMB */
+O2C_WQMMB_DEF(o2c_wqmmb_w8_f32, 8)
+
+/*@ o2c_wqmmp_core */
+/* o2c_wqmmp_wB_f32: see runtime/c/params/quant.h (O2C_WQMMP_*). The panel
+ * holds each weight as o2c_wqmmb makes it, (W - z) s, and the sums run in
+ * the same order: the same bits as o2c_wqmmb, the conversion paid once per
+ * column block instead of once per O2C_WQMM_RB rows. */
+static inline void o2c_wqmmp_panel(const unsigned char *w, const unsigned char *z, const float *s, int64_t K,
+                                   int64_t BS, int bits, float *P)
+{
+    const int64_t H = O2C_WQMM_NR / 2;
+    for (int64_t k = 0; k < K; k++) {
+        const unsigned char *zb = z + k / BS * O2C_WQMM_NR;
+        const float *sb = s + k / BS * O2C_WQMM_NR;
+        const unsigned char *wk = w + k * (O2C_WQMM_NR * bits / 8);
+        float *pk = P + k * O2C_WQMM_NR;
+        if (bits == 4)
+            for (int64_t j = 0; j < H; j++) {
+                pk[j] = ((float)(wk[j] & 15) - (float)zb[j]) * sb[j];
+                pk[j + H] = ((float)(wk[j] >> 4) - (float)zb[j + H]) * sb[j + H];
+            }
+        else
+            for (int64_t j = 0; j < O2C_WQMM_NR; j++) pk[j] = ((float)wk[j] - (float)zb[j]) * sb[j];
+    }
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+/* R rows of A times the panel into acc (a constant R: registers) */
+#define O2C_WQMMP_AVX2_ROWS(R)                                              \
+    {                                                                       \
+        __m256 lo[R], hi[R];                                                \
+        for (int r = 0; r < (R); r++) lo[r] = hi[r] = _mm256_setzero_ps();  \
+        for (int64_t k = 0; k < K; k++) {                                   \
+            const __m256 wl = _mm256_loadu_ps(P + k * O2C_WQMM_NR), wh = _mm256_loadu_ps(P + k * O2C_WQMM_NR + 8); \
+            for (int r = 0; r < (R); r++) {                                 \
+                const __m256 av = _mm256_broadcast_ss(ar[r] + k);           \
+                lo[r] = _mm256_fmadd_ps(av, wl, lo[r]);                     \
+                hi[r] = _mm256_fmadd_ps(av, wh, hi[r]);                     \
+            }                                                               \
+        }                                                                   \
+        for (int r = 0; r < (R); r++) {                                     \
+            _mm256_storeu_ps(acc[r], lo[r]);                                \
+            _mm256_storeu_ps(acc[r] + 8, hi[r]);                            \
+        }                                                                   \
+    }
+static inline void o2c_wqmmp_rows(const float *P, const float *const *ar, int64_t nr, int64_t K,
+                                  float (*acc)[O2C_WQMM_NR])
+{
+    if (nr == O2C_WQMMP_RB) O2C_WQMMP_AVX2_ROWS(O2C_WQMMP_RB)
+    else
+        for (int64_t r0 = 0; r0 < nr; r0++, ar++, acc++) O2C_WQMMP_AVX2_ROWS(1)
+}
+#else
+static inline void o2c_wqmmp_rows(const float *P, const float *const *ar, int64_t nr, int64_t K,
+                                  float (*acc)[O2C_WQMM_NR])
+{
+    for (int64_t r = 0; r < nr; r++)
+        for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = 0.0f;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t r = 0; r < nr; r++) {
+            const float a = ar[r][k];
+            for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = O2C_FMA_f32(acc[r][j], a, P[k * O2C_WQMM_NR + j]);
+        }
+}
+#endif
+
+#define O2C_WQMMP_DEF(NAME, BITS)                                           \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const float *A = (const float *)p->x[0];                            \
+        const unsigned char *Wp = (const unsigned char *)p->x[1];           \
+        const unsigned char *Z = (const unsigned char *)p->x[2];            \
+        const float *S = (const float *)p->x[3], *B = (const float *)p->x[4]; \
+        float *Y = (float *)p->y[0], *P = (float *)p->y[1];                 \
+        const int64_t R = p->k[O2C_WQMMB_ROWS], K = p->k[O2C_WQMMB_K], N = p->k[O2C_WQMMB_N]; \
+        const int64_t BS = p->k[O2C_WQMMB_BS], KB = (K + BS - 1) / BS;      \
+        O2C_FOR(nb) {                                                       \
+            const int64_t n0 = nb * O2C_WQMM_NR, nn = N - n0 < O2C_WQMM_NR ? N - n0 : O2C_WQMM_NR; \
+            o2c_wqmmp_panel(Wp + nb * K * (O2C_WQMM_NR * (BITS) / 8), Z + nb * KB * O2C_WQMM_NR, \
+                            S + nb * KB * O2C_WQMM_NR, K, BS, BITS, P);     \
+            for (int64_t r0 = 0; r0 < R; r0 += O2C_WQMMP_RB) {              \
+                const int64_t nr = R - r0 < O2C_WQMMP_RB ? R - r0 : O2C_WQMMP_RB; \
+                const float *ar[O2C_WQMMP_RB];                              \
+                float acc[O2C_WQMMP_RB][O2C_WQMM_NR];                       \
+                for (int64_t r = 0; r < nr; r++) ar[r] = A + (r0 + r) * K;  \
+                o2c_wqmmp_rows(P, ar, nr, K, acc);                          \
+                for (int64_t r = 0; r < nr; r++)                            \
+                    for (int64_t j = 0; j < nn; j++)                        \
+                        Y[(r0 + r) * N + n0 + j] = acc[r][j] + (B ? B[n0 + j] : 0.0f); \
+            }                                                               \
+        }                                                                   \
+    }
+
+/*@ o2c_wqmmp_w4_f32 needs o2c_wqmmp_core params O2C_WQMMB */
+O2C_WQMMP_DEF(o2c_wqmmp_w4_f32, 4)
+/*@ o2c_wqmmp_w8_f32 needs o2c_wqmmp_core params O2C_WQMMB */
+O2C_WQMMP_DEF(o2c_wqmmp_w8_f32, 8)
+
 /*@ o2c_qsoftmax_core */
 /* o2c_qsoftmax_X_Y: runtime/c/params/quant.h (O2C_QSM_*); onnxruntime's
  * QLinearSoftmax computes the same way (a table of exponentials of the
@@ -1508,7 +1716,8 @@ O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_i8, int8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
     K(o2c_qlin_u8_u8, F) K(o2c_qlin_u8_i8, F) K(o2c_qlin_i8_u8, F) K(o2c_qlin_i8_i8, F) \
     K(o2c_qdw_u8_u8, F) K(o2c_qdw_u8_i8, F) K(o2c_qdw_i8_u8, F) K(o2c_qdw_i8_i8, F)   \
     K(o2c_qdwp_u8_u8, F) K(o2c_qdwp_u8_i8, F) K(o2c_qdwp_i8_u8, F) K(o2c_qdwp_i8_i8, F) \
-    K(o2c_wqmm_i8_f32, F) K(o2c_wqmm_u8_f32, F) \
+    K(o2c_wqmm_i8_f32, F) K(o2c_wqmm_u8_f32, F) K(o2c_wqmmb_w4_f32, F) K(o2c_wqmmb_w8_f32, F) \
+    K(o2c_wqmmp_w4_f32, F) K(o2c_wqmmp_w8_f32, F) \
     K(o2c_qmcu_u8_u8, F) K(o2c_qmcu_u8_i8, F) K(o2c_qmcu_i8_u8, F) K(o2c_qmcu_i8_i8, F) \
     K(o2c_qmcudw_u8_u8, F) K(o2c_qmcudw_u8_i8, F) K(o2c_qmcudw_i8_u8, F) K(o2c_qmcudw_i8_i8, F) \
     K(o2c_qsoftmax_u8_u8, F) K(o2c_qsoftmax_u8_i8, F) K(o2c_qsoftmax_i8_u8, F) K(o2c_qsoftmax_i8_i8, F)

@@ -520,6 +520,66 @@ def _(d):
                [numpy_helper.from_array(np.float32(0.1), "ys"), numpy_helper.from_array(np.uint8(1), "yz"),
                 numpy_helper.from_array(np.float32(0.1), "as"), numpy_helper.from_array(np.uint8(1), "az")], ms=True)
     return [save(m, d), "-o", out(d)], ["model.onnx", "'cat'", "triples"]
+def nbits_model(K=64, N=8, bits=4, bs=32, zp=None, g_idx=None, a_type=TensorProto.FLOAT, b_const=True):
+    """a com.microsoft MatMulNBits (A 2 x K) with the given attributes and inputs"""
+    KB = (K + bs - 1) // bs if bs > 0 else 1
+    blob = max(bs, 1) * bits // 8
+    inits = [numpy_helper.from_array(np.full(N * KB, 0.1, np.float32), "s")]
+    ins = [vi("a", a_type, (2, K))]
+    if b_const:
+        inits.append(numpy_helper.from_array(np.zeros((N, KB, blob), np.uint8), "b"))
+    else:
+        ins.append(vi("b", TensorProto.UINT8, (N, KB, blob)))
+    names = ["a", "b", "s"]
+    if zp is not None or g_idx is not None:
+        names.append("z" if zp is not None else "")
+        if zp is not None:
+            inits.append(numpy_helper.from_array(zp, "z"))
+    if g_idx is not None:
+        names.append("g")
+        inits.append(numpy_helper.from_array(np.array(g_idx, np.int32), "g"))
+    n = helper.make_node("MatMulNBits", names, ["y"], name="mmnb", domain="com.microsoft", K=K, N=N, bits=bits,
+                         block_size=bs)
+    return qmodel([n], ins, [vi("y", a_type, (2, N))], inits, opset=21, ms=True)
+
+
+@case("MatMulNBits with 3-bit weights")
+def _(d):
+    return [save(nbits_model(bits=3), d), "-o", out(d)], ["model.onnx", "'mmnb'", "bits = 3", "4 and 8"]
+
+
+@case("MatMulNBits with a block size that is not a power of 2")
+def _(d):
+    return [save(nbits_model(bs=24), d), "-o", out(d)], ["model.onnx", "'mmnb'", "block_size", "power of 2"]
+
+
+@case("MatMulNBits with weights known only at run time")
+def _(d):
+    return [save(nbits_model(b_const=False), d), "-o", out(d)], ["model.onnx", "'mmnb'", "B", "constant uint8"]
+
+
+@case("MatMulNBits with float zero points")
+def _(d):
+    return [save(nbits_model(zp=np.full(16, 8.0, np.float32)), d), "-o", out(d)], \
+        ["model.onnx", "'mmnb'", "zero points", "float32", "packed uint8"]
+
+
+@case("MatMulNBits with packed zero points of the wrong length")
+def _(d):
+    return [save(nbits_model(zp=np.zeros(3, np.uint8)), d), "-o", out(d)], ["model.onnx", "'mmnb'", "zero points", "8 x 1 bytes"]
+
+
+@case("MatMulNBits with a g_idx that reorders the blocks")
+def _(d):
+    return [save(nbits_model(g_idx=[1 - k // 32 for k in range(64)]), d), "-o", out(d)], \
+        ["model.onnx", "'mmnb'", "g_idx", "act-order"]
+
+
+@case("MatMulNBits of float16 activations")
+def _(d):
+    return [save(nbits_model(a_type=TensorProto.FLOAT16), d), "-o", out(d)], ["model.onnx", "'mmnb'", "float16", "float32"]
+
+
 def dqlstm_model(w_as_input=False, seq_lens=None, w_zp=0):
     """a DynamicQuantizeLSTM (T 3, batch 1, input 4, hidden 2, int8 weights)"""
     i8, H = TensorProto.INT8, 2

@@ -240,3 +240,25 @@ enum { O2C_WQMM_ROWS, O2C_WQMM_K, O2C_WQMM_N, O2C_WQMM_NK };
 O2C_PARAMS_FIT(wqmm, O2C_WQMM_NK, 0)
 #define O2C_WQMM_NR 16
 #define O2C_WQMM_RB 4
+
+/* o2c_wqmmb_wB_f32 (FusedWQMatMul with 4-bit weights, or scales per block
+ * of K): Y = A Wd + B with Wd[k, j] = (W[k, j] - z[kb, j]) s[kb, j], kb = k
+ * / BS (BS = K: one scale a column). W is stored unsigned (a signed
+ * weight plus 8 or 128, its zero point likewise: W - z is the same) and
+ * packed in column blocks of O2C_WQMM_NR: per block and k, NR bytes
+ * (wB = 8: byte j column j) or NR / 2 (wB = 4: byte j holds column j in its
+ * low and column j + NR / 2 in its high four bits). x[0] A, x[1] the packed
+ * W, x[2] z (uint8, ceil(N / NR) x KB x NR: block nb, k block kb, column
+ * j; 0 past N), x[3] s (float, as z), x[4] B (float, N) or NULL; y[0] Y.
+ * Each k's NR weights become float once for the RB rows, exactly as
+ * DequantizeLinear makes them. */
+enum { O2C_WQMMB_ROWS, O2C_WQMMB_K, O2C_WQMMB_N, O2C_WQMMB_BS, O2C_WQMMB_NK };
+O2C_PARAMS_FIT(wqmmb, O2C_WQMMB_NK, 0)
+
+/* o2c_wqmmp_wB_f32: the same product for many rows (the C target's tiled
+ * variant, ROWS >= O2C_WQMMP_MIN_ROWS): the O2C_WQMMB_* slots and inputs,
+ * y[1] a scratch of K x NR floats. Index space: the column blocks; each
+ * dequantizes its K x NR weights into the scratch once, then multiplies
+ * every row by them, O2C_WQMMP_RB rows at a time. */
+#define O2C_WQMMP_RB 6
+#define O2C_WQMMP_MIN_ROWS 8
