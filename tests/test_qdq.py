@@ -58,9 +58,9 @@ kernels on x86 without VNNI add pairs of products in 16 bits, which
 full-range weights saturate; the reference is then exact integer arithmetic
 on every CPU (as in test_quant.py).
 
-Eight QLinearConv geometries of the packed kernels (strides, dilations,
-asymmetric pads, depthwise at stride 1 and 2, a 1 x W image; uint8 and
-int8) are checked against onnx's reference implementation (onnxruntime's
+Fourteen QLinearConv geometries of the packed kernels (strides,
+dilations, asymmetric pads, depthwise at strides 1, 2, (2, 1) and 3, a 1 x W
+image, rows wider than a pixel block; uint8 and int8) are checked against onnx's reference implementation (onnxruntime's
 uint8 x int8 kernels saturate with full-range weights on this CPU).
 Two variants of conv_relu's QDQ int8 model carry parameters the integer
 pass must leave to the float path (a zero among the weight scales; int4
@@ -549,7 +549,12 @@ def odd_params(qm):
 GEOMETRIES = [dict(C=5, M=7, H=11, W=13, k=(3, 3), s=(2, 1), d=(2, 2), p=(1, 2, 0, 1), g=1),
               dict(C=4, M=4, H=9, W=6, k=(3, 2), s=(1, 1), d=(1, 2), p=(2, 0, 1, 1), g=4),
               dict(C=6, M=6, H=7, W=7, k=(5, 5), s=(2, 2), d=(1, 1), p=(2, 2, 2, 2), g=6),
-              dict(C=3, M=17, H=1, W=30, k=(1, 5), s=(1, 3), d=(1, 1), p=(0, 2, 0, 1), g=1)]
+              dict(C=3, M=17, H=1, W=30, k=(1, 5), s=(1, 3), d=(1, 1), p=(0, 2, 0, 1), g=1),
+              # rows wider than a pixel block: the panel's band of two rows (o2c_qlin, O2C_QLIN_BR)
+              dict(C=3, M=20, H=5, W=57, k=(3, 3), s=(1, 1), d=(1, 1), p=(1, 1, 1, 0), g=1),
+              # depthwise at strides (2, 1) with a row dilation (o2c_qdwp's phase planes), and at stride 3 (o2c_qdw)
+              dict(C=5, M=5, H=12, W=9, k=(3, 3), s=(2, 1), d=(2, 1), p=(1, 2, 2, 1), g=5),
+              dict(C=4, M=4, H=10, W=11, k=(3, 3), s=(3, 3), d=(1, 1), p=(1, 1, 1, 1), g=4)]
 
 
 def geometry_cases():

@@ -348,6 +348,49 @@ static Tensor *qlin_multipliers(Lowering *L, const QLin *q, int64_t mp)
     return mul;
 }
 
+/* the largest band of input rows (O2C_QLIN_BR) a convolution's panel is
+ * copied from, in values per value of the panel: above it (wide rows, few
+ * taps) the panel gathers from the input directly */
+#define QLIN_BAND_MAX_RATIO 2
+
+/* A convolution's panel copied from a band of padded input rows
+ * (O2C_QLIN_BR; runtime/c/params/quant.h) where the band is small beside
+ * the panel (QLIN_BAND_MAX_RATIO). The pixel blocks: whole output rows
+ * where a row fits in a panel, the panel's columns mostly pixels (at least
+ * QLIN_BAND_MIN_FILL of them), the most rows whose panel and band take no
+ * more scratch than the panel alone did, else the fewest words; else
+ * (wide rows) PBW pixels over at most two rows. */
+#define QLIN_BAND_MIN_FILL 0.8
+static void qlin_band(Lowering *L, KCall *c, const ConvGeom *g, int64_t C, int64_t K, int64_t N, int64_t S)
+{
+    const int64_t PBW = c->k[O2C_QLIN_PBW], OW = g->out[2], OH = g->out[1], KP = (K + 1) / 2;
+    const int64_t BW = OW + (g->k[2] - 1) * g->d[2], taps = g->k[1] * g->k[2];
+    /* the candidate taken: pixels of a block, panel columns, band rows, scratch words */
+    int64_t best = -1, best_pb = 0, best_br = 0, best_words = 0;
+    for (int64_t rows = OW <= PBW ? (PBW / OW < OH ? PBW / OW : OH) : 0; rows >= 0; rows--) {
+        if (rows == 0 && OW <= PBW) break;   /* (wide rows only) */
+        const int64_t ppb = rows ? rows * OW : PBW, R = rows ? rows : OH < 2 ? OH : 2;
+        const int64_t pb = (ppb + O2C_QLIN_NR - 1) / O2C_QLIN_NR * O2C_QLIN_NR;
+        const int64_t BR = (R - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
+        const int64_t words = KP * 2 * pb + C * BR * BW;
+        if (BR * BW > QLIN_BAND_MAX_RATIO * taps * ppb || (double)ppb < QLIN_BAND_MIN_FILL * (double)pb) continue;
+        const int fits = words <= KP * 2 * PBW;
+        if (fits || best < 0 || words < best_words) {
+            best = ppb;
+            best_pb = pb;
+            best_br = BR;
+            best_words = words;
+        }
+        if (fits) break;   /* the most rows that fit */
+    }
+    if (best < 0) return;
+    c->y[1] = lower_temp(L, DT_INT16, 1, &best_words);
+    c->k[O2C_QLIN_BR] = best_br;
+    c->k[O2C_QLIN_PBW] = best_pb;
+    c->k[O2C_QLIN_PPB] = best;
+    c->count = N * ((S + best - 1) / best);
+}
+
 /* The call of o2c_qlin_* (W packed here) or o2c_qdw_* (W as it is): the
  * operands; the caller sets the geometry */
 /* the panel's pixels for an image of S output pixels: O2C_QLIN_PB, or S
@@ -382,7 +425,7 @@ static KCall *qlin_call(Lowering *L, const QLin *q, int depthwise, int64_t K, in
         c->x[4] = qlin_multipliers(L, q, MT * O2C_QLIN_MR);
         int64_t pd[2] = {KP, 2 * pixels};
         c->y[1] = lower_temp(L, DT_INT16, 2, pd);
-        c->k[O2C_QLIN_PBW] = pixels;
+        c->k[O2C_QLIN_PBW] = c->k[O2C_QLIN_PPB] = pixels;
     }
     c->x[3] = q->b;
     c->x[5] = q->yz;
@@ -1027,12 +1070,13 @@ static int lower_qconv_packed(Node *n, Lowering *L, const ConvGeom *g, int64_t g
     int depthwise = group > 1 && group == C && M == C;
     if (g->nsp > 2 || (group != 1 && !depthwise) || !qlin_applies(L, &q)) return 0;
     int64_t K = C / group * g->k[1] * g->k[2], N = x->dims[0], S = g->out[1] * g->out[2];
-    /* the depthwise conv a plane at a time (o2c_qdwp) at stride 1 where its
-     * scratch (the sums and the padded int16 plane) stays small; else a row
-     * at a time (o2c_qdw) */
-    int64_t pw = g->out[2] + (g->k[2] - 1) * g->d[2], ph = g->out[1] + (g->k[1] - 1) * g->d[1];
-    int64_t plane = g->out[1] * pw + O2C_QDW_SLACK + (ph * pw + O2C_QDW_SLACK + 1) / 2;
-    int by_plane = depthwise && g->s[1] == 1 && g->s[2] == 1 && plane * 4 <= QDW_PLANE_MAX_BYTES;
+    /* the depthwise conv a plane at a time (o2c_qdwp) at strides of 1 or 2
+     * where its scratch (the sums and the padded int16 phase planes) stays
+     * small; else a row at a time (o2c_qdw) */
+    const int64_t sh = g->s[1], sw = g->s[2];
+    const int64_t pw = g->out[2] + (g->k[2] - 1) * g->d[2] / sw, ph = g->out[1] + (g->k[1] - 1) * g->d[1] / sh;
+    const int64_t plane = g->out[1] * pw + O2C_QDW_SLACK + (sh * sw * (ph * pw + O2C_QDW_SLACK) + 1) / 2;
+    int by_plane = depthwise && sh >= 1 && sh <= 2 && sw >= 1 && sw <= 2 && plane * 4 <= QDW_PLANE_MAX_BYTES;
     KCall *c;
     if (L->target == TARGET_CORTEX_M) {
         c = qmcu_call(L, &q, depthwise, K, depthwise ? N * C * g->out[1] : N * ((S + 1) / 2));
@@ -1064,6 +1108,8 @@ static int lower_qconv_packed(Node *n, Lowering *L, const ConvGeom *g, int64_t g
     c->k[O2C_QLIN_DW] = g->d[2];
     c->k[O2C_QLIN_PH] = g->pb[1];
     c->k[O2C_QLIN_PW] = g->pb[2];
+    if (L->target != TARGET_CORTEX_M && !depthwise && g->s[2] == 1 && g->k[1] * g->k[2] > 1)
+        qlin_band(L, c, g, C, K, N, S);
     return 1;
 }
 

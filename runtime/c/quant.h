@@ -899,41 +899,114 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
 
 #endif
 
-/* Row k (a channel and tap) of the panel: R[j] = X at pixel p0 + j's tap
- * less xz, 0 where the tap is in the padding or j >= np. Inside
+/* Row k (channel c, tap kh, kw) of the panel: R[j] = X at pixel p0 + j's
+ * tap less xz, 0 where the tap is in the padding or j >= np; pixel p0 is
+ * (oh0, ow00). No divisions but by SW: the block's rows are walked from
+ * (oh0, ow00), the k's (c, kh, kw) counted by the caller. Inside
  * O2C_QLIN_DEF. */
-#define O2C_QLIN_GATHER(TX, R, k)                                             \
+#define O2C_QLIN_GATHER(TX, R, k, c, kh, kw)                                \
     if ((k) >= K) {                                                         \
         for (int64_t j = 0; j < PB; j++) R[j] = 0;                          \
     } else {                                                                \
-        const int64_t c = (k) / (KH * KW), kh = (k) / KW % KH, kw = (k) % KW; \
-        const int64_t off = kw * DW - PW, cs = cl ? C : 1;                  \
+        const int64_t off = (kw) * DW - PW, cs = cl ? C : 1;                \
         /* the output columns whose tap is inside the row: [owlo, owhi) */  \
-        const int64_t owlo = off < 0 ? (-off + SW - 1) / SW : 0;            \
-        const int64_t owhi = IW - off > 0 ? (IW - off + SW - 1) / SW : 0;   \
-        int64_t j = 0;                                                      \
+        const int64_t owlo = off < 0 ? (SW == 1 ? -off : (-off + SW - 1) / SW) : 0; \
+        const int64_t owhi = IW - off > 0 ? (SW == 1 ? IW - off : (IW - off + SW - 1) / SW) : 0; \
+        int64_t j = 0, oh = oh0, ow0 = ow00;                                \
         while (j < np) {                                                    \
-            const int64_t pp = p0 + j, oh = pp / OW, ow0 = pp % OW;         \
             const int64_t len = OW - ow0 < np - j ? OW - ow0 : np - j;      \
-            const int64_t ih = oh * SH - PH + kh * DH;                      \
+            const int64_t ih = oh * SH - PH + (kh) * DH;                    \
             int64_t qlo = owlo - ow0, qhi = owhi - ow0;                     \
             if (qlo < 0) qlo = 0;                                           \
             if (qhi > len) qhi = len;                                       \
             if (ih < 0 || ih >= IH || qhi <= qlo) {                         \
                 for (int64_t q = 0; q < len; q++) R[j + q] = 0;             \
             } else {                                                        \
-                const TX *xr = X + (cl ? ((n * IH + ih) * IW) * C + c : ((n * C + c) * IH + ih) * IW); \
+                const TX *xr = X + (cl ? ((n * IH + ih) * IW) * C + (c) : ((n * C + (c)) * IH + ih) * IW); \
                 for (int64_t q = 0; q < qlo; q++) R[j + q] = 0;             \
-                if (cs == 1 && SW == 1)                                     \
-                    for (int64_t q = qlo; q < qhi; q++) R[j + q] = (int16_t)((int32_t)xr[ow0 + q + off] - xz); \
-                else                                                        \
+                if (cs == 1 && SW == 1) {                                   \
+                    const TX *O2C_RESTRICT xs = xr + ow0 + off;             \
+                    int16_t *O2C_RESTRICT rs = R + j;                       \
+                    for (int64_t q = qlo; q < qhi; q++) rs[q] = (int16_t)((int32_t)xs[q] - xz); \
+                } else {                                                    \
                     for (int64_t q = qlo; q < qhi; q++)                     \
                         R[j + q] = (int16_t)((int32_t)xr[((ow0 + q) * SW + off) * cs] - xz); \
+                }                                                           \
                 for (int64_t q = qhi; q < len; q++) R[j + q] = 0;           \
             }                                                               \
             j += len;                                                       \
+            oh++;                                                           \
+            ow0 = 0;                                                        \
         }                                                                   \
         for (; j < PB; j++) R[j] = 0;                                       \
+    }
+
+/* the next k's channel and tap */
+#define O2C_QLIN_NEXT_K(c, kh, kw)                                          \
+    if (++(kw) == KW) {                                                     \
+        (kw) = 0;                                                           \
+        if (++(kh) == KH) {                                                 \
+            (kh) = 0;                                                       \
+            (c)++;                                                          \
+        }                                                                   \
+    }
+
+/* The panel from a band (O2C_QLIN_BR > 0: stride 1 along the rows,
+ * channels first): the block's input rows less xz into the band, zero
+ * columns and rows for the padding; each pair of k's rows of the panel is
+ * then the interleaving of two band rows, a contiguous run a pixel row.
+ * Inside O2C_QLIN_DEF. */
+#define O2C_QLIN_BAND(TX)                                                   \
+    int16_t *O2C_RESTRICT band = P + KP * PB * 2;                           \
+    const int64_t oh0 = p0 / OW, ow00 = p0 % OW, BW = OW + (KW - 1) * DW, ih0 = oh0 * SH - PH; \
+    const int64_t blo = PW < BW ? PW : BW, bhi = PW + IW < BW ? PW + IW : BW; \
+    for (int64_t c = 0; c < C; c++)                                         \
+        for (int64_t br = 0; br < BR; br++) {                               \
+            int16_t *O2C_RESTRICT row = band + (c * BR + br) * BW;          \
+            const int64_t ih = ih0 + br;                                    \
+            if (ih < 0 || ih >= IH) {                                       \
+                for (int64_t b = 0; b < BW; b++) row[b] = 0;                \
+                continue;                                                   \
+            }                                                               \
+            const TX *O2C_RESTRICT xr = X + ((n * C + c) * IH + ih) * IW;   \
+            for (int64_t b = 0; b < blo; b++) row[b] = 0;                   \
+            for (int64_t b = blo; b < bhi; b++) row[b] = (int16_t)((int32_t)xr[b - PW] - xz); \
+            for (int64_t b = bhi; b < BW; b++) row[b] = 0;                  \
+        }                                                                   \
+    int64_t ca = 0, kha = 0, kwa = 0;                                       \
+    for (int64_t kp = 0; kp < KP; kp++) {                                   \
+        int16_t *O2C_RESTRICT dst = P + kp * PB * 2;                        \
+        int64_t cb = ca, khb = kha, kwb = kwa;                              \
+        O2C_QLIN_NEXT_K(cb, khb, kwb)                                       \
+        const int hasb = 2 * kp + 1 < K;                                    \
+        const int16_t *ra = band + (ca * BR + kha * DH) * BW + kwa * DW;    \
+        const int16_t *rb = hasb ? band + (cb * BR + khb * DH) * BW + kwb * DW : ra; \
+        int64_t j = 0, r = 0, ow0 = ow00;                                   \
+        while (j < np) {                                                    \
+            const int64_t len = OW - ow0 < np - j ? OW - ow0 : np - j;      \
+            const int16_t *O2C_RESTRICT sa = ra + r * SH * BW + ow0;        \
+            int16_t *O2C_RESTRICT d = dst + 2 * j;                          \
+            if (hasb) {                                                     \
+                const int16_t *O2C_RESTRICT sb = rb + r * SH * BW + ow0;    \
+                for (int64_t q = 0; q < len; q++) {                         \
+                    d[2 * q] = sa[q];                                       \
+                    d[2 * q + 1] = sb[q];                                   \
+                }                                                           \
+            } else {                                                        \
+                for (int64_t q = 0; q < len; q++) {                         \
+                    d[2 * q] = sa[q];                                       \
+                    d[2 * q + 1] = 0;                                       \
+                }                                                           \
+            }                                                               \
+            j += len;                                                       \
+            r++;                                                            \
+            ow0 = 0;                                                        \
+        }                                                                   \
+        for (; j < PB; j++) dst[2 * j] = dst[2 * j + 1] = 0;                \
+        ca = cb;                                                            \
+        kha = khb;                                                          \
+        kwa = kwb;                                                          \
+        O2C_QLIN_NEXT_K(ca, kha, kwa)                                       \
     }
 
 /* o2c_qlin_X_Y: see runtime/c/params/quant.h (O2C_QLIN_*). Each pixel
@@ -947,13 +1020,14 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
         int16_t *P = (int16_t *)p->y[1];                                    \
         const int64_t cl = p->k[O2C_QLIN_CL];                               \
         const int64_t K = C * KH * KW, KP = (K + 1) / 2, S = OH * OW;       \
-        const int64_t PB = p->k[O2C_QLIN_PBW], NB = (S + PB - 1) / PB;       \
+        const int64_t PB = p->k[O2C_QLIN_PBW], PPB = p->k[O2C_QLIN_PPB], NB = (S + PPB - 1) / PPB; \
+        const int64_t BR = p->k[O2C_QLIN_BR];                               \
         const int64_t MT = (M + O2C_QLIN_MR - 1) / O2C_QLIN_MR;             \
         const int pointwise = !cl && KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 && \
                               OH == IH && OW == IW;                         \
         O2C_FOR(t) {                                                        \
-            const int64_t n = t / NB, p0 = t % NB * PB;                     \
-            const int64_t np = S - p0 < PB ? S - p0 : PB;                   \
+            const int64_t n = t / NB, p0 = t % NB * PPB;                    \
+            const int64_t np = S - p0 < PPB ? S - p0 : PPB;                 \
             if (pointwise) { /* the rows are the channels' planes: one pass */ \
                 for (int64_t kp = 0; kp < KP; kp++) {                       \
                     int16_t *O2C_RESTRICT dst = P + kp * PB * 2;            \
@@ -970,12 +1044,18 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
                     }                                                       \
                     for (int64_t j = np; j < PB; j++) dst[2 * j] = dst[2 * j + 1] = 0; \
                 }                                                           \
+            } else if (BR) {                                                \
+                O2C_QLIN_BAND(TX)                                           \
             } else {                                                        \
+                const int64_t oh0 = p0 / OW, ow00 = p0 % OW;                \
+                int64_t c = 0, kh = 0, kw = 0;                              \
                 for (int64_t kp = 0; kp < KP; kp++) {                       \
                     int16_t ra[O2C_QLIN_PB], rb[O2C_QLIN_PB];               \
-                    int16_t *dst = P + kp * PB * 2;                         \
-                    O2C_QLIN_GATHER(TX, ra, 2 * kp)                          \
-                    O2C_QLIN_GATHER(TX, rb, 2 * kp + 1)                      \
+                    int16_t *O2C_RESTRICT dst = P + kp * PB * 2;            \
+                    O2C_QLIN_GATHER(TX, ra, 2 * kp, c, kh, kw)              \
+                    O2C_QLIN_NEXT_K(c, kh, kw)                              \
+                    O2C_QLIN_GATHER(TX, rb, 2 * kp + 1, c, kh, kw)          \
+                    O2C_QLIN_NEXT_K(c, kh, kw)                              \
                     for (int64_t j = 0; j < PB; j++) {                      \
                         dst[2 * j] = ra[j];                                 \
                         dst[2 * j + 1] = rb[j];                             \
@@ -1004,23 +1084,45 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
     }
 
 /*@ o2c_qdw_taps */
-/* o2c_qdwp's taps: acc[i] = b + sum over the taps of w * P[i + the tap's
- * offset], i < NA, 16 at a time (acc and P hold 16 values of slack): the
- * int16 pairs times (w, 0) and (0, w), one vpmaddwd each, give the even
- * and the odd positions' products exactly in 32 bits */
+/* o2c_qdwp's taps over its phase planes (below): acc[i] = b + sum over the
+ * taps of w * P[the tap's plane and offset + i], i < NA, 16 at a time (acc
+ * and the planes hold 16 values of slack). Tap (kh, kw) reads phase plane
+ * ((kh DH) % SH, (kw DW) % SW) of PS values at offset (kh DH / SH) RW +
+ * kw DW / SW. On AVX2 vpmaddwd adds int16 pairs exactly in 32 bits: where
+ * DW is 1, taps kw and kw + SW of a row lie side by side in one plane and
+ * go in one, (x[j], x[j + 1]) times (w0, w1), the even positions' pairs
+ * loaded at the first tap's offset, the odd positions' one further; a tap
+ * left alone multiplies by (w, 0) and (0, w). */
 #if defined(__AVX2__) && !defined(__CUDACC__)
-static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, const int8_t *W, int64_t KH, int64_t KW, int64_t DH,
-                                int64_t DW, int64_t PW, int64_t NA, int32_t b)
+static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, int64_t PS, const int8_t *W, int64_t KH, int64_t KW,
+                                int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t RW, int64_t NA, int32_t b)
 {
     for (int64_t i0 = 0; i0 < NA; i0 += 16) {
         __m256i e = _mm256_set1_epi32(b), o = e, lo, hi;
-        for (int64_t kh = 0; kh < KH; kh++)
-            for (int64_t kw = 0; kw < KW; kw++) {
-                const uint32_t w = (uint16_t)(int16_t)W[kh * KW + kw];
-                const __m256i x = _mm256_loadu_si256((const __m256i *)(P + kh * DH * PW + kw * DW + i0));
-                e = _mm256_add_epi32(e, _mm256_madd_epi16(x, _mm256_set1_epi32((int32_t)w)));
-                o = _mm256_add_epi32(o, _mm256_madd_epi16(x, _mm256_set1_epi32((int32_t)(w << 16))));
+        for (int64_t kh = 0; kh < KH; kh++) {
+            const int16_t *prow = P + (kh * DH % SH) * SW * PS + (kh * DH / SH) * RW + i0;
+            const int8_t *wr = W + kh * KW;
+            for (int64_t ph = 0; ph < (DW == 1 ? SW : 1); ph++) {
+                /* DW 1: the taps ph, ph + SW, ...: plane ph, offsets 0, 1, ... (paired);
+                 * else every tap alone */
+                const int64_t step = DW == 1 ? SW : 1;
+                int64_t kw = ph;
+                for (; DW == 1 && kw + step < KW; kw += 2 * step) {
+                    const int16_t *pr = prow + ph * PS + kw / SW;
+                    const uint32_t w2 = (uint32_t)(uint16_t)(int16_t)wr[kw] | (uint32_t)(uint16_t)(int16_t)wr[kw + step] << 16;
+                    const __m256i wv = _mm256_set1_epi32((int32_t)w2);
+                    e = _mm256_add_epi32(e, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)pr), wv));
+                    o = _mm256_add_epi32(o, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(pr + 1)), wv));
+                }
+                for (; kw < KW; kw += step) {
+                    const int16_t *pr = prow + (kw * DW % SW) * PS + kw * DW / SW;
+                    const uint32_t w = (uint16_t)(int16_t)wr[kw];
+                    const __m256i x = _mm256_loadu_si256((const __m256i *)pr);
+                    e = _mm256_add_epi32(e, _mm256_madd_epi16(x, _mm256_set1_epi32((int32_t)w)));
+                    o = _mm256_add_epi32(o, _mm256_madd_epi16(x, _mm256_set1_epi32((int32_t)(w << 16))));
+                }
             }
+        }
         lo = _mm256_unpacklo_epi32(e, o);   /* positions 0-3 | 8-11 */
         hi = _mm256_unpackhi_epi32(e, o);   /* 4-7 | 12-15 */
         _mm256_storeu_si256((__m256i *)(acc + i0), _mm256_permute2x128_si256(lo, hi, 0x20));
@@ -1028,60 +1130,69 @@ static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, const int8_t *W,
     }
 }
 #else
-O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, const int8_t *W, int64_t KH, int64_t KW,
-                                       int64_t DH, int64_t DW, int64_t PW, int64_t NA, int32_t b)
+O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, int64_t PS, const int8_t *W, int64_t KH,
+                                       int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t RW,
+                                       int64_t NA, int32_t b)
 {
     for (int64_t i = 0; i < NA; i++) acc[i] = b;
     for (int64_t kh = 0; kh < KH; kh++)
         for (int64_t kw = 0; kw < KW; kw++) {
             const int32_t w = W[kh * KW + kw];
-            const int16_t *src = P + kh * DH * PW + kw * DW;
+            const int16_t *src = P + ((kh * DH % SH) * SW + kw * DW % SW) * PS + (kh * DH / SH) * RW + kw * DW / SW;
             for (int64_t i = 0; i < NA; i++) acc[i] += w * src[i];
         }
 }
 #endif
 
-/* o2c_qdwp_X_Y: the depthwise convolution of o2c_qdw_X_Y at stride 1, a
- * channel plane at a time: the plane less xz into int16 with its padding
- * (zeros) around it, RW = OW + (KW - 1) DW columns a row, then each tap one
- * multiply-add over the whole plane, acc[i] += w P[i + kh DH RW + kw DW]
- * (the columns past OW of each row are computed and dropped): loops as
- * long as the plane, which the C compiler vectorizes, where the rows of a
- * small map (25 x 5 in a keyword spotter) are too short. Index space N x C;
- * y[1]: the int32 sums (OH x RW), then the int16 plane, each with
- * O2C_QDW_SLACK values more (o2c_qdw_taps runs 16 at a time). */
+/* o2c_qdwp_X_Y: the depthwise convolution of o2c_qdw_X_Y at strides of 1
+ * or 2, a channel plane at a time. The padded plane less xz goes into
+ * SH x SW phase planes of int16 (phase (a, b) holds the padded rows a, a +
+ * SH, ... and columns b, b + SW, ...: PR = OH + (KH - 1) DH / SH rows of
+ * RW = OW + (KW - 1) DW / SW, PS = PR RW + O2C_QDW_SLACK values each), in
+ * which every tap of the strided convolution is one of stride 1: output
+ * (oh, ow) reads row oh + kh DH / SH, column ow + kw DW / SW of phase
+ * ((kh DH) % SH, (kw DW) % SW). Each tap is then one multiply-add over the
+ * whole plane, acc[i] += w P[i + the tap's offset] (the columns past OW of
+ * each row computed and dropped): loops as long as the plane, which the C
+ * compiler vectorizes, where the rows of a small map (25 x 5 in a keyword
+ * spotter) are too short; the sums requantized at once. Index space N x C;
+ * y[1]: the int32 sums (OH x RW + O2C_QDW_SLACK), then the phase planes. */
 #define O2C_QDWP_DEF(NAME, TX, TY)                                          \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
         O2C_QLIN_OPERANDS(TX, TY);                                          \
-        const int64_t RW = OW + (KW - 1) * DW, PR = OH + (KH - 1) * DH;     \
-        const int64_t NA = OH * RW - (KW - 1) * DW;                         \
+        const int64_t RW = OW + (KW - 1) * DW / SW, PR = OH + (KH - 1) * DH / SH; \
+        const int64_t PS = PR * RW + O2C_QDW_SLACK, NA = (OH - 1) * RW + OW; \
         int32_t *O2C_RESTRICT acc = (int32_t *)p->y[1];                     \
         int16_t *O2C_RESTRICT P = (int16_t *)(acc + OH * RW + O2C_QDW_SLACK); \
         O2C_FOR(t) {                                                        \
             const int64_t c = t % C, n = t / C;                             \
             const TX *xp = X + (n * C + c) * IH * IW;                       \
             const int32_t b = Bs ? Bs[c] : 0;                               \
-            for (int64_t r = 0; r < PR; r++) {                              \
-                const int64_t ih = r - PH;                                  \
-                const int64_t q0 = PW > 0 ? PW : 0, q1 = PW + IW < RW ? PW + IW : RW; \
-                int16_t *O2C_RESTRICT pr = P + r * RW;                      \
-                const TX *O2C_RESTRICT xr;                                  \
-                if (ih < 0 || ih >= IH || q1 <= q0) {                       \
-                    for (int64_t q = 0; q < RW; q++) pr[q] = 0;             \
-                    continue;                                               \
+            for (int64_t a = 0; a < SH; a++)                                \
+                for (int64_t bp = 0; bp < SW; bp++) {                       \
+                    int16_t *O2C_RESTRICT pl = P + (a * SW + bp) * PS;      \
+                    for (int64_t r = 0; r < PR; r++) {                      \
+                        const int64_t ih = r * SH + a - PH;                 \
+                        int16_t *O2C_RESTRICT pr = pl + r * RW;             \
+                        if (ih < 0 || ih >= IH) {                           \
+                            for (int64_t q = 0; q < RW; q++) pr[q] = 0;     \
+                            continue;                                       \
+                        }                                                   \
+                        const TX *O2C_RESTRICT xr = xp + ih * IW;           \
+                        for (int64_t q = 0; q < RW; q++) {                  \
+                            const int64_t iw = q * SW + bp - PW;            \
+                            pr[q] = iw < 0 || iw >= IW ? 0 : (int16_t)((int32_t)xr[iw] - xz); \
+                        }                                                   \
+                    }                                                       \
+                    for (int64_t i = PR * RW; i < PS; i++) pl[i] = 0;       \
                 }                                                           \
-                xr = xp + ih * IW;                                          \
-                for (int64_t q = 0; q < q0; q++) pr[q] = 0;                 \
-                for (int64_t q = q0; q < q1; q++) pr[q] = (int16_t)((int32_t)xr[q - PW] - xz); \
-                for (int64_t q = q1; q < RW; q++) pr[q] = 0;                \
-            }                                                               \
-            for (int64_t i = PR * RW; i < PR * RW + O2C_QDW_SLACK; i++) P[i] = 0; \
-            o2c_qdw_taps(acc, P, W + c * KH * KW, KH, KW, DH, DW, RW, NA, b); \
+            o2c_qdw_taps(acc, P, PS, W + c * KH * KW, KH, KW, SH, SW, DH, DW, RW, NA, b); \
+            /* the plane's sums requantized at once (short rows stay vectors) */ \
+            o2c_qlin_requant_row(acc, MUL + c, 0, yz, lo, hi, acc, NA);     \
             for (int64_t oh = 0; oh < OH; oh++) {                           \
                 TY *O2C_RESTRICT yr = Y + ((n * C + c) * OH + oh) * OW;     \
-                int32_t *O2C_RESTRICT ar = acc + oh * RW;                   \
-                o2c_qlin_requant_row(ar, MUL + c, 0, yz, lo, hi, ar, OW);   \
+                const int32_t *O2C_RESTRICT ar = acc + oh * RW;             \
                 for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (TY)ar[ow];    \
             }                                                               \
         }                                                                   \

@@ -189,7 +189,11 @@ enum {
  * Wp[((m / MR) * KP + k / 2) * 2 MR + 2 (m % MR) + k % 2] = W[m, k], zero
  * past M and K), x[3] B (int32, or NULL), x[4] MUL (float, MP values), x[5]
  * yz (NULL: 0); y[0] Y, y[1] the panel scratch (KP x PBW pairs of int16).
- * Index space: N x ceil(OH OW / PBW) pixel blocks. */
+ * Index space: N x ceil(OH OW / PPB) pixel blocks. Where BR > 0 (a
+ * convolution of stride 1 along the rows, channels first), y[1] holds
+ * after the panel a band of C x BR rows of OW + (KW - 1) DW int16: the
+ * input rows a pixel block reads, less xz, with the padding as zeros; the
+ * panel's rows are then plain copies of the band's. */
 enum {
     O2C_QLIN_C,        /* input channels (a product: K) */
     O2C_QLIN_M,        /* output channels (a product: N) */
@@ -209,6 +213,8 @@ enum {
     O2C_QLIN_QMIN,     /* the output clamp */
     O2C_QLIN_QMAX,
     O2C_QLIN_PBW,      /* pixels of a panel: O2C_QLIN_PB, or fewer (a multiple of NR) for a small image */
+    O2C_QLIN_PPB,      /* pixels of a block (at most PBW: the panel's columns past it are zero) */
+    O2C_QLIN_BR,       /* > 0: the panel is copied from a band of BR zero-padded input rows (below) */
     O2C_QLIN_NK
 };
 O2C_PARAMS_FIT(qlin, O2C_QLIN_NK, 0)
