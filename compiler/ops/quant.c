@@ -1057,7 +1057,7 @@ void infer_qlinear_conv(Node *n)
 }
 
 /* the most scratch a depthwise conv takes to run a plane at a time */
-#define QDW_PLANE_MAX_BYTES (64 * 1024)
+#define QDW_PLANE_MAX_BYTES (128 * 1024)
 
 /* QLinearConv on the packed kernels: 1-D and 2-D, group 1 (o2c_qlin_*) or
  * depthwise (o2c_qdwp_*, o2c_qdw_*); 0 if they do not apply */

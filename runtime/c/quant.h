@@ -53,11 +53,20 @@
         const Q *Z = (const Q *)p->x[2];                                    \
         Q *Y = (Q *)p->y[0];                                                \
         const int64_t prec = p->k[O2C_QUANT_PREC];                          \
-        /* one scale (most often): no index arithmetic per element */       \
-        const int one = !p->k[O2C_QP_SO] && !p->k[O2C_QP_SA] && !p->k[O2C_QP_SI]; \
         (void)prec;                                                         \
+        if (!p->k[O2C_QP_SO] && !p->k[O2C_QP_SA] && !p->k[O2C_QP_SI]) {    \
+            /* one scale (most often): it and the zero point read once, no \
+             * index arithmetic, a loop the compiler vectorizes */          \
+            const R sc = O2C_Q_ROUND_##R(S[0], prec), z = Z ? (R)Z[0] : (R)0; \
+            O2C_FOR(i) {                                                    \
+                R q = O2C_Q_ROUND_##R(O2C_Q_ROUND_##R(X[i], prec) / sc, prec); \
+                q = O2C_M(R, nearbyint)(q) + z;                             \
+                Y[i] = (Q)O2C_Q_SAT(R, q, O2C_Q_LO_##SFX, O2C_Q_HI_##SFX);  \
+            }                                                               \
+            return;                                                         \
+        }                                                                   \
         O2C_FOR(i) {                                                        \
-            const int64_t s = one ? 0 : o2c_q_pidx(i, p);                   \
+            const int64_t s = o2c_q_pidx(i, p);                             \
             const R x = O2C_Q_ROUND_##R(X[i], prec);                        \
             const R sc = O2C_Q_ROUND_##R(S[s], prec);                       \
             R q = O2C_Q_ROUND_##R(x / sc, prec);                            \
@@ -75,9 +84,14 @@
         const Q *X = (const Q *)p->x[0], *Z = (const Q *)p->x[2];           \
         const float *S = (const float *)p->x[1];                            \
         float *Y = (float *)p->y[0];                                        \
-        const int one = !p->k[O2C_QP_SO] && !p->k[O2C_QP_SA] && !p->k[O2C_QP_SI]; \
+        if (!p->k[O2C_QP_SO] && !p->k[O2C_QP_SA] && !p->k[O2C_QP_SI]) {    \
+            const D z = Z ? (D)Z[0] : (D)0;   /* one scale: read once */    \
+            const float sc = S[0];                                          \
+            O2C_FOR(i) Y[i] = (float)((D)X[i] - z) * sc;                    \
+            return;                                                         \
+        }                                                                   \
         O2C_FOR(i) {                                                        \
-            const int64_t s = one ? 0 : o2c_q_pidx(i, p);                   \
+            const int64_t s = o2c_q_pidx(i, p);                             \
             Y[i] = (float)((D)X[i] - (Z ? (D)Z[s] : (D)0)) * S[s];          \
         }                                                                   \
     }
@@ -1094,33 +1108,56 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
  * loaded at the first tap's offset, the odd positions' one further; a tap
  * left alone multiplies by (w, 0) and (0, w). */
 #if defined(__AVX2__) && !defined(__CUDACC__)
+#define O2C_QDW_MAXT 64   /* taps listed ahead (more: the plain loop) */
 static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, int64_t PS, const int8_t *W, int64_t KH, int64_t KW,
                                 int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t RW, int64_t NA, int32_t b)
 {
+    /* the taps as a list made once: offset, the int16 weight pair (w0, w1)
+     * or (w, 0), and whether it is a pair */
+    int64_t off[O2C_QDW_MAXT];
+    uint32_t wp[O2C_QDW_MAXT];
+    int two[O2C_QDW_MAXT], nt = 0;
+    if (KH * KW > O2C_QDW_MAXT) {
+        for (int64_t i = 0; i < NA; i++) acc[i] = b;
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++) {
+                const int32_t w = W[kh * KW + kw];
+                const int16_t *src = P + ((kh * DH % SH) * SW + kw * DW % SW) * PS + (kh * DH / SH) * RW + kw * DW / SW;
+                for (int64_t i = 0; i < NA; i++) acc[i] += w * src[i];
+            }
+        return;
+    }
+    for (int64_t kh = 0; kh < KH; kh++) {
+        const int64_t row = (kh * DH % SH) * SW * PS + (kh * DH / SH) * RW;
+        const int8_t *wr = W + kh * KW;
+        /* DW 1: the taps ph, ph + SW, ... lie side by side in plane ph: pairs */
+        const int64_t step = DW == 1 ? SW : 1;
+        for (int64_t ph = 0; ph < step; ph++) {
+            int64_t kw = ph;
+            for (; DW == 1 && kw + step < KW; kw += 2 * step, nt++) {
+                off[nt] = row + ph * PS + kw / SW;
+                wp[nt] = (uint32_t)(uint16_t)(int16_t)wr[kw] | (uint32_t)(uint16_t)(int16_t)wr[kw + step] << 16;
+                two[nt] = 1;
+            }
+            for (; kw < KW; kw += step, nt++) {
+                off[nt] = row + (kw * DW % SW) * PS + kw * DW / SW;
+                wp[nt] = (uint16_t)(int16_t)wr[kw];
+                two[nt] = 0;
+            }
+        }
+    }
     for (int64_t i0 = 0; i0 < NA; i0 += 16) {
         __m256i e = _mm256_set1_epi32(b), o = e, lo, hi;
-        for (int64_t kh = 0; kh < KH; kh++) {
-            const int16_t *prow = P + (kh * DH % SH) * SW * PS + (kh * DH / SH) * RW + i0;
-            const int8_t *wr = W + kh * KW;
-            for (int64_t ph = 0; ph < (DW == 1 ? SW : 1); ph++) {
-                /* DW 1: the taps ph, ph + SW, ...: plane ph, offsets 0, 1, ... (paired);
-                 * else every tap alone */
-                const int64_t step = DW == 1 ? SW : 1;
-                int64_t kw = ph;
-                for (; DW == 1 && kw + step < KW; kw += 2 * step) {
-                    const int16_t *pr = prow + ph * PS + kw / SW;
-                    const uint32_t w2 = (uint32_t)(uint16_t)(int16_t)wr[kw] | (uint32_t)(uint16_t)(int16_t)wr[kw + step] << 16;
-                    const __m256i wv = _mm256_set1_epi32((int32_t)w2);
-                    e = _mm256_add_epi32(e, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)pr), wv));
-                    o = _mm256_add_epi32(o, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(pr + 1)), wv));
-                }
-                for (; kw < KW; kw += step) {
-                    const int16_t *pr = prow + (kw * DW % SW) * PS + kw * DW / SW;
-                    const uint32_t w = (uint16_t)(int16_t)wr[kw];
-                    const __m256i x = _mm256_loadu_si256((const __m256i *)pr);
-                    e = _mm256_add_epi32(e, _mm256_madd_epi16(x, _mm256_set1_epi32((int32_t)w)));
-                    o = _mm256_add_epi32(o, _mm256_madd_epi16(x, _mm256_set1_epi32((int32_t)(w << 16))));
-                }
+        for (int t = 0; t < nt; t++) {
+            const int16_t *pr = P + off[t] + i0;
+            const __m256i x = _mm256_loadu_si256((const __m256i *)pr);
+            if (two[t]) {
+                const __m256i wv = _mm256_set1_epi32((int32_t)wp[t]);
+                e = _mm256_add_epi32(e, _mm256_madd_epi16(x, wv));
+                o = _mm256_add_epi32(o, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(pr + 1)), wv));
+            } else {
+                e = _mm256_add_epi32(e, _mm256_madd_epi16(x, _mm256_set1_epi32((int32_t)wp[t])));
+                o = _mm256_add_epi32(o, _mm256_madd_epi16(x, _mm256_set1_epi32((int32_t)(wp[t] << 16))));
             }
         }
         lo = _mm256_unpacklo_epi32(e, o);   /* positions 0-3 | 8-11 */
@@ -1179,11 +1216,19 @@ O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, int64_t P
                             for (int64_t q = 0; q < RW; q++) pr[q] = 0;     \
                             continue;                                       \
                         }                                                   \
+                        /* the columns q of the row inside it: iw = q SW + bp - PW in [0, IW) */ \
                         const TX *O2C_RESTRICT xr = xp + ih * IW;           \
-                        for (int64_t q = 0; q < RW; q++) {                  \
-                            const int64_t iw = q * SW + bp - PW;            \
-                            pr[q] = iw < 0 || iw >= IW ? 0 : (int16_t)((int32_t)xr[iw] - xz); \
-                        }                                                   \
+                        const int64_t sh0 = bp - PW;                        \
+                        int64_t q0 = PW - bp > 0 ? (PW - bp + SW - 1) / SW : 0; \
+                        int64_t q1 = IW + PW - bp > 0 ? (IW + PW - bp + SW - 1) / SW : 0; \
+                        if (q1 > RW) q1 = RW;                               \
+                        if (q0 > q1) q0 = q1;                               \
+                        for (int64_t q = 0; q < q0; q++) pr[q] = 0;         \
+                        if (SW == 1)                                        \
+                            for (int64_t q = q0; q < q1; q++) pr[q] = (int16_t)((int32_t)xr[q + sh0] - xz); \
+                        else                                                \
+                            for (int64_t q = q0; q < q1; q++) pr[q] = (int16_t)((int32_t)xr[q * SW + sh0] - xz); \
+                        for (int64_t q = q1; q < RW; q++) pr[q] = 0;        \
                     }                                                       \
                     for (int64_t i = PR * RW; i < PS; i++) pl[i] = 0;       \
                 }                                                           \
