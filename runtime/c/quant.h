@@ -54,19 +54,19 @@
         Q *Y = (Q *)p->y[0];                                                \
         const int64_t prec = p->k[O2C_QUANT_PREC];                          \
         (void)prec;                                                         \
-        if (!p->k[O2C_QP_SO] && !p->k[O2C_QP_SA] && !p->k[O2C_QP_SI]) {    \
-            /* one scale (most often): it and the zero point read once, no \
-             * index arithmetic, a loop the compiler vectorizes */          \
-            const R sc = O2C_Q_ROUND_##R(S[0], prec), z = Z ? (R)Z[0] : (R)0; \
+        if (!p->k[O2C_QP_SO] && !p->k[O2C_QP_SA] && !p->k[O2C_QP_SI] && prec == O2C_QPREC_NONE) { \
+            /* one scale and the type's own precision (most often): the    \
+             * scale and zero point read once, no index arithmetic, a loop \
+             * the compiler vectorizes */                                   \
+            const R sc = S[0], z = Z ? (R)Z[0] : (R)0;                      \
             O2C_FOR(i) {                                                    \
-                R q = O2C_Q_ROUND_##R(O2C_Q_ROUND_##R(X[i], prec) / sc, prec); \
-                q = O2C_M(R, nearbyint)(q) + z;                             \
+                const R q = O2C_M(R, nearbyint)(X[i] / sc) + z;             \
                 Y[i] = (Q)O2C_Q_SAT(R, q, O2C_Q_LO_##SFX, O2C_Q_HI_##SFX);  \
             }                                                               \
             return;                                                         \
         }                                                                   \
         O2C_FOR(i) {                                                        \
-            const int64_t s = o2c_q_pidx(i, p);                             \
+            const int64_t s = p->k[O2C_QP_SO] || p->k[O2C_QP_SA] || p->k[O2C_QP_SI] ? o2c_q_pidx(i, p) : 0; \
             const R x = O2C_Q_ROUND_##R(X[i], prec);                        \
             const R sc = O2C_Q_ROUND_##R(S[s], prec);                       \
             R q = O2C_Q_ROUND_##R(x / sc, prec);                            \
