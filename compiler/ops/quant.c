@@ -781,6 +781,18 @@ void infer_fused_wq_matmul(Node *n)
     set_out(n, 0, DT_FLOAT, a->rank, d);
 }
 
+/* the operands of an o2c_wqmm* call: A, the packed weights, zero points
+ * and scales, the bias; Y */
+static void wq_operands(KCall *c, Node *n, Tensor *wp, Tensor *zp, Tensor *sp)
+{
+    c->x[0] = n->in[0];
+    c->x[1] = wp;
+    c->x[2] = zp;
+    c->x[3] = sp;
+    c->x[4] = in_t(n, 4);
+    c->y[0] = n->out[0];
+}
+
 /* 8-bit weights, one scale a column or for all: o2c_wqmm (the scale once
  * at the end of the sums) */
 static void lower_wq_columns(Node *n, Lowering *L)
@@ -802,12 +814,7 @@ static void lower_wq_columns(Node *n, Lowering *L)
     }
     KCall *c = lower_call(L, xfmt("o2c_wqmm_%s_f32", dtype_suffix(w->dtype)),
                           (rows + O2C_WQMM_RB - 1) / O2C_WQMM_RB * NBLK);
-    c->x[0] = a;
-    c->x[1] = wp;
-    c->x[2] = zp;
-    c->x[3] = sp;
-    c->x[4] = in_t(n, 4);
-    c->y[0] = n->out[0];
+    wq_operands(c, n, wp, zp, sp);
     c->k[O2C_WQMM_ROWS] = rows;
     c->k[O2C_WQMM_K] = K;
     c->k[O2C_WQMM_N] = N;
@@ -856,12 +863,7 @@ static void lower_wq_blocks(Node *n, Lowering *L)
         int64_t pd[2] = {K, O2C_WQMM_NR};
         c->y[1] = lower_temp(L, DT_FLOAT, 2, pd);
     }
-    c->x[0] = a;
-    c->x[1] = wp;
-    c->x[2] = zp;
-    c->x[3] = sp;
-    c->x[4] = in_t(n, 4);
-    c->y[0] = n->out[0];
+    wq_operands(c, n, wp, zp, sp);
     c->k[O2C_WQMMB_ROWS] = rows;
     c->k[O2C_WQMMB_K] = K;
     c->k[O2C_WQMMB_N] = N;

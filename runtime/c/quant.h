@@ -39,6 +39,47 @@
 #define O2C_Q_ROUND_float(v, prec) o2c_q_prec(v, prec)
 #define O2C_Q_ROUND_double(v, prec) (v)
 
+/* The weight-only kernels' (o2c_wqmm*) rows: R rows of A times one k's
+ * O2C_WQMM_NR float weights. On AVX2 the accumulators lo[r] and hi[r]
+ * (columns 0-7 and 8-15; R a constant: they stay in registers), the
+ * weights wl and wh; portable: acc[r][j] += A[r][k] wf[j]. */
+#define O2C_WQ_AVX2_INIT(R)                                                 \
+    __m256 lo[R], hi[R];                                                    \
+    for (int r = 0; r < (R); r++) lo[r] = hi[r] = _mm256_setzero_ps()
+#define O2C_WQ_AVX2_FMA(R, k, wl, wh)                                       \
+    for (int r = 0; r < (R); r++) {                                         \
+        const __m256 av = _mm256_broadcast_ss(ar[r] + (k));                 \
+        lo[r] = _mm256_fmadd_ps(av, wl, lo[r]);                             \
+        hi[r] = _mm256_fmadd_ps(av, wh, hi[r]);                             \
+    }
+#define O2C_WQ_AVX2_STORE(R)                                                \
+    for (int r = 0; r < (R); r++) {                                         \
+        _mm256_storeu_ps(acc[r], lo[r]);                                    \
+        _mm256_storeu_ps(acc[r] + 8, hi[r]);                                \
+    }
+#define O2C_WQ_FMA_ROWS(nr, k, wf)                                          \
+    for (int64_t r = 0; r < (nr); r++) {                                    \
+        const float a = ar[r][k];                                           \
+        for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = O2C_FMA_f32(acc[r][j], a, (wf)[j]); \
+    }
+
+/* The tiles of o2c_wqmm and o2c_wqmmb: O2C_WQMM_RB rows of A (ar, nr of
+ * them from r0) against a block of O2C_WQMM_NR columns (block nb from
+ * column n0, nn of them); BLOCK fills acc, then Y = acc * SCALE + B. */
+#define O2C_WQ_TILES(BLOCK, SCALE)                                          \
+    O2C_FOR(t) {                                                            \
+        const int64_t nb = t % NBLK, r0 = t / NBLK * O2C_WQMM_RB, n0 = nb * O2C_WQMM_NR; \
+        const int64_t nr = R - r0 < O2C_WQMM_RB ? R - r0 : O2C_WQMM_RB;     \
+        const int64_t nn = N - n0 < O2C_WQMM_NR ? N - n0 : O2C_WQMM_NR;     \
+        const float *ar[O2C_WQMM_RB];                                       \
+        float acc[O2C_WQMM_RB][O2C_WQMM_NR];                                \
+        for (int64_t r = 0; r < nr; r++) ar[r] = A + (r0 + r) * K;          \
+        BLOCK;                                                              \
+        for (int64_t r = 0; r < nr; r++)                                    \
+            for (int64_t j = 0; j < nn; j++)                                \
+                Y[(r0 + r) * N + n0 + j] = acc[r][j] * (SCALE) + (B ? B[n0 + j] : 0.0f); \
+    }
+
 /* saturating conversion of an integral real value (NaN: the low end) */
 #define O2C_Q_SAT(R, v, LO, HI) (!((v) >= (R)(LO)) ? (LO) : (v) > (R)(HI) ? (HI) : (v))
 
@@ -1529,24 +1570,16 @@ O2C_KERNEL(o2c_qmcudw_i8_i8) { o2c_qmcu_dw(i0, i1, p, 1); }
 /* R rows (a constant: the accumulators stay in registers) */
 #define O2C_WQMM_AVX2_ROWS(R)                                               \
     {                                                                       \
-        __m256 lo[R], hi[R];                                                \
-        for (int r = 0; r < (R); r++) lo[r] = hi[r] = _mm256_setzero_ps();  \
+        O2C_WQ_AVX2_INIT(R);                                                \
         for (int64_t k = 0; k < K; k++) {                                   \
             const __m128i b = _mm_loadu_si128((const __m128i *)(w + k * O2C_WQMM_NR)); \
             __m256i il = sgn ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b); \
             __m256i ih = sgn ? _mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)) : _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)); \
             const __m256 wl = _mm256_cvtepi32_ps(_mm256_sub_epi32(il, zl)); \
             const __m256 wh = _mm256_cvtepi32_ps(_mm256_sub_epi32(ih, zh)); \
-            for (int r = 0; r < (R); r++) {                                 \
-                const __m256 av = _mm256_broadcast_ss(ar[r] + k);           \
-                lo[r] = _mm256_fmadd_ps(av, wl, lo[r]);                     \
-                hi[r] = _mm256_fmadd_ps(av, wh, hi[r]);                     \
-            }                                                               \
+            O2C_WQ_AVX2_FMA(R, k, wl, wh)                                   \
         }                                                                   \
-        for (int r = 0; r < (R); r++) {                                     \
-            _mm256_storeu_ps(acc[r], lo[r]);                                \
-            _mm256_storeu_ps(acc[r] + 8, hi[r]);                            \
-        }                                                                   \
+        O2C_WQ_AVX2_STORE(R)                                                \
     }
 static inline void o2c_wqmm_block(const unsigned char *w, const int32_t *z, const float *const *ar, int64_t nr,
                                   int64_t K, int sgn, float (*acc)[O2C_WQMM_NR])
@@ -1566,10 +1599,7 @@ O2C_HD static inline void o2c_wqmm_block(const unsigned char *w, const int32_t *
         float wf[O2C_WQMM_NR];
         for (int j = 0; j < O2C_WQMM_NR; j++)
             wf[j] = (float)((sgn ? O2C_Q_BYTE_i8(w[j]) : (int32_t)w[j]) - z[j]);
-        for (int64_t r = 0; r < nr; r++) {
-            const float a = ar[r][k];
-            for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = O2C_FMA_f32(acc[r][j], a, wf[j]);
-        }
+        O2C_WQ_FMA_ROWS(nr, k, wf)
     }
 }
 #endif
@@ -1584,18 +1614,7 @@ O2C_HD static inline void o2c_wqmm_block(const unsigned char *w, const int32_t *
         float *Y = (float *)p->y[0];                                        \
         const int64_t R = p->k[O2C_WQMM_ROWS], K = p->k[O2C_WQMM_K], N = p->k[O2C_WQMM_N]; \
         const int64_t NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR;           \
-        O2C_FOR(t) {                                                        \
-            const int64_t nb = t % NBLK, r0 = t / NBLK * O2C_WQMM_RB, n0 = nb * O2C_WQMM_NR; \
-            const int64_t nr = R - r0 < O2C_WQMM_RB ? R - r0 : O2C_WQMM_RB; \
-            const int64_t nn = N - n0 < O2C_WQMM_NR ? N - n0 : O2C_WQMM_NR; \
-            const float *ar[O2C_WQMM_RB];                                   \
-            float acc[O2C_WQMM_RB][O2C_WQMM_NR];                            \
-            for (int64_t r = 0; r < nr; r++) ar[r] = A + (r0 + r) * K;      \
-            o2c_wqmm_block(Wp + nb * K * O2C_WQMM_NR, Z + n0, ar, nr, K, SGN, acc); \
-            for (int64_t r = 0; r < nr; r++)                                \
-                for (int64_t j = 0; j < nn; j++)                            \
-                    Y[(r0 + r) * N + n0 + j] = acc[r][j] * S[n0 + j] + (B ? B[n0 + j] : 0.0f); \
-        }                                                                   \
+        O2C_WQ_TILES(o2c_wqmm_block(Wp + nb * K * O2C_WQMM_NR, Z + n0, ar, nr, K, SGN, acc), S[n0 + j]) \
     }
 
 /*@ o2c_wqmm_i8_f32 needs o2c_wqmm_core params O2C_WQMM */
@@ -1618,8 +1637,7 @@ O2C_WQMM_DEF(o2c_wqmm_u8_f32, 0)
 /* R rows (a constant: the accumulators stay in registers) */
 #define O2C_WQMMB_AVX2_ROWS(R)                                              \
     {                                                                       \
-        __m256 lo[R], hi[R];                                                \
-        for (int r = 0; r < (R); r++) lo[r] = hi[r] = _mm256_setzero_ps();  \
+        O2C_WQ_AVX2_INIT(R);                                                \
         for (int64_t k0 = 0, kb = 0; k0 < K; k0 += BS, kb++) {              \
             const unsigned char *zb = z + kb * O2C_WQMM_NR;                 \
             const float *sb = s + kb * O2C_WQMM_NR;                         \
@@ -1639,17 +1657,10 @@ O2C_WQMM_DEF(o2c_wqmm_u8_f32, 0)
                 }                                                           \
                 const __m256 wl = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bl)), zl), sl); \
                 const __m256 wh = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bh)), zh), sh); \
-                for (int r = 0; r < (R); r++) {                             \
-                    const __m256 av = _mm256_broadcast_ss(ar[r] + k);       \
-                    lo[r] = _mm256_fmadd_ps(av, wl, lo[r]);                 \
-                    hi[r] = _mm256_fmadd_ps(av, wh, hi[r]);                 \
-                }                                                           \
+                O2C_WQ_AVX2_FMA(R, k, wl, wh)                               \
             }                                                               \
         }                                                                   \
-        for (int r = 0; r < (R); r++) {                                     \
-            _mm256_storeu_ps(acc[r], lo[r]);                                \
-            _mm256_storeu_ps(acc[r] + 8, hi[r]);                            \
-        }                                                                   \
+        O2C_WQ_AVX2_STORE(R)                                                \
     }
 static inline void o2c_wqmmb_block(const unsigned char *w, const unsigned char *z, const float *s, const float *const *ar,
                                    int64_t nr, int64_t K, int64_t BS, int bits, float (*acc)[O2C_WQMM_NR])
@@ -1675,10 +1686,7 @@ O2C_HD static inline void o2c_wqmmb_block(const unsigned char *w, const unsigned
             const int u = bits == 4 ? (j < H ? w[k * H + j] & 15 : w[k * H + j - H] >> 4) : w[k * O2C_WQMM_NR + j];
             wf[j] = ((float)u - zb[j]) * sb[j];
         }
-        for (int64_t r = 0; r < nr; r++) {
-            const float a = ar[r][k];
-            for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = O2C_FMA_f32(acc[r][j], a, wf[j]);
-        }
+        O2C_WQ_FMA_ROWS(nr, k, wf)
     }
 }
 #endif
@@ -1689,24 +1697,13 @@ O2C_HD static inline void o2c_wqmmb_block(const unsigned char *w, const unsigned
         const float *A = (const float *)p->x[0];                            \
         const unsigned char *Wp = (const unsigned char *)p->x[1];           \
         const unsigned char *Z = (const unsigned char *)p->x[2];            \
-        const float *S = (const float *)p->x[3], *B = (const float *)p->x[4];\
+        const float *S = (const float *)p->x[3], *B = (const float *)p->x[4]; \
         float *Y = (float *)p->y[0];                                        \
         const int64_t R = p->k[O2C_WQMMB_ROWS], K = p->k[O2C_WQMMB_K], N = p->k[O2C_WQMMB_N]; \
         const int64_t BS = p->k[O2C_WQMMB_BS], KB = (K + BS - 1) / BS;      \
         const int64_t NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR;           \
-        O2C_FOR(t) {                                                        \
-            const int64_t nb = t % NBLK, r0 = t / NBLK * O2C_WQMM_RB, n0 = nb * O2C_WQMM_NR; \
-            const int64_t nr = R - r0 < O2C_WQMM_RB ? R - r0 : O2C_WQMM_RB; \
-            const int64_t nn = N - n0 < O2C_WQMM_NR ? N - n0 : O2C_WQMM_NR; \
-            const float *ar[O2C_WQMM_RB];                                   \
-            float acc[O2C_WQMM_RB][O2C_WQMM_NR];                            \
-            for (int64_t r = 0; r < nr; r++) ar[r] = A + (r0 + r) * K;      \
-            o2c_wqmmb_block(Wp + nb * K * (O2C_WQMM_NR * (BITS) / 8), Z + nb * KB * O2C_WQMM_NR, \
-                            S + nb * KB * O2C_WQMM_NR, ar, nr, K, BS, BITS, acc); \
-            for (int64_t r = 0; r < nr; r++)                                \
-                for (int64_t j = 0; j < nn; j++)                            \
-                    Y[(r0 + r) * N + n0 + j] = acc[r][j] + (B ? B[n0 + j] : 0.0f); \
-        }                                                                   \
+        O2C_WQ_TILES(o2c_wqmmb_block(Wp + nb * K * (O2C_WQMM_NR * (BITS) / 8), Z + nb * KB * O2C_WQMM_NR, \
+                                     S + nb * KB * O2C_WQMM_NR, ar, nr, K, BS, BITS, acc), 1.0f) \
     }
 
 /*@ o2c_wqmmb_w4_f32 needs o2c_wqmmb_core params O2C_WQMMB */
@@ -1743,20 +1740,12 @@ static inline void o2c_wqmmp_panel(const unsigned char *w, const unsigned char *
 /* R rows of A times the panel into acc (a constant R: registers) */
 #define O2C_WQMMP_AVX2_ROWS(R)                                              \
     {                                                                       \
-        __m256 lo[R], hi[R];                                                \
-        for (int r = 0; r < (R); r++) lo[r] = hi[r] = _mm256_setzero_ps();  \
+        O2C_WQ_AVX2_INIT(R);                                                \
         for (int64_t k = 0; k < K; k++) {                                   \
             const __m256 wl = _mm256_loadu_ps(P + k * O2C_WQMM_NR), wh = _mm256_loadu_ps(P + k * O2C_WQMM_NR + 8); \
-            for (int r = 0; r < (R); r++) {                                 \
-                const __m256 av = _mm256_broadcast_ss(ar[r] + k);           \
-                lo[r] = _mm256_fmadd_ps(av, wl, lo[r]);                     \
-                hi[r] = _mm256_fmadd_ps(av, wh, hi[r]);                     \
-            }                                                               \
+            O2C_WQ_AVX2_FMA(R, k, wl, wh)                                   \
         }                                                                   \
-        for (int r = 0; r < (R); r++) {                                     \
-            _mm256_storeu_ps(acc[r], lo[r]);                                \
-            _mm256_storeu_ps(acc[r] + 8, hi[r]);                            \
-        }                                                                   \
+        O2C_WQ_AVX2_STORE(R)                                                \
     }
 static inline void o2c_wqmmp_rows(const float *P, const float *const *ar, int64_t nr, int64_t K,
                                   float (*acc)[O2C_WQMM_NR])
@@ -1771,11 +1760,7 @@ static inline void o2c_wqmmp_rows(const float *P, const float *const *ar, int64_
 {
     for (int64_t r = 0; r < nr; r++)
         for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = 0.0f;
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t r = 0; r < nr; r++) {
-            const float a = ar[r][k];
-            for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = O2C_FMA_f32(acc[r][j], a, P[k * O2C_WQMM_NR + j]);
-        }
+    for (int64_t k = 0; k < K; k++) O2C_WQ_FMA_ROWS(nr, k, P + k * O2C_WQMM_NR)
 }
 #endif
 
