@@ -122,8 +122,12 @@ static int quant_of(Node *n, Qnt *q)
     return 1;
 }
 
-static int32_t qmin_of(int dt) { return dt == DT_UINT8 ? 0 : -128; }
-static int32_t qmax_of(int dt) { return dt == DT_UINT8 ? 255 : 127; }
+/* the range of an 8- or 4-bit integer type */
+static int32_t qmin_of(int dt) { return dt == DT_UINT8 || dt == DT_UINT4 ? 0 : dt == DT_INT4 ? -8 : -128; }
+static int32_t qmax_of(int dt) { return dt == DT_UINT8 ? 255 : dt == DT_UINT4 ? 15 : dt == DT_INT4 ? 7 : 127; }
+
+/* a type weight-only weights may have (FusedWQMatMul) */
+static int wq_type(int dt) { return dt == DT_UINT8 || dt == DT_INT8 || dt == DT_UINT4 || dt == DT_INT4; }
 
 /* v quantized as q does (the division and rounding in float) */
 static int32_t quantize_value(const Qnt *q, double v)
@@ -364,10 +368,7 @@ static int deq_wq(const Tensor *t, Deq *d, int k_axis, int64_t *bs)
     Node *n = pat_prod(t, "DequantizeLinear");
     if (!n || t->dtype != DT_FLOAT) return 0;
     Tensor *q = n->in[0], *s = n->in[1], *z = in_t(n, 2);
-    static const int WQ_TYPES[] = {DT_UINT8, DT_INT8, DT_UINT4, DT_INT4, 0};
-    int ok = 0;
-    for (int i = 0; WQ_TYPES[i]; i++) ok |= q->dtype == WQ_TYPES[i];
-    if (!ok || !q->data || q->rank != 2 || !s->data || s->dtype != DT_FLOAT || !positive_scales(s) || (z && !z->data))
+    if (!wq_type(q->dtype) || !q->data || q->rank != 2 || !s->data || s->dtype != DT_FLOAT || !positive_scales(s) || (z && !z->data))
         return 0;
     if (z && tensor_numel(z) != 1 && tensor_numel(z) != tensor_numel(s)) return 0;
     const int n_axis = 1 - k_axis;
@@ -410,10 +411,8 @@ static int castmul_wq(Graph *g, const Tensor *t, Deq *d, int tb)
         Node *cast = pat_prod(c, "Cast");
         if (!cast || attr_i(cast, "to") != DT_FLOAT) continue;
         Tensor *q = cast->in[0];
-        static const int WQ_TYPES[] = {DT_UINT8, DT_INT8, DT_UINT4, DT_INT4, 0};
-        int ok = 0;
-        for (int j = 0; WQ_TYPES[j]; j++) ok |= q->dtype == WQ_TYPES[j];
-        if (!ok || !q->data || q->rank != 2) continue;
+        int ok = wq_type(q->dtype) && q->data && q->rank == 2;
+        if (!ok) continue;
         const Tensor *pz[2] = {s, z};
         for (int j = 0; j < 2 && ok; j++) {   /* one value, or N along the output axis */
             const Tensor *p = pz[j];
@@ -423,11 +422,9 @@ static int castmul_wq(Graph *g, const Tensor *t, Deq *d, int tb)
                  (n == 1 || (n == N && (p->rank == 1 ? !tb : p->dims[tb ? 0 : 1] == N)));
         }
         if (!ok || s->dtype != DT_FLOAT || !positive_scales(s)) continue;
-        const int32_t lo = q->dtype == DT_INT8 ? -128 : q->dtype == DT_INT4 ? -8 : 0,
-                      hi = q->dtype == DT_INT8 ? 127 : q->dtype == DT_INT4 ? 7 : q->dtype == DT_UINT4 ? 15 : 255;
         for (int64_t j = 0; z && ok && j < tensor_numel(z); j++) {
             double v = elem_f64(z->dtype, z->data, j);
-            ok = v == floor(v) && v >= lo && v <= hi;
+            ok = v == floor(v) && v >= qmin_of(q->dtype) && v <= qmax_of(q->dtype);
         }
         if (!ok) continue;
         int64_t ns = tensor_numel(s), nz = z ? tensor_numel(z) : 0, nv = ns > nz ? ns : nz;

@@ -63,6 +63,14 @@
         for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = O2C_FMA_f32(acc[r][j], a, (wf)[j]); \
     }
 
+/* The operands of the o2c_wqmm* kernels (ZT: the zero points' type) */
+#define O2C_WQ_OPERANDS(ZT)                                                 \
+    const float *A = (const float *)p->x[0];                                \
+    const unsigned char *Wp = (const unsigned char *)p->x[1];               \
+    const ZT *Z = (const ZT *)p->x[2];                                      \
+    const float *S = (const float *)p->x[3], *B = (const float *)p->x[4];   \
+    float *Y = (float *)p->y[0]
+
 /* The tiles of o2c_wqmm and o2c_wqmmb: O2C_WQMM_RB rows of A (ar, nr of
  * them from r0) against a block of O2C_WQMM_NR columns (block nb from
  * column n0, nn of them); BLOCK fills acc, then Y = acc * SCALE + B. */
@@ -1607,11 +1615,7 @@ O2C_HD static inline void o2c_wqmm_block(const unsigned char *w, const int32_t *
 #define O2C_WQMM_DEF(NAME, SGN)                                             \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
-        const float *A = (const float *)p->x[0];                            \
-        const unsigned char *Wp = (const unsigned char *)p->x[1];           \
-        const int32_t *Z = (const int32_t *)p->x[2];                        \
-        const float *S = (const float *)p->x[3], *B = (const float *)p->x[4]; \
-        float *Y = (float *)p->y[0];                                        \
+        O2C_WQ_OPERANDS(int32_t);                                           \
         const int64_t R = p->k[O2C_WQMM_ROWS], K = p->k[O2C_WQMM_K], N = p->k[O2C_WQMM_N]; \
         const int64_t NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR;           \
         O2C_WQ_TILES(o2c_wqmm_block(Wp + nb * K * O2C_WQMM_NR, Z + n0, ar, nr, K, SGN, acc), S[n0 + j]) \
@@ -1694,11 +1698,7 @@ O2C_HD static inline void o2c_wqmmb_block(const unsigned char *w, const unsigned
 #define O2C_WQMMB_DEF(NAME, BITS)                                           \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
-        const float *A = (const float *)p->x[0];                            \
-        const unsigned char *Wp = (const unsigned char *)p->x[1];           \
-        const unsigned char *Z = (const unsigned char *)p->x[2];            \
-        const float *S = (const float *)p->x[3], *B = (const float *)p->x[4]; \
-        float *Y = (float *)p->y[0];                                        \
+        O2C_WQ_OPERANDS(unsigned char);                                     \
         const int64_t R = p->k[O2C_WQMMB_ROWS], K = p->k[O2C_WQMMB_K], N = p->k[O2C_WQMMB_N]; \
         const int64_t BS = p->k[O2C_WQMMB_BS], KB = (K + BS - 1) / BS;      \
         const int64_t NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR;           \
@@ -1767,11 +1767,8 @@ static inline void o2c_wqmmp_rows(const float *P, const float *const *ar, int64_
 #define O2C_WQMMP_DEF(NAME, BITS)                                           \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
-        const float *A = (const float *)p->x[0];                            \
-        const unsigned char *Wp = (const unsigned char *)p->x[1];           \
-        const unsigned char *Z = (const unsigned char *)p->x[2];            \
-        const float *S = (const float *)p->x[3], *B = (const float *)p->x[4]; \
-        float *Y = (float *)p->y[0], *P = (float *)p->y[1];                 \
+        O2C_WQ_OPERANDS(unsigned char);                                     \
+        float *P = (float *)p->y[1];                                        \
         const int64_t R = p->k[O2C_WQMMB_ROWS], K = p->k[O2C_WQMMB_K], N = p->k[O2C_WQMMB_N]; \
         const int64_t BS = p->k[O2C_WQMMB_BS], KB = (K + BS - 1) / BS;      \
         O2C_FOR(nb) {                                                       \
