@@ -19,7 +19,7 @@ HDRS = compiler/ir.h compiler/ops.def compiler/families.def compiler/passes/pass
 PARAMS = $(sort $(wildcard runtime/c/params/*.h))
 OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o $(BUILD)/param_names.o
 
-.PHONY: all install deps venv test test-unit test-models test-bad test-gpu test-real-models demo bench bench-quant bench-mcu conformance conformance-table clean check-deps
+.PHONY: all install deps venv test test-unit test-models test-bad test-gpu gpu-pack test-real-models demo bench bench-quant bench-mcu conformance conformance-table clean check-deps
 
 all: $(BUILD)/onnx2c
 
@@ -95,8 +95,15 @@ test-unit: unit
 test-real-models: deps venv all
 	$(VPY) tests/models/fetch.py --test --levels 2
 
+# the model tests and one node test per set of ops, the .cu built with nvcc
+# and run on this machine's GPU (tests/gpu/run.sh); gpu-pack: what a GPU
+# machine without protobuf-c needs for the same (tests/gpu/pack.py; there:
+# bash tests/gpu/run.sh build/gpu-pack)
 test-gpu: deps venv all
-	$(VPY) tests/run_models.py --cuda-gpu
+	bash tests/gpu/run.sh
+
+gpu-pack: deps venv all
+	$(VPY) tests/gpu/pack.py
 
 demo: deps all
 	@bash examples/demo/demo.sh

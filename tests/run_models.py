@@ -21,7 +21,7 @@ For each model:
      runtime/cuda/o2c_cuda_emulate.h (ASan+UBSan) and the same harness;
      run and compare; nvcc -c m.cu (a compile check; skipped with a note if
      nvcc is missing). --cuda-gpu: build with nvcc and run on the GPU instead
-     of the emulation.
+     of the emulation (--repeat N: and note the median time of N more runs).
 Steps 1-3 run at -O2 (the default: every pass) and again at -O0 (no pass):
 both must match onnxruntime. For examples/, the number of kernel calls in
 the -O2 C schedule must equal the count in tests/kernel_counts.txt (the
@@ -71,7 +71,9 @@ GXX_EMU = ["g++", "-x", "c++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-
            "-DO2C_CUDA_EMULATE", "-DO2C_HARNESS_CUDA", "-I" + CUDA_RT] + SAN + SAN_OPT
 CXX_EMU = [f for f in GXX_EMU[1:] if f not in SAN + ["-fno-tree-pta"]]   # with --cxx (no sanitizers; any C++ compiler)
 NVCC_C = ["nvcc", "-c", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]
-NVCC_GPU = ["nvcc", "-O2", "-Werror", "all-warnings", "-DO2C_HARNESS_CUDA"]
+# -arch=native: machine code for the GPU of the machine it runs on (no PTX
+# compiled by the driver at start); NVCC_ARCH=sm_90 (say) builds for another
+NVCC_GPU = ["nvcc", "-arch=" + os.environ.get("NVCC_ARCH", "native"), "-O2", "-Werror", "all-warnings", "-DO2C_HARNESS_CUDA"]
 RUN_ENV = dict(os.environ,
                ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:allocator_may_return_null=0",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
@@ -442,15 +444,18 @@ class Case:
         # a model whose first run takes long under the sanitizers is run once, not twice
         once = ["--once-above", str(ONCE_ABOVE_S)]
 
-        def run_prog(exe, tag):
+        def run_prog(exe, tag, extra=()):
             outs = [os.path.join(work, "%s_out%d.bin" % (tag, k)) for k in range(nouts)]
-            rc, out = sh(args.run_prefix.split() + [exe] + once + in_files + ["--"] + ["%s:%d" % (o, n) for o, n in zip(outs, out_bytes)],
+            rc, out = sh(args.run_prefix.split() + [exe] + once + list(extra) + in_files + ["--"] + ["%s:%d" % (o, n) for o, n in zip(outs, out_bytes)],
                          args.run_timeout, env=RUN_ENV)
             if rc != 0:
                 raise CaseFailed("%s: run %s: %s" % (tag, "timed out" if rc is None else "failed (rc %d)" % rc,
                                                      first_error(out)))
             if "second run skipped" in out:
                 self.notes.append("(%s: one run, slow)" % tag)
+            m = re.search(r"device run: median ([0-9.]+) ms", out)
+            if m:
+                self.notes.append("%s: %s ms a run (median of %d)" % (tag, m.group(1), args.repeat))
             return outs
 
         # kernel-count targets of the examples (tests/kernel_counts.txt), at -O2
@@ -509,7 +514,8 @@ class Case:
                 exe = os.path.join(work, "prog_gpu")
                 self.step(NVCC_GPU + ["-I" + cudir, "-x", "cu", HARNESS, "-x", "cu", os.path.join(cudir, "m.cu"),
                                       "-o", exe], "cuda%s: nvcc" % tag)
-                self.compare_outputs("cuda-gpu" + tag, run_prog(exe, "gpu" + tag), refs)
+                timed = ["--repeat", str(args.repeat)] if args.repeat and first else []
+                self.compare_outputs("cuda-gpu" + tag, run_prog(exe, "gpu" + tag, timed), refs)
                 return
             exe = os.path.join(cudir, "prog_emu")
             cxx = (args.cxx.split() + CXX_EMU) if args.cxx else GXX_EMU
@@ -635,6 +641,8 @@ def main():
     ap.add_argument("tests", nargs="*")
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
     ap.add_argument("--cuda-gpu", action="store_true", help="build the .cu with nvcc and run it on the GPU")
+    ap.add_argument("--repeat", type=int, default=0, help="with --cuda-gpu: time this many more device runs "
+                    "at the first level and note the median (tests/harness/main.c --repeat)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)

@@ -19,7 +19,9 @@
  *   it would be (or would crash) on a GPU. Such errors print a line on
  *   stderr and are returned as CUDA errors (sticky for kernels, like
  *   cudaErrorIllegalAddress on a GPU).
- * - Streams are accepted and ignored: everything runs synchronously.
+ * - Streams are accepted and ignored: everything runs synchronously. Events
+ *   read the host's monotonic clock when recorded (tests/harness/main.c's
+ *   --repeat times runs with them).
  *
  * Also usable from C (only the types are declared there), so a C file can
  * include the generated header with O2C_CUDA_EMULATE defined. */
@@ -66,11 +68,13 @@ typedef enum cudaMemcpyKind {
 } cudaMemcpyKind;
 
 typedef struct CUstream_st *cudaStream_t;
+typedef struct CUevent_st *cudaEvent_t;
 
 typedef struct uint3 { unsigned int x, y, z; } uint3;
 
 #ifdef __cplusplus
 
+#include <chrono>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +321,44 @@ inline cudaError_t cudaStreamCreate(cudaStream_t *stream)
 inline cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
     if (!stream) return o2c_emu_fail(cudaErrorInvalidResourceHandle, "cudaStreamDestroy: null stream");
+    return cudaSuccess;
+}
+
+/* events: the time on the host's monotonic clock when recorded, in ms */
+struct CUevent_st { double ms; };
+
+inline cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
+    if (!event) return o2c_emu_fail(cudaErrorInvalidValue, "cudaEventCreate: null result pointer");
+    *event = (cudaEvent_t)calloc(1, sizeof **event);
+    return *event ? cudaSuccess : o2c_emu_fail(cudaErrorMemoryAllocation, "cudaEventCreate: out of memory");
+}
+
+inline cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = 0)
+{
+    (void)stream;
+    if (!event) return o2c_emu_fail(cudaErrorInvalidResourceHandle, "cudaEventRecord: null event");
+    event->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return o2c_emu().sticky;
+}
+
+inline cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    if (!event) return o2c_emu_fail(cudaErrorInvalidResourceHandle, "cudaEventSynchronize: null event");
+    return o2c_emu().sticky;
+}
+
+inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    if (!ms || !start || !end) return o2c_emu_fail(cudaErrorInvalidValue, "cudaEventElapsedTime: null argument");
+    *ms = (float)(end->ms - start->ms);
+    return cudaSuccess;
+}
+
+inline cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+    if (!event) return o2c_emu_fail(cudaErrorInvalidResourceHandle, "cudaEventDestroy: null event");
+    free(event);
     return cudaSuccess;
 }
 

@@ -18,7 +18,8 @@ dirs (../shared/onnx-node-tests, say). Each test gets one outcome:
 
 With --cuda-emu each model is also compiled to .cu, built with the CPU
 emulation of the CUDA runtime (runtime/cuda/o2c_cuda_emulate.h) and checked
-the same way (reasons then start with "cuda"). A model with string inputs or
+the same way (reasons then start with "cuda"); --cuda-gpu builds it with
+nvcc for this machine's GPU and runs it there (make test-gpu, tests/gpu/). A model with string inputs or
 outputs is run through STR_HARNESS (strings as `const char *` arrays); its .cu
 is refused by design (strings are C-only), so its cuda leg is skipped and the
 pass says so.
@@ -41,6 +42,12 @@ from onnx import numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FAILING = ("compiler-crash", "cc-failed", "run-crash", "wrong")
+
+# nvcc for the GPU of the machine it runs on (-arch=native: its own machine
+# code, no PTX compiled by the driver at start; NVCC_ARCH=sm_90, say, builds
+# for another); warnings are errors, as for the C
+NVCC_ARCH = ["nvcc", "-arch=" + os.environ.get("NVCC_ARCH", "native")]
+NVCC_GPU = NVCC_ARCH + ["-O2", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]
 
 HARNESS = r'''
 #include <stdio.h>
@@ -405,15 +412,16 @@ def run_one(test, args):
         if r.returncode != 0:
             return name, "cc-failed", "gcc: " + (r.stderr.strip().splitlines() or [""])[0][:200]
         r = subprocess.run(["clang", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", src],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
+                           capture_output=True, text=True) if args.clang else None
+        if r is not None and r.returncode != 0:
             return name, "cc-failed", "clang: " + (r.stderr.strip().splitlines() or [""])[0][:200]
         rtol, atol, qstep = tolerances(test, args)
         progs = [("", exe)]
         cuda_note = ""
-        if args.cuda_emu:
+        if args.cuda_emu or args.cuda_gpu:
             # the .cu of the same model, built with the CPU emulation of the CUDA
-            # runtime (every block and thread of the grid a GPU would run)
+            # runtime (every block and thread of the grid a GPU would run), or
+            # with nvcc for the GPU of this machine (--cuda-gpu)
             cu = os.path.join(work, "m.cu")
             r, why = compile_model([cmd[0], cmd[1], "-o", cu] + cmd[4:])
             if strings and r is not None and r.returncode == 1 and "string tensors" in r.stderr:
@@ -421,6 +429,15 @@ def run_one(test, args):
             elif r is None or r.returncode != 0:
                 return name, "compiler-crash" if r is None or r.returncode != 1 else "refused", \
                     "cuda: " + (why or r.stderr.strip()[-200:])
+        if args.cuda_gpu and not cuda_note:
+            gexe = os.path.join(work, "prog_gpu")
+            for step in (NVCC_GPU + ["-I" + work, "-c", cu, "-o", cu + ".o"],
+                         ["gcc", "-std=c99", "-O1", "-c", os.path.join(work, "main.c"), "-o", os.path.join(work, "main.o")],
+                         NVCC_ARCH + ["-o", gexe, os.path.join(work, "main.o"), cu + ".o"]):
+                r = subprocess.run(step, capture_output=True, text=True)
+                if r.returncode != 0:
+                    return name, "cc-failed", "cuda (gpu): " + (r.stderr.strip().splitlines() or [""])[0][:200]
+            progs.append(("cuda (gpu): ", gexe))
         if args.cuda_emu and not cuda_note:
             cexe = os.path.join(work, "prog_cu")
             for step in (["g++", "-x", "c++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1",
@@ -534,8 +551,18 @@ def main():
     ap.add_argument("--onnx2c-flags", default="", help="more onnx2c flags for every model (e.g. --target cortex-m)")
     ap.add_argument("--cuda-emu", action="store_true",
                     help="also compile each model to .cu, build it with the CPU emulation of CUDA and check it")
+    ap.add_argument("--cuda-gpu", action="store_true",
+                    help="also compile each model to .cu, build it with nvcc for this machine's GPU and run it there")
+    ap.add_argument("--one-per-op", action="store_true",
+                    help="of the tests chosen, only the first of each set of ops (a sample: every op once)")
     ap.add_argument("filters", nargs="*", help="only tests whose name contains one of these")
     args = ap.parse_args()
+    args.clang = shutil.which("clang") is not None
+    if not args.clang:
+        print("# note: clang is not installed: the clang -fsyntax-only check of the C is skipped", flush=True)
+    if args.cuda_gpu and shutil.which("nvcc") is None:
+        print("--cuda-gpu: nvcc is not installed")
+        sys.exit(1)
     corpus = args.corpus
     if corpus is None:
         corpus = default_corpus()
@@ -543,6 +570,16 @@ def main():
     tests = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(corpus, "test_*", "model.onnx")))
     if args.filters:
         tests = [t for t in tests if any(f in os.path.basename(t) for f in args.filters)]
+    if args.one_per_op:
+        seen = set()
+        sample = []
+        for t in tests:
+            ops = tuple(model_facts(t)[0])
+            if ops not in seen:
+                seen.add(ops)
+                sample.append(t)
+        print("# --one-per-op: %d of %d tests (one for each set of ops)" % (len(sample), len(tests)), flush=True)
+        tests = sample
     with ThreadPoolExecutor(args.jobs) as ex:
         results = list(ex.map(lambda t: run_one(t, args), tests))
     expected = set()

@@ -1,7 +1,7 @@
 /* Test harness for generated models (tests/run_models.py builds it with each
  * generated file).
  *
- *     prog [--once-above SECONDS] IN_0.bin:BYTES ... -- OUT_0.bin:BYTES ...
+ *     prog [--once-above SECONDS] [--repeat N] IN_0.bin:BYTES ... -- OUT_0.bin:BYTES ...
  *
  * Reads each input file (raw, dense, exactly BYTES bytes) into a buffer of
  * exactly that size, runs the model, writes each output raw. Outputs are
@@ -18,6 +18,9 @@
  *                            memcheck then reports any arena byte read before written);
  *   CUDA (-DO2C_HARNESS_CUDA): NAME_run (host pointers), then NAME_run_device on
  *                            device buffers and a stream; NAME_cuda_release at the end.
+ * --repeat N (CUDA): after the checked runs, N more NAME_run_device calls on
+ * the same device buffers, each timed with CUDA events around it (launches
+ * included, one stream); prints "device run: median M ms, min M ms (N runs)".
  * The inputs must be left unchanged. Exit status: 0 ok, 2 usage, 3 I/O,
  * 4 the model returned an error, 5 runs differ, 6 inputs modified.
  *
@@ -88,9 +91,45 @@ static int write_output(const Buf *b)
     return fclose(f) == 0;
 }
 
+#ifdef O2C_HARNESS_CUDA
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* --repeat: n timed NAME_run_device calls; the median and the minimum */
+static int time_device_runs(const void *const *d_in, void *const *d_out, cudaStream_t stream, int n)
+{
+    cudaEvent_t start, stop;
+    float *ms = (float *)malloc((size_t)n * sizeof *ms);
+    int r;
+    if (!ms || cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
+        fprintf(stderr, "cannot create the timing events\n");
+        return 0;
+    }
+    for (r = 0; r < n; r++) {
+        if (cudaEventRecord(start, stream) != cudaSuccess ||
+            MODEL(_run_device)(d_in, d_out, stream) != 0 ||
+            cudaEventRecord(stop, stream) != cudaSuccess ||
+            cudaEventSynchronize(stop) != cudaSuccess ||
+            cudaEventElapsedTime(&ms[r], start, stop) != cudaSuccess) {
+            fprintf(stderr, "timed run %d failed: %s\n", r, MODEL(_cuda_error)());
+            return 0;
+        }
+    }
+    qsort(ms, (size_t)n, sizeof *ms, cmp_float);
+    printf("device run: median %.4f ms, min %.4f ms (%d runs)\n", ms[n / 2], ms[0], n);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    free(ms);
+    return 1;
+}
+#endif
+
 int main(int argc, char **argv)
 {
-    int ni = 0, no = 0, i, sep = -1, rc, first = 1, once = 0;
+    int ni = 0, no = 0, i, sep = -1, rc, first = 1, once = 0, repeat = 0;
     double once_above = -1;
     clock_t t0;
     Buf *in, *out;
@@ -98,13 +137,15 @@ int main(int argc, char **argv)
     void **outs, **outs2;
     unsigned char **saved;
 
-    if (argc > 2 && !strcmp(argv[1], "--once-above")) {
-        once_above = atof(argv[2]);
-        first = 3;
+    for (;;) {
+        if (argc > first + 1 && !strcmp(argv[first], "--once-above")) once_above = atof(argv[first + 1]);
+        else if (argc > first + 1 && !strcmp(argv[first], "--repeat")) repeat = atoi(argv[first + 1]);
+        else break;
+        first += 2;
     }
     for (i = first; i < argc; i++)
         if (!strcmp(argv[i], "--")) { sep = i; break; }
-    if (sep < 0) { fprintf(stderr, "usage: %s [--once-above S] IN:BYTES... -- OUT:BYTES...\n", argv[0]); return 2; }
+    if (sep < 0) { fprintf(stderr, "usage: %s [--once-above S] [--repeat N] IN:BYTES... -- OUT:BYTES...\n", argv[0]); return 2; }
     ni = sep - first;
     no = argc - sep - 1;
     if (ni != MODEL(_NUM_INPUTS) || no != MODEL(_NUM_OUTPUTS)) {
@@ -134,6 +175,7 @@ int main(int argc, char **argv)
     }
 
 #ifndef O2C_HARNESS_CUDA
+    if (repeat) { fprintf(stderr, "--repeat times device runs: CUDA builds only\n"); return 2; }
     {
         size_t asz = MODEL(_ARENA_SIZE) ? (size_t)MODEL(_ARENA_SIZE) : 1;
         void *arena = NULL;
@@ -183,6 +225,8 @@ int main(int argc, char **argv)
                     fprintf(stderr, "cannot copy output %d from the device\n", i);
                     return 4;
                 }
+            if (repeat > 0 && !time_device_runs((const void *const *)d_in, (void *const *)d_out, stream, repeat))
+                return 4;
             for (i = 0; i < ni; i++) cudaFree(d_in[i]);
             for (i = 0; i < no; i++) cudaFree(d_out[i]);
             cudaStreamDestroy(stream);
