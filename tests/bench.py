@@ -137,8 +137,10 @@ def build(d, args, work, gin, ins, nouts_bytes, level, profile=False):
         ni=len(ins), no=len(nouts_bytes), in_sz="".join("%d," % a.nbytes for a in ins),
         out_sz="".join("%d," % n for n in nouts_bytes)))
     exe = os.path.join(wd, "bench")
-    r = subprocess.run(["gcc", "-O3", "-march=native", "-std=c99", "-w", "-I" + wd, "-o", exe, os.path.join(wd, "main.c"),
-                        src, "-lm"], capture_output=True, text=True)
+    # O2C_BENCH_CFLAGS: more gcc flags (-mno-avx512vnni, say: another kernel path on the same CPU)
+    r = subprocess.run(["gcc", "-O3", "-march=native"] + os.environ.get("O2C_BENCH_CFLAGS", "").split() +
+                       ["-std=c99", "-w", "-I" + wd, "-o", exe, os.path.join(wd, "main.c"), src, "-lm"],
+                       capture_output=True, text=True)
     if r.returncode != 0:
         return None, "gcc failed"
     return (exe, arena, kernels, flops), ""

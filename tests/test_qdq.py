@@ -35,9 +35,10 @@ The models:
 Each quantized model is a test_qdq_<model>_<qdq|qop>_<u8|i8> folder whose
 expected output is onnxruntime's (ORT_ENABLE_ALL: its QDQ fusions into
 integer kernels; one thread), checked by tests/conformance/run_node_tests.py
-(gcc and clang warning-free; the portable C, the CUDA output emulated, and
-the C built with -mavx2 -mfma where the CPU has AVX2: the packed integer
-kernels' two paths) within one quantization step: integer code
+(gcc and clang warning-free; the portable C, the CUDA output emulated, the
+C built with -mavx2 -mfma where the CPU has AVX2, with -DO2C_QLIN_QUADS=1
+(the quad kernels' portable loop) and with -mavx512vnni where the CPU has
+AVX-512 VNNI: the packed integer kernels' paths) within one quantization step: integer code
 rounds each requantization once, where onnxruntime's kernels may round
 another way (float or fixed-point multipliers), so a value near a rounding
 boundary may land one step over. Where onnxruntime itself differs by more
@@ -678,12 +679,16 @@ def neon_leg(root, names, compiler):
     return byte_leg(root, names, compiler, "AArch64 (qemu)", [], "o2c_qneon_", runs) + (0,)
 
 
-def avx2():
+def cpu_has(*names):
     try:
         flags = open("/proc/cpuinfo").read().split()
     except OSError:
         return False
-    return "avx2" in flags and "fma" in flags
+    return all(n in flags for n in names)
+
+
+def avx2():
+    return cpu_has("avx2", "fma")
 
 
 def main():
@@ -705,6 +710,16 @@ def main():
             npass, nfail = npass + p2, nfail + f2
         else:
             print("skipped: the AVX2 build of every case (this CPU has no AVX2)")
+            skipped += len(names)
+        # the quad kernels (o2c_qlin_tile_q): their portable loop everywhere,
+        # AVX-512 VNNI (vpdpbusd) where the CPU runs it
+        p2, f2 = run_corpus(root, names, a.compiler, a.jobs, flags=["--cc-flags=-DO2C_QLIN_QUADS=1"])
+        npass, nfail = npass + p2, nfail + f2
+        if cpu_has("avx512f", "avx512_vnni"):
+            p2, f2 = run_corpus(root, names, a.compiler, a.jobs, flags=["--cc-flags=-mavx2 -mfma -mavx512f -mavx512vnni"])
+            npass, nfail = npass + p2, nfail + f2
+        else:
+            print("skipped: the AVX-512 VNNI build of every case (this CPU has no AVX-512 VNNI)")
             skipped += len(names)
         # --target cortex-m: its integer kernels' portable C here, then on QEMU
         p3, f3 = run_corpus(root, names, a.compiler, a.jobs, flags=["--onnx2c-flags=--target cortex-m"])

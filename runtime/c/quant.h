@@ -815,7 +815,110 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
 
 /*@ o2c_qlin_tile needs o2c_qlin_core */
 /* the register tile of o2c_qlin_* (see o2c_qlin_core) */
-#if defined(__AVX2__) && !defined(__CUDACC__)
+/* Quads of k (x86 with AVX-512 VNNI; -DO2C_QLIN_QUADS=1 elsewhere: the
+ * portable loop of the same arithmetic, for the tests): vpdpbusd multiplies
+ * 4 u8 by 4 s8 and adds the four products to an int32 exactly (no 16-bit
+ * sum to saturate), 64 multiply-accumulates an instruction on 16 channels.
+ * The panel of pairs is made as for the pair tiles (below), then
+ * rewritten in place as quads of bytes (o2c_qlin_quads): k 4q..4q+3 of a
+ * pixel, each (X - xz) + xu, where xu = xz + XS (XS: 0 for uint8 X, 128
+ * for int8: the byte X + XS), the padding and the k past K xu: all in
+ * 0..255. The weights stay packed in
+ * pairs: the rows of pairs 2q and 2q+1 interleaved by 16-bit units
+ * (vpunpcklwd/vpunpckhwd) are the quads of 4 channels a 128-bit lane, in
+ * the channel order 0-3, 8-11, 4-7, 12-15 (undone at the store). With
+ * s = sum_k w of each channel (a vpdpbusd of ones), a tile's sums are
+ * dot(u, w) - xu s = sum w (X - xz), the same as the pair kernels'. */
+#if !defined(O2C_QLIN_QUADS) && defined(__AVX512VNNI__) && defined(__AVX512F__) && !defined(__CUDACC__)
+#define O2C_QLIN_QUADS 1
+#endif
+#if defined(O2C_QLIN_QUADS) && O2C_QLIN_QUADS
+/* the panel P of KP x PB pairs of int16 as (KP + 1) / 2 x PB quads of
+ * bytes, in place: quad row q is written over bytes the pair rows before
+ * 2q held, pixel by pixel after its own pairs are read */
+static inline void o2c_qlin_quads(int16_t *P, int64_t KP, int64_t PB, int32_t xu)
+{
+    uint8_t *U = (uint8_t *)P;
+    for (int64_t q = 0; q < (KP + 1) / 2; q++) {
+        const int16_t *a = P + 2 * q * PB * 2;
+        const int16_t *b = 2 * q + 1 < KP ? a + PB * 2 : NULL;
+        uint8_t *u = U + q * PB * 4;
+        for (int64_t j = 0; j < PB; j++) {
+            const int32_t a0 = a[2 * j], a1 = a[2 * j + 1];
+            const int32_t b0 = b ? b[2 * j] : 0, b1 = b ? b[2 * j + 1] : 0;
+            u[4 * j] = (uint8_t)(a0 + xu);
+            u[4 * j + 1] = (uint8_t)(a1 + xu);
+            u[4 * j + 2] = (uint8_t)(b0 + xu);
+            u[4 * j + 3] = (uint8_t)(b1 + xu);
+        }
+    }
+}
+
+#if defined(__AVX512VNNI__) && defined(__AVX512F__) && !defined(__CUDACC__)
+#include <immintrin.h>
+/* the 16 channels' quads of pair rows w0 and w1 (see above) */
+#define O2C_QLIN_Q_WEIGHTS(w0, w1)                                          \
+    _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_unpacklo_epi16(w0, w1)), _mm256_unpackhi_epi16(w0, w1), 1)
+#define O2C_QLIN_Q_PIXEL(j)                                                 \
+    memcpy(&v, u + 4 * (j), sizeof v);                                      \
+    a##j = _mm512_dpbusd_epi32(a##j, _mm512_set1_epi32(v), w);
+static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP, int64_t PB, int32_t xu,
+                                   int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
+{
+    const __m512i ones = _mm512_set1_epi8(1);
+    const __m512i order = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15);
+    __m512i s = _mm512_setzero_si512(), a0 = s, a1 = s, a2 = s, a3 = s, a4 = s;
+    int32_t v;
+    for (int64_t q = 0; q < (KP + 1) / 2; q++) {
+        const int8_t *wr = W + 2 * q * 2 * O2C_QLIN_MR;
+        const __m256i w0 = _mm256_loadu_si256((const __m256i *)wr);
+        const __m256i w1 = 2 * q + 1 < KP ? _mm256_loadu_si256((const __m256i *)(wr + 2 * O2C_QLIN_MR))
+                                          : _mm256_setzero_si256();
+        const __m512i w = O2C_QLIN_Q_WEIGHTS(w0, w1);
+        const uint8_t *u = U + q * PB * 4;
+        s = _mm512_dpbusd_epi32(s, ones, w);
+        O2C_QLIN_Q_PIXEL(0)
+        O2C_QLIN_Q_PIXEL(1)
+        O2C_QLIN_Q_PIXEL(2)
+        O2C_QLIN_Q_PIXEL(3)
+        O2C_QLIN_Q_PIXEL(4)
+    }
+    s = _mm512_mullo_epi32(s, _mm512_set1_epi32(xu));
+#define O2C_QLIN_Q_STORE(j)                                                 \
+    _mm512_storeu_si512((void *)acc[j], _mm512_add_epi32(_mm512_loadu_si512((const void *)acc[j]), \
+                        _mm512_permutexvar_epi32(order, _mm512_sub_epi32(a##j, s))));
+    O2C_QLIN_Q_STORE(0)
+    O2C_QLIN_Q_STORE(1)
+    O2C_QLIN_Q_STORE(2)
+    O2C_QLIN_Q_STORE(3)
+    O2C_QLIN_Q_STORE(4)
+#undef O2C_QLIN_Q_STORE
+}
+#undef O2C_QLIN_Q_PIXEL
+#undef O2C_QLIN_Q_WEIGHTS
+#if O2C_QLIN_MR != 16 || O2C_QLIN_NR != 5
+#error "o2c_qlin_tile_q's AVX-512 loop is written for a 16 x 5 tile"
+#endif
+#else
+static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP, int64_t PB, int32_t xu,
+                                   int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
+{
+    for (int64_t q = 0; q < (KP + 1) / 2; q++) {
+        const int8_t *w0 = W + 2 * q * 2 * O2C_QLIN_MR, *w1 = 2 * q + 1 < KP ? w0 + 2 * O2C_QLIN_MR : NULL;
+        const uint8_t *u = U + q * PB * 4;
+        for (int j = 0; j < O2C_QLIN_NR; j++)
+            for (int i = 0; i < O2C_QLIN_MR; i++) {
+                const int32_t c0 = w0[2 * i], c1 = w0[2 * i + 1], c2 = w1 ? w1[2 * i] : 0, c3 = w1 ? w1[2 * i + 1] : 0;
+                acc[j][i] += u[4 * j] * c0 + u[4 * j + 1] * c1 + u[4 * j + 2] * c2 + u[4 * j + 3] * c3 -
+                             xu * (c0 + c1 + c2 + c3);
+            }
+    }
+}
+#endif
+/* inside O2C_QLIN_DEF: the panel as quads; a tile's sums */
+#define O2C_QLIN_PANEL_READY(XS) o2c_qlin_quads(P, KP, PB, xz + (XS));
+#define O2C_QLIN_TILE(XS, Wt, j0, acc) o2c_qlin_tile_q(Wt, (const uint8_t *)P + (j0) * 4, KP, PB, xz + (XS), acc)
+#elif defined(__AVX2__) && !defined(__CUDACC__)
 static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, int64_t PB,
                                  int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
 {
@@ -961,6 +1064,11 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
 }
 
 #endif
+#if !(defined(O2C_QLIN_QUADS) && O2C_QLIN_QUADS)
+/* inside O2C_QLIN_DEF: the panel of pairs is ready as made; a tile's sums */
+#define O2C_QLIN_PANEL_READY(XS)
+#define O2C_QLIN_TILE(XS, Wt, j0, acc) o2c_qlin_tile(Wt, P + (j0) * 2, KP, PB, acc)
+#endif
 
 /* Row k (channel c, tap kh, kw) of the panel: R[j] = X at pixel p0 + j's
  * tap less xz, 0 where the tap is in the padding or j >= np; pixel p0 is
@@ -1076,7 +1184,7 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
  * block: the panel (every k's row of the block's pixels, pairs of k
  * interleaved), then every channel tile's product with it, NR pixels at a
  * time, requantized and stored. */
-#define O2C_QLIN_DEF(NAME, TX, TY)                                          \
+#define O2C_QLIN_DEF(NAME, TX, TY, XS)                                      \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
         O2C_QLIN_OPERANDS(TX, TY);                                          \
@@ -1125,6 +1233,7 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
                     }                                                       \
                 }                                                           \
             }                                                               \
+            O2C_QLIN_PANEL_READY(XS)                                        \
             for (int64_t mt = 0; mt < MT; mt++) {                           \
                 const int64_t m0 = mt * O2C_QLIN_MR;                        \
                 const int64_t mn = M - m0 < O2C_QLIN_MR ? M - m0 : O2C_QLIN_MR; \
@@ -1132,7 +1241,7 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
                     int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR], q[O2C_QLIN_MR];  \
                     for (int j = 0; j < O2C_QLIN_NR; j++)                   \
                         for (int i = 0; i < O2C_QLIN_MR; i++) acc[j][i] = Bs && i < mn ? Bs[m0 + i] : 0; \
-                    o2c_qlin_tile(W + mt * KP * 2 * O2C_QLIN_MR, P + j0 * 2, KP, PB, acc); \
+                    O2C_QLIN_TILE(XS, W + mt * KP * 2 * O2C_QLIN_MR, j0, acc); \
                     for (int64_t j = 0; j < O2C_QLIN_NR && j0 + j < np; j++) { \
                         const int64_t px = p0 + j0 + j;                     \
                         o2c_qlin_requant_row(acc[j], MUL + m0, 1, yz, lo, hi, q, mn); \
@@ -1293,13 +1402,13 @@ O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, int64_t P
     }
 
 /*@ o2c_qlin_u8_u8 needs o2c_qlin_tile params O2C_QLIN */
-O2C_QLIN_DEF(o2c_qlin_u8_u8, uint8_t, uint8_t)
+O2C_QLIN_DEF(o2c_qlin_u8_u8, uint8_t, uint8_t, 0)
 /*@ o2c_qlin_u8_i8 needs o2c_qlin_tile params O2C_QLIN */
-O2C_QLIN_DEF(o2c_qlin_u8_i8, uint8_t, int8_t)
+O2C_QLIN_DEF(o2c_qlin_u8_i8, uint8_t, int8_t, 0)
 /*@ o2c_qlin_i8_u8 needs o2c_qlin_tile params O2C_QLIN */
-O2C_QLIN_DEF(o2c_qlin_i8_u8, int8_t, uint8_t)
+O2C_QLIN_DEF(o2c_qlin_i8_u8, int8_t, uint8_t, 128)
 /*@ o2c_qlin_i8_i8 needs o2c_qlin_tile params O2C_QLIN */
-O2C_QLIN_DEF(o2c_qlin_i8_i8, int8_t, int8_t)
+O2C_QLIN_DEF(o2c_qlin_i8_i8, int8_t, int8_t, 128)
 /*@ o2c_qdw_u8_u8 needs o2c_qlin_core params O2C_QLIN */
 O2C_QDW_DEF(o2c_qdw_u8_u8, uint8_t, uint8_t)
 /*@ o2c_qdw_u8_i8 needs o2c_qlin_core params O2C_QLIN */
