@@ -100,7 +100,7 @@ from onnx import numpy_helper as nh
 ROOT = bench.ROOT
 REAL = os.path.join(ROOT, "build", "real-models")
 # O2C_SHARED_MODELS: another folder of those models (a pack's, tests/gpu/pack.py)
-SHARED = os.environ.get("O2C_SHARED_MODELS") or os.path.normpath(os.path.join(ROOT, "..", "shared", "models"))
+SHARED = os.path.abspath(os.environ.get("O2C_SHARED_MODELS") or os.path.join(ROOT, "..", "shared", "models"))
 SHARED_CNNS = ["mnist_cntk", "super_resolution_pytorch", "ultraface_rfb320", "vww_mobilenetv1_025"]
 SHARED_OTHERS = ["nnsplit_bilstm", "ppocrv4_rec_svtr"]   # only when --only names them
 CALIB_NOISE = 0.05   # the shared models' calibration inputs: x + N(0, (0.05 std(x))^2)

@@ -37,8 +37,9 @@ expected output is onnxruntime's (ORT_ENABLE_ALL: its QDQ fusions into
 integer kernels; one thread), checked by tests/conformance/run_node_tests.py
 (gcc and clang warning-free; the portable C, the CUDA output emulated, the
 C built with -mavx2 -mfma where the CPU has AVX2, with -DO2C_QLIN_QUADS=1
-(the quad kernels' portable loop) and with -mavx512vnni where the CPU has
-AVX-512 VNNI: the packed integer kernels' paths) within one quantization step: integer code
+(the quad kernels' portable loops, and their AVX2 panel rewrite), with
+-mavx512vnni where the CPU has AVX-512 VNNI and with -mavxvnni where it has
+AVX-VNNI: the packed integer kernels' paths) within one quantization step: integer code
 rounds each requantization once, where onnxruntime's kernels may round
 another way (float or fixed-point multipliers), so a value near a rounding
 boundary may land one step over. Where onnxruntime itself differs by more
@@ -711,16 +712,20 @@ def main():
         else:
             print("skipped: the AVX2 build of every case (this CPU has no AVX2)")
             skipped += len(names)
-        # the quad kernels (o2c_qlin_tile_q): their portable loop everywhere,
-        # AVX-512 VNNI (vpdpbusd) where the CPU runs it
-        p2, f2 = run_corpus(root, names, a.compiler, a.jobs, flags=["--cc-flags=-DO2C_QLIN_QUADS=1"])
-        npass, nfail = npass + p2, nfail + f2
-        if cpu_has("avx512f", "avx512_vnni"):
-            p2, f2 = run_corpus(root, names, a.compiler, a.jobs, flags=["--cc-flags=-mavx2 -mfma -mavx512f -mavx512vnni"])
-            npass, nfail = npass + p2, nfail + f2
-        else:
-            print("skipped: the AVX-512 VNNI build of every case (this CPU has no AVX-512 VNNI)")
-            skipped += len(names)
+        # the quad kernels (o2c_qlin_quads, o2c_qlin_tile_q): their portable
+        # loops everywhere, the AVX2 panel rewrite where the CPU has AVX2,
+        # vpdpbusd where the CPU runs it: AVX-512 VNNI (zmm), AVX-VNNI (ymm)
+        for label, need, cflags in (("the portable quad kernels", (), "-DO2C_QLIN_QUADS=1"),
+                                    ("the quad kernels' AVX2 panel rewrite", ("avx2", "fma"),
+                                     "-DO2C_QLIN_QUADS=1 -mavx2 -mfma"),
+                                    ("AVX-512 VNNI", ("avx512f", "avx512_vnni"), "-mavx2 -mfma -mavx512f -mavx512vnni"),
+                                    ("AVX-VNNI", ("avx2", "fma", "avx_vnni"), "-mavx2 -mfma -mavxvnni")):
+            if cpu_has(*need):
+                p2, f2 = run_corpus(root, names, a.compiler, a.jobs, flags=["--cc-flags=" + cflags])
+                npass, nfail = npass + p2, nfail + f2
+            else:
+                print("skipped: the %s build of every case (this CPU has no %s)" % (label, ", ".join(need)))
+                skipped += len(names)
         # --target cortex-m: its integer kernels' portable C here, then on QEMU
         p3, f3 = run_corpus(root, names, a.compiler, a.jobs, flags=["--onnx2c-flags=--target cortex-m"])
         p4, f4, s4 = mcu_leg(root, names, a.compiler)

@@ -828,8 +828,10 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
  * (vpunpcklwd/vpunpckhwd) are the quads of 4 channels a 128-bit lane, in
  * the channel order 0-3, 8-11, 4-7, 12-15 (undone at the store). With
  * s = sum_k w of each channel (a vpdpbusd of ones), a tile's sums are
- * dot(u, w) - xu s = sum w (X - xz), the same as the pair kernels'. */
-#if !defined(O2C_QLIN_QUADS) && defined(__AVX512VNNI__) && defined(__AVX512F__) && !defined(__CUDACC__)
+ * dot(u, w) - xu s = sum w (X - xz), the same as the pair kernels'. On
+ * x86 without AVX-512, AVX-VNNI's vpdpbusd on ymm does the same. */
+#if !defined(O2C_QLIN_QUADS) && ((defined(__AVX512VNNI__) && defined(__AVX512F__)) || defined(__AVXVNNI__)) && \
+    !defined(__CUDACC__)
 #define O2C_QLIN_QUADS 1
 #endif
 #if defined(O2C_QLIN_QUADS) && O2C_QLIN_QUADS
@@ -843,7 +845,22 @@ static inline void o2c_qlin_quads(int16_t *P, int64_t KP, int64_t PB, int32_t xu
         const int16_t *a = P + 2 * q * PB * 2;
         const int16_t *b = 2 * q + 1 < KP ? a + PB * 2 : NULL;
         uint8_t *u = U + q * PB * 4;
-        for (int64_t j = 0; j < PB; j++) {
+        int64_t j0 = 0;
+#if defined(__AVX2__) && !defined(__CUDACC__)
+        /* 8 pixels a step: both rows' pairs plus xu packed to bytes (a
+         * 128-bit lane: 4 pixels' a pairs, then their b pairs), reordered
+         * to the quads; the loads come before the store that may overlap them */
+        const __m256i z = _mm256_set1_epi16((short)xu);
+        const __m256i order = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+                                               0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+        j0 = PB / 8 * 8;
+        for (int64_t j = 0; j < j0; j += 8) {
+            const __m256i va = _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(a + 2 * j)), z);
+            const __m256i vb = b ? _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(b + 2 * j)), z) : z;
+            _mm256_storeu_si256((__m256i *)(u + 4 * j), _mm256_shuffle_epi8(_mm256_packus_epi16(va, vb), order));
+        }
+#endif
+        for (int64_t j = j0; j < PB; j++) {
             const int32_t a0 = a[2 * j], a1 = a[2 * j + 1];
             const int32_t b0 = b ? b[2 * j] : 0, b1 = b ? b[2 * j + 1] : 0;
             u[4 * j] = (uint8_t)(a0 + xu);
@@ -898,6 +915,60 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP
 #undef O2C_QLIN_Q_WEIGHTS
 #if O2C_QLIN_MR != 16 || O2C_QLIN_NR != 5
 #error "o2c_qlin_tile_q's AVX-512 loop is written for a 16 x 5 tile"
+#endif
+#elif defined(__AVXVNNI__) && !defined(__CUDACC__)
+/* AVX-VNNI (the VEX vpdpbusd on ymm: x86 without AVX-512): the quads of
+ * channels 0-3, 8-11 (vpunpcklwd) and 4-7, 12-15 (vpunpckhwd) in two
+ * registers, two accumulators a pixel (10), the halves put back in order
+ * (vperm2i128) at the store */
+#include <immintrin.h>
+#define O2C_QLIN_QY_PIXEL(j)                                                \
+    memcpy(&v, u + 4 * (j), sizeof v);                                      \
+    x = _mm256_set1_epi32(v);                                               \
+    a##j##0 = _mm256_dpbusd_avx_epi32(a##j##0, x, wl);                      \
+    a##j##1 = _mm256_dpbusd_avx_epi32(a##j##1, x, wh);
+static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP, int64_t PB, int32_t xu,
+                                   int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
+{
+    const __m256i ones = _mm256_set1_epi8(1);
+    __m256i sl = _mm256_setzero_si256(), sh = sl, x;
+    __m256i a00 = sl, a01 = sl, a10 = sl, a11 = sl, a20 = sl, a21 = sl, a30 = sl, a31 = sl, a40 = sl, a41 = sl;
+    int32_t v;
+    for (int64_t q = 0; q < (KP + 1) / 2; q++) {
+        const int8_t *wr = W + 2 * q * 2 * O2C_QLIN_MR;
+        const __m256i w0 = _mm256_loadu_si256((const __m256i *)wr);
+        const __m256i w1 = 2 * q + 1 < KP ? _mm256_loadu_si256((const __m256i *)(wr + 2 * O2C_QLIN_MR))
+                                          : _mm256_setzero_si256();
+        const __m256i wl = _mm256_unpacklo_epi16(w0, w1), wh = _mm256_unpackhi_epi16(w0, w1);
+        const uint8_t *u = U + q * PB * 4;
+        sl = _mm256_dpbusd_avx_epi32(sl, ones, wl);
+        sh = _mm256_dpbusd_avx_epi32(sh, ones, wh);
+        O2C_QLIN_QY_PIXEL(0)
+        O2C_QLIN_QY_PIXEL(1)
+        O2C_QLIN_QY_PIXEL(2)
+        O2C_QLIN_QY_PIXEL(3)
+        O2C_QLIN_QY_PIXEL(4)
+    }
+    sl = _mm256_mullo_epi32(sl, _mm256_set1_epi32(xu));
+    sh = _mm256_mullo_epi32(sh, _mm256_set1_epi32(xu));
+#define O2C_QLIN_QY_STORE(j)                                                \
+    {                                                                       \
+        const __m256i lo = _mm256_sub_epi32(a##j##0, sl), hi = _mm256_sub_epi32(a##j##1, sh); \
+        _mm256_storeu_si256((__m256i *)acc[j], _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)acc[j]), \
+                            _mm256_permute2x128_si256(lo, hi, 0x20)));      \
+        _mm256_storeu_si256((__m256i *)(acc[j] + 8), _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + 8)), \
+                            _mm256_permute2x128_si256(lo, hi, 0x31)));      \
+    }
+    O2C_QLIN_QY_STORE(0)
+    O2C_QLIN_QY_STORE(1)
+    O2C_QLIN_QY_STORE(2)
+    O2C_QLIN_QY_STORE(3)
+    O2C_QLIN_QY_STORE(4)
+#undef O2C_QLIN_QY_STORE
+}
+#undef O2C_QLIN_QY_PIXEL
+#if O2C_QLIN_MR != 16 || O2C_QLIN_NR != 5
+#error "o2c_qlin_tile_q's AVX-VNNI loop is written for a 16 x 5 tile"
 #endif
 #else
 static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP, int64_t PB, int32_t xu,
