@@ -663,8 +663,9 @@ def mcu_leg(root, names, compiler):
 
 def neon_leg(root, names, compiler):
     """(passed, failed, skipped): each MCU_CASES case's C (the default
-    target) built for AArch64 (its NEON paths: o2c_qlin_tile's vmlal) and
-    run under qemu-aarch64, against the host build, byte for byte"""
+    target) built for AArch64 (its NEON paths: o2c_qlin_tile's vmlal, and
+    with -march=armv8.2-a+dotprod o2c_qlin_tile_q's sdot) and run under
+    qemu-aarch64, against the host build, byte for byte"""
     import subprocess
     cross, qemu = shutil.which("aarch64-linux-gnu-gcc"), shutil.which("qemu-aarch64")
     if not cross or not qemu or not os.path.isdir("/usr/aarch64-linux-gnu/lib"):
@@ -672,11 +673,14 @@ def neon_leg(root, names, compiler):
         return 0, 0, len([c for c in MCU_CASES if c in names])
 
     def runs(work):
-        b = subprocess.run([cross, "-std=c99", "-O2", "-static", "-Wall", "-Wextra", "-Werror", "-I.", "main.c", "m.c",
-                            "-lm", "-o", "a64"], cwd=work, capture_output=True, text=True)
-        if b.returncode:
-            raise RuntimeError("aarch64-linux-gnu-gcc: " + b.stderr.strip()[:300])
-        yield "aarch64", mcu.run_host(work, "a64", prefix=[qemu])
+        # plain NEON (o2c_qlin_tile's smlal), then the dot-product extension
+        # (o2c_qlin_tile_q's sdot; QEMU's -cpu max has it)
+        for exe, march, cpu in (("a64", "armv8-a", []), ("a64dot", "armv8.2-a+dotprod", ["-cpu", "max"])):
+            b = subprocess.run([cross, "-std=c99", "-O2", "-march=" + march, "-static", "-Wall", "-Wextra", "-Werror",
+                                "-I.", "main.c", "m.c", "-lm", "-o", exe], cwd=work, capture_output=True, text=True)
+            if b.returncode:
+                raise RuntimeError("aarch64-linux-gnu-gcc -march=%s: %s" % (march, b.stderr.strip()[:300]))
+            yield "aarch64 " + march, mcu.run_host(work, exe, prefix=[qemu] + cpu)
     return byte_leg(root, names, compiler, "AArch64 (qemu)", [], "o2c_qneon_", runs) + (0,)
 
 

@@ -830,9 +830,19 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
  * s = sum_k w of each channel (a vpdpbusd of ones), a tile's sums are
  * dot(u, w) - xu s = sum w (X - xz), the same as the pair kernels'. On
  * x86 without AVX-512, AVX-VNNI's vpdpbusd on ymm does the same. */
-#if !defined(O2C_QLIN_QUADS) && ((defined(__AVX512VNNI__) && defined(__AVX512F__)) || defined(__AVXVNNI__)) && \
-    !defined(__CUDACC__)
+#if !defined(O2C_QLIN_QUADS) && ((defined(__AVX512VNNI__) && defined(__AVX512F__)) || defined(__AVXVNNI__) || \
+    (defined(__ARM_FEATURE_DOTPROD) && defined(__aarch64__))) && !defined(__CUDACC__)
 #define O2C_QLIN_QUADS 1
+#endif
+/* the quads' bytes less this: 0 for u8 x s8 products (vpdpbusd), 128 for
+ * s8 x s8 (AArch64 sdot: X - xz + xu - 128 in -128..127) */
+#if defined(__ARM_FEATURE_DOTPROD) && defined(__aarch64__) && !defined(__CUDACC__)
+#define O2C_QLIN_Q_SIGNED 128
+#else
+#define O2C_QLIN_Q_SIGNED 0
+#endif
+#if defined(O2C_QLIN_QUADS) && O2C_QLIN_QUADS && defined(__ARM_NEON) && defined(__aarch64__) && !defined(__CUDACC__)
+#include <arm_neon.h>
 #endif
 #if defined(O2C_QLIN_QUADS) && O2C_QLIN_QUADS
 /* the panel P of KP x PB pairs of int16 as (KP + 1) / 2 x PB quads of
@@ -858,6 +868,18 @@ static inline void o2c_qlin_quads(int16_t *P, int64_t KP, int64_t PB, int32_t xu
             const __m256i va = _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(a + 2 * j)), z);
             const __m256i vb = b ? _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(b + 2 * j)), z) : z;
             _mm256_storeu_si256((__m256i *)(u + 4 * j), _mm256_shuffle_epi8(_mm256_packus_epi16(va, vb), order));
+        }
+#elif defined(__ARM_NEON) && defined(__aarch64__) && !defined(__CUDACC__)
+        /* 4 pixels a step: each row's pairs plus xu narrowed to bytes, the
+         * two rows' pairs zipped by 16-bit units (xu may be negative here:
+         * the bytes are the low 8 bits) */
+        const int16x8_t z = vdupq_n_s16((int16_t)xu);
+        j0 = PB / 4 * 4;
+        for (int64_t j = 0; j < j0; j += 4) {
+            const int8x8_t na = vmovn_s16(vaddq_s16(vld1q_s16(a + 2 * j), z));
+            const int8x8_t nb = b ? vmovn_s16(vaddq_s16(vld1q_s16(b + 2 * j), z)) : vmovn_s16(z);
+            const uint16x4x2_t r = vzip_u16(vreinterpret_u16_s8(na), vreinterpret_u16_s8(nb));
+            vst1q_u8(u + 4 * j, vreinterpretq_u8_u16(vcombine_u16(r.val[0], r.val[1])));
         }
 #endif
         for (int64_t j = j0; j < PB; j++) {
@@ -970,6 +992,70 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP
 #if O2C_QLIN_MR != 16 || O2C_QLIN_NR != 5
 #error "o2c_qlin_tile_q's AVX-VNNI loop is written for a 16 x 5 tile"
 #endif
+#elif defined(__ARM_FEATURE_DOTPROD) && defined(__aarch64__) && !defined(__CUDACC__)
+/* AArch64 with the dot-product extension: sdot (vdotq_laneq_s32) adds 4
+ * channels' s8 quads times one pixel's quad (a lane of the pixels' vector)
+ * into 4 int32: 16 multiply-accumulates an instruction, 20 accumulators for
+ * 16 channels x 5 pixels. The quads of channels 0-3, 4-7, 8-11, 12-15 are
+ * the pair rows zipped by 16-bit units (vzip1q/vzip2q), in order. The
+ * bytes are X - xz + xu, xu = xz + XS - 128 (O2C_QLIN_Q_SIGNED). */
+#if O2C_QLIN_MR != 16 || O2C_QLIN_NR != 5
+#error "o2c_qlin_tile_q's sdot loop is written for a 16 x 5 tile"
+#endif
+#define O2C_QLIN_QN_ZIP(f, x, y) vreinterpretq_s8_s16(f(vreinterpretq_s16_s8(x), vreinterpretq_s16_s8(y)))
+#define O2C_QLIN_QN_PIXEL(j, X, L)                                          \
+    a##j##0 = vdotq_laneq_s32(a##j##0, q0, X, L);                           \
+    a##j##1 = vdotq_laneq_s32(a##j##1, q1, X, L);                           \
+    a##j##2 = vdotq_laneq_s32(a##j##2, q2, X, L);                           \
+    a##j##3 = vdotq_laneq_s32(a##j##3, q3, X, L);
+static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP, int64_t PB, int32_t xu,
+                                   int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
+{
+    const int8x16_t ones = vdupq_n_s8(1), none = vdupq_n_s8(0);
+    int32x4_t s0 = vdupq_n_s32(0), s1 = s0, s2 = s0, s3 = s0;
+    int32x4_t a00 = s0, a01 = s0, a02 = s0, a03 = s0, a10 = s0, a11 = s0, a12 = s0, a13 = s0;
+    int32x4_t a20 = s0, a21 = s0, a22 = s0, a23 = s0, a30 = s0, a31 = s0, a32 = s0, a33 = s0;
+    int32x4_t a40 = s0, a41 = s0, a42 = s0, a43 = s0;
+    for (int64_t q = 0; q < (KP + 1) / 2; q++) {
+        const int8_t *wr = W + 2 * q * 2 * O2C_QLIN_MR;
+        const int has1 = 2 * q + 1 < KP;
+        const int8x16_t w0l = vld1q_s8(wr), w0h = vld1q_s8(wr + 16);
+        const int8x16_t w1l = has1 ? vld1q_s8(wr + 32) : none, w1h = has1 ? vld1q_s8(wr + 48) : none;
+        const int8x16_t q0 = O2C_QLIN_QN_ZIP(vzip1q_s16, w0l, w1l), q1 = O2C_QLIN_QN_ZIP(vzip2q_s16, w0l, w1l);
+        const int8x16_t q2 = O2C_QLIN_QN_ZIP(vzip1q_s16, w0h, w1h), q3 = O2C_QLIN_QN_ZIP(vzip2q_s16, w0h, w1h);
+        const uint8_t *u = U + q * PB * 4;
+        const int8x16_t x = vreinterpretq_s8_u8(vld1q_u8(u));
+        int32_t v4;
+        memcpy(&v4, u + 16, sizeof v4);
+        const int8x16_t x4 = vreinterpretq_s8_s32(vdupq_n_s32(v4));
+        s0 = vdotq_s32(s0, q0, ones);
+        s1 = vdotq_s32(s1, q1, ones);
+        s2 = vdotq_s32(s2, q2, ones);
+        s3 = vdotq_s32(s3, q3, ones);
+        O2C_QLIN_QN_PIXEL(0, x, 0)
+        O2C_QLIN_QN_PIXEL(1, x, 1)
+        O2C_QLIN_QN_PIXEL(2, x, 2)
+        O2C_QLIN_QN_PIXEL(3, x, 3)
+        O2C_QLIN_QN_PIXEL(4, x4, 0)
+    }
+    s0 = vmulq_n_s32(s0, xu);
+    s1 = vmulq_n_s32(s1, xu);
+    s2 = vmulq_n_s32(s2, xu);
+    s3 = vmulq_n_s32(s3, xu);
+#define O2C_QLIN_QN_STORE(j)                                                \
+    vst1q_s32(acc[j], vaddq_s32(vld1q_s32(acc[j]), vsubq_s32(a##j##0, s0)));             \
+    vst1q_s32(acc[j] + 4, vaddq_s32(vld1q_s32(acc[j] + 4), vsubq_s32(a##j##1, s1)));     \
+    vst1q_s32(acc[j] + 8, vaddq_s32(vld1q_s32(acc[j] + 8), vsubq_s32(a##j##2, s2)));     \
+    vst1q_s32(acc[j] + 12, vaddq_s32(vld1q_s32(acc[j] + 12), vsubq_s32(a##j##3, s3)));
+    O2C_QLIN_QN_STORE(0)
+    O2C_QLIN_QN_STORE(1)
+    O2C_QLIN_QN_STORE(2)
+    O2C_QLIN_QN_STORE(3)
+    O2C_QLIN_QN_STORE(4)
+#undef O2C_QLIN_QN_STORE
+}
+#undef O2C_QLIN_QN_PIXEL
+#undef O2C_QLIN_QN_ZIP
 #else
 static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP, int64_t PB, int32_t xu,
                                    int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
@@ -987,8 +1073,9 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP
 }
 #endif
 /* inside O2C_QLIN_DEF: the panel as quads; a tile's sums */
-#define O2C_QLIN_PANEL_READY(XS) o2c_qlin_quads(P, KP, PB, xz + (XS));
-#define O2C_QLIN_TILE(XS, Wt, j0, acc) o2c_qlin_tile_q(Wt, (const uint8_t *)P + (j0) * 4, KP, PB, xz + (XS), acc)
+#define O2C_QLIN_PANEL_READY(XS) o2c_qlin_quads(P, KP, PB, xz + (XS) - O2C_QLIN_Q_SIGNED);
+#define O2C_QLIN_TILE(XS, Wt, j0, acc)                                      \
+    o2c_qlin_tile_q(Wt, (const uint8_t *)P + (j0) * 4, KP, PB, xz + (XS) - O2C_QLIN_Q_SIGNED, acc)
 #elif defined(__AVX2__) && !defined(__CUDACC__)
 static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, int64_t PB,
                                  int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
