@@ -84,8 +84,8 @@ i8/f32 and i8/ORT, and how many models meet each target.
 <!-- bench-quant:begin --> and <!-- bench-quant:end --> (appended at the end
 of the file the first time). The builds are compiled first (two at a time,
 nothing timed meanwhile), then the models are timed one after the other."""
-import argparse, concurrent.futures, datetime, logging, math, os, re, shutil, statistics, subprocess, sys, tempfile, \
-    time, traceback
+import argparse, concurrent.futures, datetime, json, logging, math, os, re, shutil, statistics, subprocess, sys, \
+    tempfile, time, traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -728,9 +728,83 @@ def measure(e, args, work):
     try:
         layers = profile_layers(e, n["q"])
         res["layer"], res["top"] = largest_int(layers), top_kernels(layers)
+        res["layers"] = layers
+        if args.layers:
+            res["ort_layers"] = ort_layers(e.qd, qfeeds, n["oq"])
     except Exception as ex:
         print("  %s: no profile: %s" % (e.name, short_why(ex)), file=sys.stderr)
     e.res = res
+
+
+# ------------------------------------------------------------ per layer
+
+ORT_MAC_OPS = ("Conv", "FusedConv", "QLinearConv", "NhwcQLinearConv", "ConvInteger", "QLinearMatMul", "MatMulInteger",
+               "QGemm", "MatMul", "FusedMatMul", "Gemm", "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "NhwcFusedConv")
+
+
+def ort_layers(d, feeds, n):
+    """onnxruntime's own profile of the quantized model (the same session
+    options, n runs after 3): [(op type, node name, seconds a run)] in the
+    order the nodes first ran"""
+    o = bench._opts()
+    o.enable_profiling = True
+    o.profile_file_prefix = os.path.join(tempfile.gettempdir(), "o2c_ort_prof")
+    sess = ort.InferenceSession(os.path.join(d, "model.onnx"), sess_options=o, providers=["CPUExecutionProvider"])
+    for _ in range(3 + n):
+        sess.run(None, feeds)
+    path = sess.end_profiling()
+    try:
+        events = json.load(open(path))
+    finally:
+        os.unlink(path)
+    by, order = {}, []
+    for ev in events:
+        if ev.get("cat") != "Node" or not ev.get("name", "").endswith("_kernel_time"):
+            continue
+        name = ev["name"][:-len("_kernel_time")]
+        if name not in by:
+            by[name] = [ev.get("args", {}).get("op_name", "?"), 0.0, 0]
+            order.append(name)
+        by[name][1] += ev["dur"] * 1e-6
+        by[name][2] += 1
+    runs = 3 + n
+    return [(by[k][0], k, by[k][1] / runs) for k in order]
+
+
+def layer_table(e):
+    """Lines: the int8 build's Conv/MatMul/Gemm layers, each with the
+    onnxruntime node made of the same model node (its name less the
+    "_token_N" onnxruntime adds, among our layer's origins; else the next
+    unmatched one in order), with the time of everything else"""
+    ours = [l for l in e.res.get("layers") or () if any(p in MAC_OPS for p in l[1].split("+"))]
+    theirs = [l for l in e.res.get("ort_layers") or () if l[0] in ORT_MAC_OPS]
+    if not ours or not theirs:
+        return ["%s: no per-layer profile" % e.name]
+    rest_ours = sum(l[5] for l in e.res["layers"]) - sum(l[5] for l in ours)
+    rest_theirs = sum(l[2] for l in e.res["ort_layers"]) - sum(l[2] for l in theirs)
+    free = list(range(len(theirs)))
+    pairs = []
+    for a in ours:
+        k = next((k for k in free if re.sub(r"_token_\d+$", "", theirs[k][1]) in a[3]), None)
+        if k is None and free and not any(re.sub(r"_token_\d+$", "", theirs[j][1]) in l[3] for j in free for l in ours):
+            k = free[0]
+        if k is not None:
+            free.remove(k)
+        pairs.append((a, theirs[k] if k is not None else None))
+    pairs += [(None, theirs[k]) for k in free]
+    out = ["%s per layer (the products in the order ours run; us a run): ours %d, onnxruntime %d" % (
+        e.name, len(ours), len(theirs)),
+        "| # | ours: kernel, node | MACs | ours us | GOPS | onnxruntime: op, node | ORT us | ours/ORT |",
+        "|---:|---|---:|---:|---:|---|---:|---:|"]
+    for i, (a, b) in enumerate(pairs):
+        out.append("| %d | %s | %s | %s | %s | %s | %s | %s |" % (
+            i + 1, "%s %s" % (a[0], a[2]) if a else "-", "%d" % (a[4] // 2) if a and a[4] else "-",
+            "%.1f" % (a[5] * 1e6) if a else "-", "%.1f" % (a[4] / a[5] / 1e9) if a and a[4] and a[5] > 0 else "-",
+            "%s %s" % (b[0], b[1][:40]) if b else "-", "%.1f" % (b[2] * 1e6) if b else "-",
+            "%.2f" % (a[5] / b[2]) if a and b and b[2] > 0 else "-"))
+    out.append("| | everything else | | %.1f | | | %.1f | %s |" % (
+        rest_ours * 1e6, rest_theirs * 1e6, "%.2f" % (rest_ours / rest_theirs) if rest_theirs > 0 else "-"))
+    return out
 
 
 # ------------------------------------------------------------------- peaks
@@ -946,6 +1020,8 @@ def main():
     ap.add_argument("--docs-file", default=os.path.join(ROOT, "docs", "BENCHMARKS.md"),
                     help="the file --write-docs writes (default docs/BENCHMARKS.md)")
     ap.add_argument("--keep", default=None, help="build in this folder and keep it")
+    ap.add_argument("--layers", action="store_true",
+                    help="also print each model's products layer by layer against onnxruntime's own profile")
     args = ap.parse_args()
     args.compiler = os.path.abspath(args.compiler)
     only = set(x.strip() for x in args.only.split(",") if x.strip())
@@ -991,6 +1067,9 @@ def main():
               " GOPS; the higher of the two count (the % column above used the start's)")
         for l in details(done):
             print("  " + l)
+        if args.layers:
+            for e in done:
+                print("\n".join(layer_table(e)) + "\n")
         for l in summary(done):
             print(l)
         seconds = time.time() - t0

@@ -60,7 +60,7 @@ kernels on x86 without VNNI add pairs of products in 16 bits, which
 full-range weights saturate; the reference is then exact integer arithmetic
 on every CPU (as in test_quant.py).
 
-Fourteen QLinearConv geometries of the packed kernels (strides,
+Eighteen QLinearConv geometries of the packed kernels (strides,
 dilations, asymmetric pads, depthwise at strides 1, 2, (2, 1) and 3, a 1 x W
 image, rows wider than a pixel block; uint8 and int8) are checked against onnx's reference implementation (onnxruntime's
 uint8 x int8 kernels saturate with full-range weights on this CPU).
@@ -554,6 +554,9 @@ GEOMETRIES = [dict(C=5, M=7, H=11, W=13, k=(3, 3), s=(2, 1), d=(2, 2), p=(1, 2, 
               dict(C=3, M=17, H=1, W=30, k=(1, 5), s=(1, 3), d=(1, 1), p=(0, 2, 0, 1), g=1),
               # rows wider than a pixel block: the panel's band of two rows (o2c_qlin, O2C_QLIN_BR)
               dict(C=3, M=20, H=5, W=57, k=(3, 3), s=(1, 1), d=(1, 1), p=(1, 1, 1, 0), g=1),
+              # strided rows from the band: whole output rows a block, and rows wider than a block
+              dict(C=6, M=9, H=13, W=50, k=(3, 3), s=(2, 2), d=(1, 2), p=(1, 2, 0, 1), g=1),
+              dict(C=2, M=5, H=6, W=123, k=(2, 3), s=(1, 2), d=(1, 1), p=(0, 1, 1, 0), g=1),
               # depthwise at strides (2, 1) with a row dilation (o2c_qdwp's phase planes), and at stride 3 (o2c_qdw)
               dict(C=5, M=5, H=12, W=9, k=(3, 3), s=(2, 1), d=(2, 1), p=(1, 2, 2, 1), g=5),
               dict(C=4, M=4, H=10, W=11, k=(3, 3), s=(3, 3), d=(1, 1), p=(1, 1, 1, 1), g=4)]
@@ -595,7 +598,7 @@ def spec_run(m, x):
 # bit may differ between newlib and the host's libm)
 MCU_CASES = ["test_qdq_%s_%s_%s" % (m, f, a) for m in ("conv_relu", "conv_stride_nobias", "depthwise", "resnet_block",
                                                       "kws_dscnn", "matmul_mlp") for f in ("qdq",) for a in ACTS] + \
-    ["test_qdq_autoencoder_qdq_i8"] + ["test_qdq_qlinearconv_geometry%d_%s" % (i, a) for i in (0, 1, 2, 3) for a in ACTS]
+    ["test_qdq_autoencoder_qdq_i8"] + ["test_qdq_qlinearconv_geometry%d_%s" % (i, a) for i in (0, 1, 2, 3, 5, 6) for a in ACTS]
 
 
 def byte_leg(root, names, compiler, where, flags, prefix, runs):

@@ -364,7 +364,7 @@ static Tensor *qlin_multipliers(Lowering *L, const QLin *q, int64_t mp)
 static void qlin_band(Lowering *L, KCall *c, const ConvGeom *g, int64_t C, int64_t K, int64_t N, int64_t S)
 {
     const int64_t PBW = c->k[O2C_QLIN_PBW], OW = g->out[2], OH = g->out[1], KP = (K + 1) / 2;
-    const int64_t BW = OW + (g->k[2] - 1) * g->d[2], taps = g->k[1] * g->k[2];
+    const int64_t BW = (OW - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] + 1, taps = g->k[1] * g->k[2];
     /* the candidate taken: pixels of a block, panel columns, band rows, scratch words */
     int64_t best = -1, best_pb = 0, best_br = 0, best_words = 0;
     for (int64_t rows = OW <= PBW ? (PBW / OW < OH ? PBW / OW : OH) : 0; rows >= 0; rows--) {
@@ -1110,7 +1110,7 @@ static int lower_qconv_packed(Node *n, Lowering *L, const ConvGeom *g, int64_t g
     c->k[O2C_QLIN_DW] = g->d[2];
     c->k[O2C_QLIN_PH] = g->pb[1];
     c->k[O2C_QLIN_PW] = g->pb[2];
-    if (L->target != TARGET_CORTEX_M && !depthwise && g->s[2] == 1 && g->k[1] * g->k[2] > 1)
+    if (L->target != TARGET_CORTEX_M && !depthwise && g->k[1] * g->k[2] > 1)
         qlin_band(L, c, g, C, K, N, S);
     return 1;
 }

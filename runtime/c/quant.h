@@ -1280,14 +1280,14 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
         }                                                                   \
     }
 
-/* The panel from a band (O2C_QLIN_BR > 0: stride 1 along the rows,
- * channels first): the block's input rows less xz into the band, zero
- * columns and rows for the padding; each pair of k's rows of the panel is
- * then the interleaving of two band rows, a contiguous run a pixel row.
+/* The panel from a band (O2C_QLIN_BR > 0: channels first): the block's
+ * input rows less xz into the band, zero columns and rows for the padding;
+ * each pair of k's rows of the panel is then the interleaving of two band
+ * rows, a run of every SW-th value a pixel row.
  * Inside O2C_QLIN_DEF. */
 #define O2C_QLIN_BAND(TX)                                                   \
     int16_t *O2C_RESTRICT band = P + KP * PB * 2;                           \
-    const int64_t oh0 = p0 / OW, ow00 = p0 % OW, BW = OW + (KW - 1) * DW, ih0 = oh0 * SH - PH; \
+    const int64_t oh0 = p0 / OW, ow00 = p0 % OW, BW = (OW - 1) * SW + (KW - 1) * DW + 1, ih0 = oh0 * SH - PH; \
     const int64_t blo = PW < BW ? PW : BW, bhi = PW + IW < BW ? PW + IW : BW; \
     for (int64_t c = 0; c < C; c++)                                         \
         for (int64_t br = 0; br < BR; br++) {                               \
@@ -1313,20 +1313,22 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
         int64_t j = 0, r = 0, ow0 = ow00;                                   \
         while (j < np) {                                                    \
             const int64_t len = OW - ow0 < np - j ? OW - ow0 : np - j;      \
-            const int16_t *O2C_RESTRICT sa = ra + r * SH * BW + ow0;        \
+            const int16_t *O2C_RESTRICT sa = ra + r * SH * BW + ow0 * SW;   \
+            const int16_t *O2C_RESTRICT sb = hasb ? rb + r * SH * BW + ow0 * SW : sa; \
             int16_t *O2C_RESTRICT d = dst + 2 * j;                          \
-            if (hasb) {                                                     \
-                const int16_t *O2C_RESTRICT sb = rb + r * SH * BW + ow0;    \
+            if (SW == 1) {                                                  \
                 for (int64_t q = 0; q < len; q++) {                         \
                     d[2 * q] = sa[q];                                       \
                     d[2 * q + 1] = sb[q];                                   \
                 }                                                           \
             } else {                                                        \
                 for (int64_t q = 0; q < len; q++) {                         \
-                    d[2 * q] = sa[q];                                       \
-                    d[2 * q + 1] = 0;                                       \
+                    d[2 * q] = sa[q * SW];                                  \
+                    d[2 * q + 1] = sb[q * SW];                              \
                 }                                                           \
             }                                                               \
+            if (!hasb)                                                      \
+                for (int64_t q = 0; q < len; q++) d[2 * q + 1] = 0;         \
             j += len;                                                       \
             r++;                                                            \
             ow0 = 0;                                                        \

@@ -190,10 +190,10 @@ enum {
  * past M and K), x[3] B (int32, or NULL), x[4] MUL (float, MP values), x[5]
  * yz (NULL: 0); y[0] Y, y[1] the panel scratch (KP x PBW pairs of int16).
  * Index space: N x ceil(OH OW / PPB) pixel blocks. Where BR > 0 (a
- * convolution of stride 1 along the rows, channels first), y[1] holds
- * after the panel a band of C x BR rows of OW + (KW - 1) DW int16: the
- * input rows a pixel block reads, less xz, with the padding as zeros; the
- * panel's rows are then plain copies of the band's. */
+ * convolution, channels first), y[1] holds after the panel a band of C x
+ * BR rows of (OW - 1) SW + (KW - 1) DW + 1 int16: the input rows a pixel
+ * block reads, less xz, with the padding as zeros; the panel's rows are
+ * then copies of every SW-th value of the band's. */
 enum {
     O2C_QLIN_C,        /* input channels (a product: K) */
     O2C_QLIN_M,        /* output channels (a product: N) */
