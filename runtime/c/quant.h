@@ -893,8 +893,16 @@ static inline void o2c_qlin_quads(int16_t *P, int64_t KP, int64_t PB, int32_t xu
     }
 }
 
-#if defined(__AVX512VNNI__) && defined(__AVX512F__) && !defined(__CUDACC__)
+#if ((defined(__AVX512VNNI__) && defined(__AVX512F__)) || defined(__AVXVNNI__)) && !defined(__CUDACC__)
 #include <immintrin.h>
+/* the pair rows 2q and 2q + 1 of a channel tile's weights W (the second
+ * zeros past KP), inside the loops over q below */
+#define O2C_QLIN_Q_ROWS(w0, w1)                                             \
+    const __m256i w0 = _mm256_loadu_si256((const __m256i *)(W + 2 * q * 2 * O2C_QLIN_MR)); \
+    const __m256i w1 = 2 * q + 1 < KP ? _mm256_loadu_si256((const __m256i *)(W + (2 * q + 1) * 2 * O2C_QLIN_MR)) \
+                                      : _mm256_setzero_si256();
+#endif
+#if defined(__AVX512VNNI__) && defined(__AVX512F__) && !defined(__CUDACC__)
 /* the 16 channels' quads of pair rows w0 and w1 (see above) */
 #define O2C_QLIN_Q_WEIGHTS(w0, w1)                                          \
     _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_unpacklo_epi16(w0, w1)), _mm256_unpackhi_epi16(w0, w1), 1)
@@ -909,10 +917,7 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP
     __m512i s = _mm512_setzero_si512(), a0 = s, a1 = s, a2 = s, a3 = s, a4 = s;
     int32_t v;
     for (int64_t q = 0; q < (KP + 1) / 2; q++) {
-        const int8_t *wr = W + 2 * q * 2 * O2C_QLIN_MR;
-        const __m256i w0 = _mm256_loadu_si256((const __m256i *)wr);
-        const __m256i w1 = 2 * q + 1 < KP ? _mm256_loadu_si256((const __m256i *)(wr + 2 * O2C_QLIN_MR))
-                                          : _mm256_setzero_si256();
+        O2C_QLIN_Q_ROWS(w0, w1)
         const __m512i w = O2C_QLIN_Q_WEIGHTS(w0, w1);
         const uint8_t *u = U + q * PB * 4;
         s = _mm512_dpbusd_epi32(s, ones, w);
@@ -943,7 +948,6 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP
  * channels 0-3, 8-11 (vpunpcklwd) and 4-7, 12-15 (vpunpckhwd) in two
  * registers, two accumulators a pixel (10), the halves put back in order
  * (vperm2i128) at the store */
-#include <immintrin.h>
 #define O2C_QLIN_QY_PIXEL(j)                                                \
     memcpy(&v, u + 4 * (j), sizeof v);                                      \
     x = _mm256_set1_epi32(v);                                               \
@@ -957,10 +961,7 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP
     __m256i a00 = sl, a01 = sl, a10 = sl, a11 = sl, a20 = sl, a21 = sl, a30 = sl, a31 = sl, a40 = sl, a41 = sl;
     int32_t v;
     for (int64_t q = 0; q < (KP + 1) / 2; q++) {
-        const int8_t *wr = W + 2 * q * 2 * O2C_QLIN_MR;
-        const __m256i w0 = _mm256_loadu_si256((const __m256i *)wr);
-        const __m256i w1 = 2 * q + 1 < KP ? _mm256_loadu_si256((const __m256i *)(wr + 2 * O2C_QLIN_MR))
-                                          : _mm256_setzero_si256();
+        O2C_QLIN_Q_ROWS(w0, w1)
         const __m256i wl = _mm256_unpacklo_epi16(w0, w1), wh = _mm256_unpackhi_epi16(w0, w1);
         const uint8_t *u = U + q * PB * 4;
         sl = _mm256_dpbusd_avx_epi32(sl, ones, wl);
