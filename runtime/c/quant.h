@@ -815,21 +815,22 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
 
 /*@ o2c_qlin_tile needs o2c_qlin_core */
 /* the register tile of o2c_qlin_* (see o2c_qlin_core) */
-/* Quads of k (x86 with AVX-512 VNNI; -DO2C_QLIN_QUADS=1 elsewhere: the
- * portable loop of the same arithmetic, for the tests): vpdpbusd multiplies
- * 4 u8 by 4 s8 and adds the four products to an int32 exactly (no 16-bit
- * sum to saturate), 64 multiply-accumulates an instruction on 16 channels.
- * The panel of pairs is made as for the pair tiles (below), then
- * rewritten in place as quads of bytes (o2c_qlin_quads): k 4q..4q+3 of a
- * pixel, each (X - xz) + xu, where xu = xz + XS (XS: 0 for uint8 X, 128
- * for int8: the byte X + XS), the padding and the k past K xu: all in
- * 0..255. The weights stay packed in
- * pairs: the rows of pairs 2q and 2q+1 interleaved by 16-bit units
- * (vpunpcklwd/vpunpckhwd) are the quads of 4 channels a 128-bit lane, in
- * the channel order 0-3, 8-11, 4-7, 12-15 (undone at the store). With
- * s = sum_k w of each channel (a vpdpbusd of ones), a tile's sums are
- * dot(u, w) - xu s = sum w (X - xz), the same as the pair kernels'. On
- * x86 without AVX-512, AVX-VNNI's vpdpbusd on ymm does the same. */
+/* Quads of k: where the CPU multiplies four bytes by four and adds the
+ * products to an int32 exactly in one instruction (x86 AVX-512 VNNI and
+ * AVX-VNNI: vpdpbusd, u8 x s8, 64 and 32 multiply-accumulates an
+ * instruction; AArch64's dot-product extension: sdot, s8 x s8, 16), set by
+ * the C compiler's macros; -DO2C_QLIN_QUADS=1 elsewhere runs the same
+ * arithmetic in portable loops, for the tests. The panel of pairs is made
+ * as for the pair tiles (below), then rewritten in place as quads of bytes
+ * (o2c_qlin_quads): k 4q..4q+3 of a pixel, each (X - xz) + xu, where
+ * xu = xz + XS - O2C_QLIN_Q_SIGNED (XS: 0 for uint8 X, 128 for int8), the
+ * padding and the k past K xu: all in 0..255 (-128..127 for sdot), so
+ * nothing saturates. The weights stay packed in pairs: the rows of pairs
+ * 2q and 2q + 1 interleaved by 16-bit units are 4 channels' quads
+ * (vpunpcklwd/vpunpckhwd: channels 0-3, 8-11 and 4-7, 12-15 a 128-bit
+ * lane, put back in order at the store; vzip1q/vzip2q: in order). With
+ * s = sum_k w of each channel (the same instruction on a vector of ones),
+ * a tile's sums are dot(u, w) - xu s = sum w (X - xz): the pair kernels'. */
 #if !defined(O2C_QLIN_QUADS) && ((defined(__AVX512VNNI__) && defined(__AVX512F__)) || defined(__AVXVNNI__) || \
     (defined(__ARM_FEATURE_DOTPROD) && defined(__aarch64__))) && !defined(__CUDACC__)
 #define O2C_QLIN_QUADS 1
