@@ -38,6 +38,10 @@ __attribute__((format(printf, 1, 2)))
 #endif
 char *xfmt(const char *fmt, ...);        /* formatted, pool-allocated */
 void pool_release(void);
+/* a point in the pool, and every block allocated after it freed (the
+ * calibration stage bounds its memory per input set so) */
+void *pool_mark(void);
+void pool_release_to(void *mark);
 
 /* Context for messages: the model file and the node being processed. */
 extern const char *diag_file;
@@ -262,6 +266,7 @@ typedef struct Graph {
      * bytes of constants folding has added so far (fold_allowed); the
      * model's graph holds them for its bodies too */
     int64_t model_bytes, folded_bytes;
+    const char *calib_report;          /* calibrate.c: the int8 calibration's table, for --report */
     /* graph inputs/outputs that are sequences or optionals (ops/sequence.c):
      * which caller slots each one took when flattened */
     struct SeqSlots { const char *name; int is_out, index, kind, first, count; } *seqio; int nseqio;
@@ -272,6 +277,10 @@ Tensor *graph_find(Graph *g, const char *name);         /* find or NULL */
 void graph_index_reset(void);                           /* forget the name index (pool_release) */
 Node *graph_add_node(Graph *g);
 int tensor_new_id(void);                                /* a fresh unique tensor id */
+/* the ids given so far, and back to that point (calibrate.c: what its runs
+ * made is freed, and the names made after do not depend on them) */
+int tensor_id_now(void);
+void tensor_id_rewind(int id);
 int64_t tensor_numel(const Tensor *t);
 size_t tensor_bytes(const Tensor *t);
 const char *tensor_shape_str(const Tensor *t);          /* "1x3x224x224" */
@@ -746,6 +755,16 @@ typedef struct Options {
     const char *tune_file;     /* --tune-file FILE: the choices (read, or written by --tune) */
     const char *tune_runner;   /* --tune-runner CMD: builds and runs a timing program (its C source is the argument) */
     int64_t string_space;      /* --string-space BYTES: the strings one run may build (ops/strings.c) */
+    /* precision (calibrate.c) */
+    int int8;                  /* --int8: a float model calibrated into int8 (QDQ nodes the quantize pass takes) */
+    const char *calibrate;     /* --calibrate DIR: the calibration inputs (DIR/NAME/input_K.pb) */
+    const char *calib_cache;   /* --calib-cache FILE: written after calibrating; read when no DIR is given */
+    int calib_method;          /* --calibration: CALIB_* */
+    double calib_param;        /* percentile's P */
+    int act_scheme;            /* --int8-activations: ACT_U8, ACT_S8, ACT_SYM; -1: the target's default */
+    double min_sqnr;           /* --min-sqnr DB: the model's output SQNR layers fall back to float for */
+    const char *keep_float;    /* --keep-float NODE[,NODE]: layers kept float */
+    FILE *qdq_onnx;            /* --emit-onnx with --int8: the calibrated QDQ model is written here */
 } Options;
 
 /* pipeline.c: the stages from a loaded model to a planned schedule (infer,
@@ -753,7 +772,7 @@ typedef struct Options {
 int64_t pipeline_run(Graph *g, Lowering *L, const Options *o);
 Graph *load_model(const char *path);                 /* load.c */
 Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path);
-void load_tensor_file(const char *path, Tensor *t);  /* a TensorProto file: t's type, shape and data */
+void load_tensor_file(const char *path, Tensor *t, const char *what);  /* a TensorProto file: t's type, shape and data */
 /* inline.c: expands calls of the model's local functions in its graph's node
  * list (before load.c reads it); *saved: the model's own list, to put back
  * before the model is freed. Returns the number of calls expanded. */
@@ -791,7 +810,8 @@ void eval_call(const KCall *c);
 void eval_calls(const Lowering *L);
 Tensor *eval_call_const(Lowering *L, KCall *c, const char *what);
 void fold_node(Node *n);                             /* eval.c: run a node's kernels on its constant inputs */
-void fold_node_lowered(Node *n, int tiled);          /* the same, lowered as for the C target when tiled is 1 */
+void fold_node_lowered(Node *n, int tiled);
+void eval_node(Node *n, int tiled);                  /* the same, quietly (whole-graph runs: calibrate.c) */          /* the same, lowered as for the C target when tiled is 1 */
 int node_foldable(const Node *n);                    /* every input is constant */
 /* engine/inference.c: the one size rule of constant folding. Folding that
  * adds `growth` bytes of constants (its results less what it frees) is
@@ -848,6 +868,24 @@ int pass_exists(const char *name);
 int run_pass(Graph *g, const char *name);            /* one pass by name (tests, A/B): its change count */
 void graph_evaluate(Graph *g);                       /* eval.c: run every node in the compiler */
 void graph_evaluate_lowered(Graph *g, int tiled);    /* the same with fold_node_lowered (tests of the variants; layouts: layout_assign first) */
+
+/* engine/histogram.c: streaming fixed-size histograms and the calibrators */
+#define HIST_BINS 2048   /* on each side of zero */
+typedef struct Hist {
+    double width;                          /* of a bin; 0 until a non-zero value */
+    double pos[HIST_BINS], neg[HIST_BINS]; /* counts of [i*w, (i+1)*w), negatives by magnitude */
+    double min, max;
+    int64_t count;
+} Hist;
+enum { CALIB_MINMAX, CALIB_PERCENTILE, CALIB_ENTROPY, CALIB_MSE };
+enum { ACT_U8, ACT_S8, ACT_SYM };
+void hist_init(Hist *h);
+int hist_add(Hist *h, const float *x, int64_t n);   /* 0: a NaN or infinity (nothing added) */
+void hist_range(const Hist *h, int method, double param, int levels, double *lo, double *hi);
+const char *calib_method_name(int method);
+/* calibrate.c: the precision stage (--int8), between inference and the
+ * passes: the float model calibrated and written as a QDQ model */
+void calibrate_graph(Graph *g, const Options *o);
 
 /* engine/ctext.c: the C text of kernels and kernel calls (the emitters
  * and the tuner's timing program write with it) */

@@ -502,10 +502,10 @@ Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path)
 }
 
 /* --bind: the value of a graph input, from a serialized TensorProto. */
-void load_tensor_file(const char *path, Tensor *t)
+void load_tensor_file(const char *path, Tensor *t, const char *what)
 {
     size_t len;
-    uint8_t *buf = file_read(path, &len, "--bind file");
+    uint8_t *buf = file_read(path, &len, what);
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);
     if (!tp) fail_plain("%s: not a serialized ONNX TensorProto", path);
     tensor_from_proto(tp, t);

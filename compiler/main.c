@@ -18,6 +18,11 @@
 
 #define ONNX2C_VERSION "0.1.0"
 
+/* --int8's defaults (docs/PRECISION.md has the measurements behind them) */
+#define DEFAULT_CALIBRATION CALIB_PERCENTILE
+#define DEFAULT_PERCENTILE 99.99
+#define DEFAULT_MIN_SQNR 0.0
+
 static void usage(FILE *f)
 {
     fputs("usage: onnx2c MODEL.onnx -o OUT.c|OUT.cu [options]\n"
@@ -51,6 +56,18 @@ static void usage(FILE *f)
           "                  weight text to parse (large models; docs/LARGE_MODELS.md)\n"
           "  --allow-newer-opsets  compile a model importing an opset newer than onnx2c knows\n"
           "                  (by the newest rules it knows, with a warning) instead of refusing it\n"
+          "  --int8          calibrate the float model into int8 (weights symmetric per output\n"
+          "                  channel, activations per tensor) with --calibrate DIR or --calib-cache\n"
+          "  --calibrate DIR calibration inputs: DIR/NAME/input_K.pb (ONNX's test-data layout, K in\n"
+          "                  graph-input order), any number of sets\n"
+          "  --calibration C the activations' ranges: minmax, percentile[=P] (default 99.99),\n"
+          "                  entropy (TensorRT's KL divergence) or mse\n"
+          "  --int8-activations u8|s8|sym  asymmetric uint8 (the default; cortex-m: s8),\n"
+          "                  asymmetric int8, or symmetric int8\n"
+          "  --min-sqnr DB   layers go back to float, the most damaging first, until the output's\n"
+          "                  SQNR on the calibration sets is at least DB\n"
+          "  --keep-float NODE[,NODE]  these layers stay float\n"
+          "  --calib-cache FILE  the calibrated ranges: written after --calibrate, read without it\n"
           "  -O0, -O1, -O2   optimization level: none, cleanups (folding, dead nodes, no-ops),\n"
           "                  everything (fusion; the default)\n"
           "  --disable-pass NAME  skip one optimization pass (see --list-passes)\n"
@@ -92,6 +109,49 @@ static void check_weights_bin(const Options *o)
                    "names it in an assembler string)", o->weights_bin);
 }
 
+/* --calibration minmax | percentile[=P] | entropy | mse */
+static void parse_calibration(const char *v, Options *o)
+{
+    if (!strcmp(v, "minmax")) o->calib_method = CALIB_MINMAX;
+    else if (!strcmp(v, "entropy")) o->calib_method = CALIB_ENTROPY;
+    else if (!strcmp(v, "mse")) o->calib_method = CALIB_MSE;
+    else if (!strncmp(v, "percentile", 10) && (!v[10] || v[10] == '=')) {
+        o->calib_method = CALIB_PERCENTILE;
+        o->calib_param = DEFAULT_PERCENTILE;
+        if (v[10]) {
+            char *end;
+            double p = strtod(v + 11, &end);
+            if (end == v + 11 || *end || !(p > 50 && p <= 100))
+                fail_plain("--calibration %s: the percentile is a number above 50 and at most 100", v);
+            o->calib_param = p;
+        }
+    } else {
+        fail_plain("--calibration %s: expected minmax, percentile[=P], entropy or mse", v);
+    }
+}
+
+/* the precision flags together */
+static void check_precision(Options *o)
+{
+    if (!o->int8) {
+        if (o->calibrate || o->calib_cache || o->keep_float || o->act_scheme >= 0 || o->calib_method >= 0 || o->min_sqnr >= 0)
+            fail_plain("--calibrate, --calib-cache, --calibration, --int8-activations, --min-sqnr and --keep-float "
+                       "go with --int8");
+        return;
+    }
+    if (!o->calibrate && !o->calib_cache)
+        fail_plain("--int8 needs calibration inputs: --calibrate DIR (DIR/NAME/input_K.pb, ONNX's test-data layout), "
+                   "or --calib-cache FILE written by an earlier --calibrate run");
+    if (!o->calibrate && o->calib_cache && access(o->calib_cache, R_OK) != 0)
+        fail_plain("--calib-cache %s: no such file, and no --calibrate DIR to make it", o->calib_cache);
+    if (!o->calibrate && o->min_sqnr >= 0)
+        fail_plain("--min-sqnr needs --calibrate DIR: the accuracy is measured on the calibration inputs");
+    if (o->calib_method < 0) o->calib_method = DEFAULT_CALIBRATION;
+    if (o->calib_method == CALIB_PERCENTILE && !o->calib_param) o->calib_param = DEFAULT_PERCENTILE;
+    if (o->act_scheme < 0) o->act_scheme = o->target == TARGET_CORTEX_M ? ACT_S8 : ACT_U8;
+    if (o->min_sqnr < 0) o->min_sqnr = DEFAULT_MIN_SQNR;
+}
+
 static void parse_args(int argc, char **argv, Options *o)
 {
     for (int i = 1; i < argc; i++) {
@@ -130,6 +190,41 @@ static void parse_args(int argc, char **argv, Options *o)
             if (a[7] == 'f') o->tune_file = val;
             else o->tune_runner = val;
             i++;
+            continue;
+        }
+        if (!strcmp(a, "--int8")) { o->int8 = 1; continue; }
+        if (!strcmp(a, "--calibrate") || !strcmp(a, "--calib-cache") || !strcmp(a, "--keep-float")) {
+            if (!val || !*val) fail_plain("%s needs a value (see --help)", a);
+            if (!strcmp(a, "--calibrate")) o->calibrate = val;
+            else if (!strcmp(a, "--calib-cache")) o->calib_cache = val;
+            else o->keep_float = val;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--calibration")) {
+            if (!val) fail_plain("%s needs a value (see --help)", a);
+            i++;
+            parse_calibration(val, o);
+            continue;
+        }
+        if (!strcmp(a, "--int8-activations")) {
+            if (!val) fail_plain("%s needs a value (see --help)", a);
+            i++;
+            if (!strcmp(val, "u8")) o->act_scheme = ACT_U8;
+            else if (!strcmp(val, "s8")) o->act_scheme = ACT_S8;
+            else if (!strcmp(val, "sym")) o->act_scheme = ACT_SYM;
+            else fail_plain("--int8-activations %s: expected u8 (asymmetric uint8), s8 (asymmetric int8) or sym "
+                            "(symmetric int8)", val);
+            continue;
+        }
+        if (!strcmp(a, "--min-sqnr")) {
+            if (!val) fail_plain("%s needs a value (see --help)", a);
+            i++;
+            char *end;
+            double v = strtod(val, &end);
+            if (end == val || *end || !(v >= 0 && v <= 200))
+                fail_plain("--min-sqnr %s: expected a number of dB from 0 to 200", val);
+            o->min_sqnr = v;
             continue;
         }
         if (!strcmp(a, "--report")) { o->report = "-"; continue; }
@@ -251,6 +346,7 @@ static void parse_args(int argc, char **argv, Options *o)
         o->input = a;
     }
     if (!o->input) { usage(stderr); fail_plain("no model given"); }
+    check_precision(o);
     if (o->tune && !o->tune_file) fail_plain("--tune needs --tune-file FILE, where it writes the choices");
     if (o->tune_runner && !o->tune) fail_plain("--tune-runner is only used with --tune");
     if (o->profile && !o->output) fail_plain("--profile needs -o OUT.c (it makes a profiling build of the generated C)");
@@ -387,9 +483,10 @@ static void compile(Options *o)
     for (int b = 0; b < o->nbinds; b++) {   /* --bind values */
         Tensor *v = xalloc(sizeof *v);
         v->name = o->binds[b].name;
-        load_tensor_file(o->binds[b].file, v);
+        load_tensor_file(o->binds[b].file, v, "--bind file");
         o->binds[b].value = v;
     }
+    o->qdq_onnx = o->int8 ? fx[1] : NULL;
     Lowering L = {0};
     int64_t arena = pipeline_run(g, &L, o);   /* infer, passes, tune, schedule, lower, plan (pipeline.c) */
 
@@ -401,7 +498,7 @@ static void compile(Options *o)
         if (o->weights_bin_file) close_tmp(o->weights_bin_file, o->weights_bin);
     }
     if (o->report) write_report(fx[0] ? fx[0] : stdout, g, &L, arena, o);
-    if (o->emit_onnx) emit_onnx(g, fx[1]);
+    if (o->emit_onnx && !o->int8) emit_onnx(g, fx[1]);   /* --int8: the QDQ model (pipeline.c) */
     if (o->dot) emit_dot(g, fx[2]);
     for (int i = 0; i < 3; i++)
         if (fx[i]) close_tmp(fx[i], extra[i]);
@@ -426,6 +523,8 @@ int main(int argc, char **argv)
 {
     static Options o;
     o.opt_level = 2;
+    o.calib_method = o.act_scheme = -1;
+    o.min_sqnr = -1;
     jmp_buf jb;
     diag_jmp = &jb;
     if (setjmp(jb)) {

@@ -1,7 +1,7 @@
 /* The pipeline: the stages in their order, from a loaded model to a
  * lowered and planned schedule that the emitters write.
  *
- *   load -> infer -> passes -> (tune) -> schedule -> lower -> plan -> emit
+ *   load -> infer -> (calibrate) -> passes -> (tune) -> schedule -> lower -> plan -> emit
  *
  * main.c loads the model (and the --bind values) and emits; the fuzzing
  * harness (tests/fuzz/) runs the same function. Each stage reads the
@@ -16,6 +16,10 @@ int64_t pipeline_run(Graph *g, Lowering *L, const Options *o)
     if (o->cuda && graph_has_strings(g))   /* ops/strings.c */
         fail_plain("the model has string tensors, which only the C target supports (strings are a host-side "
                    "feature): use -o OUT.c");
+    if (o->int8) {   /* calibrate.c: the float model as a calibrated QDQ model */
+        calibrate_graph(g, o);
+        if (o->qdq_onnx) emit_onnx(g, o->qdq_onnx);
+    }
     run_passes(g, o);
     if (o->tune) tune_graph(g, o);
     schedule_graph(g);

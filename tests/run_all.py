@@ -64,6 +64,9 @@ SUITES = [
     ("quant", [PY, "tests/test_quant.py", "--compiler", ASAN_CC]),
     # float models quantized by onnxruntime (QDQ, QOperator) against its integer kernels, one step apart at most
     ("qdq", [PY, "tests/test_qdq.py", "--compiler", ASAN_CC]),
+    # --int8 --calibrate: the calibrators against numpy, calibrated models against onnxruntime
+    # running the QDQ model they become and against float, the cache, fallback, bad input
+    ("calibrate", [PY, "tests/calib/test_calib.py", "--compiler", ASAN_CC]),
     # outputs sized by their data (NonZero & co.) against onnxruntime, C and CUDA (emulated)
     ("dynamic-outputs", [PY, "tests/test_dynamic_outputs.py", "--compiler", ASAN_CC]),
     # string tensors against onnxruntime; their C under ASan/UBSan (tests/test_strings.py)

@@ -35,6 +35,17 @@ void pool_release(void)
     }
 }
 
+void *pool_mark(void) { return pool_head; }
+
+void pool_release_to(void *mark)
+{
+    while (pool_head && pool_head != (Block *)mark) {
+        Block *n = pool_head->next;
+        free(pool_head);
+        pool_head = n;
+    }
+}
+
 char *xstrdup(const char *s)
 {
     size_t n = strlen(s);

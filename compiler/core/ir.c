@@ -177,6 +177,8 @@ Tensor *graph_find(Graph *g, const char *name)
 static int next_tensor_id;
 
 int tensor_new_id(void) { return ++next_tensor_id; }
+int tensor_id_now(void) { return next_tensor_id; }
+void tensor_id_rewind(int id) { next_tensor_id = id; }
 
 Tensor *graph_tensor(Graph *g, const char *name)
 {

@@ -104,6 +104,12 @@ static void check_int_division(Node *n)
  * which tests compare against the reference kernels */
 void fold_node_lowered(Node *n, int tiled)
 {
+    eval_node(n, tiled);
+    if (n->op->lower != lower_view && !n->op->view_offset) note("folded %s '%s'", n->op_type, n->name);
+}
+
+void eval_node(Node *n, int tiled)
+{
     for (int j = 0; j < n->nout; j++)
         if (n->out[j] && !n->out[j]->data && !node_is_view(n)) tensor_alloc_data(n->out[j]);
     if (n->op->lower == lower_view) {            /* a view: same bytes, new shape */
@@ -119,7 +125,6 @@ void fold_node_lowered(Node *n, int tiled)
     L.tiled = tiled;
     lower_node(n, &L);
     eval_calls(&L);
-    note("folded %s '%s'", n->op_type, n->name);
 }
 
 /* Runs the whole graph in the compiler: every graph input must hold data

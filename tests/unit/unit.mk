@@ -20,3 +20,8 @@ unit: $(UNIT_BINS)
 	done; \
 	if [ -n "$$failed" ]; then echo "unit tests FAILED:$$failed"; exit 1; fi; \
 	echo "unit tests: all $(words $(UNIT_BINS)) programs passed"
+
+# the calibrators on a file of values, for tests/calib/test_calib.py (not a unit test program)
+$(BUILD)/tests/calib_hist: tests/unit/calib_hist.c $(UNIT_OBJS) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(O2C_CFLAGS) -o $@ $< $(UNIT_OBJS) $(LDLIBS)

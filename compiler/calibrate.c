@@ -1,0 +1,946 @@
+#define _POSIX_C_SOURCE 200809L
+/* The precision stage (--int8): a float model calibrated into a QDQ model,
+ * between inference and the passes.
+ *
+ *   pre-optimize   the float cleanups and the folds that change what is
+ *                  quantized (BatchNormalization and constant scales into
+ *                  the weights, Min/Max -> Clip, GELU, HardSwish, ...)
+ *   layers         the nodes the integer pass (passes/quantize.c) turns into
+ *                  integer nodes, with the activation after a linear op
+ *                  (Relu, Clip) and a MatMul's bias Add taken into it:
+ *                    compute  Conv, Gemm, MatMul (constant weights), Add and
+ *                             Mul of two activations, AveragePool,
+ *                             GlobalAveragePool, Concat: own output range
+ *                    unary    Sigmoid, Tanh, HardSwish, ...: a 256-entry table,
+ *                             when its input is quantized: own output range
+ *                    move     MaxPool, Reshape, Transpose, Slice, Split, ...:
+ *                             when its input is quantized, on the 8-bit data,
+ *                             the output with the input's parameters
+ *   sites          every activation a layer reads or writes gets
+ *                  QuantizeLinear -> DequantizeLinear (its readers read the
+ *                  DQ), every weight a DQ of int8 per output channel
+ *                  (symmetric); a site is on when a quantized layer needs it
+ *   statistics     the float model run in the compiler (engine/eval.c, the
+ *                  runtime's kernels) over every calibration set, each site's
+ *                  values into a streaming fixed-size histogram
+ *                  (engine/histogram.c): memory independent of the sets
+ *   ranges         the calibrator's clipping range per site, the scale and
+ *                  zero point of the activation scheme
+ *   accuracy       on the calibration sets (at most ACCURACY_SETS), the
+ *                  float run against the quantized one (Q and DQ computed):
+ *                  each site's SQNR and the model outputs' (the worst
+ *                  output); below --min-sqnr, the layer losing the most dB
+ *                  goes back to float, again until the target is met
+ *   finish         the sites that are off and the float layers' weight DQs
+ *                  leave the graph; the cache and the report are written
+ *
+ * With --calib-cache FILE and no DIR the ranges and the float layers come
+ * from the cache (written by an earlier run): the same model, flags and
+ * cache give the same file. */
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "passes/pattern.h"
+
+#define ACCURACY_SETS 16     /* calibration sets the accuracy measurement uses */
+#define MAX_LAYER_IN 20      /* Concat's parts (QLinearConcat's limit in passes/quantize.c) */
+#define MAX_LAYER_OUT 8      /* Split's outputs (the same) */
+#define SQNR_CAP 200.0       /* dB: a site with no error */
+#define CACHE_MAGIC "onnx2c-calibration 1"
+
+enum { L_COMPUTE, L_UNARY, L_MOVE };
+
+typedef struct Layer Layer;
+
+/* A tensor quantized at run time: src -> Q -> DQ -> t, t's readers unchanged */
+typedef struct Site {
+    const char *name;        /* the model's tensor name */
+    Tensor *t, *src;         /* what readers read; the float value (the producer's output, or the graph input) */
+    Node *q, *dq;
+    Tensor *scale, *zp;
+    Hist *h;
+    double lo, hi;           /* calibrated real range */
+    int have_range;
+    Layer *from;             /* the move layer writing it: its input's parameters when that layer is quantized */
+    int on;
+    float *ref;              /* the float values of the current set (accuracy) */
+    double sig, err;
+} Site;
+
+struct Layer {
+    Node *n, *tail;          /* the first and the last node of the group; tail's outputs are the layer's */
+    int kind;
+    Site *in[MAX_LAYER_IN], *out[MAX_LAYER_OUT];
+    int nin, nout;
+    /* weights (Conv, Gemm, MatMul): W float, per-channel int8 copy along axis, the DQ the node reads */
+    Tensor *w, *wq, *ws, *wdeq, *bias;
+    Node *wdq;
+    int axis, wslot;
+    int quant, keep_float, fell_back;
+    double drop;             /* dB its output lost against its inputs (accuracy) */
+};
+
+typedef struct Cal {
+    Graph *g;
+    const Options *o;
+    Layer *layers;
+    int nlayers;
+    Site **sites;
+    int nsites, cap_sites;
+    int qdt, qmin, qmax;     /* the activations' integer type */
+    Tensor **vars;           /* tensors computed per set (data reset between sets) */
+    int nvars;
+    Node **tag_node;         /* per node position: the site or layer whose Q/DQ it is */
+    Site **tag_site;
+    Layer **tag_layer;
+    int mode;                /* EV_STATS, EV_FLOAT, EV_QUANT */
+    double out_sig[64], out_err[64];
+    float *out_ref[64];
+    double model_sqnr;
+    int nsets, acc_sets;
+    char **set_dirs;
+} Cal;
+
+enum { EV_STATS, EV_FLOAT, EV_QUANT };
+
+/* ---- finding the layers --------------------------------------------------------- */
+
+static int is_act(const Tensor *t) { return t && !t->data && t->dtype == DT_FLOAT && t->rank >= 0; }
+static int is_const_float(const Tensor *t) { return t && t->data && t->dtype == DT_FLOAT && !t->is_input; }
+
+/* the one reader of t (t no graph output), or NULL */
+static Node *single_reader(Graph *g, Tensor *t) { return pat_single_reader(g, t); }
+
+/* a Relu or a Clip with constant bounds */
+static int is_clamp(Graph *g, const Node *r)
+{
+    if (!r || r->out[0]->dtype != DT_FLOAT) return 0;
+    if (pat_is(r, "Relu")) return 1;
+    if (!pat_is(r, "Clip")) return 0;
+    double v;
+    for (int j = 1; j < r->nin && g->opset >= 11; j++)
+        if (r->in[j] && !pat_scalar(r->in[j], &v)) return 0;
+    return 1;
+}
+
+static int moves_values(const Node *n)
+{
+    static const char *const OPS[] = {"MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+                                      "Identity", "Slice", "DepthToSpace", "SpaceToDepth", "Split", NULL};
+    if (pat_is(n, "MaxPool") && (attr_i(n, "storage_order") || (n->nout > 1 && n->out[1]))) return 0;
+    if (pat_is(n, "Split") && n->nout > MAX_LAYER_OUT) return 0;
+    for (int i = 0; OPS[i]; i++)
+        if (pat_is(n, OPS[i])) return 1;
+    return pat_is(n, "Resize") && !strcmp(attr_s(n, "mode"), "nearest");
+}
+
+/* the functions passes/quantize.c tabulates */
+static int tabulable(const Node *n)
+{
+    static const char *const OPS[] = {"Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Elu", "Selu", "Gelu",
+                                      "Softplus", "Softsign", "Mish", "Celu", "Relu", NULL};
+    for (int i = 0; OPS[i]; i++)
+        if (pat_is(n, OPS[i])) return n->nin == 1;
+    return 0;
+}
+
+/* Gemm computing A * B(^T) + C with constant B; *tb set */
+static int plain_gemm(const Node *n, int *tb)
+{
+    if (attr_i(n, "transA") || attr_f(n, "alpha") != 1.0 || (n->nin > 2 && n->in[2] && attr_f(n, "beta") != 1.0))
+        return 0;
+    *tb = (int)attr_i(n, "transB");
+    return 1;
+}
+
+/* the constant bias of N values a MatMul's output y gets from its one
+ * reader, an Add: the Add, or NULL */
+static Node *bias_add_of(Graph *g, Tensor *y, int64_t N)
+{
+    Node *a = single_reader(g, y);
+    if (!a || !pat_is(a, "Add")) return NULL;
+    Tensor *o = pat_other(a, y);
+    if (!is_const_float(o) || tensor_numel(o) != N || o->dims[o->rank - 1] != N || !pat_same_shape(a->out[0], y))
+        return NULL;
+    return a;
+}
+
+static int layer_add(Cal *c, Node *n, int kind)
+{
+    Layer *L = &c->layers[c->nlayers++];
+    memset(L, 0, sizeof *L);
+    L->n = L->tail = n;
+    L->kind = kind;
+    return c->nlayers - 1;
+}
+
+/* The weights of a Conv (slot 1, channel axis 0), Gemm (axis 0 if B is
+ * transposed, else 1) or MatMul (axis 1) */
+static void layer_weights(Layer *L, int slot, int axis, Tensor *bias)
+{
+    L->w = L->n->in[slot];
+    L->wslot = slot;
+    L->axis = axis;
+    L->bias = bias;
+}
+
+/* A compute layer's activation after it (an absorbed Relu or Clip) */
+static void absorb_clamp(Cal *c, Layer *L, Node **absorbed, int *na)
+{
+    Node *r = single_reader(c->g, L->tail->out[0]);
+    if (!is_clamp(c->g, r)) return;
+    if (pat_is(L->n, "Add") || pat_is(L->n, "Mul")) {   /* quantize.c: Relu only, at zero point qmin */
+        if (!pat_is(r, "Relu") || c->o->act_scheme == ACT_SYM) return;
+    }
+    absorbed[(*na)++] = r;
+    L->tail = r;
+}
+
+static void find_layers(Cal *c)
+{
+    Graph *g = c->g;
+    c->layers = xalloc(sizeof(Layer) * (size_t)(g->nnodes + 1));
+    Node **absorbed = xalloc(sizeof(Node *) * (size_t)(2 * g->nnodes + 1));
+    int na = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        int skip = 0;
+        for (int k = 0; k < na; k++) skip |= absorbed[k] == n;
+        if (skip || n->nout < 1 || !n->out[0] || n->out[0]->dtype != DT_FLOAT) continue;
+        int tb;
+        if (pat_is(n, "Conv") && n->nin >= 2 && is_act(n->in[0]) && is_const_float(n->in[1]) && n->in[1]->rank >= 3 &&
+            (n->nin < 3 || !n->in[2] || is_const_float(n->in[2]))) {
+            Layer *L = &c->layers[layer_add(c, n, L_COMPUTE)];
+            layer_weights(L, 1, 0, n->nin > 2 ? n->in[2] : NULL);
+            absorb_clamp(c, L, absorbed, &na);
+        } else if (pat_is(n, "Gemm") && is_act(n->in[0]) && is_const_float(n->in[1]) && n->in[1]->rank == 2 &&
+                   plain_gemm(n, &tb) && (n->nin < 3 || !n->in[2] || is_const_float(n->in[2]))) {
+            int64_t N = n->in[1]->dims[tb ? 0 : 1];
+            Tensor *b = n->nin > 2 ? n->in[2] : NULL;
+            if (b && tensor_numel(b) != N && tensor_numel(b) != 1) continue;
+            Layer *L = &c->layers[layer_add(c, n, L_COMPUTE)];
+            layer_weights(L, 1, tb ? 0 : 1, b);
+            absorb_clamp(c, L, absorbed, &na);
+        } else if (pat_is(n, "MatMul") && is_act(n->in[0]) && is_const_float(n->in[1]) && n->in[1]->rank == 2) {
+            Layer *L = &c->layers[layer_add(c, n, L_COMPUTE)];
+            Node *a = bias_add_of(g, n->out[0], n->in[1]->dims[1]);
+            layer_weights(L, 1, 1, a ? pat_other(a, n->out[0]) : NULL);
+            if (a) {
+                absorbed[na++] = a;
+                L->tail = a;
+            }
+            absorb_clamp(c, L, absorbed, &na);
+        } else if ((pat_is(n, "Add") || pat_is(n, "Mul")) && is_act(n->in[0]) && is_act(n->in[1])) {
+            absorb_clamp(c, &c->layers[layer_add(c, n, L_COMPUTE)], absorbed, &na);
+        } else if ((pat_is(n, "GlobalAveragePool") || (pat_is(n, "AveragePool") && !attr_has(n, "dilations"))) &&
+                   is_act(n->in[0])) {
+            layer_add(c, n, L_COMPUTE);
+        } else if (pat_is(n, "Concat") && n->nin <= MAX_LAYER_IN) {
+            int ok = 1;
+            for (int j = 0; j < n->nin; j++) ok &= is_act(n->in[j]);
+            if (ok) layer_add(c, n, L_COMPUTE);
+        } else if (tabulable(n) && is_act(n->in[0])) {
+            layer_add(c, n, L_UNARY);
+        } else if (moves_values(n) && is_act(n->in[0])) {
+            layer_add(c, n, L_MOVE);
+        }
+    }
+}
+
+/* ---- sites ----------------------------------------------------------------------- */
+
+static Site *site_find(Cal *c, const Tensor *t)
+{
+    for (int i = 0; i < c->nsites; i++)
+        if (c->sites[i]->t == t) return c->sites[i];
+    return NULL;
+}
+
+static Site *site_get(Cal *c, Tensor *t)
+{
+    Site *s = site_find(c, t);
+    if (s) return s;
+    if (c->nsites == c->cap_sites) {
+        c->cap_sites = c->cap_sites ? 2 * c->cap_sites : 64;
+        Site **n = xalloc(sizeof(Site *) * (size_t)c->cap_sites);
+        if (c->nsites) memcpy(n, c->sites, sizeof(Site *) * (size_t)c->nsites);
+        c->sites = n;
+    }
+    s = xalloc(sizeof *s);
+    s->t = t;
+    s->name = t->name;
+    c->sites[c->nsites++] = s;
+    return s;
+}
+
+/* Q and DQ inserted for site s: the producer writes src, the readers keep
+ * reading t (a graph input: its readers read a new t) */
+static void site_insert(Cal *c, Site *s)
+{
+    Graph *g = c->g;
+    Tensor *t = s->t;
+    const int qopset = g->opset < 13 ? 13 : g->opset;
+    s->scale = graph_new_const(g, "calib_scale", DT_FLOAT, 0, NULL);
+    s->zp = graph_new_const(g, "calib_zero_point", c->qdt, 0, NULL);
+    ((float *)s->scale->data)[0] = 1;
+    if (t->is_input) {
+        Tensor *t2 = graph_new_tensor(g, "calib_dq");
+        t2->dtype = t->dtype;
+        tensor_set_shape(t2, t->rank, t->dims);
+        graph_replace_uses(g, t, t2);
+        s->src = t;
+        s->t = t2;
+    } else {
+        Node *p = t->producer;
+        int j = 0;
+        while (p->out[j] != t) j++;
+        Tensor *src = graph_new_tensor(g, "calib_float");
+        src->dtype = t->dtype;
+        tensor_set_shape(src, t->rank, t->dims);
+        node_set_output(p, j, src);
+        s->src = src;
+    }
+    Tensor *tq = graph_new_tensor(g, "calib_q");
+    Tensor *qin[3] = {s->src, s->scale, s->zp};
+    s->q = graph_insert_node(g, NULL, "QuantizeLinear", "", qin, 3, &tq, 1);
+    s->q->opset = qopset;
+    node_reinfer(s->q);
+    Tensor *dqin[3] = {tq, s->scale, s->zp};
+    s->dq = graph_insert_node(g, NULL, "DequantizeLinear", "", dqin, 3, &s->t, 1);
+    s->dq->opset = qopset;
+    node_reinfer(s->dq);
+}
+
+/* the weights' int8 copy, scales and DQ (values set by quantize_weights) */
+static void weights_insert(Cal *c, Layer *L)
+{
+    Graph *g = c->g;
+    const int64_t M = L->w->dims[L->axis];
+    L->wq = graph_new_const(g, "calib_weights", DT_INT8, L->w->rank, L->w->dims);
+    L->ws = graph_new_const(g, "calib_weight_scales", DT_FLOAT, 1, &M);
+    L->wdeq = graph_new_tensor(g, "calib_weights_dq");
+    /* zero points of zeros, one per channel: onnxruntime's fusions of a QDQ
+     * model (QGemm) want them the scales' shape */
+    Tensor *in[3] = {L->wq, L->ws, graph_new_const(g, "calib_weight_zero_points", DT_INT8, 1, &M)};
+    L->wdq = graph_insert_node(g, NULL, "DequantizeLinear", "", in, 3, &L->wdeq, 1);
+    L->wdq->opset = g->opset < 13 ? 13 : g->opset;
+    node_set_attr_i(L->wdq, "axis", L->axis);
+    node_reinfer(L->wdq);
+    node_set_input(g, L->n, L->wslot, L->wdeq);
+}
+
+static void make_sites(Cal *c)
+{
+    for (int i = 0; i < c->nlayers; i++) {
+        Layer *L = &c->layers[i];
+        Node *n = L->n;
+        int nin = L->kind == L_COMPUTE && (pat_is(n, "Add") || pat_is(n, "Mul") || pat_is(n, "Concat")) ? n->nin : 1;
+        for (int j = 0; j < nin; j++) L->in[L->nin++] = site_get(c, n->in[j]);
+        for (int j = 0; j < L->tail->nout; j++)
+            if (L->tail->out[j]) {
+                Site *s = site_get(c, L->tail->out[j]);
+                L->out[L->nout++] = s;
+                if (L->kind == L_MOVE) s->from = L;
+            }
+    }
+    for (int i = 0; i < c->nsites; i++) site_insert(c, c->sites[i]);
+    for (int i = 0; i < c->nlayers; i++)
+        if (c->layers[i].w) weights_insert(c, &c->layers[i]);
+    topo_sort(c->g);
+    graph_recount_uses(c->g);
+}
+
+/* ---- the configuration: which layers and sites are int8 ------------------------------ */
+
+static void configure(Cal *c)
+{
+    for (int i = 0; i < c->nsites; i++) c->sites[i]->on = 0;
+    for (int i = 0; i < c->nlayers; i++) {
+        Layer *L = &c->layers[i];
+        L->quant = L->kind == L_COMPUTE && !L->keep_float && !L->fell_back;
+        for (int j = 0; L->quant && j < L->nin; j++) L->in[j]->on = 1;
+        for (int j = 0; L->quant && j < L->nout; j++) L->out[j]->on = 1;
+    }
+    for (int i = 0; i < c->nlayers; i++) {   /* graph order: a move or table follows its input */
+        Layer *L = &c->layers[i];
+        if (L->kind == L_COMPUTE || L->keep_float || L->fell_back || !L->in[0]->on) continue;
+        L->quant = 1;
+        for (int j = 0; j < L->nout; j++) L->out[j]->on = 1;
+    }
+}
+
+/* the range a site's parameters come from: a quantized move layer's input's */
+static const Site *range_site(const Site *s)
+{
+    while (s->from && s->from->quant) s = s->from->in[0];
+    return s;
+}
+
+static void site_params(const Cal *c, const Site *s, float *scale, int32_t *zp)
+{
+    const Site *r = range_site(s);
+    double lo = r->lo < 0 ? r->lo : 0, hi = r->hi > 0 ? r->hi : 0;
+    if (c->o->act_scheme == ACT_SYM) {
+        double a = -lo > hi ? -lo : hi;
+        *scale = a > 0 ? (float)(a / 127) : 1.0f;
+        *zp = 0;
+        return;
+    }
+    *scale = hi - lo > 0 ? (float)((hi - lo) / (c->qmax - c->qmin)) : 1.0f;
+    if (!(*scale > 0) || !isfinite(*scale)) *scale = 1.0f;   /* (a range below the smallest normal float) */
+    double z = nearbyint(c->qmin - lo / *scale);
+    *zp = (int32_t)(z < c->qmin ? c->qmin : z > c->qmax ? c->qmax : z);
+}
+
+static float site_scale(const Cal *c, const Site *s)
+{
+    float sc;
+    int32_t zp;
+    site_params(c, s, &sc, &zp);
+    return sc;
+}
+
+/* symmetric int8 per output channel; a channel's scale raised where its
+ * bias would not fit int32 at x_scale * w_scale */
+static void quantize_weights(Cal *c, Layer *L)
+{
+    const Tensor *w = L->w;
+    const int64_t M = w->dims[L->axis];
+    int64_t inner = 1, outer = 1;
+    for (int d = L->axis + 1; d < w->rank; d++) inner *= w->dims[d];
+    for (int d = 0; d < L->axis; d++) outer *= w->dims[d];
+    const float *W = w->data;
+    float *S = L->ws->data;
+    int8_t *Q = L->wq->data;
+    const float xs = site_scale(c, L->in[0]);
+    for (int64_t m = 0; m < M; m++) {
+        double amax = 0;
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t k = 0; k < inner; k++) {
+                double v = fabs(W[(o * M + m) * inner + k]);
+                amax = v > amax ? v : amax;
+            }
+        double s = amax / 127;
+        if (L->bias) {
+            double b = fabs(elem_f64(L->bias->dtype, L->bias->data, tensor_numel(L->bias) == 1 ? 0 : m));
+            double need = b / ((double)xs * (double)(1 << 30));
+            s = need > s ? need : s;
+        }
+        S[m] = s > 0 && isfinite(s) && (float)s > 0 ? (float)s : 1.0f;
+    }
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t k = 0; k < inner; k++) {
+                int64_t i = (o * M + m) * inner + k;
+                double q = nearbyint(W[i] / S[m]);
+                Q[i] = (int8_t)(q < -127 ? -127 : q > 127 ? 127 : q);
+            }
+}
+
+/* the configuration's parameters into the sites' constants and the weights */
+static void apply_params(Cal *c)
+{
+    for (int i = 0; i < c->nsites; i++) {
+        Site *s = c->sites[i];
+        float sc;
+        int32_t zp;
+        site_params(c, s, &sc, &zp);
+        ((float *)s->scale->data)[0] = sc;
+        elem_set(c->qdt, s->zp->data, 0, zp);
+    }
+    for (int i = 0; i < c->nlayers; i++)
+        if (c->layers[i].w && c->layers[i].quant) quantize_weights(c, &c->layers[i]);
+}
+
+/* ---- evaluation ------------------------------------------------------------------- */
+
+static void tag_nodes(Cal *c)
+{
+    Graph *g = c->g;
+    c->tag_site = xalloc(sizeof(Site *) * (size_t)(g->nnodes + 1));
+    c->tag_layer = xalloc(sizeof(Layer *) * (size_t)(g->nnodes + 1));
+    for (int i = 0; i < c->nsites; i++) {
+        c->tag_site[graph_node_index(g, c->sites[i]->q)] = c->sites[i];
+        c->tag_site[graph_node_index(g, c->sites[i]->dq)] = c->sites[i];
+    }
+    for (int i = 0; i < c->nlayers; i++)
+        if (c->layers[i].wdq) c->tag_layer[graph_node_index(g, c->layers[i].wdq)] = &c->layers[i];
+    c->vars = xalloc(sizeof(Tensor *) * (size_t)(g->ntensors + 1));
+    for (int t = 0; t < g->ntensors; t++)
+        if (!g->tensors[t]->data && !g->tensors[t]->is_input) c->vars[c->nvars++] = g->tensors[t];
+}
+
+static double sqnr_db(double sig, double err)
+{
+    if (err <= 0) return SQNR_CAP;
+    if (sig <= 0) return -SQNR_CAP;
+    double d = 10 * log10(sig / err);
+    return d > SQNR_CAP ? SQNR_CAP : d;
+}
+
+static void compare(const float *ref, const float *x, int64_t n, double *sig, double *err)
+{
+    double s = 0, e = 0;
+    for (int64_t i = 0; i < n; i++) {
+        s += (double)ref[i] * ref[i];
+        e += ((double)x[i] - ref[i]) * ((double)x[i] - ref[i]);
+    }
+    *sig += s;
+    *err += e;
+}
+
+/* a site's float value seen: into its histogram (EV_STATS) or its reference (EV_FLOAT) */
+static void site_seen(Cal *c, Site *s, int set)
+{
+    const int64_t n = tensor_numel(s->src);
+    if (c->mode == EV_STATS && !hist_add(s->h, s->src->data, n)) {
+        if (s->src->is_input) fail_plain("%s: input '%s' holds a NaN or an infinity; calibration inputs must be finite",
+                                         c->set_dirs[set], s->src->name);
+        fail_plain("the float model computes a NaN or an infinity in '%s' on calibration set %s: it cannot be "
+                   "calibrated on that input", s->name, c->set_dirs[set]);
+    }
+    if (c->mode == EV_FLOAT) memcpy(s->ref, s->src->data, sizeof(float) * (size_t)n);
+}
+
+static void eval_set(Cal *c, int set)
+{
+    Graph *g = c->g;
+    for (int i = 0; i < c->nsites; i++)
+        if (c->sites[i]->src->is_input) site_seen(c, c->sites[i], set);
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        Site *s = c->tag_site[i];
+        Layer *L = c->tag_layer[i];
+        diag_node = n;
+        int q = c->mode == EV_QUANT;
+        if (s && n == s->q && !(q && s->on)) continue;
+        if (s && n == s->dq && !(q && s->on)) {
+            s->t->data = s->src->data;
+        } else if (L && !(q && L->quant)) {
+            L->wdeq->data = L->w->data;
+        } else {
+            eval_node(n, 1);
+        }
+        if (s && n == s->dq && q) compare(s->ref, s->t->data, tensor_numel(s->t), &s->sig, &s->err);
+        for (int j = 0; j < n->nout && !q; j++) {
+            Tensor *t = n->out[j];
+            if (!t) continue;
+            for (int k = 0; k < c->nsites; k++)   /* the sites whose float value this is */
+                if (c->sites[k]->src == t) site_seen(c, c->sites[k], set);
+        }
+    }
+    diag_node = NULL;
+    for (int k = 0; k < g->noutputs && k < 64; k++) {
+        Tensor *t = g->outputs[k];
+        if (t->dtype != DT_FLOAT || !t->data) continue;
+        const int64_t n = tensor_numel(t);
+        if (c->mode == EV_FLOAT) memcpy(c->out_ref[k], t->data, sizeof(float) * (size_t)n);
+        if (c->mode == EV_QUANT) compare(c->out_ref[k], t->data, n, &c->out_sig[k], &c->out_err[k]);
+    }
+}
+
+/* ---- calibration sets ---------------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void list_sets(Cal *c, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) fail_plain("--calibrate %s: cannot open the directory", dir);
+    int cap = 16;
+    c->set_dirs = xalloc(sizeof(char *) * (size_t)cap);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char *p = xfmt("%s/%s/input_0.pb", dir, e->d_name);
+        FILE *f = fopen(p, "rb");
+        if (!f) {
+            if (c->g->ninputs == 0) continue;
+            char *sub = xfmt("%s/%s", dir, e->d_name);
+            DIR *sd = opendir(sub);
+            if (sd) {
+                closedir(sd);
+                closedir(d);
+                fail_plain("--calibrate %s: the set '%s' has no input_0.pb (a set is a directory of input_K.pb, K "
+                           "in graph-input order)", dir, sub);
+            }
+            continue;   /* a file beside the sets */
+        }
+        fclose(f);
+        if (c->nsets == cap) {
+            char **n = xalloc(sizeof(char *) * (size_t)(cap *= 2));
+            memcpy(n, c->set_dirs, sizeof(char *) * (size_t)c->nsets);
+            c->set_dirs = n;
+        }
+        c->set_dirs[c->nsets++] = xfmt("%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    if (!c->nsets)
+        fail_plain("--calibrate %s: no calibration sets (expected DIR/NAME/input_K.pb, ONNX's test-data layout)", dir);
+    qsort(c->set_dirs, (size_t)c->nsets, sizeof(char *), cmp_str);
+}
+
+/* set k's inputs into the graph inputs (pool memory of the set) */
+static void load_set(Cal *c, int k)
+{
+    Graph *g = c->g;
+    const char *saved = diag_file;
+    for (int i = 0; i < g->ninputs; i++) {
+        Tensor *in = g->inputs[i];
+        char *p = xfmt("%s/input_%d.pb", c->set_dirs[k], i);
+        Tensor v;
+        memset(&v, 0, sizeof v);
+        diag_file = p;
+        load_tensor_file(p, &v, "calibration input");
+        diag_file = saved;
+        if (v.dtype != in->dtype)
+            fail_plain("%s: holds %s data; input %d '%s' of the model is %s", p, dtype_name(v.dtype), i, in->name,
+                       dtype_name(in->dtype));
+        int same = v.rank == in->rank;
+        for (int d = 0; same && d < v.rank; d++) same = v.dims[d] == in->dims[d];
+        if (!same) {
+            char *want = xstrdup(tensor_shape_str(in));
+            fail_plain("%s: has shape %s; input %d '%s' of the model has shape %s (fix it with --shape %s:...)", p,
+                       tensor_shape_str(&v), i, in->name, want, in->name);
+        }
+        in->data = v.data;
+    }
+    char *extra = xfmt("%s/input_%d.pb", c->set_dirs[k], g->ninputs);
+    FILE *f = fopen(extra, "rb");
+    if (f) {
+        fclose(f);
+        fail_plain("%s: the model has %d input%s, the set has more", extra, g->ninputs, g->ninputs == 1 ? "" : "s");
+    }
+}
+
+/* Runs every set (or the first n) in the current mode, memory bounded:
+ * what a set allocates is freed after it */
+static void run_sets(Cal *c, int n, int mode_pair)
+{
+    Graph *g = c->g;
+    const int ids = tensor_id_now();
+    for (int k = 0; k < n; k++) {
+        void *mark = pool_mark();
+        load_set(c, k);
+        if (mode_pair) {   /* the float run, then the quantized one, on one set */
+            c->mode = EV_FLOAT;
+            eval_set(c, k);
+            for (int v = 0; v < c->nvars; v++) c->vars[v]->data = NULL;
+            c->mode = EV_QUANT;
+        }
+        eval_set(c, k);
+        for (int v = 0; v < c->nvars; v++) c->vars[v]->data = NULL;
+        for (int i = 0; i < g->ninputs; i++) g->inputs[i]->data = NULL;
+        pool_release_to(mark);
+        graph_index_reset();   /* (an index rebuilt during the run was in the memory freed) */
+        g->uses_stale = 1;
+        tensor_id_rewind(ids);
+    }
+}
+
+/* ---- accuracy and fallback ------------------------------------------------------------ */
+
+static void measure(Cal *c)
+{
+    for (int i = 0; i < c->nsites; i++) c->sites[i]->sig = c->sites[i]->err = 0;
+    for (int k = 0; k < 64; k++) c->out_sig[k] = c->out_err[k] = 0;
+    configure(c);
+    apply_params(c);
+    run_sets(c, c->acc_sets, 1);
+    c->model_sqnr = SQNR_CAP;
+    for (int k = 0; k < c->g->noutputs && k < 64; k++) {
+        if (c->g->outputs[k]->dtype != DT_FLOAT) continue;
+        double d = sqnr_db(c->out_sig[k], c->out_err[k]);
+        c->model_sqnr = d < c->model_sqnr ? d : c->model_sqnr;
+    }
+    for (int i = 0; i < c->nlayers; i++) {
+        Layer *L = &c->layers[i];
+        double in = SQNR_CAP, out = SQNR_CAP;
+        for (int j = 0; j < L->nin; j++) {
+            double d = sqnr_db(L->in[j]->sig, L->in[j]->err);
+            in = d < in ? d : in;
+        }
+        for (int j = 0; j < L->nout; j++) {
+            double d = sqnr_db(L->out[j]->sig, L->out[j]->err);
+            out = d < out ? d : out;
+        }
+        L->drop = in - out;
+    }
+}
+
+/* returns the output SQNR with every layer int8 (but --keep-float's) */
+static double fallback(Cal *c)
+{
+    measure(c);
+    const double all = c->model_sqnr;
+    note("calibrate: all layers int8: output SQNR %.1f dB", c->model_sqnr);
+    while (c->model_sqnr < c->o->min_sqnr) {
+        Layer *worst = NULL;
+        for (int i = 0; i < c->nlayers; i++) {
+            Layer *L = &c->layers[i];
+            if (L->quant && L->kind != L_MOVE && (!worst || L->drop > worst->drop)) worst = L;
+        }
+        if (!worst) break;
+        worst->fell_back = 1;
+        measure(c);
+        note("calibrate: %s '%s' to float (its int8 output lost %.1f dB): output SQNR %.1f dB", worst->n->op_type,
+             worst->n->name, worst->drop, c->model_sqnr);
+    }
+    return all;
+}
+
+/* ---- the cache ------------------------------------------------------------------------ */
+
+static uint64_t file_hash(const char *path)
+{
+    size_t len;
+    const uint8_t *b = file_read(path, &len, "model file");
+    uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void write_cache(Cal *c, const char *path, uint64_t hash)
+{
+    char *tmp = xfmt("%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) fail_plain("--calib-cache %s: cannot write the file", path);
+    fprintf(f, "%s\n# the calibrated real range [lo, hi] of each quantized tensor (hexadecimal floats), and the\n"
+               "# layers kept in float; onnx2c reads it back with --int8 --calib-cache FILE and no --calibrate\n",
+            CACHE_MAGIC);
+    fprintf(f, "model %016llx\ncalibration %s\nsets %d\n", (unsigned long long)hash, calib_method_name(c->o->calib_method),
+            c->nsets);
+    for (int i = 0; i < c->nsites; i++) {
+        const Site *s = c->sites[i];
+        fprintf(f, "range %a %a %s\n", s->lo, s->hi, s->name);
+    }
+    for (int i = 0; i < c->nlayers; i++)
+        if (c->layers[i].fell_back) fprintf(f, "float %s\n", c->layers[i].n->name);
+    int bad = ferror(f);
+    if (fclose(f) || bad || rename(tmp, path)) {
+        remove(tmp);
+        fail_plain("--calib-cache %s: cannot write the file", path);
+    }
+}
+
+static Layer *layer_named(Cal *c, const char *name)
+{
+    for (int i = 0; i < c->nlayers; i++) {
+        const Node *n = c->layers[i].n;
+        if (!strcmp(n->name, name)) return &c->layers[i];
+        for (int k = 0; k < n->norigins; k++)
+            if (!strcmp(n->origins[k], name)) return &c->layers[i];
+    }
+    return NULL;
+}
+
+static void read_cache(Cal *c, const char *path, uint64_t hash)
+{
+    size_t len;
+    char *text = (char *)file_read(path, &len, "calibration cache");
+    char *buf = xalloc(len + 1);
+    memcpy(buf, text, len);
+    int lineno = 0, got_model = 0;
+    for (char *line = buf, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        lineno++;
+        if (lineno == 1) {
+            if (strcmp(line, CACHE_MAGIC))
+                fail_plain("--calib-cache %s: not an onnx2c calibration cache (the first line is not '%s')", path,
+                           CACHE_MAGIC);
+            continue;
+        }
+        if (!*line || *line == '#') continue;
+        if (!strncmp(line, "model ", 6)) {
+            unsigned long long h = strtoull(line + 6, NULL, 16);
+            if (h != hash)
+                fail_plain("--calib-cache %s: the cache was made for another model (model hash %s, this model's "
+                           "%016llx): calibrate this one with --calibrate DIR", path, line + 6, (unsigned long long)hash);
+            got_model = 1;
+        } else if (!strncmp(line, "range ", 6)) {
+            char *p = line + 6, *e1, *e2;
+            double lo = strtod(p, &e1), hi = strtod(e1, &e2);
+            if (e1 == p || e2 == e1 || *e2 != ' ' || !(lo <= hi) || !isfinite(lo) || !isfinite(hi))
+                fail_plain("--calib-cache %s:%d: expected 'range LO HI TENSOR'", path, lineno);
+            Site *s = NULL;
+            for (int i = 0; i < c->nsites && !s; i++)
+                if (!strcmp(c->sites[i]->name, e2 + 1)) s = c->sites[i];
+            if (!s)
+                fail_plain("--calib-cache %s:%d: this model has no quantized tensor '%s' (the cache was made for "
+                           "another model or other flags): calibrate again with --calibrate DIR", path, lineno, e2 + 1);
+            s->lo = lo;
+            s->hi = hi;
+            s->have_range = 1;
+        } else if (!strncmp(line, "float ", 6)) {
+            Layer *L = layer_named(c, line + 6);
+            if (!L) fail_plain("--calib-cache %s:%d: this model has no layer '%s'", path, lineno, line + 6);
+            L->fell_back = 1;
+        } else if (strncmp(line, "calibration ", 12) && strncmp(line, "sets ", 5)) {
+            fail_plain("--calib-cache %s:%d: unexpected line '%.60s'", path, lineno, line);
+        }
+    }
+    if (!got_model) fail_plain("--calib-cache %s: no 'model' line", path);
+    for (int i = 0; i < c->nsites; i++)
+        if (!c->sites[i]->have_range)
+            fail_plain("--calib-cache %s: no range for tensor '%s' (the cache was made for another model or other "
+                       "flags): calibrate again with --calibrate DIR", path, c->sites[i]->name);
+}
+
+/* ---- finishing ---------------------------------------------------------------------- */
+
+static void remove_off(Cal *c)
+{
+    Graph *g = c->g;
+    for (int i = 0; i < c->nsites; i++) {
+        Site *s = c->sites[i];
+        if (s->on) continue;
+        graph_remove_node(g, s->dq);
+        graph_remove_node(g, s->q);
+        if (s->src->is_input) {
+            graph_replace_uses(g, s->t, s->src);
+        } else {
+            Node *p = s->src->producer;
+            int j = 0;
+            while (p->out[j] != s->src) j++;
+            node_set_output(p, j, s->t);
+        }
+    }
+    for (int i = 0; i < c->nlayers; i++) {
+        Layer *L = &c->layers[i];
+        if (!L->wdq || L->quant) continue;
+        node_set_input(g, L->n, L->wslot, L->w);
+        graph_remove_node(g, L->wdq);
+    }
+    topo_sort(g);
+    graph_recount_uses(g);
+}
+
+static const char *layer_why(const Cal *c, const Layer *L)
+{
+    if (L->quant) return "";
+    if (L->keep_float) return "--keep-float";
+    if (L->fell_back) return c->o->calibrate ? "fallback: the output SQNR was below --min-sqnr" : "fallback (the cache)";
+    return "its input is float";
+}
+
+static char *report_text(Cal *c, double sqnr_all, int measured)
+{
+    size_t cap = 4096 + (size_t)c->nlayers * 200, n = 0;
+    char *r = xalloc(cap);
+    const char *act = c->o->act_scheme == ACT_U8 ? "u8" : c->o->act_scheme == ACT_S8 ? "s8" : "sym";
+#define PUT(...) n += (size_t)snprintf(r + n, n < cap ? cap - n : 0, __VA_ARGS__)
+    PUT("\nint8 calibration: %s, activations %s, weights int8 symmetric per output channel\n",
+        c->o->calibrate ? xfmt("%d sets, calibrator %s", c->nsets, calib_method_name(c->o->calib_method))
+                        : xfmt("ranges from the cache %s", c->o->calib_cache),
+        act);
+    if (measured)
+        PUT("  output SQNR on %d calibration sets: %.1f dB (all layers int8: %.1f dB; --min-sqnr %.1f)\n", c->acc_sets,
+            c->model_sqnr, sqnr_all, c->o->min_sqnr);
+    PUT("  %-32s %-18s %-9s %12s %12s %9s  %s\n", "layer", "op", "precision", "in scale", "out scale", "SQNR dB",
+        "why float");
+    int nq = 0, nf = 0;
+    for (int i = 0; i < c->nlayers; i++) {
+        const Layer *L = &c->layers[i];
+        if (L->kind == L_MOVE) continue;
+        double out = SQNR_CAP;
+        for (int j = 0; j < L->nout; j++) {
+            double d = sqnr_db(L->out[j]->sig, L->out[j]->err);
+            out = d < out ? d : out;
+        }
+        char sq[32] = "-", is[32] = "-", os[32] = "-";
+        if (measured) snprintf(sq, sizeof sq, "%.1f", out);
+        if (L->quant) {
+            snprintf(is, sizeof is, "%.4g", site_scale(c, L->in[0]));
+            snprintf(os, sizeof os, "%.4g", site_scale(c, L->out[0]));
+        }
+        PUT("  %-32.32s %-18.18s %-9s %12s %12s %9s  %s\n", L->n->name, L->tail != L->n ? xfmt("%s+%s", L->n->op_type, L->tail->op_type) : L->n->op_type,
+            L->quant ? "int8" : "float", is, os, sq, layer_why(c, L));
+        nq += L->quant;
+        nf += !L->quant;
+    }
+    PUT("  %d layers int8, %d float\n", nq, nf);
+#undef PUT
+    return r;
+}
+
+/* ---- the stage -------------------------------------------------------------------------- */
+
+static void pre_optimize(Graph *g)
+{
+    static const char *const PASSES[] = {"fold", "transpose", "dce", "fuse_layernorm", "fuse_gelu", "fuse_clip",
+                                         "fuse_softmax", "fuse_hardswish", "fuse_affine", NULL};
+    for (int round = 0; round < 8; round++) {
+        int k = 0;
+        for (int p = 0; PASSES[p]; p++) k += run_pass(g, PASSES[p]);
+        if (!k) break;
+    }
+}
+
+void calibrate_graph(Graph *g, const Options *o)
+{
+    for (int i = 0; i < g->nnodes; i++)
+        if (pat_is(g->nodes[i], "QuantizeLinear") || pat_is(g->nodes[i], "DequantizeLinear") ||
+            pat_is(g->nodes[i], "QLinearConv") || pat_is(g->nodes[i], "QLinearMatMul"))
+            fail_plain("--int8: the model is already quantized (node '%s' is a %s); compile it without --int8, its "
+                       "QDQ nodes become integer code as they are", g->nodes[i]->name, g->nodes[i]->op_type);
+    Cal c;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.o = o;
+    c.qdt = o->act_scheme == ACT_U8 ? DT_UINT8 : DT_INT8;
+    c.qmin = c.qdt == DT_UINT8 ? 0 : -128;
+    c.qmax = c.qdt == DT_UINT8 ? 255 : 127;
+    void *mark = pool_mark();
+    const uint64_t hash = file_hash(o->input);
+    pool_release_to(mark);
+    pre_optimize(g);
+    graph_recount_uses(g);
+    find_layers(&c);
+    make_sites(&c);
+    if (o->keep_float) {
+        char *list = xstrdup(o->keep_float);
+        for (char *save = NULL, *nm = strtok_r(list, ",", &save); nm; nm = strtok_r(NULL, ",", &save)) {
+            Layer *L = layer_named(&c, nm);
+            if (!L)
+                fail_plain("--keep-float %s: the model has no node '%s' that int8 would compute (Conv, Gemm, MatMul, "
+                           "Add, Mul, pools, Concat, tables; see --report)", o->keep_float, nm);
+            L->keep_float = 1;
+        }
+    }
+    tag_nodes(&c);
+    double sqnr_all = 0;
+    int measured = 0;
+    if (o->calibrate) {
+        list_sets(&c, o->calibrate);
+        for (int i = 0; i < c.nsites; i++) {
+            c.sites[i]->h = xalloc(sizeof(Hist));
+            hist_init(c.sites[i]->h);
+        }
+        c.mode = EV_STATS;
+        run_sets(&c, c.nsets, 0);
+        const int levels = o->act_scheme == ACT_SYM ? 254 : 255;
+        for (int i = 0; i < c.nsites; i++) {
+            Site *s = c.sites[i];
+            hist_range(s->h, o->calib_method, o->calib_param, levels, &s->lo, &s->hi);
+            s->h = NULL;
+        }
+        c.acc_sets = c.nsets < ACCURACY_SETS ? c.nsets : ACCURACY_SETS;
+        for (int i = 0; i < c.nsites; i++) c.sites[i]->ref = xalloc(sizeof(float) * (size_t)tensor_numel(c.sites[i]->t));
+        for (int k = 0; k < g->noutputs && k < 64; k++)
+            if (g->outputs[k]->dtype == DT_FLOAT) c.out_ref[k] = xalloc(sizeof(float) * (size_t)tensor_numel(g->outputs[k]));
+        note("calibrate: %d layers, %d tensors, %d sets", c.nlayers, c.nsites, c.nsets);
+        sqnr_all = fallback(&c);
+        measured = 1;
+        if (o->calib_cache) write_cache(&c, o->calib_cache, hash);
+    } else {
+        read_cache(&c, o->calib_cache, hash);
+    }
+    configure(&c);
+    apply_params(&c);
+    g->calib_report = report_text(&c, sqnr_all, measured);
+    remove_off(&c);
+}
