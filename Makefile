@@ -19,7 +19,7 @@ HDRS = compiler/ir.h compiler/ops.def compiler/families.def compiler/passes/pass
 PARAMS = $(sort $(wildcard runtime/c/params/*.h))
 OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o $(BUILD)/param_names.o
 
-.PHONY: all install deps venv test test-unit test-models test-bad test-gpu gpu-pack test-real-models demo bench bench-quant bench-mcu conformance conformance-table clean check-deps
+.PHONY: all install deps venv test test-unit test-models test-bad test-gpu gpu-pack test-real-models demo bench bench-quant bench-calib bench-mcu conformance conformance-table clean check-deps
 
 all: $(BUILD)/onnx2c
 
@@ -115,6 +115,11 @@ bench: deps venv all
 bench-quant: deps venv all
 	$(VPY) tests/bench_quant.py
 	$(VPY) tests/bench_weight_only.py
+
+# --int8 calibration's accuracy table against onnxruntime's quantize_static (docs/PRECISION.md)
+bench-calib: deps venv all
+	$(VPY) -m pip install -q --disable-pip-version-check scikit-image==0.26.0   # its sample photographs: the inputs
+	$(VPY) tests/bench_calib.py --write-docs
 
 # the same quantized models as Cortex-M firmware under QEMU: flash, RAM and
 # instructions an inference, int8 (DSP and portable C) against fp32

@@ -2,9 +2,9 @@
 /* The precision stage (--int8): a float model calibrated into a QDQ model,
  * between inference and the passes.
  *
- *   pre-optimize   the float cleanups and the folds that change what is
- *                  quantized (BatchNormalization and constant scales into
- *                  the weights, Min/Max -> Clip, GELU, HardSwish, ...)
+ *   (before it, the driver runs the passes that keep standard ops:
+ *   passes.c run_standard_passes; BatchNormalization and constant scales
+ *   are in the weights then, Min/Max is Clip, ...)
  *   layers         the nodes the integer pass (passes/quantize.c) turns into
  *                  integer nodes, with the activation after a linear op
  *                  (Relu, Clip) and a MatMul's bias Add taken into it:
@@ -594,7 +594,7 @@ static void load_set(Cal *c, int k)
         Tensor v;
         memset(&v, 0, sizeof v);
         diag_file = p;
-        load_tensor_file(p, &v, "calibration input");
+        c->o->read_tensor(p, &v, "calibration input");
         diag_file = saved;
         if (v.dtype != in->dtype)
             fail_plain("%s: holds %s data; input %d '%s' of the model is %s", p, dtype_name(v.dtype), i, in->name,
@@ -869,17 +869,6 @@ static char *report_text(Cal *c, double sqnr_all, int measured)
 
 /* ---- the stage -------------------------------------------------------------------------- */
 
-static void pre_optimize(Graph *g)
-{
-    static const char *const PASSES[] = {"fold", "transpose", "dce", "fuse_layernorm", "fuse_gelu", "fuse_clip",
-                                         "fuse_softmax", "fuse_hardswish", "fuse_affine", NULL};
-    for (int round = 0; round < 8; round++) {
-        int k = 0;
-        for (int p = 0; PASSES[p]; p++) k += run_pass(g, PASSES[p]);
-        if (!k) break;
-    }
-}
-
 void calibrate_graph(Graph *g, const Options *o)
 {
     for (int i = 0; i < g->nnodes; i++)
@@ -897,7 +886,6 @@ void calibrate_graph(Graph *g, const Options *o)
     void *mark = pool_mark();
     const uint64_t hash = file_hash(o->input);
     pool_release_to(mark);
-    pre_optimize(g);
     graph_recount_uses(g);
     find_layers(&c);
     make_sites(&c);

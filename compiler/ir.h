@@ -765,6 +765,9 @@ typedef struct Options {
     double min_sqnr;           /* --min-sqnr DB: the model's output SQNR layers fall back to float for */
     const char *keep_float;    /* --keep-float NODE[,NODE]: layers kept float */
     FILE *qdq_onnx;            /* --emit-onnx with --int8: the calibrated QDQ model is written here */
+    /* the driver's reader of TensorProto files (load.c), which calibration
+     * reads its sets with one at a time */
+    void (*read_tensor)(const char *path, struct Tensor *t, const char *what);
 } Options;
 
 /* pipeline.c: the stages from a loaded model to a planned schedule (infer,
@@ -821,6 +824,7 @@ int node_foldable(const Node *n);                    /* every input is constant 
 #define FOLD_BUDGET_FLOOR ((int64_t)1 << 20)
 int fold_allowed(Graph *g, int64_t growth);
 void run_passes(Graph *g, const Options *o);         /* passes.c: the pass table */
+void run_standard_passes(Graph *g, const Options *o); /* passes.c: those whose results are standard ops (before calibrate.c) */
 void schedule_graph(Graph *g);                      /* schedule.c: a memory-aware node order */
 void lower_graph(Graph *g, Lowering *L);             /* lower.c */
 /* passes/layout.c: chooses each tensor's layout (LAYOUT_*); all NCHW

@@ -487,6 +487,7 @@ static void compile(Options *o)
         o->binds[b].value = v;
     }
     o->qdq_onnx = o->int8 ? fx[1] : NULL;
+    o->read_tensor = load_tensor_file;
     Lowering L = {0};
     int64_t arena = pipeline_run(g, &L, o);   /* infer, passes, tune, schedule, lower, plan (pipeline.c) */
 

@@ -35,6 +35,13 @@ const char *pass_name(int i) { return PASSES[i].name; }
 const char *pass_what(int i) { return PASSES[i].what; }
 int pass_level(int i) { return PASSES[i].level; }
 
+static int pass_level_of(const char *name)
+{
+    for (int i = 0; i < NPASSES; i++)
+        if (!strcmp(PASSES[i].name, name)) return PASSES[i].level;
+    return 99;
+}
+
 int pass_exists(const char *name)
 {
     for (int i = 0; i < NPASSES; i++)
@@ -154,4 +161,22 @@ void run_passes(Graph *g, const Options *o)
         if (runs(&PASSES[p], o, LAST)) run_one(g, &PASSES[p]);
     graph_recount_uses(g);
     note("passes at -O%d: %d nodes -> %d", o->opt_level, before, g->nnodes);
+}
+
+/* The passes whose results are standard ONNX ops, until none changes the
+ * graph: the cleanups and the folds into weights, before calibration
+ * (calibrate.c), which quantizes what these leave. Not noop: it makes
+ * SliceViews, which the quantize pass does not take. */
+void run_standard_passes(Graph *g, const Options *o)
+{
+    static const char *const NAMES[] = {"fold", "transpose", "dce", "fuse_layernorm", "fuse_gelu", "fuse_clip",
+                                        "fuse_softmax", "fuse_hardswish", "fuse_affine", NULL};
+    if (o->opt_level < 1) return;
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        int k = 0;
+        for (int p = 0; NAMES[p]; p++)
+            if (!disabled(o, NAMES[p]) && (o->opt_level >= 2 || pass_level_of(NAMES[p]) <= o->opt_level))
+                k += run_pass(g, NAMES[p]);
+        if (!k) break;
+    }
 }

@@ -17,6 +17,7 @@ int64_t pipeline_run(Graph *g, Lowering *L, const Options *o)
         fail_plain("the model has string tensors, which only the C target supports (strings are a host-side "
                    "feature): use -o OUT.c");
     if (o->int8) {   /* calibrate.c: the float model as a calibrated QDQ model */
+        run_standard_passes(g, o);
         calibrate_graph(g, o);
         if (o->qdq_onnx) emit_onnx(g, o->qdq_onnx);
     }

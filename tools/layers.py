@@ -14,7 +14,7 @@ layers below; never up):
   engine   compiler/engine/     kernels compiled in, building and running kernel calls, inference
   ops      compiler/ops/*.c     the op families: shape rules, lowerings, hooks
   table    compiler/ops.c       the op table (ops.def)
-  stages   compiler/*.c, passes/  load, infer, passes, tune, schedule, lower, plan, emit
+  stages   compiler/*.c, passes/  load, infer, calibrate, passes, tune, schedule, lower, plan, emit
   driver   compiler/main.c, pipeline.c   the command line; the stages in order
 
 Rules checked:
@@ -33,6 +33,7 @@ LAYERS = ["core", "engine", "ops", "table", "stages", "driver"]
 STAGES = {
     "load": ["load", "inline"],
     "infer": ["infer"],
+    "calibrate": ["calibrate"],
     "passes": ["passes", "passes/*"],
     "tune": ["tune"],
     "schedule": ["schedule"],
