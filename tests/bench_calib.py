@@ -101,25 +101,30 @@ def photographs():
 
 def natural_inputs(ref, nhwc, n, rng, pics):
     """n inputs shaped like ref, crops of photographs at ref's channel statistics"""
-    from skimage.transform import resize
     H, W, C = (ref.shape[1], ref.shape[2], ref.shape[3]) if nhwc else (ref.shape[2], ref.shape[3], ref.shape[1])
     axes = (0, 1, 2) if nhwc else (0, 2, 3)
     mean, std = ref.mean(axis=axes), ref.std(axis=axes) + 1e-6
     out = []
     for _ in range(n):
-        im = pics[int(rng.integers(len(pics)))]
-        h, w = im.shape[:2]
-        s = rng.uniform(0.35, 1.0)
-        ch, cw = max(4, int(h * s)), max(4, int(w * s))
-        y, x = int(rng.integers(0, h - ch + 1)), int(rng.integers(0, w - cw + 1))
-        c = resize(im[y:y + ch, x:x + cw], (H, W), anti_aliasing=True).astype(np.float32)
-        if rng.random() < 0.5:
-            c = c[:, ::-1]
-        c = c.mean(-1, keepdims=True) if C == 1 else np.tile(c, (1, 1, (C + 2) // 3))[..., :C]
-        c = (c - c.mean(axis=(0, 1))) / (c.std(axis=(0, 1)) + 1e-6) * std + mean
-        c = c[None].astype(np.float32)
-        out.append(np.ascontiguousarray(c if nhwc else c.transpose(0, 3, 1, 2)))
+        out.append(np.concatenate([one_crop(H, W, C, nhwc, mean, std, rng, pics) for _ in range(ref.shape[0])]))
     return out
+
+
+def one_crop(H, W, C, nhwc, mean, std, rng, pics):
+    """one crop of a photograph, H x W x C, at the given channel statistics (1 x ...)"""
+    from skimage.transform import resize
+    im = pics[int(rng.integers(len(pics)))]
+    h, w = im.shape[:2]
+    s = rng.uniform(0.35, 1.0)
+    ch, cw = max(4, int(h * s)), max(4, int(w * s))
+    y, x = int(rng.integers(0, h - ch + 1)), int(rng.integers(0, w - cw + 1))
+    c = resize(im[y:y + ch, x:x + cw], (H, W), anti_aliasing=True).astype(np.float32)
+    if rng.random() < 0.5:
+        c = c[:, ::-1]
+    c = c.mean(-1, keepdims=True) if C == 1 else np.tile(c, (1, 1, (C + 2) // 3))[..., :C]
+    c = (c - c.mean(axis=(0, 1))) / (c.std(axis=(0, 1)) + 1e-6) * std + mean
+    c = c[None].astype(np.float32)
+    return np.ascontiguousarray(c if nhwc else c.transpose(0, 3, 1, 2))
 
 
 def write_sets(d, name, xs):
@@ -260,6 +265,68 @@ def candidates(args):
         yield d, mp, gin[0].name, x0
 
 
+def run_one(args, name, mp, iname, x0, work, pics, rows, costs, sizes, lat, wts, counts):
+    nhwc = x0.shape[3] in (1, 3) and x0.shape[1] not in (1, 3)
+    rng = np.random.default_rng(20261128)
+    cal = natural_inputs(x0, nhwc, args.ncal, rng, pics)
+    ev = natural_inputs(x0, nhwc, args.neval, rng, pics)
+    cdir = os.path.join(work, "cal")
+    write_sets(cdir, iname, cal)
+    fs = ort_session(mp)
+    refs = [fs.run(None, {iname: x}) for x in ev]
+    if any(r.dtype != np.float32 for r in refs[0]):
+        return
+    shapes = [r.shape for r in refs[0]]
+    shape_flag = ["--shape", "%s:%s" % (iname, "x".join(map(str, x0.shape)))]
+    res = {}
+    for meth in ("MinMax", "Entropy"):
+        try:
+            qp = ort_quantized(mp, work, iname, cal, meth)
+            qs = ort_session(qp)
+            res["ort-" + meth.lower()] = score(refs, [qs.run(None, {iname: x}) for x in ev])
+        except Exception as e:
+            res["ort-" + meth.lower()] = None
+            print("%s: onnxruntime %s: %s" % (name, meth, str(e)[:120]), flush=True)
+    fp = Build(work, "fp32", mp, [], shape_flag, shapes)
+    builds = {}
+    for c in CALIBRATORS:
+        b = Build(work, "int8_" + c, mp, ["--int8", "--calibrate", cdir, "--calibration", c], shape_flag, shapes)
+        builds[c] = b
+        res[c] = None if b.error else score(refs, b.run(ev))
+        if b.error:
+            print("%s: ours %s: %s" % (name, c, b.error), flush=True)
+    b8 = builds[DEFAULT]
+    ort_best = max((v for k, v in res.items() if k.startswith("ort-") and v), default=None, key=lambda v: v[0])
+    ort_top1 = max((v[1] for k, v in res.items() if k.startswith("ort-") and v), default=None)
+    t32 = t8 = None
+    if not fp.error and not b8.error:
+        n = args.iters or max(3, min(200, int(1.0 / max(fp.time_ms(ev[0], 1) / 1e3, 1e-4))))
+        a32, a8 = [], []
+        for _ in range(3):
+            a32.append(fp.time_ms(ev[0], n))
+            a8.append(b8.time_ms(ev[0], n))
+        t32, t8 = statistics.median(a32), statistics.median(a8)
+        lat.append(t8 / t32)
+        wts.append(b8.consts / fp.consts)
+        sizes.append((name, fp.consts, b8.consts, fp.arena, b8.arena, t32, t8))
+    ours = res.get(DEFAULT)
+    if ours and ort_best:
+        counts[0] += ours[0] >= ort_best[0] - 0.05
+        counts[1] += ours[1] >= ort_top1 - 1e-9
+    rows.append((name, res))
+    # calibration cost: all the sets, and a quarter of them
+    many = os.path.join(work, "many")
+    write_sets(many, iname, natural_inputs(x0, nhwc, args.cost_sets, rng, pics))
+    t_all, m_all = cost(mp, shape_flag, many, work)
+    for k in range(args.cost_sets // 4, args.cost_sets):
+        shutil.rmtree(os.path.join(many, "set_%03d" % k))
+    t_q, m_q = cost(mp, shape_flag, many, work)
+    costs.append((name, args.cost_sets, t_all, m_all, t_q, m_q))
+    fmt = lambda v: "%6.1f %5.2f" % v if v else "     -     -"
+    print("%-26s " % name + "  ".join(fmt(res.get(k)) for k in
+          ["ort-minmax", "ort-entropy"] + CALIBRATORS), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ncal", type=int, default=16)
@@ -271,73 +338,18 @@ def main():
     args = ap.parse_args()
     pics = photographs()
     rows, costs, sizes = [], [], []
-    n_sqnr = n_top1 = 0
+    counts = [0, 0]
     lat, wts = [], []
     for d, mp, iname, x0 in candidates(args):
         name = os.path.basename(os.path.normpath(d))
         work = tempfile.mkdtemp(prefix="o2c_bc_")
         try:
-            nhwc = x0.shape[3] in (1, 3) and x0.shape[1] not in (1, 3)
-            rng = np.random.default_rng(20261128)
-            cal = natural_inputs(x0, nhwc, args.ncal, rng, pics)
-            ev = natural_inputs(x0, nhwc, args.neval, rng, pics)
-            cdir = os.path.join(work, "cal")
-            write_sets(cdir, iname, cal)
-            fs = ort_session(mp)
-            refs = [fs.run(None, {iname: x}) for x in ev]
-            if any(r.dtype != np.float32 for r in refs[0]):
-                continue
-            shapes = [r.shape for r in refs[0]]
-            shape_flag = ["--shape", "%s:%s" % (iname, "x".join(map(str, x0.shape)))]
-            res = {}
-            for meth in ("MinMax", "Entropy"):
-                try:
-                    qp = ort_quantized(mp, work, iname, cal, meth)
-                    qs = ort_session(qp)
-                    res["ort-" + meth.lower()] = score(refs, [qs.run(None, {iname: x}) for x in ev])
-                except Exception as e:
-                    res["ort-" + meth.lower()] = None
-                    print("%s: onnxruntime %s: %s" % (name, meth, str(e)[:120]), flush=True)
-            fp = Build(work, "fp32", mp, [], shape_flag, shapes)
-            builds = {}
-            for c in CALIBRATORS:
-                b = Build(work, "int8_" + c, mp, ["--int8", "--calibrate", cdir, "--calibration", c], shape_flag, shapes)
-                builds[c] = b
-                res[c] = None if b.error else score(refs, b.run(ev))
-                if b.error:
-                    print("%s: ours %s: %s" % (name, c, b.error), flush=True)
-            b8 = builds[DEFAULT]
-            ort_best = max((v for k, v in res.items() if k.startswith("ort-") and v), default=None, key=lambda v: v[0])
-            ort_top1 = max((v[1] for k, v in res.items() if k.startswith("ort-") and v), default=None)
-            t32 = t8 = None
-            if not fp.error and not b8.error:
-                n = args.iters or max(3, min(200, int(1.0 / max(fp.time_ms(ev[0], 1) / 1e3, 1e-4))))
-                a32, a8 = [], []
-                for _ in range(3):
-                    a32.append(fp.time_ms(ev[0], n))
-                    a8.append(b8.time_ms(ev[0], n))
-                t32, t8 = statistics.median(a32), statistics.median(a8)
-                lat.append(t8 / t32)
-                wts.append(b8.consts / fp.consts)
-                sizes.append((name, fp.consts, b8.consts, fp.arena, b8.arena, t32, t8))
-            ours = res.get(DEFAULT)
-            if ours and ort_best:
-                n_sqnr += ours[0] >= ort_best[0] - 0.05
-                n_top1 += ours[1] >= ort_top1 - 1e-9
-            rows.append((name, res))
-            # calibration cost: all the sets, and a quarter of them
-            many = os.path.join(work, "many")
-            write_sets(many, iname, natural_inputs(x0, nhwc, args.cost_sets, rng, pics))
-            t_all, m_all = cost(mp, shape_flag, many, work)
-            for k in range(args.cost_sets // 4, args.cost_sets):
-                shutil.rmtree(os.path.join(many, "set_%03d" % k))
-            t_q, m_q = cost(mp, shape_flag, many, work)
-            costs.append((name, args.cost_sets, t_all, m_all, t_q, m_q))
-            fmt = lambda v: "%6.1f %5.2f" % v if v else "     -     -"
-            print("%-26s " % name + "  ".join(fmt(res.get(k)) for k in
-                  ["ort-minmax", "ort-entropy"] + CALIBRATORS), flush=True)
+            run_one(args, name, mp, iname, x0, work, pics, rows, costs, sizes, lat, wts, counts)
+        except Exception as e:
+            print("%-26s error: %s" % (name, str(e).splitlines()[0][:160] if str(e) else repr(e)), flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+    n_sqnr, n_top1 = counts
     g = lambda v: math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
     lines = ["| model | ORT MinMax | ORT Entropy | ours minmax | ours percentile | ours entropy | ours mse |",
              "|---|---:|---:|---:|---:|---:|---:|"]

@@ -343,7 +343,7 @@ def fallback_checks(compiler, work, mp, cal):
     r, _ = build(compiler, w, mp, ["--int8", "--calibrate", cal, "--keep-float", "conv3,fc", "--report=" + rep])
     check(r.returncode == 0, "keep-float: compiles", r.stderr[-500:])
     text = open(rep).read() if r.returncode == 0 else ""
-    rows = [l for l in text.split("\n") if re.match(r"\s+(conv3|fc)\s", l)]
+    rows = [l for l in text.split("\n") if re.match(r"\s+(int8|float)\s.*\s(conv3|fc)$", l)]
     check(len(rows) == 2 and all(" float " in l and "--keep-float" in l for l in rows), "keep-float: both layers float",
           "\n".join(rows))
     r, _ = build(compiler, w, mp, ["--int8", "--calibrate", cal, "--min-sqnr", "45", "--report=" + rep])
