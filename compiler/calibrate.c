@@ -304,7 +304,8 @@ static void site_insert(Cal *c, Site *s)
         node_set_output(p, j, src);
         s->src = src;
     }
-    Tensor *tq = graph_new_tensor(g, "calib_q");
+    Tensor *tq = graph_new_tensor(g, xfmt("%s_quantized", s->name));
+    tq->qof = s->name;   /* what --debug-tensors calls it (scale and zero point: apply_params) */
     Tensor *qin[3] = {s->src, s->scale, s->zp};
     s->q = graph_insert_node(g, NULL, "QuantizeLinear", "", qin, 3, &tq, 1);
     s->q->opset = qopset;
@@ -451,6 +452,8 @@ static void apply_params(Cal *c)
         site_params(c, s, &sc, &zp);
         ((float *)s->scale->data)[0] = sc;
         elem_set(c->qdt, s->zp->data, 0, zp);
+        s->q->out[0]->qscale = sc;
+        s->q->out[0]->qzero = zp;
     }
     for (int i = 0; i < c->nlayers; i++)
         if (c->layers[i].w && c->layers[i].quant) quantize_weights(c, &c->layers[i]);

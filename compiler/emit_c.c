@@ -39,6 +39,7 @@ static void emit_size_check(FILE *f, const EmitCtx *c)
 }
 
 static void emit_profile_key(FILE *f, const char *key, const EmitCtx *c);   /* @PROFILE_*@ (below) */
+static void debug_outputs(FILE *f, const KCall *k, const char *ind, const EmitCtx *c);   /* --debug-tensors (below) */
 
 /* A call of the schedule (emit_schedule) run in place; with --profile timed
  * (row: the profile's row of the next call) */
@@ -54,6 +55,7 @@ static void run_call(FILE *f, const KCall *k, const char *ind, void *ctx)
     if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_START(o2c_t0);\n", ind);   /* --profile: time the call */
     fprintf(f, "%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
     if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_STOP(%d, o2c_t0);\n", ind, r->row++);
+    if (c->o->debug_tensors && k->node) debug_outputs(f, k, ind, c);   /* --debug-tensors */
     if (call_uses_strings(c->L, k))   /* ops/strings.c: the strings built did not fit */
         fprintf(f, "%s    if (o2c_strs_full(%s)) return %s_ERR_STRING_SPACE;\n", ind,
                 c_ptr(c->L->strings, 1, c), c->o->name);
@@ -333,8 +335,67 @@ static void profile_text(FILE *f, const char *text, const EmitCtx *c)
     }
 }
 
+/* ---- --debug-tensors: every computed tensor handed to a callback ---------- */
+
+static const char DEBUG_DECL[] =
+    "/* ---- the tensors of a run (onnx2c --debug-tensors) ----\n"
+    " * @NAME@_set_debug_callback(fn, user): during every run, fn is called with\n"
+    " * each tensor a node of the schedule computes, right after it is computed:\n"
+    " * its ONNX name, the ONNX nodes that computed it (\", \"-separated: a fused\n"
+    " * node covers several), its element type (onnx.TensorProto.DataType: 1\n"
+    " * float, 2 uint8, 3 int8, 6 int32, 7 int64, ...), rank, dimensions and\n"
+    " * data (dense, row-major, ONNX's layout), valid during the call only.\n"
+    " * An 8-bit tensor that stands for a float one of the model (int8 code)\n"
+    " * comes with that tensor's name, its scale and zero point (real = scale *\n"
+    " * (q - zero_point)); other tensors with scale 0.\n"
+    " * Tensors inside a fused node (see --report) and views (Reshape, Flatten,\n"
+    " * contiguous slices: the bytes of another tensor) are not computed, so\n"
+    " * not reported; -O0 computes every ONNX node's output. fn NULL: no calls.\n"
+    " * tools/compare_tensors.py compares them with onnxruntime's. */\n"
+    "typedef void (*@NAME@_debug_fn)(const char *tensor, const char *nodes, int elem_type, int rank,\n"
+    "                                const int64_t *dims, const void *data, double scale, long zero_point,\n"
+    "                                void *user);\n"
+    "void @NAME@_set_debug_callback(@NAME@_debug_fn fn, void *user);\n"
+    "\n";
+
+static const char DEBUG_DEFS[] =
+    "\n/* ---- the tensors of a run (onnx2c --debug-tensors) ---- */\n"
+    "static @NAME@_debug_fn o2c_debug_fn;\n"
+    "static void *o2c_debug_user;\n"
+    "void @NAME@_set_debug_callback(@NAME@_debug_fn fn, void *user)\n"
+    "{\n"
+    "    o2c_debug_fn = fn;\n"
+    "    o2c_debug_user = user;\n"
+    "}\n";
+
+/* After the last call of node n: its computed outputs to the callback */
+static void debug_outputs(FILE *f, const KCall *k, const char *ind, const EmitCtx *c)
+{
+    const Node *n = k->node;
+    const KCall *end = c->L->calls + c->L->n;
+    for (const KCall *q = k + 1; q < end; q++)
+        if (q->count > 0 && q->node == n) return;   /* not its last call */
+    for (int j = 0; j < n->nout; j++) {
+        const Tensor *t = n->out[j];
+        if (!t || t->data || t->dtype == DT_STRING || t->seq || t->dyn_count || t->storage == ST_CONST) continue;
+        fprintf(f, "%s    if (o2c_debug_fn) {\n%s        static const int64_t o2c_dims[] = {", ind, ind);
+        for (int d = 0; d < t->rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
+        char sc[64];
+        fprintf(f, "%s};\n%s        o2c_debug_fn(\"%s\", \"%s\", %d, %d, o2c_dims, %s, %s, %ld, o2c_debug_user);\n%s    }\n",
+                t->rank ? "" : "0", ind, c_string(t->qof ? t->qof : t->name), c_string(profile_covers(n)), t->dtype,
+                t->rank, c_ptr(t, 1, (void *)c), t->qof ? c_double_text(sc, t->qscale) : "0.0",
+                t->qof ? (long)t->qzero : 0L, ind);
+    }
+}
+
+/* @PROFILE_*@: the instrumented builds' additions (--profile, --debug-tensors) */
 static void emit_profile_key(FILE *f, const char *key, const EmitCtx *c)
 {
+    if (c->o->debug_tensors) {
+        if (!strcmp(key, "PROFILE_DECL")) profile_text(f, DEBUG_DECL, c);
+        else if (!strcmp(key, "PROFILE_DEFS")) profile_text(f, DEBUG_DEFS, c);
+        return;
+    }
     if (!c->o->profile) return;   /* the ordinary build: nothing */
     if (!strcmp(key, "PROFILE_PRE")) profile_text(f, PROFILE_PRE, c);
     else if (!strcmp(key, "PROFILE_INCLUDES")) fputs("#ifndef O2C_PROFILE_NO_STDIO\n#include <stdio.h>\n#endif\n", f);

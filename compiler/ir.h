@@ -171,6 +171,12 @@ typedef struct Tensor {
     /* sequences and optionals (ops/sequence.c): resolved at compile time */
     int vkind;               /* declared kind of a graph input/output: VK_* (load.c) */
     struct SeqVal *seq;      /* a sequence (a list of tensors) or an absent optional: no bytes of its own */
+    /* an 8-bit tensor standing for a float one (a QuantizeLinear's output:
+     * passes/quantize.c): real = qscale * (q - qzero), qof the float tensor's
+     * name; qscale 0 otherwise (--debug-tensors reports it so) */
+    double qscale;
+    int32_t qzero;
+    const char *qof;
 } Tensor;
 
 /* Value kinds beside tensors (ops/sequence.c). A sequence is resolved at
@@ -738,6 +744,7 @@ typedef struct Options {
     const char *header;        /* file name of the header, as the source includes it */
     int cuda;
     int profile;               /* --profile: time every kernel call (C target) */
+    int debug_tensors;         /* --debug-tensors: every computed tensor to a callback (C target) */
     int allow_newer_opsets;    /* --allow-newer-opsets: a warning, not a refusal (infer.c check_opsets) */
     int caller_arena;          /* --caller-arena: only NAME_run_with_arena, no mutable static state (C target) */
     const char *weights_section, *arena_section;   /* --weights-section / --arena-section NAME (C target) */

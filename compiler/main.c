@@ -34,6 +34,9 @@ static void usage(FILE *f)
           "  --emit-onnx FILE  write the optimized graph as an ONNX model (fused nodes as local\n"
           "                  functions in standard ops: runs in onnxruntime, opens in Netron)\n"
           "  --dot FILE      write the optimized graph for Graphviz (dot -Tsvg FILE)\n"
+          "  --debug-tensors a debug build of the C: NAME_set_debug_callback(fn, user) hands every\n"
+          "                  tensor a node computes to fn during a run (tools/compare_tensors.py\n"
+          "                  compares them with onnxruntime and names the first node that is off)\n"
           "  --profile       a profiling build: the C times every kernel call and offers\n"
           "                  NAME_profile_print() and NAME_profile_rows() (C target only)\n"
           "  --name NAME     prefix of every exported symbol (default: OUT's file name)\n"
@@ -229,6 +232,7 @@ static void parse_args(int argc, char **argv, Options *o)
         }
         if (!strcmp(a, "--report")) { o->report = "-"; continue; }
         if (!strcmp(a, "--profile")) { o->profile = 1; continue; }
+        if (!strcmp(a, "--debug-tensors")) { o->debug_tensors = 1; continue; }
         if (!strcmp(a, "--allow-newer-opsets")) { o->allow_newer_opsets = 1; continue; }
         if (!strcmp(a, "--caller-arena")) { o->caller_arena = 1; continue; }
         if (!strcmp(a, "--weights-section") || !strcmp(a, "--arena-section")) {
@@ -350,6 +354,12 @@ static void parse_args(int argc, char **argv, Options *o)
     if (o->tune && !o->tune_file) fail_plain("--tune needs --tune-file FILE, where it writes the choices");
     if (o->tune_runner && !o->tune) fail_plain("--tune-runner is only used with --tune");
     if (o->profile && !o->output) fail_plain("--profile needs -o OUT.c (it makes a profiling build of the generated C)");
+    if (o->debug_tensors && !o->output) fail_plain("--debug-tensors needs -o OUT.c (it makes a build of the generated C)");
+    if (o->debug_tensors && o->profile) fail_plain("--debug-tensors and --profile: one instrumented build at a time");
+    if (o->debug_tensors) {   /* the tensors in ONNX's layout, as the callback promises */
+        if (o->ndisabled == 64) fail_plain("too many --disable-pass flags");
+        o->disabled[o->ndisabled++] = "layout";
+    }
     if (o->weights_bin && !o->output) fail_plain("--weights-bin needs -o OUT.c (the C file that links it)");
     if (!o->output) {
         if (!o->report && !o->emit_onnx && !o->dot)
@@ -378,6 +388,10 @@ static void parse_args(int argc, char **argv, Options *o)
     check_weights_bin(o);
     if (o->caller_arena && o->arena_section)
         fail_plain("--arena-section names the section of NAME_run's static arena, which --caller-arena leaves out");
+    if (o->debug_tensors && o->cuda)
+        fail_plain("--debug-tensors: the CUDA target is not supported; make the debug build of the C (-o OUT.c)");
+    if (o->debug_tensors && o->caller_arena)
+        fail_plain("--debug-tensors keeps the callback in static state, which --caller-arena rules out");
     if (o->profile && o->cuda)
         fail_plain("--profile: the CUDA target is not supported; profile the C build (-o OUT.c), or time the .cu with "
                    "Nsight Systems (nsys profile), which shows every kernel launch");

@@ -758,6 +758,14 @@ static int match_unary(Graph *g, Node *n)
 int pass_quantize(Graph *g)
 {
     int changes = 0;
+    for (int i = 0; i < g->nnodes; i++) {   /* the float tensor each 8-bit one stands for (--debug-tensors) */
+        Qnt q;
+        if (quant_of(g->nodes[i], &q) && !q.y->qof) {   /* (calibrate.c names its own) */
+            q.y->qscale = q.scale;
+            q.y->qzero = q.zp;
+            q.y->qof = g->nodes[i]->in[0]->name;
+        }
+    }
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
         diag_node = n;

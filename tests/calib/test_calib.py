@@ -28,6 +28,10 @@
   fallback      --keep-float NODE keeps that layer float; --min-sqnr above
                 what all-int8 reaches sends layers back to float, the
                 reported SQNR meets the target
+  debug         --debug-tensors builds compared tensor by tensor with
+                onnxruntime by tools/compare_tensors.py: three examples at
+                -O2 and -O0 agree; an int8 build's tensors are dequantized and
+                the first one below the threshold is named; refusals
   bad input     empty DIR, a set of the wrong shape, type or count, NaN in
                 the data, a cache of another model, flags without --int8,
                 an already quantized model: exit 1, a message, no output
@@ -356,6 +360,35 @@ def fallback_checks(compiler, work, mp, cal):
     check(r.returncode == 1 and "nosuchnode" in r.stderr, "keep-float: an unknown node is refused", r.stderr)
 
 
+def debug_tensors(compiler, work, mp, cal):
+    """--debug-tensors and tools/compare_tensors.py: float builds agree with
+    onnxruntime tensor by tensor; an int8 build's 8-bit tensors come with
+    their scales and are compared as the float tensors they stand for"""
+    tool = os.path.join(ROOT, "tools", "compare_tensors.py")
+    for ex in ("small_convnet", "mobilenet_block", "self_attention"):
+        for level in ("-O2", "-O0"):
+            r = run([sys.executable, tool, os.path.join(ROOT, "examples", ex, "model.onnx"), "--quiet", "--compiler", compiler,
+                     "--", level])
+            m = re.search(r"(\d+) compared with onnxruntime", r.stdout)
+            check(r.returncode == 0 and m and int(m.group(1)) > 0 and "every compared tensor within" in r.stdout,
+                  "debug-tensors: %s %s agrees with onnxruntime" % (ex, level), r.stdout[-600:] + r.stderr[-600:])
+    args = [sys.executable, tool, mp, "--compiler", compiler]
+    r = run(args + ["--", "--int8", "--calibrate", cal])
+    m = re.search(r"(\d+) compared with onnxruntime", r.stdout)
+    check(r.returncode == 1 and "first off:" in r.stdout and "int8: scale" in r.stdout and m and int(m.group(1)) >= 8,
+          "debug-tensors: an int8 build's tensors dequantized, the first one below 60 dB named", r.stdout[-1500:])
+    r = run(args + ["--threshold", "12", "--quiet", "--", "--int8", "--calibrate", cal])
+    check(r.returncode == 0, "debug-tensors: the int8 build within 12 dB", r.stdout[-800:])
+    w = os.path.join(work, "debug")
+    os.makedirs(w)
+    for tag, flags in (("cuda", ["-o", os.path.join(w, "m.cu")]), ("caller_arena", ["--caller-arena"]),
+                       ("profile", ["--profile"])):
+        out = [] if tag == "cuda" else ["-o", os.path.join(w, tag + ".c")]
+        r = run([compiler, mp, "--debug-tensors"] + out + flags)
+        check(r.returncode == 1 and "--debug-tensors" in r.stderr and not os.listdir(w),
+              "debug-tensors: refused with %s" % tag, r.stderr)
+
+
 def bad_inputs(compiler, work, mp, cal, rng):
     w = os.path.join(work, "bad")
     os.makedirs(w)
@@ -445,6 +478,7 @@ def main():
             model_checks(compiler, work, ex, m, x0, rng)
         cache_checks(compiler, work, mp, cal)
         fallback_checks(compiler, work, mp, cal)
+        debug_tensors(compiler, work, mp, cal)
         bad_inputs(compiler, work, mp, cal, rng)
     finally:
         shutil.rmtree(work, ignore_errors=True)
