@@ -94,9 +94,8 @@ typedef struct Cal {
     int qdt, qmin, qmax;     /* the activations' integer type */
     Tensor **vars;           /* tensors computed per set (data reset between sets) */
     int nvars;
-    Node **tag_node;         /* per node position: the site or layer whose Q/DQ it is */
-    Site **tag_site;
-    Layer **tag_layer;
+    Site **tag_site;         /* per node position: the site whose Q or DQ it is */
+    Layer **tag_layer;       /* per node position: the layer whose weights' DQ it is */
     int mode;                /* EV_STATS, EV_FLOAT, EV_QUANT */
     double out_sig[64], out_err[64];
     float *out_ref[64];
@@ -127,25 +126,12 @@ static int is_clamp(Graph *g, const Node *r)
     return 1;
 }
 
+/* a move layer: the ops the integer pass runs on 8-bit data, and Split */
 static int moves_values(const Node *n)
 {
-    static const char *const OPS[] = {"MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-                                      "Identity", "Slice", "DepthToSpace", "SpaceToDepth", "Split", NULL};
-    if (pat_is(n, "MaxPool") && (attr_i(n, "storage_order") || (n->nout > 1 && n->out[1]))) return 0;
-    if (pat_is(n, "Split") && n->nout > MAX_LAYER_OUT) return 0;
-    for (int i = 0; OPS[i]; i++)
-        if (pat_is(n, OPS[i])) return 1;
-    return pat_is(n, "Resize") && !strcmp(attr_s(n, "mode"), "nearest");
-}
-
-/* the functions passes/quantize.c tabulates */
-static int tabulable(const Node *n)
-{
-    static const char *const OPS[] = {"Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Elu", "Selu", "Gelu",
-                                      "Softplus", "Softsign", "Mish", "Celu", "Relu", NULL};
-    for (int i = 0; OPS[i]; i++)
-        if (pat_is(n, OPS[i])) return n->nin == 1;
-    return 0;
+    if (pat_is(n, "MaxPool") && attr_i(n, "storage_order")) return 0;
+    if (pat_is(n, "Split")) return n->nout <= MAX_LAYER_OUT;
+    return pat_moves_values(n);
 }
 
 /* Gemm computing A * B(^T) + C with constant B; *tb set */
@@ -243,7 +229,7 @@ static void find_layers(Cal *c)
             int ok = 1;
             for (int j = 0; j < n->nin; j++) ok &= is_act(n->in[j]);
             if (ok) layer_add(c, n, L_COMPUTE);
-        } else if (tabulable(n) && is_act(n->in[0])) {
+        } else if (pat_tabulable(n) && is_act(n->in[0])) {
             layer_add(c, n, L_UNARY);
         } else if (moves_values(n) && is_act(n->in[0])) {
             layer_add(c, n, L_MOVE);

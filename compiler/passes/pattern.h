@@ -192,4 +192,30 @@ static inline Node *pat_replace(Graph *g, const PatMatch *m, Node *last, const c
     return n;
 }
 
+/* ---- what int8 code covers (passes/quantize.c matches, calibrate.c quantizes) ---- */
+
+/* Ops that only move or select values (or take their maximum): on 8-bit
+ * data with the output's scale and zero point the input's, they compute
+ * the same bytes */
+static inline int pat_moves_values(const Node *n)
+{
+    static const char *const OPS[] = {"MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+                                      "Identity", "Slice", "DepthToSpace", "SpaceToDepth", NULL};
+    for (int i = 0; OPS[i]; i++)
+        if (pat_is(n, OPS[i])) return n->nout == 1 || !n->out[1];
+    return pat_is(n, "Resize") && !strcmp(attr_s(n, "mode"), "nearest");
+}
+
+/* Elementwise functions of one float that int8 code computes as a table
+ * of the 256 input bytes */
+static inline int pat_tabulable(const Node *n)
+{
+    static const char *const OPS[] = {"Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Elu", "Selu", "Gelu",
+                                      "Softplus", "Softsign", "Exp", "Log", "Erf", "Sqrt", "Neg", "Abs", "Relu",
+                                      "Mish", "Celu", "ThresholdedRelu", "Sin", "Cos", "Reciprocal", NULL};
+    for (int i = 0; OPS[i]; i++)
+        if (pat_is(n, OPS[i])) return n->nin == 1;
+    return 0;
+}
+
 #endif

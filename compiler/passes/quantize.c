@@ -622,22 +622,11 @@ static int match_concat(Graph *g, Node *n)
     return 1;
 }
 
-/* Ops that only move or select values (or take their maximum): on 8-bit
- * data with Q's parameters equal to DQ's they compute the same bytes */
-static int moves_values(const Node *n)
-{
-    static const char *const OPS[] = {"MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-                                      "Identity", "Slice", "DepthToSpace", "SpaceToDepth", NULL};
-    for (int i = 0; OPS[i]; i++)
-        if (pat_is(n, OPS[i])) return n->nout == 1 || !n->out[1];
-    return pat_is(n, "Resize") && !strcmp(attr_s(n, "mode"), "nearest");
-}
-
 #define MAX_MOVE_INPUTS 5   /* Slice's */
 
 static int match_move(Graph *g, Node *n)
 {
-    if (!moves_values(n)) return 0;
+    if (!pat_moves_values(n)) return 0;
     Deq dx;
     Qnt q;
     if (!deq_act(n->in[0], &dx) || !quant_of(next_of(g, n->out[0]), &q) || !same_params(&dx, &q)) return 0;
@@ -714,22 +703,12 @@ static int match_split(Graph *g, Node *n)
 
 /* ---- unary functions: a table of 256 bytes --------------------------------------- */
 
-/* Elementwise functions of one float: DQ -> f -> Q is a function of the
- * input byte, tabulated at compile time by running DQ, f and Q on the 256
- * byte values (nodes the fold pass evaluates) */
-static int tabulable(const Node *n)
-{
-    static const char *const OPS[] = {"Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Elu", "Selu", "Gelu",
-                                      "Softplus", "Softsign", "Exp", "Log", "Erf", "Sqrt", "Neg", "Abs", "Relu",
-                                      "Mish", "Celu", "ThresholdedRelu", "Sin", "Cos", "Reciprocal", NULL};
-    for (int i = 0; OPS[i]; i++)
-        if (pat_is(n, OPS[i])) return n->nin == 1;
-    return 0;
-}
-
+/* Elementwise functions of one float (pat_tabulable): DQ -> f -> Q is a
+ * function of the input byte, tabulated at compile time by running DQ, f
+ * and Q on the 256 byte values (nodes the fold pass evaluates) */
 static int match_unary(Graph *g, Node *n)
 {
-    if (!tabulable(n) || n->out[0]->dtype != DT_FLOAT) return 0;
+    if (!pat_tabulable(n) || n->out[0]->dtype != DT_FLOAT) return 0;
     Deq dx;
     Qnt q;
     if (!deq_act(n->in[0], &dx) || !quant_of(next_of(g, n->out[0]), &q) || q.y->dtype != dx.q->dtype) return 0;
