@@ -410,6 +410,9 @@ typedef struct Lowering {
      * evaluation, which sizes it itself) */
     Tensor *strings;
     int64_t string_space;
+    /* --fp16 (lower.c lower_half_constants): constants stored as half, and
+     * those kept float32 (a value beyond half's range) */
+    int half_consts, half_kept;
 } Lowering;
 
 /* Tunable choices (tune.c). A lowering that can compute a call in several
@@ -745,6 +748,7 @@ typedef struct Options {
     int cuda;
     int profile;               /* --profile: time every kernel call (C target) */
     int debug_tensors;         /* --debug-tensors: every computed tensor to a callback (C target) */
+    int fp16;                  /* --fp16: float constants stored as IEEE half (lower.c lower_half_constants) */
     int allow_newer_opsets;    /* --allow-newer-opsets: a warning, not a refusal (infer.c check_opsets) */
     int caller_arena;          /* --caller-arena: only NAME_run_with_arena, no mutable static state (C target) */
     const char *weights_section, *arena_section;   /* --weights-section / --arena-section NAME (C target) */
@@ -833,7 +837,11 @@ int fold_allowed(Graph *g, int64_t growth);
 void run_passes(Graph *g, const Options *o);         /* passes.c: the pass table */
 void run_standard_passes(Graph *g, const Options *o); /* passes.c: those whose results are standard ops (before calibrate.c) */
 void schedule_graph(Graph *g);                      /* schedule.c: a memory-aware node order */
-void lower_graph(Graph *g, Lowering *L);             /* lower.c */
+void lower_graph(Graph *g, Lowering *L);
+/* --fp16: every float constant of 256 elements or more that the calls read
+ * stored as IEEE half, and widened to float32 by a call (o2c_h2f_f32) into
+ * a scratch tensor before each call that reads it (lower.c) */
+void lower_half_constants(Lowering *L);             /* lower.c */
 /* passes/layout.c: chooses each tensor's layout (LAYOUT_*); all NCHW
  * unless tiled (the C target's kernel variants). The layout pass calls it
  * with Graph.tiled; tests call it to compare the variants. */

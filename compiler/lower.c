@@ -2,6 +2,7 @@
  * through its op's lower function. Views become nothing (or a copy when
  * their output is a graph output); graph outputs not written in place get
  * a final copy. Dead nodes were removed by the dce pass (not at -O0). */
+#include <math.h>
 #include <string.h>
 
 #include "ir.h"
@@ -28,4 +29,78 @@ void lower_graph(Graph *g, Lowering *L)
         o->storage = ST_OUTPUT;
         lower_copy(L, t, o);
     }
+}
+
+/* ---- --fp16: float constants stored as IEEE half ------------------------- */
+
+#define HALF_MIN_ELEMENTS 256   /* smaller constants (biases, scales) stay float32: no call is worth it */
+#define HALF_MAX 65504.0        /* the largest finite half */
+
+/* A float constant of the schedule the kernels read (weights, packed
+ * panels): its values in half where they all fit, else NULL */
+static Tensor *half_copy(Lowering *L, const Tensor *t)
+{
+    const float *v = t->data;
+    const int64_t n = tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        if (!(fabsf(v[i]) <= HALF_MAX)) return NULL;
+    const Node *saved = L->node;
+    L->node = NULL;
+    Tensor *h = lower_const(L, "half", DT_FLOAT16, t->rank, t->dims);
+    L->node = saved;
+    h->name = xfmt("%s_half", t->name);
+    uint16_t *d = h->data;
+    for (int64_t i = 0; i < n; i++) d[i] = float_to_half(DT_FLOAT16, v[i]);
+    return h;
+}
+
+void lower_half_constants(Lowering *L)
+{
+    const Tensor **src = xalloc(sizeof(Tensor *) * (size_t)(L->n * O2C_MAX_X + 1));
+    Tensor **half = xalloc(sizeof(Tensor *) * (size_t)(L->n * O2C_MAX_X + 1));
+    int nsrc = 0, nconv = 0;
+    for (int c = 0; c < L->n; c++) {
+        const KCall *k = &L->calls[c];
+        for (int j = 0; j < O2C_MAX_X && !k->ctl && k->count > 0; j++) {
+            const Tensor *t = k->x[j];
+            if (!t || !t->data || t->dtype != DT_FLOAT || tensor_numel(t) < HALF_MIN_ELEMENTS || t->is_input) continue;
+            int s = 0;
+            while (s < nsrc && src[s] != t) s++;
+            if (s == nsrc) {
+                src[nsrc] = t;
+                half[nsrc++] = half_copy(L, t);
+                if (half[s]) L->half_consts++;
+                else L->half_kept++;
+            }
+            nconv += half[s] != NULL;
+        }
+    }
+    if (!nconv) return;
+    /* each reading call gets a widening call before it, into a scratch tensor */
+    KCall *old = L->calls;
+    const int n_old = L->n;
+    int *at = xalloc(sizeof(int) * (size_t)(n_old + 1));
+    L->calls = xalloc(sizeof(KCall) * (size_t)(n_old + nconv + 1));
+    L->n = 0;
+    L->cap = n_old + nconv + 1;
+    for (int c = 0; c < n_old; c++) {
+        KCall k = old[c];
+        for (int j = 0; j < O2C_MAX_X && !k.ctl && k.count > 0; j++) {
+            int s = 0;
+            while (s < nsrc && src[s] != k.x[j]) s++;
+            if (s == nsrc || !half[s]) continue;
+            L->node = k.node;
+            Tensor *w = lower_temp(L, DT_FLOAT, k.x[j]->rank, k.x[j]->dims);
+            w->name = xfmt("%s_float", k.x[j]->name);
+            KCall *cv = lower_call(L, "o2c_h2f_f32", tensor_numel(w));
+            cv->x[0] = half[s];
+            cv->y[0] = w;
+            k.x[j] = w;
+        }
+        at[c] = L->n;
+        L->calls[L->n++] = k;
+    }
+    for (int c = 0; c < L->n; c++)   /* control-flow markers jump by index */
+        if (L->calls[c].ctl) L->calls[c].jump = at[L->calls[c].jump];
+    L->node = NULL;
 }

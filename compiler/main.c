@@ -61,6 +61,9 @@ static void usage(FILE *f)
           "                  (by the newest rules it knows, with a warning) instead of refusing it\n"
           "  --int8          calibrate the float model into int8 (weights symmetric per output\n"
           "                  channel, activations per tensor) with --calibrate DIR or --calib-cache\n"
+          "  --fp16          float constants (weights, packed panels) stored as IEEE half: half\n"
+          "                  the bytes; widened to float32 before the call that reads them (with\n"
+          "                  --int8: the layers left float)\n"
           "  --calibrate DIR calibration inputs: DIR/NAME/input_K.pb (ONNX's test-data layout, K in\n"
           "                  graph-input order), any number of sets\n"
           "  --calibration C the activations' ranges: minmax, percentile[=P] (default 99.99),\n"
@@ -196,6 +199,7 @@ static void parse_args(int argc, char **argv, Options *o)
             continue;
         }
         if (!strcmp(a, "--int8")) { o->int8 = 1; continue; }
+        if (!strcmp(a, "--fp16")) { o->fp16 = 1; continue; }
         if (!strcmp(a, "--calibrate") || !strcmp(a, "--calib-cache") || !strcmp(a, "--keep-float")) {
             if (!val || !*val) fail_plain("%s needs a value (see --help)", a);
             if (!strcmp(a, "--calibrate")) o->calibrate = val;

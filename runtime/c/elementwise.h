@@ -195,5 +195,34 @@ O2C_KERNEL(o2c_where)
     }
 }
 
+/*@ o2c_h2f_f32 needs o2c_h2f */
+/* --fp16: a float constant stored as IEEE half, widened to float32 for the
+ * kernel that reads it (lower.c lower_half_constants). Every half is a
+ * float, so all paths give the same bits: x86's F16C (vcvtph2ps, 8 a
+ * time), the __fp16 type where Arm's compilers have IEEE half (the FPU's
+ * vcvt), else o2c_h2f. */
+#if defined(__F16C__) && defined(__AVX__) && !defined(__CUDACC__)
+#include <immintrin.h>
+#endif
+O2C_KERNEL(o2c_h2f_f32)
+{
+    const uint16_t *X = (const uint16_t *)p->x[0];
+    float *Y = (float *)p->y[0];
+#if defined(__F16C__) && defined(__AVX__) && !defined(__CUDACC__)
+    const int64_t vec = (i1 - i0) / 8 * 8;   /* (a count first: gcc's loop analysis accepts the tail after it) */
+    for (int64_t v = 0; v < vec; v += 8)
+        _mm256_storeu_ps(Y + i0 + v, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(X + i0 + v))));
+    for (int64_t i = i0 + vec; i < i1; i++) Y[i] = o2c_h2f(X[i]);
+#elif defined(__ARM_FP16_FORMAT_IEEE) && !defined(__CUDACC__)
+    O2C_FOR(i) {
+        __fp16 h;
+        memcpy(&h, X + i, sizeof h);
+        Y[i] = (float)h;
+    }
+#else
+    O2C_FOR(i) Y[i] = o2c_h2f(X[i]);
+#endif
+}
+
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_ELEMENTWISE(K, F) K(o2c_where, F)
+#define O2C_KERNELS_ELEMENTWISE(K, F) K(o2c_where, F) K(o2c_h2f_f32, F)

@@ -32,6 +32,9 @@
                 onnxruntime by tools/compare_tensors.py: three examples at
                 -O2 and -O0 agree; an int8 build's tensors are dequantized and
                 the first one below the threshold is named; refusals
+  fp16          --fp16 on three examples and two of the models above: every float constant of 256 or more
+                elements in half, outputs at least 60 dB from float; with --int8, the layers kept float
+                get half weights
   bad input     empty DIR, a set of the wrong shape, type or count, NaN in
                 the data, a cache of another model, flags without --int8,
                 an already quantized model: exit 1, a message, no output
@@ -389,6 +392,62 @@ def debug_tensors(compiler, work, mp, cal):
               "debug-tensors: refused with %s" % tag, r.stderr)
 
 
+def report_totals(path):
+    text = open(path).read()
+    m = re.search(r"arena (\d+) bytes, (\d+) constants (\d+) bytes", text)
+    h = re.search(r"fp16: (\d+) constants stored as half, (\d+) kept", text)
+    return int(m.group(3)), (int(h.group(1)), int(h.group(2))) if h else (0, 0)
+
+
+def fp16_checks(compiler, work, rng, cnn_path, cnn_cal):
+    """--fp16: constants halved, outputs at least 60 dB from float; with
+    --int8, the layers left float get half weights"""
+    w = os.path.join(work, "fp16")
+    os.makedirs(w)
+    cases = [(ex, os.path.join(ROOT, "examples", ex, "model.onnx"), load_input(os.path.join(ROOT, "examples", ex)))
+             for ex in ("small_convnet", "mobilenet_block", "srcnn_cubic")]
+    for tag, shape in (("mlp", (1, 12, 32)), ("tables", (1, 4, 16, 16))):   # the models model_checks made
+        cases.append((tag, os.path.join(work, tag, "model.onnx"), rng.normal(0, 1, shape).astype(np.float32)))
+    for ex, mp, x in cases:
+        m = onnx.load(mp)
+        iname = [i.name for i in m.graph.input if i.name not in {t.name for t in m.graph.initializer}][0]
+        ref = ort_session(mp).run(None, {iname: x})
+        w32, w16 = os.path.join(w, ex + "_32"), os.path.join(w, ex + "_16")
+        os.makedirs(w32)
+        os.makedirs(w16)
+        rep32, rep16 = os.path.join(w32, "r.txt"), os.path.join(w16, "r.txt")
+        r32, _ = build(compiler, w32, mp, ["--report=" + rep32])
+        r, src = build(compiler, w16, mp, ["--fp16", "--report=" + rep16])
+        check(r.returncode == 0 and r32.returncode == 0, "fp16 %s: compiles" % ex, r.stderr[-800:])
+        if r.returncode != 0:
+            continue
+        c32, _ = report_totals(rep32)
+        c16, (nh, kept) = report_totals(rep16)
+        # every float constant of 256 elements or more is half (smaller ones, biases, stay float32)
+        check(nh > 0 and kept == 0 and c16 < c32, "fp16 %s: constants in half" % ex,
+              "%d -> %d bytes, %d half, %d kept" % (c32, c16, nh, kept))
+        got, err = run_c(w16, src, x, [int(np.prod(o.shape)) for o in ref])
+        check(got is not None, "fp16 %s: runs" % ex, err)
+        for k, (g, o) in enumerate(zip(got or [], ref)):
+            db = sqnr(o, g)
+            check(db >= 60, "fp16 %s: output %d at least 60 dB from float" % (ex, k), "%.1f dB" % db)
+    rep = os.path.join(w, "mixed.txt")
+    r, _ = build(compiler, w, cnn_path, ["--int8", "--fp16", "--calibrate", cnn_cal, "--keep-float", "conv3,fc",
+                                         "--report=" + rep], "mixed.c")
+    check(r.returncode == 0 and report_totals(rep)[1][0] >= 1, "fp16 with int8: the float layers' weights in half",
+          r.stderr[-500:])
+
+
+def load_input(d):
+    p = os.path.join(d, "test_data_set_0", "input_0.pb")
+    if not os.path.exists(p):
+        return None
+    t = TensorProto()
+    t.ParseFromString(open(p, "rb").read())
+    x = numpy_helper.to_array(t)
+    return x if x.dtype == np.float32 else None
+
+
 def bad_inputs(compiler, work, mp, cal, rng):
     w = os.path.join(work, "bad")
     os.makedirs(w)
@@ -479,6 +538,7 @@ def main():
         cache_checks(compiler, work, mp, cal)
         fallback_checks(compiler, work, mp, cal)
         debug_tensors(compiler, work, mp, cal)
+        fp16_checks(compiler, work, rng, mp, cal)
         bad_inputs(compiler, work, mp, cal, rng)
     finally:
         shutil.rmtree(work, ignore_errors=True)
