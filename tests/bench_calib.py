@@ -19,9 +19,10 @@ MODEL_DIRs given), side by side in one run, one thread:
   ORT      onnxruntime's quantize_static on the same calibration inputs
            (QDQ, per-channel int8 weights, uint8 activations) with its
            MinMax and its Entropy calibrators: the same two figures
-  size     weights (constant bytes) and arena of our float32 and int8
+  fp16     onnx2c --fp16: the same two figures
+  size     weights (constant bytes) and arena of our float32, int8 and fp16
            builds, from --report
-  latency  median of our float32 and int8 builds (gcc -O3 -march=native),
+  latency  median of our float32, int8 and fp16 builds (gcc -O3 -march=native),
            alternating, after warm-up
   cost     calibrating on --cost-sets sets: wall time and peak memory of
            onnx2c (/usr/bin/time), and the same with a quarter of the sets
@@ -296,19 +297,22 @@ def run_one(args, name, mp, iname, x0, work, pics, rows, costs, sizes, lat, wts,
         if b.error:
             print("%s: ours %s: %s" % (name, c, b.error), flush=True)
     b8 = builds[DEFAULT]
+    f16 = Build(work, "fp16", mp, ["--fp16"], shape_flag, shapes)
+    res["fp16"] = None if f16.error else score(refs, f16.run(ev))
     ort_best = max((v for k, v in res.items() if k.startswith("ort-") and v), default=None, key=lambda v: v[0])
     ort_top1 = max((v[1] for k, v in res.items() if k.startswith("ort-") and v), default=None)
     t32 = t8 = None
     if not fp.error and not b8.error:
         n = args.iters or max(3, min(200, int(1.0 / max(fp.time_ms(ev[0], 1) / 1e3, 1e-4))))
-        a32, a8 = [], []
+        a32, a8, a16 = [], [], []
         for _ in range(3):
             a32.append(fp.time_ms(ev[0], n))
             a8.append(b8.time_ms(ev[0], n))
-        t32, t8 = statistics.median(a32), statistics.median(a8)
+            a16.append(f16.time_ms(ev[0], n) if not f16.error else float("nan"))
+        t32, t8, t16 = statistics.median(a32), statistics.median(a8), statistics.median(a16)
         lat.append(t8 / t32)
         wts.append(b8.consts / fp.consts)
-        sizes.append((name, fp.consts, b8.consts, fp.arena, b8.arena, t32, t8))
+        sizes.append((name, fp.consts, b8.consts, f16.consts if not f16.error else 0, fp.arena, b8.arena, t32, t8, t16))
     ours = res.get(DEFAULT)
     if ours and ort_best:
         counts[0] += ours[0] >= ort_best[0] - 0.05
@@ -324,7 +328,7 @@ def run_one(args, name, mp, iname, x0, work, pics, rows, costs, sizes, lat, wts,
     costs.append((name, args.cost_sets, t_all, m_all, t_q, m_q))
     fmt = lambda v: "%6.1f %5.2f" % v if v else "     -     -"
     print("%-26s " % name + "  ".join(fmt(res.get(k)) for k in
-          ["ort-minmax", "ort-entropy"] + CALIBRATORS), flush=True)
+          ["ort-minmax", "ort-entropy"] + CALIBRATORS + ["fp16"]), flush=True)
 
 
 def main():
@@ -351,17 +355,17 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
     n_sqnr, n_top1 = counts
     g = lambda v: math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
-    lines = ["| model | ORT MinMax | ORT Entropy | ours minmax | ours percentile | ours entropy | ours mse |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| model | ORT MinMax | ORT Entropy | ours minmax | ours percentile | ours entropy | ours mse | ours fp16 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, res in rows:
         cell = lambda v: "%.1f dB / %.2f" % v if v else "-"
         lines.append("| %s | %s |" % (name, " | ".join(cell(res.get(k)) for k in
-                                                     ["ort-minmax", "ort-entropy"] + CALIBRATORS)))
-    lines += ["", "| model | weights fp32 | weights int8 | arena fp32 | arena int8 | fp32 ms | int8 ms | int8/fp32 |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, c32, c8, a32, a8, t32, t8 in sizes:
-        lines.append("| %s | %d | %d (%.2fx) | %d | %d (%.2fx) | %.3f | %.3f | %.2f |" %
-                     (name, c32, c8, c8 / c32, a32, a8, a8 / max(a32, 1), t32, t8, t8 / t32))
+                                                     ["ort-minmax", "ort-entropy"] + CALIBRATORS + ["fp16"])))
+    lines += ["", "| model | weights fp32 | weights int8 | weights fp16 | arena fp32 | arena int8 | fp32 ms | int8 ms | "
+              "fp16 ms | int8/fp32 |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, c32, c8, c16, a32, a8, t32, t8, t16 in sizes:
+        lines.append("| %s | %d | %d (%.2fx) | %d (%.2fx) | %d | %d (%.2fx) | %.3f | %.3f | %.3f | %.2f |" %
+                     (name, c32, c8, c8 / c32, c16, c16 / c32, a32, a8, a8 / max(a32, 1), t32, t8, t16, t8 / t32))
     lines += ["", "| model | sets | time | peak memory | sets | time | peak memory |", "|---|---:|---:|---:|---:|---:|---:|"]
     for name, n, t, m, tq, mq in costs:
         if t is None or tq is None:
