@@ -348,9 +348,10 @@ static const char DEBUG_DECL[] =
     " * An 8-bit tensor that stands for a float one of the model (int8 code)\n"
     " * comes with that tensor's name, its scale and zero point (real = scale *\n"
     " * (q - zero_point)); other tensors with scale 0.\n"
-    " * Tensors inside a fused node (see --report) and views (Reshape, Flatten,\n"
-    " * contiguous slices: the bytes of another tensor) are not computed, so\n"
-    " * not reported; -O0 computes every ONNX node's output. fn NULL: no calls.\n"
+    " * Tensors inside a fused node (see --report), views (Reshape, Flatten,\n"
+    " * contiguous slices: the bytes of another tensor) and outputs nothing\n"
+    " * reads are not computed, so not reported; -O0 computes every ONNX\n"
+    " * node's output. fn NULL: no calls.\n"
     " * tools/compare_tensors.py compares them with onnxruntime's. */\n"
     "typedef void (*@NAME@_debug_fn)(const char *tensor, const char *nodes, int elem_type, int rank,\n"
     "                                const int64_t *dims, const void *data, double scale, long zero_point,\n"
@@ -378,6 +379,7 @@ static void debug_outputs(FILE *f, const KCall *k, const char *ind, const EmitCt
     for (int j = 0; j < n->nout; j++) {
         const Tensor *t = n->out[j];
         if (!t || t->data || t->dtype == DT_STRING || t->seq || t->dyn_count || t->storage == ST_CONST) continue;
+        if (!tensor_nuses(c->g, (Tensor *)t)) continue;   /* read by nobody: a kernel may leave it unwritten */
         fprintf(f, "%s    if (o2c_debug_fn) {\n%s        static const int64_t o2c_dims[] = {", ind, ind);
         for (int d = 0; d < t->rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
         char sc[64];

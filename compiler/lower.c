@@ -69,6 +69,9 @@ void lower_half_constants(Lowering *L)
             if (s == nsrc) {
                 src[nsrc] = t;
                 half[nsrc++] = half_copy(L, t);
+                note("fp16: '%s' (%lld values, read by %s '%s') %s", t->name, (long long)tensor_numel(t),
+                     k->node ? k->node->op_type : "-", k->node ? k->node->name : "-",
+                     half[s] ? "stored as half" : "kept float32 (beyond half's range)");
                 if (half[s]) L->half_consts++;
                 else L->half_kept++;
             }
