@@ -19,7 +19,7 @@
 #define ONNX2C_VERSION "0.1.0"
 
 /* --int8's defaults (docs/PRECISION.md has the measurements behind them) */
-#define DEFAULT_CALIBRATION CALIB_PERCENTILE
+#define DEFAULT_CALIBRATION CALIB_MSE
 #define DEFAULT_PERCENTILE 99.99
 #define DEFAULT_MIN_SQNR 0.0
 
@@ -66,8 +66,8 @@ static void usage(FILE *f)
           "                  --int8: the layers left float)\n"
           "  --calibrate DIR calibration inputs: DIR/NAME/input_K.pb (ONNX's test-data layout, K in\n"
           "                  graph-input order), any number of sets\n"
-          "  --calibration C the activations' ranges: minmax, percentile[=P] (default 99.99),\n"
-          "                  entropy (TensorRT's KL divergence) or mse\n"
+          "  --calibration C the activations' ranges: mse (the default), minmax, percentile[=P]\n"
+          "                  (P 99.99 unless given) or entropy (TensorRT's KL divergence)\n"
           "  --int8-activations u8|s8|sym  asymmetric uint8 (the default; cortex-m: s8),\n"
           "                  asymmetric int8, or symmetric int8\n"
           "  --min-sqnr DB   layers go back to float, the most damaging first, until the output's\n"

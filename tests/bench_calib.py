@@ -40,7 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMP = os.path.join(ROOT, "build", "onnx2c")
 SHARED = os.environ.get("O2C_SHARED_MODELS", os.path.normpath(os.path.join(ROOT, "..", "shared", "models")))
 CALIBRATORS = ["minmax", "percentile", "entropy", "mse"]
-DEFAULT = "percentile"   # compiler/main.c DEFAULT_CALIBRATION
+DEFAULT = "mse"   # compiler/main.c DEFAULT_CALIBRATION
 
 TIMER = r'''
 #define _POSIX_C_SOURCE 199309L
@@ -364,8 +364,9 @@ def main():
     lines += ["", "| model | weights fp32 | weights int8 | weights fp16 | arena fp32 | arena int8 | fp32 ms | int8 ms | "
               "fp16 ms | int8/fp32 |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, c32, c8, c16, a32, a8, t32, t8, t16 in sizes:
-        lines.append("| %s | %d | %d (%.2fx) | %d (%.2fx) | %d | %d (%.2fx) | %.3f | %.3f | %.3f | %.2f |" %
-                     (name, c32, c8, c8 / c32, c16, c16 / c32, a32, a8, a8 / max(a32, 1), t32, t8, t16, t8 / t32))
+        ar = "%d (%.2fx)" % (a8, a8 / a32) if a32 else "%d" % a8
+        lines.append("| %s | %d | %d (%.2fx) | %d (%.2fx) | %d | %s | %.3f | %.3f | %.3f | %.2f |" %
+                     (name, c32, c8, c8 / c32, c16, c16 / c32, a32, ar, t32, t8, t16, t8 / t32))
     lines += ["", "| model | sets | time | peak memory | sets | time | peak memory |", "|---|---:|---:|---:|---:|---:|---:|"]
     for name, n, t, m, tq, mq in costs:
         if t is None or tq is None:
