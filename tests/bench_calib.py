@@ -5,7 +5,8 @@
 
 For every float model with one float32 image input (NCHW or NHWC) among the
 project's examples and ../shared/models (or $O2C_SHARED_MODELS; or the
-MODEL_DIRs given), side by side in one run, one thread:
+MODEL_DIRs given), side by side in one run, one thread ($O2C_COMPILER: the
+onnx2c binary, default build/onnx2c, to compare a change):
 
   inputs   natural images: crops of scikit-image's sample photographs,
            resized to the model's input, mapped to the per-channel mean and
@@ -37,7 +38,7 @@ import onnx
 from onnx import numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-COMP = os.path.join(ROOT, "build", "onnx2c")
+COMP = os.environ.get("O2C_COMPILER", os.path.join(ROOT, "build", "onnx2c"))
 SHARED = os.environ.get("O2C_SHARED_MODELS", os.path.normpath(os.path.join(ROOT, "..", "shared", "models")))
 CALIBRATORS = ["minmax", "percentile", "entropy", "mse"]
 DEFAULT = "mse"   # compiler/main.c DEFAULT_CALIBRATION
