@@ -134,15 +134,6 @@ static int moves_values(const Node *n)
     return pat_moves_values(n);
 }
 
-/* Gemm computing A * B(^T) + C with constant B; *tb set */
-static int plain_gemm(const Node *n, int *tb)
-{
-    if (attr_i(n, "transA") || attr_f(n, "alpha") != 1.0 || (n->nin > 2 && n->in[2] && attr_f(n, "beta") != 1.0))
-        return 0;
-    *tb = (int)attr_i(n, "transB");
-    return 1;
-}
-
 /* the constant bias of N values a MatMul's output y gets from its one
  * reader, an Add: the Add, or NULL */
 static Node *bias_add_of(Graph *g, Tensor *y, int64_t N)
@@ -204,7 +195,7 @@ static void find_layers(Cal *c)
             layer_weights(L, 1, 0, n->nin > 2 ? n->in[2] : NULL);
             absorb_clamp(c, L, absorbed, &na);
         } else if (pat_is(n, "Gemm") && is_act(n->in[0]) && is_const_float(n->in[1]) && n->in[1]->rank == 2 &&
-                   plain_gemm(n, &tb) && (n->nin < 3 || !n->in[2] || is_const_float(n->in[2]))) {
+                   pat_plain_gemm(n, &tb) && (n->nin < 3 || !n->in[2] || is_const_float(n->in[2]))) {
             int64_t N = n->in[1]->dims[tb ? 0 : 1];
             Tensor *b = n->nin > 2 ? n->in[2] : NULL;
             if (b && tensor_numel(b) != N && tensor_numel(b) != 1) continue;

@@ -192,6 +192,17 @@ static inline Node *pat_replace(Graph *g, const PatMatch *m, Node *last, const c
     return n;
 }
 
+/* A Gemm that is a plain product A * B(^T) [+ C]: A not transposed, alpha
+ * and beta 1; *tb: B transposed */
+static inline int pat_plain_gemm(const Node *n, int *tb)
+{
+    if (!pat_is(n, "Gemm") || attr_i(n, "transA") || attr_f(n, "alpha") != 1.0 ||
+        (n->nin > 2 && n->in[2] && attr_f(n, "beta") != 1.0))
+        return 0;
+    *tb = (int)attr_i(n, "transB");
+    return 1;
+}
+
 /* ---- what int8 code covers (passes/quantize.c matches, calibrate.c quantizes) ---- */
 
 /* Ops that only move or select values (or take their maximum): on 8-bit

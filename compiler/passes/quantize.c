@@ -285,11 +285,9 @@ static int match_conv(Graph *g, Node *c)
 static int plain_product(const Node *n, int *gemm, int *tb)
 {
     *gemm = pat_is(n, "Gemm");
+    *tb = 0;
     if ((!*gemm && !pat_is(n, "MatMul")) || n->out[0]->dtype != DT_FLOAT) return 0;
-    if (*gemm && (attr_i(n, "transA") || attr_f(n, "alpha") != 1.0 || (n->nin > 2 && n->in[2] && attr_f(n, "beta") != 1.0)))
-        return 0;
-    *tb = *gemm && attr_i(n, "transB");
-    return 1;
+    return !*gemm || pat_plain_gemm(n, tb);
 }
 
 /* A MatMul's output *y read only by an Add of a constant bias of N values
