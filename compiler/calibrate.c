@@ -49,9 +49,15 @@
 #define MAX_LAYER_IN 20      /* Concat's parts (QLinearConcat's limit in passes/quantize.c) */
 #define MAX_LAYER_OUT 8      /* Split's outputs (the same) */
 #define SQNR_CAP 200.0       /* dB: a site with no error */
+#define FALLBACK_BATCH 2.0   /* a fallback step takes the layers within this factor of the worst's added noise */
 #define CACHE_MAGIC "onnx2c-calibration 1"
 
-enum { L_COMPUTE, L_UNARY, L_MOVE };
+#define MAX_HALF_CONSTS 4    /* the constants of a layer's nodes that --fp16 stores as half */
+
+enum { L_COMPUTE, L_UNARY, L_MOVE, L_HALF };
+/* a layer's precision: its int8 nodes; float32 compute with half constants
+ * (--fp16); float32 */
+enum { P_INT8, P_HALF, P_FLOAT };
 
 typedef struct Layer Layer;
 
@@ -66,12 +72,15 @@ typedef struct Site {
     int have_range;
     Layer *from;             /* the move layer writing it: its input's parameters when that layer is quantized */
     int on;
+    int observe;             /* no Q and DQ: only its accuracy measured (an fp16 layer's input or output) */
     float *ref;              /* the float values of the current set (accuracy) */
-    double sig, err;
+    double sig, err;         /* accuracy of what readers read (after Q and DQ when on) */
+    double sig_f, err_f;     /* and of the producer's value, before Q (a float layer's output) */
 } Site;
 
 struct Layer {
     Node *n, *tail;          /* the first and the last node of the group; tail's outputs are the layer's */
+    Node *mid;               /* a MatMul's bias Add, between them */
     int kind;
     Site *in[MAX_LAYER_IN], *out[MAX_LAYER_OUT];
     int nin, nout;
@@ -79,7 +88,9 @@ struct Layer {
     Tensor *w, *wq, *ws, *wdeq, *bias;
     Node *wdq;
     int axis, wslot;
-    int quant, keep_float, fell_back;
+    int quant, keep_float;
+    int fell_back;           /* fallback steps taken: int8 -> (fp16 ->) float */
+    int hc[MAX_HALF_CONSTS], nhc;   /* --fp16: its constants that are stored half (Cal.half) */
     double drop;             /* relative noise power its output gained over its inputs' (accuracy) */
     double lost_db;          /* the same in dB of SQNR */
 };
@@ -102,6 +113,10 @@ typedef struct Cal {
     double model_sqnr;
     int nsets, acc_sets;
     char **set_dirs;
+    /* --fp16: the constants stored half; during a quantized run, those of
+     * the layers at P_HALF hold their values rounded to half */
+    struct HalfConst { Tensor *t; void *orig; float *rounded; int round; } *half;
+    int nhalf;
 } Cal;
 
 enum { EV_STATS, EV_FLOAT, EV_QUANT };
@@ -177,13 +192,74 @@ static void absorb_clamp(Cal *c, Layer *L, Node **absorbed, int *na)
     L->tail = r;
 }
 
+/* --fp16: a constant the lowering stores as half (lower.c
+ * lower_half_constants: float, HALF_MIN_ELEMENTS or more, within half's
+ * range) */
+static int half_eligible(const Tensor *t)
+{
+    if (!is_const_float(t) || tensor_numel(t) < HALF_MIN_ELEMENTS) return 0;
+    const float *v = t->data;
+    for (int64_t i = 0, n = tensor_numel(t); i < n; i++)
+        if (!(fabsf(v[i]) <= HALF_MAX)) return 0;
+    return 1;
+}
+
+/* node n's half constants into layer L */
+static void half_consts_of(Cal *c, Layer *L, Node *n)
+{
+    for (int j = 0; n && j < n->nin; j++) {
+        Tensor *t = n->in[j];
+        if (!half_eligible(t)) continue;
+        int h = 0;
+        while (h < c->nhalf && c->half[h].t != t) h++;
+        if (h == c->nhalf) {
+            struct HalfConst *hc = &c->half[c->nhalf++];
+            const int64_t m = tensor_numel(t);
+            hc->t = t;
+            hc->orig = t->data;
+            hc->rounded = xalloc(sizeof(float) * (size_t)m);
+            for (int64_t i = 0; i < m; i++)
+                hc->rounded[i] = half_to_float(DT_FLOAT16, float_to_half(DT_FLOAT16, ((const float *)t->data)[i]));
+        }
+        int seen = 0;
+        for (int k = 0; k < L->nhc; k++) seen |= L->hc[k] == h;
+        if (!seen && L->nhc < MAX_HALF_CONSTS) L->hc[L->nhc++] = h;
+    }
+}
+
+/* --fp16: the int8 layers' half constants (their precision when they
+ * fall back), and a layer of every other node that reads one */
+static void find_half_layers(Cal *c)
+{
+    Graph *g = c->g;
+    c->half = xalloc(sizeof(struct HalfConst) * (size_t)(g->ntensors + 1));
+    const int n8 = c->nlayers;
+    for (int i = 0; i < n8; i++) {
+        half_consts_of(c, &c->layers[i], c->layers[i].n);
+        half_consts_of(c, &c->layers[i], c->layers[i].mid);
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        int in_layer = 0;
+        for (int k = 0; k < n8; k++) {
+            const Layer *L = &c->layers[k];
+            in_layer |= L->n == n || L->mid == n || L->tail == n;
+        }
+        int any = 0;
+        for (int j = 0; j < n->nin; j++) any |= half_eligible(n->in[j]);
+        if (in_layer || !any || n->nout < 1 || !n->out[0] || node_has_subgraph(n)) continue;
+        Layer *L = &c->layers[layer_add(c, n, L_HALF)];
+        half_consts_of(c, L, n);
+    }
+}
+
 static void find_layers(Cal *c)
 {
     Graph *g = c->g;
     c->layers = xalloc(sizeof(Layer) * (size_t)(g->nnodes + 1));
     Node **absorbed = xalloc(sizeof(Node *) * (size_t)(2 * g->nnodes + 1));
     int na = 0;
-    for (int i = 0; i < g->nnodes; i++) {
+    for (int i = 0; i < g->nnodes && c->o->int8; i++) {
         Node *n = g->nodes[i];
         int skip = 0;
         for (int k = 0; k < na; k++) skip |= absorbed[k] == n;
@@ -208,7 +284,7 @@ static void find_layers(Cal *c)
             layer_weights(L, 1, 1, a ? pat_other(a, n->out[0]) : NULL);
             if (a) {
                 absorbed[na++] = a;
-                L->tail = a;
+                L->tail = L->mid = a;
             }
             absorb_clamp(c, L, absorbed, &na);
         } else if ((pat_is(n, "Add") || pat_is(n, "Mul")) && is_act(n->in[0]) && is_act(n->in[1])) {
@@ -226,6 +302,7 @@ static void find_layers(Cal *c)
             layer_add(c, n, L_MOVE);
         }
     }
+    if (c->o->fp16) find_half_layers(c);
 }
 
 /* ---- sites ----------------------------------------------------------------------- */
@@ -251,6 +328,17 @@ static Site *site_get(Cal *c, Tensor *t)
     s->t = t;
     s->name = t->name;
     c->sites[c->nsites++] = s;
+    return s;
+}
+
+/* a site of t, or else a new one without Q and DQ (its values only compared) */
+static Site *site_observe(Cal *c, Tensor *t)
+{
+    Site *s = site_find(c, t);
+    if (s) return s;
+    s = site_get(c, t);
+    s->src = t;
+    s->observe = 1;
     return s;
 }
 
@@ -316,6 +404,7 @@ static void make_sites(Cal *c)
     for (int i = 0; i < c->nlayers; i++) {
         Layer *L = &c->layers[i];
         Node *n = L->n;
+        if (L->kind == L_HALF) continue;
         int nin = L->kind == L_COMPUTE && (pat_is(n, "Add") || pat_is(n, "Mul") || pat_is(n, "Concat")) ? n->nin : 1;
         for (int j = 0; j < nin; j++) L->in[L->nin++] = site_get(c, n->in[j]);
         for (int j = 0; j < L->tail->nout; j++)
@@ -328,6 +417,15 @@ static void make_sites(Cal *c)
     for (int i = 0; i < c->nsites; i++) site_insert(c, c->sites[i]);
     for (int i = 0; i < c->nlayers; i++)
         if (c->layers[i].w) weights_insert(c, &c->layers[i]);
+    /* --fp16 layers: their activations measured where they are (no Q and DQ) */
+    for (int i = 0; i < c->nlayers; i++) {
+        Layer *L = &c->layers[i];
+        if (L->kind != L_HALF) continue;
+        for (int j = 0; j < L->n->nin && L->nin < MAX_LAYER_IN; j++)
+            if (is_act(L->n->in[j])) L->in[L->nin++] = site_observe(c, L->n->in[j]);
+        for (int j = 0; j < L->n->nout && L->nout < MAX_LAYER_OUT; j++)
+            if (is_act(L->n->out[j])) L->out[L->nout++] = site_observe(c, L->n->out[j]);
+    }
     topo_sort(c->g);
     graph_recount_uses(c->g);
 }
@@ -345,10 +443,35 @@ static void configure(Cal *c)
     }
     for (int i = 0; i < c->nlayers; i++) {   /* graph order: a move or table follows its input */
         Layer *L = &c->layers[i];
-        if (L->kind == L_COMPUTE || L->keep_float || L->fell_back || !L->in[0]->on) continue;
+        if (L->kind == L_COMPUTE || L->kind == L_HALF || L->keep_float || L->fell_back || !L->in[0]->on) continue;
         L->quant = 1;
         for (int j = 0; j < L->nout; j++) L->out[j]->on = 1;
     }
+}
+
+/* the layer's precision in the configuration */
+static int layer_prec(const Cal *c, const Layer *L)
+{
+    if (L->keep_float) return P_FLOAT;
+    if (L->kind == L_HALF) return L->fell_back ? P_FLOAT : P_HALF;
+    if (L->quant) return P_INT8;
+    return c->o->fp16 && L->nhc && L->fell_back < 2 ? P_HALF : P_FLOAT;
+}
+
+/* --fp16: the half constants hold their rounded values (on) or their own
+ * (off); a constant is rounded where a layer reading it is at P_HALF and
+ * none is at P_FLOAT (the lowering keeps it float32 for every reader) */
+static void half_swap(Cal *c, int on)
+{
+    for (int h = 0; h < c->nhalf; h++) c->half[h].round = 0;
+    for (int i = 0; on && i < c->nlayers; i++) {
+        const Layer *L = &c->layers[i];
+        const int p = layer_prec(c, L);
+        for (int k = 0; k < L->nhc; k++)
+            if (p == P_HALF && c->half[L->hc[k]].round == 0) c->half[L->hc[k]].round = 1;
+            else if (p == P_FLOAT) c->half[L->hc[k]].round = -1;
+    }
+    for (int h = 0; h < c->nhalf; h++) c->half[h].t->data = c->half[h].round > 0 ? c->half[h].rounded : c->half[h].orig;
 }
 
 /* the range a site's parameters come from: a quantized move layer's input's */
@@ -426,6 +549,7 @@ static void apply_params(Cal *c)
         Site *s = c->sites[i];
         float sc;
         int32_t zp;
+        if (s->observe) continue;
         site_params(c, s, &sc, &zp);
         ((float *)s->scale->data)[0] = sc;
         elem_set(c->qdt, s->zp->data, 0, zp);
@@ -444,6 +568,7 @@ static void tag_nodes(Cal *c)
     c->tag_site = xalloc(sizeof(Site *) * (size_t)(g->nnodes + 1));
     c->tag_layer = xalloc(sizeof(Layer *) * (size_t)(g->nnodes + 1));
     for (int i = 0; i < c->nsites; i++) {
+        if (c->sites[i]->observe) continue;
         c->tag_site[graph_node_index(g, c->sites[i]->q)] = c->sites[i];
         c->tag_site[graph_node_index(g, c->sites[i]->dq)] = c->sites[i];
     }
@@ -477,7 +602,12 @@ static void compare(const float *ref, const float *x, int64_t n, double *sig, do
 static void site_seen(Cal *c, Site *s, int set)
 {
     const int64_t n = tensor_numel(s->src);
-    if (c->mode == EV_STATS && !hist_add(s->h, s->src->data, n)) {
+    if (c->mode == EV_QUANT) {   /* (what readers read is compared at the DQ, but for an observed site) */
+        if (s->observe) compare(s->ref, s->src->data, n, &s->sig, &s->err);
+        else compare(s->ref, s->src->data, n, &s->sig_f, &s->err_f);
+        return;
+    }
+    if (c->mode == EV_STATS && s->h && !hist_add(s->h, s->src->data, n)) {
         if (s->src->is_input) fail_plain("%s: input '%s' holds a NaN or an infinity; calibration inputs must be finite",
                                          c->set_dirs[set], s->src->name);
         fail_plain("the float model computes a NaN or an infinity in '%s' on calibration set %s: it cannot be "
@@ -490,7 +620,7 @@ static void eval_set(Cal *c, int set)
 {
     Graph *g = c->g;
     for (int i = 0; i < c->nsites; i++)
-        if (c->sites[i]->src->is_input) site_seen(c, c->sites[i], set);
+        if (c->sites[i]->src->is_input && c->mode != EV_QUANT) site_seen(c, c->sites[i], set);
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
         Site *s = c->tag_site[i];
@@ -506,7 +636,7 @@ static void eval_set(Cal *c, int set)
             eval_node(n, 1);
         }
         if (s && n == s->dq && q) compare(s->ref, s->t->data, tensor_numel(s->t), &s->sig, &s->err);
-        for (int j = 0; j < n->nout && !q; j++) {
+        for (int j = 0; j < n->nout; j++) {
             Tensor *t = n->out[j];
             if (!t) continue;
             for (int k = 0; k < c->nsites; k++)   /* the sites whose float value this is */
@@ -611,8 +741,10 @@ static void run_sets(Cal *c, int n, int mode_pair)
             eval_set(c, k);
             for (int v = 0; v < c->nvars; v++) c->vars[v]->data = NULL;
             c->mode = EV_QUANT;
+            half_swap(c, 1);
         }
         eval_set(c, k);
+        half_swap(c, 0);
         for (int v = 0; v < c->nvars; v++) c->vars[v]->data = NULL;
         for (int i = 0; i < g->ninputs; i++) g->inputs[i]->data = NULL;
         pool_release_to(mark);
@@ -624,9 +756,16 @@ static void run_sets(Cal *c, int n, int mode_pair)
 
 /* ---- accuracy and fallback ------------------------------------------------------------ */
 
+/* a site's SQNR: of what its readers read, or of its producer's value
+ * (before Q: a float or fp16 layer's own output) */
+static double site_out_db(const Site *s, int at_src)
+{
+    return s->observe || !at_src ? sqnr_db(s->sig, s->err) : sqnr_db(s->sig_f, s->err_f);
+}
+
 static void measure(Cal *c)
 {
-    for (int i = 0; i < c->nsites; i++) c->sites[i]->sig = c->sites[i]->err = 0;
+    for (int i = 0; i < c->nsites; i++) c->sites[i]->sig = c->sites[i]->err = c->sites[i]->sig_f = c->sites[i]->err_f = 0;
     for (int k = 0; k < 64; k++) c->out_sig[k] = c->out_err[k] = 0;
     configure(c);
     apply_params(c);
@@ -645,7 +784,7 @@ static void measure(Cal *c)
             in = d < in ? d : in;
         }
         for (int j = 0; j < L->nout; j++) {
-            double d = sqnr_db(L->out[j]->sig, L->out[j]->err);
+            double d = site_out_db(L->out[j], layer_prec(c, L) != P_INT8);
             out = d < out ? d : out;
         }
         /* the noise it adds, relative to the signal: noise powers add
@@ -656,23 +795,55 @@ static void measure(Cal *c)
     }
 }
 
-/* returns the output SQNR with every layer int8 (but --keep-float's) */
+static const char *prec_name(int p) { return p == P_INT8 ? "int8" : p == P_HALF ? "fp16" : "float"; }
+
+/* a layer fallback can take a step up from precision p: int8 (not a
+ * move: it follows its input) or fp16 */
+static int fallback_candidate(const Cal *c, const Layer *L, int p)
+{
+    return layer_prec(c, L) == p && (p == P_HALF || L->kind != L_MOVE);
+}
+
+/* returns the output SQNR with every layer at its lowest precision (but
+ * --keep-float's): int8, else fp16 (--fp16) */
 static double fallback(Cal *c)
 {
     measure(c);
     const double all = c->model_sqnr;
-    note("calibrate: all layers int8: output SQNR %.1f dB", c->model_sqnr);
+    note("calibrate: all layers %s: output SQNR %.1f dB", c->o->int8 ? "int8" : "fp16", c->model_sqnr);
     while (c->model_sqnr < c->o->min_sqnr) {
+        /* one step up for the layer that added the most relative noise
+         * (int8 to fp16 with --fp16, else to float; fp16 to float, once
+         * no layer is int8: a float layer's output, measured before the Q
+         * of an int8 reader, carries its input's noise as the layer
+         * amplifies it, so int8 and fp16 layers are not compared), and
+         * for those that added at least half as much: a measurement is a
+         * run of the accuracy sets, and layers of about the same harm are
+         * taken together */
         Layer *worst = NULL;
+        int level = P_INT8;   /* every int8 layer goes to fp16 before an fp16 one goes to float */
+        for (int i = 0; i < c->nlayers && !worst; i++) worst = fallback_candidate(c, &c->layers[i], P_INT8) ? &c->layers[i] : NULL;
+        if (!worst) level = P_HALF;
+        worst = NULL;
         for (int i = 0; i < c->nlayers; i++) {
             Layer *L = &c->layers[i];
-            if (L->quant && L->kind != L_MOVE && (!worst || L->drop > worst->drop)) worst = L;
+            if (fallback_candidate(c, L, level) && (!worst || L->drop > worst->drop)) worst = L;
         }
         if (!worst) break;
-        worst->fell_back = 1;
+        const double cut = worst->drop > 0 ? worst->drop / FALLBACK_BATCH : worst->drop;
+        int moved = 0;
+        for (int i = 0; i < c->nlayers; i++) {
+            Layer *L = &c->layers[i];
+            if (!fallback_candidate(c, L, level) || L->drop < cut) continue;
+            const int from = layer_prec(c, L);
+            L->fell_back++;
+            L->quant = 0;
+            note("calibrate: %s '%s' %s to %s (its output lost %.1f dB of SQNR, relative noise +%.2g)", L->n->op_type,
+                 L->n->name, prec_name(from), prec_name(layer_prec(c, L)), L->lost_db, L->drop);
+            moved++;
+        }
         measure(c);
-        note("calibrate: %s '%s' to float (its int8 output lost %.1f dB of SQNR, relative noise +%.2g): output SQNR "
-             "%.1f dB", worst->n->op_type, worst->n->name, worst->lost_db, worst->drop, c->model_sqnr);
+        note("calibrate: %d layer%s up: output SQNR %.1f dB", moved, moved == 1 ? "" : "s", c->model_sqnr);
     }
     return all;
 }
@@ -688,6 +859,8 @@ static uint64_t file_hash(const char *path)
     return h;
 }
 
+static const char *precision_name(const Options *o) { return o->int8 && o->fp16 ? "int8+fp16" : o->int8 ? "int8" : "fp16"; }
+
 static void write_cache(Cal *c, const char *path, uint64_t hash)
 {
     char *tmp = xfmt("%s.tmp", path);
@@ -696,14 +869,15 @@ static void write_cache(Cal *c, const char *path, uint64_t hash)
     fprintf(f, "%s\n# the calibrated real range [lo, hi] of each quantized tensor (hexadecimal floats), and the\n"
                "# layers kept in float; onnx2c reads it back with --int8 --calib-cache FILE and no --calibrate\n",
             CACHE_MAGIC);
-    fprintf(f, "model %016llx\ncalibration %s\nsets %d\n", (unsigned long long)hash, calib_method_name(c->o->calib_method),
-            c->nsets);
+    fprintf(f, "model %016llx\nprecision %s\ncalibration %s\nsets %d\n", (unsigned long long)hash, precision_name(c->o),
+            calib_method_name(c->o->calib_method), c->nsets);
     for (int i = 0; i < c->nsites; i++) {
         const Site *s = c->sites[i];
-        fprintf(f, "range %a %a %s\n", s->lo, s->hi, s->name);
+        if (!s->observe) fprintf(f, "range %a %a %s\n", s->lo, s->hi, s->name);
     }
     for (int i = 0; i < c->nlayers; i++)
-        if (c->layers[i].fell_back) fprintf(f, "float %s\n", c->layers[i].n->name);
+        if (c->layers[i].fell_back)
+            fprintf(f, "%s %s\n", layer_prec(c, &c->layers[i]) == P_HALF ? "fp16" : "float", c->layers[i].n->name);
     int bad = ferror(f);
     if (fclose(f) || bad || rename(tmp, path)) {
         remove(tmp);
@@ -753,24 +927,32 @@ static void read_cache(Cal *c, const char *path, uint64_t hash)
                 fail_plain("--calib-cache %s:%d: expected 'range LO HI TENSOR'", path, lineno);
             Site *s = NULL;
             for (int i = 0; i < c->nsites && !s; i++)
-                if (!strcmp(c->sites[i]->name, e2 + 1)) s = c->sites[i];
+                if (!c->sites[i]->observe && !strcmp(c->sites[i]->name, e2 + 1)) s = c->sites[i];
             if (!s)
                 fail_plain("--calib-cache %s:%d: this model has no quantized tensor '%s' (the cache was made for "
                            "another model or other flags): calibrate again with --calibrate DIR", path, lineno, e2 + 1);
             s->lo = lo;
             s->hi = hi;
             s->have_range = 1;
-        } else if (!strncmp(line, "float ", 6)) {
-            Layer *L = layer_named(c, line + 6);
-            if (!L) fail_plain("--calib-cache %s:%d: this model has no layer '%s'", path, lineno, line + 6);
-            L->fell_back = 1;
+        } else if (!strncmp(line, "precision ", 10)) {
+            if (strcmp(line + 10, precision_name(c->o)))
+                fail_plain("--calib-cache %s:%d: the cache is for %s, these flags ask for %s: calibrate again with "
+                           "--calibrate DIR", path, lineno, line + 10, precision_name(c->o));
+        } else if (!strncmp(line, "float ", 6) || !strncmp(line, "fp16 ", 5)) {
+            const int half = line[0] == 'f' && line[1] == 'p';
+            const char *nm = line + (half ? 5 : 6);
+            Layer *L = layer_named(c, nm);
+            if (!L) fail_plain("--calib-cache %s:%d: this model has no layer '%s'", path, lineno, nm);
+            if (half && (L->kind == L_HALF || !L->nhc))
+                fail_plain("--calib-cache %s:%d: layer '%s' has no fp16 precision with these flags", path, lineno, nm);
+            L->fell_back = half || L->kind == L_HALF || !c->o->fp16 || !L->nhc ? 1 : 2;
         } else if (strncmp(line, "calibration ", 12) && strncmp(line, "sets ", 5)) {
             fail_plain("--calib-cache %s:%d: unexpected line '%.60s'", path, lineno, line);
         }
     }
     if (!got_model) fail_plain("--calib-cache %s: no 'model' line", path);
     for (int i = 0; i < c->nsites; i++)
-        if (!c->sites[i]->have_range)
+        if (!c->sites[i]->have_range && !c->sites[i]->observe)
             fail_plain("--calib-cache %s: no range for tensor '%s' (the cache was made for another model or other "
                        "flags): calibrate again with --calibrate DIR", path, c->sites[i]->name);
 }
@@ -782,7 +964,7 @@ static void remove_off(Cal *c)
     Graph *g = c->g;
     for (int i = 0; i < c->nsites; i++) {
         Site *s = c->sites[i];
-        if (s->on) continue;
+        if (s->on || s->observe) continue;
         graph_remove_node(g, s->dq);
         graph_remove_node(g, s->q);
         if (s->src->is_input) {
@@ -804,9 +986,32 @@ static void remove_off(Cal *c)
     graph_recount_uses(g);
 }
 
+/* --fp16: the nodes of the float layers (names and origins) go to the
+ * lowering, which keeps the constants they read float32 */
+static void keep_fp32_nodes(Cal *c)
+{
+    Graph *g = c->g;
+    int cap = 0, n = 0;
+    for (int i = 0; i < c->nlayers; i++) cap += 2 + c->layers[i].n->norigins + (c->layers[i].mid ? 1 + c->layers[i].mid->norigins : 0);
+    const char **names = xalloc(sizeof(char *) * (size_t)(cap + 1));
+    for (int i = 0; i < c->nlayers; i++) {
+        const Layer *L = &c->layers[i];
+        if (!L->nhc || layer_prec(c, L) != P_FLOAT) continue;
+        const Node *nodes[2] = {L->n, L->mid};
+        for (int k = 0; k < 2; k++) {
+            if (!nodes[k]) continue;
+            names[n++] = nodes[k]->name;
+            for (int j = 0; j < nodes[k]->norigins; j++) names[n++] = nodes[k]->origins[j];
+        }
+    }
+    g->fp32_nodes = names;
+    g->nfp32_nodes = n;
+}
+
+/* why a layer is not at its lowest precision */
 static const char *layer_why(const Cal *c, const Layer *L)
 {
-    if (L->quant) return "";
+    if (L->quant || (L->kind == L_HALF && !L->keep_float && !L->fell_back)) return "";
     if (L->keep_float) return "--keep-float";
     if (L->fell_back) return c->o->calibrate ? "fallback to reach --min-sqnr" : "fallback (from the cache)";
     return "its input is float";
@@ -819,22 +1024,26 @@ static char *report_text(Cal *c, double sqnr_all, int measured)
     char *r = xalloc(cap);
     const char *act = c->o->act_scheme == ACT_U8 ? "u8" : c->o->act_scheme == ACT_S8 ? "s8" : "sym";
 #define PUT(...) n += (size_t)snprintf(r + n, n < cap ? cap - n : 0, __VA_ARGS__)
-    PUT("\nint8 calibration: %s, activations %s, weights int8 symmetric per output channel\n",
-        c->o->calibrate ? xfmt("%d sets, calibrator %s", c->nsets, calib_method_name(c->o->calib_method))
-                        : xfmt("ranges from the cache %s", c->o->calib_cache),
-        act);
+    if (c->o->int8)
+        PUT("\nint8 calibration: %s, activations %s, weights int8 symmetric per output channel%s\n",
+            c->o->calibrate ? xfmt("%d sets, calibrator %s", c->nsets, calib_method_name(c->o->calib_method))
+                            : xfmt("ranges from the cache %s", c->o->calib_cache),
+            act, c->o->fp16 ? "; float layers with half constants (--fp16)" : "");
+    else
+        PUT("\nfp16 calibration: %s; fp16: constants stored as half, computed in float32\n",
+            c->o->calibrate ? xfmt("%d sets", c->nsets) : xfmt("float layers from the cache %s", c->o->calib_cache));
     if (measured)
-        PUT("  output SQNR on %d calibration sets: %.1f dB (all layers int8: %.1f dB; --min-sqnr %.1f)\n", c->acc_sets,
-            c->model_sqnr, sqnr_all, c->o->min_sqnr);
-    PUT("  %-9s %-24s %12s %12s %9s  %-28s %s\n", "precision", "op", "in scale", "out scale", "SQNR dB", "why float",
-        "layer (ONNX node)");
-    int nq = 0, nf = 0;
+        PUT("  output SQNR on %d calibration sets: %.1f dB (all layers %s: %.1f dB; --min-sqnr %.1f)\n", c->acc_sets,
+            c->model_sqnr, c->o->int8 ? "int8" : "fp16", sqnr_all, c->o->min_sqnr);
+    PUT("  %-9s %-24s %12s %12s %9s  %-28s %s\n", "precision", "op", "in scale", "out scale", "SQNR dB",
+        c->o->int8 ? "why not int8" : "why float", "layer (ONNX node)");
+    int np[3] = {0, 0, 0};
     for (int i = 0; i < c->nlayers; i++) {
         const Layer *L = &c->layers[i];
         if (L->kind == L_MOVE) continue;
         double out = SQNR_CAP;
         for (int j = 0; j < L->nout; j++) {
-            double d = sqnr_db(L->out[j]->sig, L->out[j]->err);
+            double d = site_out_db(L->out[j], layer_prec(c, L) != P_INT8);
             out = d < out ? d : out;
         }
         char sq[32] = "-", is[32] = "-", os[32] = "-";
@@ -843,13 +1052,15 @@ static char *report_text(Cal *c, double sqnr_all, int measured)
             snprintf(is, sizeof is, "%.4g", site_scale(c, L->in[0]));
             snprintf(os, sizeof os, "%.4g", site_scale(c, L->out[0]));
         }
-        PUT("  %-9s %-24s %12s %12s %9s  %-28s %s\n", L->quant ? "int8" : "float",
+        const int p = layer_prec(c, L);
+        PUT("  %-9s %-24s %12s %12s %9s  %-28s %s\n", prec_name(p),
             L->tail != L->n ? xfmt("%s+%s", L->n->op_type, L->tail->op_type) : L->n->op_type, is, os, sq,
             layer_why(c, L), L->n->name);
-        nq += L->quant;
-        nf += !L->quant;
+        np[p]++;
     }
-    PUT("  %d layers int8, %d float\n", nq, nf);
+    if (c->o->int8 && c->o->fp16) PUT("  %d layers int8, %d fp16, %d float\n", np[P_INT8], np[P_HALF], np[P_FLOAT]);
+    else if (c->o->int8) PUT("  %d layers int8, %d float\n", np[P_INT8], np[P_FLOAT]);
+    else PUT("  %d layers fp16, %d float\n", np[P_HALF], np[P_FLOAT]);
 #undef PUT
     return r;
 }
@@ -881,8 +1092,10 @@ void calibrate_graph(Graph *g, const Options *o)
         for (char *save = NULL, *nm = strtok_r(list, ",", &save); nm; nm = strtok_r(NULL, ",", &save)) {
             Layer *L = layer_named(&c, nm);
             if (!L)
-                fail_plain("--keep-float %s: the model has no node '%s' that int8 would compute (Conv, Gemm, MatMul, "
-                           "Add, Mul, pools, Concat, tables; see --report)", o->keep_float, nm);
+                fail_plain(o->int8 ? "--keep-float %s: the model has no node '%s' that int8 would compute (Conv, Gemm, "
+                                     "MatMul, Add, Mul, pools, Concat, tables; see --report)"
+                                   : "--keep-float %s: the model has no node '%s' that reads constants stored as half "
+                                     "(see --report)", o->keep_float, nm);
             L->keep_float = 1;
         }
     }
@@ -891,15 +1104,25 @@ void calibrate_graph(Graph *g, const Options *o)
     int measured = 0;
     if (o->calibrate) {
         list_sets(&c, o->calibrate);
-        for (int i = 0; i < c.nsites; i++) {
-            c.sites[i]->h = xalloc(sizeof(Hist));
-            hist_init(c.sites[i]->h);
-        }
+        int nq = 0;
+        for (int i = 0; i < c.nsites; i++)
+            if (!c.sites[i]->observe) {
+                c.sites[i]->h = xalloc(sizeof(Hist));
+                hist_init(c.sites[i]->h);
+                nq++;
+            }
         c.mode = EV_STATS;
-        run_sets(&c, c.nsets, 0);
+        if (nq) run_sets(&c, c.nsets, 0);   /* (--fp16 alone: no ranges to find) */
+        else for (int k = 0; k < c.nsets; k++) {   /* the sets are checked all the same */
+            void *m = pool_mark();
+            load_set(&c, k);
+            for (int i = 0; i < g->ninputs; i++) g->inputs[i]->data = NULL;
+            pool_release_to(m);
+        }
         const int levels = o->act_scheme == ACT_SYM ? 254 : 255;
         for (int i = 0; i < c.nsites; i++) {
             Site *s = c.sites[i];
+            if (s->observe) continue;
             hist_range(s->h, o->calib_method, o->calib_param, levels, &s->lo, &s->hi);
             s->h = NULL;
         }
@@ -918,4 +1141,5 @@ void calibrate_graph(Graph *g, const Options *o)
     apply_params(&c);
     g->calib_report = report_text(&c, sqnr_all, measured);
     remove_off(&c);
+    if (o->fp16) keep_fp32_nodes(&c);
 }

@@ -273,6 +273,9 @@ typedef struct Graph {
      * model's graph holds them for its bodies too */
     int64_t model_bytes, folded_bytes;
     const char *calib_report;          /* calibrate.c: the int8 calibration's table, for --report */
+    /* calibrate.c with --fp16: the nodes (names and origins) whose constants
+     * stay float32 (--keep-float, fallback); lower_half_constants reads it */
+    const char **fp32_nodes; int nfp32_nodes;
     /* graph inputs/outputs that are sequences or optionals (ops/sequence.c):
      * which caller slots each one took when flattened */
     struct SeqSlots { const char *name; int is_out, index, kind, first, count; } *seqio; int nseqio;
@@ -411,8 +414,8 @@ typedef struct Lowering {
     Tensor *strings;
     int64_t string_space;
     /* --fp16 (lower.c lower_half_constants): constants stored as half, and
-     * those kept float32 (a value beyond half's range) */
-    int half_consts, half_kept;
+     * those kept float32 (a value beyond half's range; calibration's choice) */
+    int half_consts, half_kept, half_chosen;
 } Lowering;
 
 /* Tunable choices (tune.c). A lowering that can compute a call in several
@@ -838,10 +841,13 @@ void run_passes(Graph *g, const Options *o);         /* passes.c: the pass table
 void run_standard_passes(Graph *g, const Options *o); /* passes.c: those whose results are standard ops (before calibrate.c) */
 void schedule_graph(Graph *g);                      /* schedule.c: a memory-aware node order */
 void lower_graph(Graph *g, Lowering *L);
-/* --fp16: every float constant of 256 elements or more that the calls read
- * stored as IEEE half, and widened to float32 by a call (o2c_h2f_f32) into
- * a scratch tensor before each call that reads it (lower.c) */
-void lower_half_constants(Lowering *L);             /* lower.c */
+/* --fp16: every float constant of HALF_MIN_ELEMENTS or more that the calls
+ * read stored as IEEE half, and widened to float32 by a call (o2c_h2f_f32)
+ * into a scratch tensor before each call that reads it (lower.c); the
+ * constants of the graph's fp32_nodes stay float32 */
+#define HALF_MIN_ELEMENTS 256   /* smaller constants (biases, scales) stay float32: no call is worth it */
+#define HALF_MAX 65504.0        /* the largest finite half */
+void lower_half_constants(Graph *g, Lowering *L);   /* lower.c */
 /* passes/layout.c: chooses each tensor's layout (LAYOUT_*); all NCHW
  * unless tiled (the C target's kernel variants). The layout pass calls it
  * with Graph.tiled; tests call it to compare the variants. */
@@ -902,8 +908,10 @@ void hist_init(Hist *h);
 int hist_add(Hist *h, const float *x, int64_t n);   /* 0: a NaN or infinity (nothing added) */
 void hist_range(const Hist *h, int method, double param, int levels, double *lo, double *hi);
 const char *calib_method_name(int method);
-/* calibrate.c: the precision stage (--int8), between inference and the
- * passes: the float model calibrated and written as a QDQ model */
+/* calibrate.c: the precision stage (--int8, --fp16 with --calibrate or
+ * --calib-cache), between inference and the passes: the float model
+ * calibrated and written as a QDQ model; with --fp16 the layers whose
+ * constants stay float32 named in Graph.fp32_nodes */
 void calibrate_graph(Graph *g, const Options *o);
 
 /* engine/ctext.c: the C text of kernels and kernel calls (the emitters

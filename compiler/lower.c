@@ -33,9 +33,6 @@ void lower_graph(Graph *g, Lowering *L)
 
 /* ---- --fp16: float constants stored as IEEE half ------------------------- */
 
-#define HALF_MIN_ELEMENTS 256   /* smaller constants (biases, scales) stay float32: no call is worth it */
-#define HALF_MAX 65504.0        /* the largest finite half */
-
 /* A float constant of the schedule the kernels read (weights, packed
  * panels): its values in half where they all fit, else NULL */
 static Tensor *half_copy(Lowering *L, const Tensor *t)
@@ -54,16 +51,49 @@ static Tensor *half_copy(Lowering *L, const Tensor *t)
     return h;
 }
 
-void lower_half_constants(Lowering *L)
+/* the call's node is one calibration keeps float32 (Graph.fp32_nodes: its
+ * name or one of its origins) */
+static int kept_fp32(const Graph *g, const Node *n)
+{
+    for (int i = 0; n && i < g->nfp32_nodes; i++) {
+        if (!strcmp(n->name, g->fp32_nodes[i])) return 1;
+        for (int k = 0; k < n->norigins; k++)
+            if (!strcmp(n->origins[k], g->fp32_nodes[i])) return 1;
+    }
+    return 0;
+}
+
+static int half_candidate(const KCall *k, int j)
+{
+    const Tensor *t = k->x[j];
+    return !k->ctl && k->count > 0 && t && t->data && t->dtype == DT_FLOAT && tensor_numel(t) >= HALF_MIN_ELEMENTS &&
+           !t->is_input;
+}
+
+void lower_half_constants(Graph *g, Lowering *L)
 {
     const Tensor **src = xalloc(sizeof(Tensor *) * (size_t)(L->n * O2C_MAX_X + 1));
     Tensor **half = xalloc(sizeof(Tensor *) * (size_t)(L->n * O2C_MAX_X + 1));
     int nsrc = 0, nconv = 0;
+    /* the constants a kept node reads stay float32 for every reader */
+    for (int c = 0; c < L->n; c++)
+        for (int j = 0; j < O2C_MAX_X; j++)
+            if (half_candidate(&L->calls[c], j) && kept_fp32(g, L->calls[c].node)) {
+                const Tensor *t = L->calls[c].x[j];
+                int s = 0;
+                while (s < nsrc && src[s] != t) s++;
+                if (s < nsrc) continue;
+                src[nsrc] = t;
+                half[nsrc++] = NULL;
+                note("fp16: '%s' (%lld values, read by %s '%s') kept float32 (calibration)", t->name,
+                     (long long)tensor_numel(t), L->calls[c].node->op_type, L->calls[c].node->name);
+                L->half_chosen++;
+            }
     for (int c = 0; c < L->n; c++) {
         const KCall *k = &L->calls[c];
-        for (int j = 0; j < O2C_MAX_X && !k->ctl && k->count > 0; j++) {
+        for (int j = 0; j < O2C_MAX_X; j++) {
+            if (!half_candidate(k, j)) continue;
             const Tensor *t = k->x[j];
-            if (!t || !t->data || t->dtype != DT_FLOAT || tensor_numel(t) < HALF_MIN_ELEMENTS || t->is_input) continue;
             int s = 0;
             while (s < nsrc && src[s] != t) s++;
             if (s == nsrc) {

@@ -63,15 +63,17 @@ static void usage(FILE *f)
           "                  channel, activations per tensor) with --calibrate DIR or --calib-cache\n"
           "  --fp16          float constants (weights, packed panels) stored as IEEE half: half\n"
           "                  the bytes; widened to float32 before the call that reads them (with\n"
-          "                  --int8: the layers left float)\n"
+          "                  --int8: the layers left float); with --calibrate, --min-sqnr and\n"
+          "                  --keep-float keep the most sensitive layers' constants float32\n"
           "  --calibrate DIR calibration inputs: DIR/NAME/input_K.pb (ONNX's test-data layout, K in\n"
           "                  graph-input order), any number of sets\n"
           "  --calibration C the activations' ranges: mse (the default), minmax, percentile[=P]\n"
           "                  (P 99.99 unless given) or entropy (TensorRT's KL divergence)\n"
           "  --int8-activations u8|s8|sym  asymmetric uint8 (the default; cortex-m: s8),\n"
           "                  asymmetric int8, or symmetric int8\n"
-          "  --min-sqnr DB   layers go back to float, the most damaging first, until the output's\n"
-          "                  SQNR on the calibration sets is at least DB\n"
+          "  --min-sqnr DB   layers go back to float (int8: first to fp16 with --fp16), the most\n"
+          "                  damaging first, until the output's SQNR on the calibration sets is\n"
+          "                  at least DB\n"
           "  --keep-float NODE[,NODE]  these layers stay float\n"
           "  --calib-cache FILE  the calibrated ranges: written after --calibrate, read without it\n"
           "  -O0, -O1, -O2   optimization level: none, cleanups (folding, dead nodes, no-ops),\n"
@@ -139,15 +141,19 @@ static void parse_calibration(const char *v, Options *o)
 /* the precision flags together */
 static void check_precision(Options *o)
 {
-    if (!o->int8) {
-        if (o->calibrate || o->calib_cache || o->keep_float || o->act_scheme >= 0 || o->calib_method >= 0 || o->min_sqnr >= 0)
-            fail_plain("--calibrate, --calib-cache, --calibration, --int8-activations, --min-sqnr and --keep-float "
-                       "go with --int8");
+    if (!o->int8 && (o->act_scheme >= 0 || o->calib_method >= 0))
+        fail_plain("--calibration and --int8-activations go with --int8");
+    if (!o->int8 && !o->fp16) {
+        if (o->calibrate || o->calib_cache || o->keep_float || o->min_sqnr >= 0)
+            fail_plain("--calibrate, --calib-cache, --min-sqnr and --keep-float go with --int8 or --fp16");
         return;
     }
-    if (!o->calibrate && !o->calib_cache)
+    if (o->int8 && !o->calibrate && !o->calib_cache)
         fail_plain("--int8 needs calibration inputs: --calibrate DIR (DIR/NAME/input_K.pb, ONNX's test-data layout), "
                    "or --calib-cache FILE written by an earlier --calibrate run");
+    if (!o->int8 && o->keep_float && !o->calibrate && !o->calib_cache)
+        fail_plain("--fp16 --keep-float needs --calibrate DIR or --calib-cache FILE (the layers are found by the "
+                   "calibration stage)");
     if (!o->calibrate && o->calib_cache && access(o->calib_cache, R_OK) != 0)
         fail_plain("--calib-cache %s: no such file, and no --calibrate DIR to make it", o->calib_cache);
     if (!o->calibrate && o->min_sqnr >= 0)

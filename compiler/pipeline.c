@@ -16,7 +16,9 @@ int64_t pipeline_run(Graph *g, Lowering *L, const Options *o)
     if (o->cuda && graph_has_strings(g))   /* ops/strings.c */
         fail_plain("the model has string tensors, which only the C target supports (strings are a host-side "
                    "feature): use -o OUT.c");
-    if (o->int8) {   /* calibrate.c: the float model as a calibrated QDQ model */
+    if (o->int8 || (o->fp16 && (o->calibrate || o->calib_cache))) {
+        /* calibrate.c: the float model as a calibrated QDQ model; with
+         * --fp16, the layers whose constants stay float32 */
         run_standard_passes(g, o);
         calibrate_graph(g, o);
         if (o->qdq_onnx) emit_onnx(g, o->qdq_onnx);
@@ -29,6 +31,6 @@ int64_t pipeline_run(Graph *g, Lowering *L, const Options *o)
     L->string_space = o->string_space ? o->string_space : 4096;
     if (o->tune_file) L->tune = tune_load(o->tune_file);
     lower_graph(g, L);
-    if (o->fp16) lower_half_constants(L);
+    if (o->fp16) lower_half_constants(g, L);
     return plan_graph(g, L);
 }

@@ -157,8 +157,8 @@ void write_report(FILE *f, Graph *g, Lowering *L, int64_t arena, const Options *
         fprintf(f, "schedule: estimated peak %lld bytes in the model's order, %lld in the order taken%s\n",
                 (long long)g->peak_model, (long long)g->peak_scheduled,
                 g->peak_scheduled < g->peak_model ? " (memory-aware)" : "");
-    if (L->half_consts || L->half_kept)   /* --fp16 */
-        fprintf(f, "fp16: %d constants stored as half, %d kept float32 (a value beyond half's range)\n", L->half_consts,
-                L->half_kept);
+    if (L->half_consts || L->half_kept || L->half_chosen)   /* --fp16 */
+        fprintf(f, "fp16: %d constants stored as half, %d kept float32 (a value beyond half's range), %d kept float32 "
+                "by calibration (--keep-float, --min-sqnr)\n", L->half_consts, L->half_kept, L->half_chosen);
     if (g->calib_report) fputs(g->calib_report, f);   /* calibrate.c: each layer's precision, scales and SQNR */
 }

@@ -431,11 +431,78 @@ def fp16_checks(compiler, work, rng, cnn_path, cnn_cal):
         for k, (g, o) in enumerate(zip(got or [], ref)):
             db = sqnr(o, g)
             check(db >= 60, "fp16 %s: output %d at least 60 dB from float" % (ex, k), "%.1f dB" % db)
-    rep = os.path.join(w, "mixed.txt")
-    r, _ = build(compiler, w, cnn_path, ["--int8", "--fp16", "--calibrate", cnn_cal, "--keep-float", "conv3,fc",
-                                         "--report=" + rep], "mixed.c")
-    check(r.returncode == 0 and report_totals(rep)[1][0] >= 1, "fp16 with int8: the float layers' weights in half",
-          r.stderr[-500:])
+    fp16_calibration(compiler, w, cnn_path, cnn_cal, rng)
+
+
+def fp16_calibration(compiler, w, mp, cal, rng):
+    """--fp16 with --calibrate: each layer measured with its constants in
+    half; --min-sqnr and --keep-float keep constants float32; with --int8,
+    fallback goes to fp16 first"""
+    def rep_of(tag, flags):
+        d = os.path.join(w, tag)
+        os.makedirs(d)
+        rep = os.path.join(d, "r.txt")
+        r, src = build(compiler, d, mp, flags + ["--report=" + rep])
+        return r, src, open(rep).read() if r.returncode == 0 else r.stderr[-800:]
+
+    def sqnr_of(text):
+        m = re.search(r"output SQNR on \d+ calibration sets: ([-\d.]+) dB \(all layers (?:fp16|int8): ([-\d.]+) dB", text)
+        return (float(m.group(1)), float(m.group(2))) if m else (None, None)
+
+    def kept(text):
+        m = re.search(r"fp16: (\d+) constants stored as half, \d+ kept float32 \(a value beyond half's range\), "
+                      r"(\d+) kept float32 by calibration", text)
+        return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+    body = lambda p: open(p).read()
+    _, plain, _ = rep_of("plain", ["--fp16"])
+    r, s1, text = rep_of("measured", ["--fp16", "--calibrate", cal])
+    got, all16 = sqnr_of(text)
+    check(r.returncode == 0 and got is not None and got == all16 and re.search(r"\n\s+fp16\s+Conv", text) and
+          "fp16 calibration" in text, "fp16 calibration: the layers' SQNR with half constants measured", text[-1500:])
+    check(r.returncode == 0 and body(s1) == body(plain), "fp16 calibration: no target, the same .c as --fp16 alone")
+    if got is None:
+        return
+    target = all16 + 6
+    cache = os.path.join(w, "fp16.cache")
+    r, s2, text = rep_of("target", ["--fp16", "--calibrate", cal, "--min-sqnr", "%.1f" % target, "--calib-cache", cache])
+    got, _ = sqnr_of(text)
+    nh, nk = kept(text)
+    check(r.returncode == 0 and got is not None and got >= target and nk and nk >= 1 and
+          "fallback to reach --min-sqnr" in text, "fp16 calibration: --min-sqnr keeps the most sensitive constants float32",
+          text[-1500:])
+    r, s3, _ = rep_of("from_cache", ["--fp16", "--calib-cache", cache])
+    check(r.returncode == 0 and body(s2) == body(s3), "fp16 calibration: the cache gives the same .c")
+    lines = open(cache).read().split("\n") if os.path.exists(cache) else []
+    check("precision fp16" in lines and any(l.startswith("float ") for l in lines) and
+          not any(l.startswith("range ") for l in lines), "fp16 calibration: the cache names the float32 layers")
+    r, _, text = rep_of("int8_with_fp16_cache", ["--int8", "--calib-cache", cache])
+    check(r.returncode == 1 and "the cache is for fp16" in text, "fp16 calibration: an fp16 cache refused for --int8", text)
+    # the build computes what was measured: on an input it was not calibrated on
+    m = onnx.load(mp)
+    iname = m.graph.input[0].name
+    x = rng.normal(0.5, 0.5, [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]).astype(np.float32)
+    ref = ort_session(mp).run(None, {iname: x})
+    out, err = run_c(os.path.join(w, "target"), s2, x, [int(np.prod(o.shape)) for o in ref])
+    check(out is not None and all(sqnr(o, g) >= 60 for o, g in zip(ref, out)),
+          "fp16 calibration: the build at least 60 dB from float on another input",
+          err if out is None else ["%.1f" % sqnr(o, g) for o, g in zip(ref, out)])
+    r, _, text = rep_of("unreachable", ["--fp16", "--calibrate", cal, "--min-sqnr", "200"])
+    nh, nk = kept(text)
+    check(r.returncode == 0 and nh == 0 and nk and re.search(r"\b0 layers fp16", text),
+          "fp16 calibration: an unreachable target keeps every constant float32", text[-800:])
+    r, _, text = rep_of("keep", ["--fp16", "--calibrate", cal, "--keep-float", "conv3"])
+    rows = [l for l in text.split("\n") if re.match(r"\s+(fp16|float)\s.*\sconv3$", l)]
+    check(r.returncode == 0 and len(rows) == 1 and " float " in rows[0] and "--keep-float" in rows[0] and kept(text)[1] >= 1,
+          "fp16 calibration: --keep-float keeps a layer's constants float32", text[-800:])
+    # with --int8: a layer falls back to fp16 before float32
+    r, _, text = rep_of("mixed", ["--int8", "--fp16", "--calibrate", cal, "--min-sqnr", "45"])
+    got, all8 = sqnr_of(text)
+    m = re.search(r"(\d+) layers int8, (\d+) fp16, (\d+) float", text)
+    check(r.returncode == 0 and got is not None and got >= 45 > all8 and m and int(m.group(2)) >= 1 and
+          kept(text)[0] >= 1, "fp16 with int8: fallback layers go to fp16 first", text[-1500:])
+    r, _, text = rep_of("mixed_keep", ["--int8", "--fp16", "--calibrate", cal, "--keep-float", "conv3,fc"])
+    check(r.returncode == 0 and kept(text)[1] >= 1, "fp16 with int8: --keep-float keeps the constants float32", text[-800:])
 
 
 def load_input(d):
@@ -490,6 +557,8 @@ def bad_inputs(compiler, work, mp, cal, rng):
     expect("cache_missing", ["--int8", "--calib-cache", os.path.join(w, "none.txt")], ["no such file"])
     expect("int8_alone", ["--int8"], ["--calibrate DIR"])
     expect("calibrate_alone", ["--calibrate", cal], ["go with --int8"])
+    expect("fp16_calibrator", ["--fp16", "--calibrate", cal, "--calibration", "mse"], ["go with --int8"])
+    expect("fp16_keep_float_alone", ["--fp16", "--keep-float", "fc"], ["--calibrate DIR"])
     expect("bad_calibrator", ["--int8", "--calibrate", cal, "--calibration", "kl"], ["expected minmax"])
     expect("bad_percentile", ["--int8", "--calibrate", cal, "--calibration", "percentile=20"], ["percentile"])
     expect("bad_scheme", ["--int8", "--calibrate", cal, "--int8-activations", "u4"], ["expected u8"])
