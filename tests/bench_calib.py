@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The accuracy table of --int8 calibration (docs/PRECISION.md): `make bench-calib`.
 
-    python tests/bench_calib.py [--ncal 16] [--neval 16] [--cost-sets 100] [--write-docs] [MODEL_DIR...]
+    python tests/bench_calib.py [--ncal 16] [--neval 64] [--cost-sets 100] [--write-docs] [MODEL_DIR...]
 
 For every float model with one float32 image input (NCHW or NHWC) among the
 project's examples and ../shared/models (or $O2C_SHARED_MODELS; or the
@@ -20,7 +20,13 @@ onnx2c binary, default build/onnx2c, to compare a change):
   ORT      onnxruntime's quantize_static on the same calibration inputs
            (QDQ, per-channel int8 weights, uint8 activations) with its
            MinMax and its Entropy calibrators: the same two figures
-  fp16     onnx2c --fp16: the same two figures
+  fp16     onnx2c --fp16, and onnx2c --fp16 --calibrate DIR --min-sqnr 60
+           (the constants of the most sensitive layers kept float32; with
+           its constant bytes against float32's): the same two figures;
+           onnxruntime running the model converted to float16 by its own
+           converter (onnxruntime.transformers.float16, inputs and outputs
+           kept float32, graph optimizations off: they fail on some
+           converted models)
   size     weights (constant bytes) and arena of our float32, int8 and fp16
            builds, from --report
   latency  median of our float32, int8 and fp16 builds (gcc -O3 -march=native),
@@ -42,6 +48,7 @@ COMP = os.environ.get("O2C_COMPILER", os.path.join(ROOT, "build", "onnx2c"))
 SHARED = os.environ.get("O2C_SHARED_MODELS", os.path.normpath(os.path.join(ROOT, "..", "shared", "models")))
 CALIBRATORS = ["minmax", "percentile", "entropy", "mse"]
 DEFAULT = "mse"   # compiler/main.c DEFAULT_CALIBRATION
+FP16_TARGET = 60  # dB: issue 20's fp16 target
 
 TIMER = r'''
 #define _POSIX_C_SOURCE 199309L
@@ -248,6 +255,19 @@ def ort_quantized(model, work, iname, cal, method):
     return out
 
 
+def ort_fp16(model, work):
+    """onnxruntime running the model converted to float16 by its converter"""
+    import onnxruntime as ort
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+    p = os.path.join(work, "fp16.onnx")
+    onnx.save(convert_float_to_float16(onnx.load(model), keep_io_types=True), p)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(p, so, providers=["CPUExecutionProvider"])
+
+
 def candidates(args):
     dirs = args.models or (sorted(glob.glob(os.path.join(ROOT, "examples", "*", ""))) +
                            sorted(glob.glob(os.path.join(SHARED, "*", ""))))
@@ -300,8 +320,15 @@ def run_one(args, name, mp, iname, x0, work, pics, rows, costs, sizes, lat, wts,
     b8 = builds[DEFAULT]
     f16 = Build(work, "fp16", mp, ["--fp16"], shape_flag, shapes)
     res["fp16"] = None if f16.error else score(refs, f16.run(ev))
-    ort_best = max((v for k, v in res.items() if k.startswith("ort-") and v), default=None, key=lambda v: v[0])
-    ort_top1 = max((v[1] for k, v in res.items() if k.startswith("ort-") and v), default=None)
+    f60 = Build(work, "fp16_60", mp, ["--fp16", "--calibrate", cdir, "--min-sqnr", str(FP16_TARGET)], shape_flag, shapes)
+    res["fp16-60"] = None if f60.error or fp.error else score(refs, f60.run(ev)) + (f60.consts / fp.consts,)
+    try:
+        res["ort-fp16"] = score(refs, [s.run(None, {iname: x}) for s in [ort_fp16(mp, work)] for x in ev])
+    except Exception as e:
+        res["ort-fp16"] = None
+        print("%s: onnxruntime float16: %s" % (name, str(e)[:120]), flush=True)
+    ort_best = max((v for k, v in res.items() if k in ("ort-minmax", "ort-entropy") and v), default=None, key=lambda v: v[0])
+    ort_top1 = max((v[1] for k, v in res.items() if k in ("ort-minmax", "ort-entropy") and v), default=None)
     t32 = t8 = None
     if not fp.error and not b8.error:
         n = args.iters or max(3, min(200, int(1.0 / max(fp.time_ms(ev[0], 1) / 1e3, 1e-4))))
@@ -330,12 +357,17 @@ def run_one(args, name, mp, iname, x0, work, pics, rows, costs, sizes, lat, wts,
     fmt = lambda v: "%6.1f %5.2f" % v if v else "     -     -"
     print("%-26s " % name + "  ".join(fmt(res.get(k)) for k in
           ["ort-minmax", "ort-entropy"] + CALIBRATORS + ["fp16"]), flush=True)
+    f60 = res.get("fp16-60")
+    print("%-26s fp16 ORT %s, ours %s, ours --min-sqnr %d %s" % (name, fmt(res.get("ort-fp16")), fmt(res.get("fp16")),
+          FP16_TARGET, "%6.1f %5.2f %.2fx" % f60 if f60 else "-"), flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ncal", type=int, default=16)
-    ap.add_argument("--neval", type=int, default=16)
+    ap.add_argument("--neval", type=int, default=64,
+                    help="evaluation inputs (64: a model with a few outputs, a 2-class softmax, needs that many "
+                         "for its SQNR to be stable)")
     ap.add_argument("--cost-sets", type=int, default=100)
     ap.add_argument("--iters", type=int, default=0, help="timed runs (default: about 1 s of each build)")
     ap.add_argument("--write-docs", action="store_true")
@@ -356,12 +388,18 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
     n_sqnr, n_top1 = counts
     g = lambda v: math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
-    lines = ["| model | ORT MinMax | ORT Entropy | ours minmax | ours percentile | ours entropy | ours mse | ours fp16 |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| model | ORT MinMax | ORT Entropy | ours minmax | ours percentile | ours entropy | ours mse |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    cell = lambda v: "%.1f dB / %.2f" % v[:2] if v else "-"
     for name, res in rows:
-        cell = lambda v: "%.1f dB / %.2f" % v if v else "-"
         lines.append("| %s | %s |" % (name, " | ".join(cell(res.get(k)) for k in
-                                                     ["ort-minmax", "ort-entropy"] + CALIBRATORS + ["fp16"])))
+                                                     ["ort-minmax", "ort-entropy"] + CALIBRATORS)))
+    lines += ["", "| model | ORT float16 | ours --fp16 | ours --fp16 --calibrate --min-sqnr %d | its constants |" % FP16_TARGET,
+              "|---|---:|---:|---:|---:|"]
+    for name, res in rows:
+        f60 = res.get("fp16-60")
+        lines.append("| %s | %s | %s | %s | %s |" % (name, cell(res.get("ort-fp16")), cell(res.get("fp16")), cell(f60),
+                                                  "%.2fx" % f60[2] if f60 else "-"))
     lines += ["", "| model | weights fp32 | weights int8 | weights fp16 | arena fp32 | arena int8 | fp32 ms | int8 ms | "
               "fp16 ms | int8/fp32 |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, c32, c8, c16, a32, a8, t32, t8, t16 in sizes:
