@@ -34,6 +34,13 @@
  *   finish         the sites that are off and the float layers' weight DQs
  *                  leave the graph; the cache and the report are written
  *
+ * --fp16 (alone or with --int8): every other node that reads a constant
+ * the lowering stores as half (lower.c lower_half_constants) is a layer
+ * too (L_HALF), its activations observed without Q and DQ; in the
+ * quantized run the constants of fp16 layers hold their values rounded to
+ * half (half_swap). Fallback steps go int8 -> fp16 -> float32; the nodes
+ * of layers left float32 go to the lowering in Graph.fp32_nodes.
+ *
  * With --calib-cache FILE and no DIR the ranges and the float layers come
  * from the cache (written by an earlier run): the same model, flags and
  * cache give the same file. */
@@ -129,16 +136,11 @@ static int is_const_float(const Tensor *t) { return t && t->data && t->dtype == 
 /* the one reader of t (t no graph output), or NULL */
 static Node *single_reader(Graph *g, Tensor *t) { return pat_single_reader(g, t); }
 
-/* a Relu or a Clip with constant bounds */
+/* a Relu or a Clip with constant bounds (the quantize pass's output clamp) */
 static int is_clamp(Graph *g, const Node *r)
 {
-    if (!r || r->out[0]->dtype != DT_FLOAT) return 0;
-    if (pat_is(r, "Relu")) return 1;
-    if (!pat_is(r, "Clip")) return 0;
-    double v;
-    for (int j = 1; j < r->nin && g->opset >= 11; j++)
-        if (r->in[j] && !pat_scalar(r->in[j], &v)) return 0;
-    return 1;
+    double lo, hi;
+    return r && r->out[0]->dtype == DT_FLOAT && pat_clamp_bounds(g, r, &lo, &hi);
 }
 
 /* a move layer: the ops the integer pass runs on 8-bit data, and Split */
@@ -156,8 +158,7 @@ static Node *bias_add_of(Graph *g, Tensor *y, int64_t N)
     Node *a = single_reader(g, y);
     if (!a || !pat_is(a, "Add")) return NULL;
     Tensor *o = pat_other(a, y);
-    if (!is_const_float(o) || tensor_numel(o) != N || o->dims[o->rank - 1] != N || !pat_same_shape(a->out[0], y))
-        return NULL;
+    if (!is_const_float(o) || !pat_bias_shape(a, y, o, N)) return NULL;
     return a;
 }
 

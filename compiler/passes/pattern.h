@@ -217,6 +217,37 @@ static inline int pat_moves_values(const Node *n)
     return pat_is(n, "Resize") && !strcmp(attr_s(n, "mode"), "nearest");
 }
 
+/* The activation int8 code applies as the output clamp of a linear node:
+ * a Relu, or a Clip with constant bounds (inputs from opset 11, else
+ * attributes); [lo, hi] its bounds in reals (infinite where open) */
+static inline int pat_clamp_bounds(const Graph *g, const Node *r, double *lo, double *hi)
+{
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    if (!r) return 0;
+    if (pat_is(r, "Relu")) {
+        *lo = 0;
+        return 1;
+    }
+    if (!pat_is(r, "Clip")) return 0;
+    if (g->opset >= 11) {
+        const Tensor *a = r->nin > 1 ? r->in[1] : NULL, *b = r->nin > 2 ? r->in[2] : NULL;
+        if (a && !pat_scalar(a, lo)) return 0;
+        if (b && !pat_scalar(b, hi)) return 0;
+    } else {
+        if (attr_has(r, "min")) *lo = attr_f(r, "min");
+        if (attr_has(r, "max")) *hi = attr_f(r, "max");
+    }
+    return !isnan(*lo) && !isnan(*hi) && *lo <= *hi;
+}
+
+/* An Add of y and a bias o of N values along y's last axis (its output
+ * y's shape): what a linear node's bias Add looks like */
+static inline int pat_bias_shape(const Node *add, const Tensor *y, const Tensor *o, int64_t N)
+{
+    return o && o->rank >= 1 && tensor_numel(o) == N && o->dims[o->rank - 1] == N && pat_same_shape(add->out[0], y);
+}
+
 /* Elementwise functions of one float that int8 code computes as a table
  * of the 256 input bytes */
 static inline int pat_tabulable(const Node *n)

@@ -154,21 +154,8 @@ static Node *next_of(Graph *g, Tensor *t) { return pat_single_reader(g, t); }
 static int act_then_quant(Graph *g, Tensor *y, PatMatch *m, Qnt *q, double *lo, double *hi)
 {
     Node *r = next_of(g, y);
-    *lo = -INFINITY;
-    *hi = INFINITY;
-    if (r && pat_is(r, "Relu")) {
-        *lo = 0;
-    } else if (r && pat_is(r, "Clip")) {
-        if (g->opset >= 11) {
-            Tensor *a = r->nin > 1 ? r->in[1] : NULL, *b = r->nin > 2 ? r->in[2] : NULL;
-            if (a && !pat_scalar(a, lo)) return 0;
-            if (b && !pat_scalar(b, hi)) return 0;
-        } else {
-            if (attr_has(r, "min")) *lo = attr_f(r, "min");
-            if (attr_has(r, "max")) *hi = attr_f(r, "max");
-        }
-        if (isnan(*lo) || isnan(*hi) || !(*lo <= *hi)) return 0;
-    } else {
+    if (!pat_clamp_bounds(g, r, lo, hi)) {
+        if (r && pat_is(r, "Clip")) return 0;   /* (a Clip of bounds not constant, or empty) */
         r = NULL;
     }
     if (r) {
@@ -300,7 +287,7 @@ static Tensor *bias_add(Graph *g, Tensor **y, PatMatch *m, int64_t N, int dq_ok)
     Tensor *o = pat_other(add, *y);
     Deq dd;
     if (!o || !(o->data ? o->dtype == DT_FLOAT || dq_ok : dq_ok && deq_of(o, &dd) && dd.q->data) ||
-        tensor_numel(o) != N || o->dims[o->rank - 1] != N || !pat_same_shape(add->out[0], *y))
+        !pat_bias_shape(add, *y, o, N))
         return NULL;
     pat_add(m, add);
     *y = add->out[0];

@@ -32,12 +32,20 @@
                 onnxruntime by tools/compare_tensors.py: three examples at
                 -O2 and -O0 agree; an int8 build's tensors are dequantized and
                 the first one below the threshold is named; refusals
-  fp16          --fp16 on three examples and two of the models above: every float constant of 256 or more
-                elements in half, outputs at least 60 dB from float; with --int8, the layers kept float
-                get half weights
+  fp16          --fp16 on three examples and two of the models above: every
+                float constant of 256 or more elements in half, outputs at
+                least 60 dB from float; --fp16 --calibrate: the layers'
+                SQNR with half constants measured, the same .c as --fp16
+                alone when nothing is asked, --min-sqnr keeps constants
+                float32 until the target is met (the build at least 60 dB
+                on another input), the cache replays it (byte-identical)
+                and is refused for --int8, an unreachable target keeps
+                every constant float32, --keep-float; with --int8, layers
+                fall back to fp16 before float32
   bad input     empty DIR, a set of the wrong shape, type or count, NaN in
-                the data, a cache of another model, flags without --int8,
-                an already quantized model: exit 1, a message, no output
+                the data, a cache of another model, flags without --int8
+                (or --fp16), an already quantized model: exit 1, a message,
+                no output
 
 The last line is 'N passed, N failed'; exit status 1 if anything failed."""
 import argparse, os, re, shutil, subprocess, sys, tempfile
