@@ -108,6 +108,21 @@ void lower_half_constants(Graph *g, Lowering *L)
             nconv += half[s] != NULL;
         }
     }
+    /* --target cortex-m: the reference convolution and product read their
+     * half weights where they are (o2c_conv_f32h, o2c_matmul_f32h): no
+     * float copy in the arena, which is RAM there */
+    for (int c = 0; c < L->n && L->target == TARGET_CORTEX_M; c++) {
+        KCall *k = &L->calls[c];
+        const char *fused = !k->kernel || k->ctl ? NULL
+                            : !strcmp(k->kernel->name, "o2c_conv_f32") ? "o2c_conv_f32h"
+                            : !strcmp(k->kernel->name, "o2c_matmul_f32") ? "o2c_matmul_f32h" : NULL;
+        int s = 0;
+        while (fused && s < nsrc && src[s] != k->x[1]) s++;
+        if (!fused || s == nsrc || !half[s]) continue;
+        k->kernel = kernel_find(fused);
+        k->x[1] = half[s];
+        nconv--;
+    }
     if (!nconv) return;
     /* each reading call gets a widening call before it, into a scratch tensor */
     KCall *old = L->calls;

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "../../runtime/c/params/elementwise.h"
+#include "../../runtime/c/elementwise.h"   /* o2c_ldh: the half loads of O2C_CONV_WT, O2C_MATMUL_WT */
 #include "../../runtime/c/params/matmul.h"
 #include "../../runtime/c/params/rnn.h"
 #include "../../runtime/c/matmul.h"

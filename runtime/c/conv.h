@@ -32,23 +32,32 @@
     O2C_CONV_PARAMS;                                                                \
     const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES]
 
-#define O2C_CONV(NAME, T, EPI)                                                         \
+/* The reference convolution with weights of type WT read by LDW(pointer):
+ * o2c_conv_f32h reads --fp16 weights in half where they are (no float copy
+ * in the arena: --target cortex-m, lower.c lower_half_constants) */
+#define O2C_CONV(NAME, T, EPI) O2C_CONV_WT(NAME, T, T, O2C_LD, EPI)
+#define O2C_CONV_WT(NAME, T, WT, LDW, EPI)                                             \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        O2C_CONV_OPERANDS(T);                                                       \
+        const T *X = (const T *)p->x[0];                                            \
+        const WT *Wt = (const WT *)p->x[1];                                         \
+        const T *Bs = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0];                                                        \
+        O2C_CONV_PARAMS;                                                            \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         O2C_FOR(i) {                                                                \
             O2C_WIN3_OUT(i);                                                        \
             const int64_t m = r % M, n = r / M, g = m / MG;                         \
             T acc = Bs ? Bs[m] : (T)0;                                              \
             for (int64_t c = 0; c < CG; c++) {                                      \
                 const T *xp = X + (n * C + g * CG + c) * ID * IH * IW;              \
-                const T *wp = Wt + (m * CG + c) * KD * KH * KW;                     \
+                const WT *wp = Wt + (m * CG + c) * KD * KH * KW;                    \
                 O2C_WIN_TAPS(kd, KD, id, ID, od * SD - PD, DD,                      \
                 O2C_WIN_TAPS(kh, KH, ih, IH, oh * SH - PH, DH,                      \
                     const T *xr = xp + (id * IH + ih) * IW;                         \
-                    const T *wr = wp + (kd * KH + kh) * KW;                         \
+                    const WT *wr = wp + (kd * KH + kh) * KW;                        \
                     O2C_WIN_TAPS(kw, KW, iw, IW, ow * SW - PW, DW,                  \
-                        acc += xr[iw] * wr[kw];)))                                  \
+                        acc += xr[iw] * LDW(wr + kw);)))                            \
             }                                                                       \
             Y[i] = epi ? EPI(acc, i, m, p) : acc;                                   \
         }                                                                           \
@@ -721,6 +730,8 @@
 
 /*@ o2c_conv_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV(o2c_conv_f32, float, o2c_epi_f32)
+/*@ o2c_conv_f32h needs o2c_win3 o2c_epi_f32 o2c_ldh params O2C_CONV O2C_EPI */
+O2C_CONV_WT(o2c_conv_f32h, float, uint16_t, o2c_ldh, o2c_epi_f32)
 /*@ o2c_conv_f64 needs o2c_win3 o2c_epi_f64 params O2C_CONV O2C_EPI */
 O2C_CONV(o2c_conv_f64, double, o2c_epi_f64)
 /*@ o2c_conv_tile_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
@@ -745,4 +756,4 @@ O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_f64, F)
+#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f32h, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_f64, F)

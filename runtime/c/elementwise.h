@@ -136,6 +136,21 @@ O2C_HD static inline float o2c_h2f(uint16_t h)
     memcpy(&f, &u, 4);
     return f;
 }
+/*@ o2c_ldh needs o2c_h2f */
+/* One IEEE half at p as a float: the kernels that read --fp16 weights
+ * where they are (o2c_conv_f32h, o2c_matmul_f32h): the FPU's conversion
+ * where Arm's compilers have IEEE __fp16 (Cortex-M4F's vcvtb), else
+ * o2c_h2f. */
+O2C_HD static inline float o2c_ldh(const uint16_t *p)
+{
+#if defined(__ARM_FP16_FORMAT_IEEE) && !defined(__CUDACC__)
+    __fp16 h;
+    memcpy(&h, p, sizeof h);
+    return (float)h;
+#else
+    return o2c_h2f(*p);
+#endif
+}
 /*@ o2c_f2h */
 O2C_HD static inline uint16_t o2c_f2h(float f)
 {

@@ -15,23 +15,32 @@
     const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
     const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK]
 
-#define O2C_MATMUL(NAME, T, EPI)                                                       \
+/* O2C_MATMUL_WT: B of type WT read by LDW(pointer) (o2c_matmul_f32h:
+ * --fp16 weights in half, read where they are) */
+#define O2C_MATMUL(NAME, T, EPI) O2C_MATMUL_WT(NAME, T, T, O2C_LD, EPI)
+#define O2C_MATMUL_WT(NAME, T, WT, LDW, EPI)                                           \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        O2C_MATMUL_OPERANDS(T);                                                     \
+        const T *A = (const T *)p->x[0];                                            \
+        const WT *B = (const WT *)p->x[1];                                          \
+        const T *Cm = (const T *)p->x[2];                                           \
+        T *Y = (T *)p->y[0];                                                        \
+        const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
+        const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK];       \
         const int64_t sbk = p->k[O2C_MATMUL_SBK], sbn = p->k[O2C_MATMUL_SBN];       \
         const int64_t r = p->k[O2C_MATMUL_R];                                       \
         const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         O2C_FOR(i) {                                                                \
             const int64_t n = i % N, m = (i / N) % M, b = i / (M * N);              \
-            const T *a = A + m * sam, *bb = B + n * sbn;                            \
+            const T *a = A + m * sam;                                               \
+            const WT *bb = B + n * sbn;                                             \
             if (r) {                                                                \
                 a += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_ASTR); \
                 bb += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_BSTR); \
             }                                                                       \
             T acc = 0;                                                              \
-            for (int64_t kk = 0; kk < K; kk++) acc += a[kk * sak] * bb[kk * sbk];   \
+            for (int64_t kk = 0; kk < K; kk++) acc += a[kk * sak] * LDW(bb + kk * sbk); \
             acc *= alpha;                                                           \
             if (p->k[O2C_MATMUL_HASC]) acc += beta * Cm[m * p->k[O2C_MATMUL_SCM] + n * p->k[O2C_MATMUL_SCN]]; \
             Y[i] = epi ? EPI(acc, i, n, p) : acc;                                   \
@@ -142,6 +151,8 @@
 
 /*@ o2c_matmul_f32 needs o2c_offset o2c_epi_f32 params O2C_MATMUL O2C_EPI */
 O2C_MATMUL(o2c_matmul_f32, float, o2c_epi_f32)
+/*@ o2c_matmul_f32h needs o2c_offset o2c_epi_f32 o2c_ldh params O2C_MATMUL O2C_EPI */
+O2C_MATMUL_WT(o2c_matmul_f32h, float, uint16_t, o2c_ldh, o2c_epi_f32)
 /*@ o2c_matmul_f64 needs o2c_offset o2c_epi_f64 params O2C_MATMUL O2C_EPI */
 O2C_MATMUL(o2c_matmul_f64, double, o2c_epi_f64)
 /*@ o2c_matmul_tile_f32 needs o2c_offset o2c_epi_f32 params O2C_MATMUL O2C_EPI */
@@ -153,4 +164,4 @@ O2C_POOLGEMM(o2c_poolgemm_f32, float, o2c_epi_f32)
 O2C_POOLGEMM(o2c_poolgemm_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_MATMUL(K, F) K(o2c_matmul_f32, F) K(o2c_matmul_f64, F) K(o2c_matmul_tile_f32, F) K(o2c_poolgemm_f32, F) K(o2c_poolgemm_f64, F)
+#define O2C_KERNELS_MATMUL(K, F) K(o2c_matmul_f32, F) K(o2c_matmul_f32h, F) K(o2c_matmul_f64, F) K(o2c_matmul_tile_f32, F) K(o2c_poolgemm_f32, F) K(o2c_poolgemm_f64, F)

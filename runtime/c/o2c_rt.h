@@ -72,6 +72,9 @@ typedef struct o2c_p {
 #define O2C_M_float(fn) fn##f
 #define O2C_M_double(fn) fn
 #define O2C_PF(T, p, j) O2C_PF_##T(p, j)
+/* a value read through a pointer: the load of kernels whose weights may be
+ * of another type (O2C_CONV_WT, O2C_MATMUL_WT: o2c_ldh for half) */
+#define O2C_LD(q) (*(q))
 #define O2C_PF_float(p, j) ((p)->ff[j])
 #define O2C_PF_double(p, j) ((p)->f[j])
 #define O2C_PF_int8_t(p, j) ((int8_t)(p)->f[j])

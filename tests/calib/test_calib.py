@@ -41,7 +41,10 @@
                 on another input), the cache replays it (byte-identical)
                 and is refused for --int8, an unreachable target keeps
                 every constant float32, --keep-float; with --int8, layers
-                fall back to fp16 before float32
+                fall back to fp16 before float32; --target cortex-m: the
+                reference conv and product read half weights in place (no
+                widening call, the float32 build's arena), at least 60 dB,
+                arm-none-eabi-gcc warning-free with and without IEEE __fp16
   bad input     empty DIR, a set of the wrong shape, type or count, NaN in
                 the data, a cache of another model, flags without --int8
                 (or --fp16), an already quantized model: exit 1, a message,
@@ -439,6 +442,35 @@ def fp16_checks(compiler, work, rng, cnn_path, cnn_cal):
         for k, (g, o) in enumerate(zip(got or [], ref)):
             db = sqnr(o, g)
             check(db >= 60, "fp16 %s: output %d at least 60 dB from float" % (ex, k), "%.1f dB" % db)
+        # --target cortex-m: the reference conv and product read the half
+        # weights where they are: no widening call, no float copy in the arena
+        wm32, wm16 = os.path.join(w, ex + "_m32"), os.path.join(w, ex + "_m16")
+        os.makedirs(wm32)
+        os.makedirs(wm16)
+        rm32, rm16 = os.path.join(wm32, "r.txt"), os.path.join(wm16, "r.txt")
+        r32, _ = build(compiler, wm32, mp, ["--target", "cortex-m", "--report=" + rm32])
+        r, src = build(compiler, wm16, mp, ["--target", "cortex-m", "--fp16", "--report=" + rm16])
+        check(r.returncode == 0 and r32.returncode == 0, "fp16 cortex-m %s: compiles" % ex, r.stderr[-800:])
+        if r.returncode != 0 or r32.returncode != 0:
+            continue
+        text = open(src).read()
+        a32 = re.search(r"arena (\d+) bytes", open(rm32).read())
+        a16 = re.search(r"arena (\d+) bytes", open(rm16).read())
+        fused = len(re.findall(r"o2c_(?:conv|matmul)_f32h\(0", text))
+        check(fused >= 1 and "o2c_h2f_f32(0" not in text and a16 and a32 and a16.group(1) == a32.group(1) and
+              report_totals(rm16)[0] < report_totals(rm32)[0], "fp16 cortex-m %s: half weights read in place" % ex,
+              "%d fused calls, arena %s vs %s" % (fused, a16 and a16.group(1), a32 and a32.group(1)))
+        if shutil.which("arm-none-eabi-gcc"):   # Cortex-M4F, with and without IEEE __fp16
+            for fmt in ([], ["-mfp16-format=ieee"]):
+                r = run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-Os",
+                         "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c", src, "-o",
+                         os.path.join(wm16, "m.o")] + fmt)
+                check(r.returncode == 0, "fp16 cortex-m %s: arm-none-eabi-gcc %s warning-free" % (ex, " ".join(fmt)),
+                      r.stderr[-800:])
+        got, err = run_c(wm16, src, x, [int(np.prod(o.shape)) for o in ref])
+        check(got is not None and all(sqnr(o, g) >= 60 for g, o in zip(got, ref)),
+              "fp16 cortex-m %s: outputs at least 60 dB from float" % ex,
+              err if got is None else ["%.1f" % sqnr(o, g) for g, o in zip(got, ref)])
     fp16_calibration(compiler, w, cnn_path, cnn_cal, rng)
 
 
