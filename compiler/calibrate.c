@@ -563,6 +563,29 @@ static void apply_params(Cal *c)
 
 /* ---- evaluation ------------------------------------------------------------------- */
 
+/* The tensors a run computes, to be reset after each set (their memory
+ * is the set's): those of the graph without data, and every tensor of the
+ * bodies of its control-flow nodes (If branches, Loop and Scan bodies, and
+ * their unrolled copies), inputs included: the op sets them each run.
+ * Counted first (store 0), then stored. */
+static void collect_vars(Cal *c, Graph *g, int top, int store)
+{
+    for (int t = 0; t < g->ntensors; t++) {
+        Tensor *x = g->tensors[t];
+        if (top ? !x->data && !x->is_input : !x->data || x->producer || x->is_input) {
+            if (store) c->vars[c->nvars] = x;
+            c->nvars++;
+        }
+    }
+    for (int i = 0; i < g->nnodes; i++)
+        for (int a = 0; a < g->nodes[i]->nattrs; a++) {
+            Graph *b = g->nodes[i]->attrs[a].g;
+            if (!b) continue;
+            collect_vars(c, b, 0, store);
+            for (int k = 0; k < b->nunrolled; k++) collect_vars(c, b->unrolled[k], 0, store);
+        }
+}
+
 static void tag_nodes(Cal *c)
 {
     Graph *g = c->g;
@@ -575,9 +598,11 @@ static void tag_nodes(Cal *c)
     }
     for (int i = 0; i < c->nlayers; i++)
         if (c->layers[i].wdq) c->tag_layer[graph_node_index(g, c->layers[i].wdq)] = &c->layers[i];
-    c->vars = xalloc(sizeof(Tensor *) * (size_t)(g->ntensors + 1));
-    for (int t = 0; t < g->ntensors; t++)
-        if (!g->tensors[t]->data && !g->tensors[t]->is_input) c->vars[c->nvars++] = g->tensors[t];
+    c->nvars = 0;
+    collect_vars(c, g, 1, 0);
+    c->vars = xalloc(sizeof(Tensor *) * (size_t)(c->nvars + 1));
+    c->nvars = 0;
+    collect_vars(c, g, 1, 1);
 }
 
 static double sqnr_db(double sig, double err)
@@ -851,15 +876,6 @@ static double fallback(Cal *c)
 
 /* ---- the cache ------------------------------------------------------------------------ */
 
-static uint64_t file_hash(const char *path)
-{
-    size_t len;
-    const uint8_t *b = file_read(path, &len, "model file");
-    uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
-    for (size_t i = 0; i < len; i++) h = (h ^ b[i]) * 1099511628211ULL;
-    return h;
-}
-
 static const char *precision_name(const Options *o) { return o->int8 && o->fp16 ? "int8+fp16" : o->int8 ? "int8" : "fp16"; }
 
 static void write_cache(Cal *c, const char *path, uint64_t hash)
@@ -1075,6 +1091,12 @@ void calibrate_graph(Graph *g, const Options *o)
             pat_is(g->nodes[i], "QLinearConv") || pat_is(g->nodes[i], "QLinearMatMul"))
             fail_plain("--int8: the model is already quantized (node '%s' is a %s); compile it without --int8, its "
                        "QDQ nodes become integer code as they are", g->nodes[i]->name, g->nodes[i]->op_type);
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i]->dyn_size)
+            fail_plain("--calibrate: %s '%s' has an output whose size depends on values known only at run time; "
+                       "calibration runs the model in the compiler, which needs every size known (compile the "
+                       "model without its value-dependent tail, or calibrate without it)",
+                       g->nodes[i]->op_type, g->nodes[i]->name);
     Cal c;
     memset(&c, 0, sizeof c);
     c.g = g;
@@ -1082,9 +1104,7 @@ void calibrate_graph(Graph *g, const Options *o)
     c.qdt = o->act_scheme == ACT_U8 ? DT_UINT8 : DT_INT8;
     c.qmin = c.qdt == DT_UINT8 ? 0 : -128;
     c.qmax = c.qdt == DT_UINT8 ? 255 : 127;
-    void *mark = pool_mark();
-    const uint64_t hash = file_hash(o->input);
-    pool_release_to(mark);
+    const uint64_t hash = g->model_hash;
     graph_recount_uses(g);
     find_layers(&c);
     make_sites(&c);

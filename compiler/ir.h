@@ -242,6 +242,7 @@ typedef struct Node {
      * between explicit Casts; its lowering may round as the 16-bit type. */
     int promoted;
     uint64_t promoted_in;    /* bit j: input j is 16-bit data (read in float32) */
+    int dyn_size;            /* an output's size depends on values known at run time (ops/common.c need_const_or_dyn) */
 } Node;
 
 typedef struct Graph {
@@ -272,6 +273,7 @@ typedef struct Graph {
      * bytes of constants folding has added so far (fold_allowed); the
      * model's graph holds them for its bodies too */
     int64_t model_bytes, folded_bytes;
+    uint64_t model_hash;               /* FNV-1a 64 of the model file's bytes (load.c; the calibration cache's key) */
     const char *calib_report;          /* calibrate.c: the int8 calibration's table, for --report */
     /* calibrate.c with --fp16: the nodes (names and origins) whose constants
      * stay float32 (--keep-float, fallback); lower_half_constants reads it */

@@ -112,7 +112,10 @@ int need_const_or_dyn(Node *n, Tensor *t, const char *what)
         for (int k = 0; k < j; k++)
             if (n->out[k] == y) ok = 0;
     }
-    if (ok) return 0;
+    if (ok) {
+        n->dyn_size = 1;
+        return 0;
+    }
     need_const(n, t, what);   /* refuses */
     return 1;
 }
