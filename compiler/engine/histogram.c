@@ -171,22 +171,38 @@ static double entropy_threshold(const Hist *h, int nq)
     return best_i * h->width;
 }
 
+/* The histogram's non-empty bins in the order mse_of sums them (bin by
+ * bin, the positive side first): centre (signed) and count */
+typedef struct { double c, n; } MseBin;
+
+static int mse_bins(const Hist *h, MseBin *b)
+{
+    int k = 0;
+    for (int i = 0; i < HIST_BINS; i++) {
+        const double c = (i + 0.5) * h->width;
+        if (h->pos[i]) b[k++] = (MseBin){c, (double)h->pos[i]};
+        if (h->neg[i]) b[k++] = (MseBin){-c, (double)h->neg[i]};
+    }
+    return k;
+}
+
 /* The expected squared error of quantizing the histogram over [lo, hi]
- * with `levels` steps; sums over bins at their centres. */
-static double mse_of(const Hist *h, double lo, double hi, int levels)
+ * with `levels` steps; sums over the non-empty bins at their centres */
+static double mse_of(const MseBin *b, int nb, double lo, double hi, int levels)
 {
     const double step = (hi - lo) / levels, inside = step * step / 12;
     double e = 0;
-    for (int i = 0; i < HIST_BINS; i++) {
-        const double c = (i + 0.5) * h->width;
-        if (h->pos[i]) e += h->pos[i] * (c > hi ? (c - hi) * (c - hi) : inside);
-        if (h->neg[i]) e += h->neg[i] * (-c < lo ? (lo + c) * (lo + c) : inside);
+    for (int k = 0; k < nb; k++) {
+        const double c = b[k].c;
+        e += b[k].n * (c > hi ? (c - hi) * (c - hi) : c < lo ? (lo - c) * (lo - c) : inside);
     }
     return e;
 }
 
 static double mse_threshold(const Hist *h, int levels)
 {
+    static MseBin bins[2 * HIST_BINS];
+    const int nb = mse_bins(h, bins);
     int last = HIST_BINS;
     while (last > 1 && h->pos[last - 1] == 0 && h->neg[last - 1] == 0) last--;
     double best = INFINITY, best_t = last * h->width;
@@ -196,7 +212,7 @@ static double mse_threshold(const Hist *h, int levels)
         if (lo > 0) lo = 0;
         if (hi < 0) hi = 0;
         if (hi - lo <= 0) continue;
-        double e = mse_of(h, lo, hi, levels);
+        double e = mse_of(bins, nb, lo, hi, levels);
         if (e < best) {
             best = e;
             best_t = t;

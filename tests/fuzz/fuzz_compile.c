@@ -111,7 +111,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         o.fp16 |= !o.int8;
         o.calibrate = calibration_dir();
         o.read_tensor = calibration_input;
+        /* not the entropy calibrator: 20-40 ms a tensor (a KL divergence
+         * per threshold, O(bins^2)), minutes for the thousand tensors a
+         * mutated SplitToSequence makes; tests/calib checks it against
+         * numpy */
         o.calib_method = (int)((h >> 24) % 4);
+        if (o.calib_method == CALIB_ENTROPY) o.calib_method = CALIB_MSE;
         o.calib_param = o.calib_method == CALIB_PERCENTILE ? 99.99 : 0;
         o.act_scheme = (int)((h >> 26) % 3);
         o.min_sqnr = ((h >> 28) & 1) ? 30 : 0;
@@ -131,6 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *f = sink();
     Graph *g = load_model_buffer(data, size, FUZZ_PATH);
     cal_graph = g;
+
     int64_t arena = pipeline_run(g, &L, &o);   /* what onnx2c runs (compiler/pipeline.c) */
     if (o.cuda) emit_cuda(g, &L, &o, arena, f, f);
     else emit_c(g, &L, &o, arena, f, f);
