@@ -617,6 +617,16 @@ def bad_inputs(compiler, work, mp, cal, rng):
     qp = os.path.join(w, "quantized.onnx")
     onnx.save(helper.make_model(g, opset_imports=m.opset_import), qp)
     expect("already_quantized", ["--int8", "--calibrate", cal], ["already quantized"], qp)
+    # an output sized by values known at run time (NonZero): the compiler's
+    # run of the model needs every size (fuzzing finding #36)
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                           helper.make_node("NonZero", ["r"], ["nz"], name="nonzero")], "nz",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                          [helper.make_tensor_value_info("nz", TensorProto.INT64, [4, None])])
+    nzp = os.path.join(w, "nonzero.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), nzp)
+    for tag, flags in (("runtime_size_int8", ["--int8"]), ("runtime_size_fp16", ["--fp16"])):
+        expect(tag, flags + ["--calibrate", cal], ["NonZero 'nonzero'", "known only at run time"], nzp)
 
 
 def main():
