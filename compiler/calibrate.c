@@ -196,14 +196,7 @@ static void absorb_clamp(Cal *c, Layer *L, Node **absorbed, int *na)
 /* --fp16: a constant the lowering stores as half (lower.c
  * lower_half_constants: float, HALF_MIN_ELEMENTS or more, within half's
  * range) */
-static int half_eligible(const Tensor *t)
-{
-    if (!is_const_float(t) || tensor_numel(t) < HALF_MIN_ELEMENTS) return 0;
-    const float *v = t->data;
-    for (int64_t i = 0, n = tensor_numel(t); i < n; i++)
-        if (!(fabsf(v[i]) <= HALF_MAX)) return 0;
-    return 1;
-}
+static int half_eligible(const Tensor *t) { return half_candidate_const(t) && half_fits(t); }
 
 /* node n's half constants into layer L */
 static void half_consts_of(Cal *c, Layer *L, Node *n)

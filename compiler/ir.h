@@ -850,6 +850,11 @@ void lower_graph(Graph *g, Lowering *L);
 #define HALF_MIN_ELEMENTS 256   /* smaller constants (biases, scales) stay float32: no call is worth it */
 #define HALF_MAX 65504.0        /* the largest finite half */
 void lower_half_constants(Graph *g, Lowering *L);   /* lower.c */
+/* core/dtype_conv.c: what --fp16 stores as half (the lowering; calibration
+ * measures the same constants): a float constant of HALF_MIN_ELEMENTS or
+ * more, every value within half's range */
+int half_candidate_const(const Tensor *t);
+int half_fits(const Tensor *t);
 /* passes/layout.c: chooses each tensor's layout (LAYOUT_*); all NCHW
  * unless tiled (the C target's kernel variants). The layout pass calls it
  * with Graph.tiled; tests call it to compare the variants. */

@@ -39,8 +39,7 @@ static Tensor *half_copy(Lowering *L, const Tensor *t)
 {
     const float *v = t->data;
     const int64_t n = tensor_numel(t);
-    for (int64_t i = 0; i < n; i++)
-        if (!(fabsf(v[i]) <= HALF_MAX)) return NULL;
+    if (!half_fits(t)) return NULL;
     const Node *saved = L->node;
     L->node = NULL;
     Tensor *h = lower_const(L, "half", DT_FLOAT16, t->rank, t->dims);
@@ -65,9 +64,7 @@ static int kept_fp32(const Graph *g, const Node *n)
 
 static int half_candidate(const KCall *k, int j)
 {
-    const Tensor *t = k->x[j];
-    return !k->ctl && k->count > 0 && t && t->data && t->dtype == DT_FLOAT && tensor_numel(t) >= HALF_MIN_ELEMENTS &&
-           !t->is_input;
+    return !k->ctl && k->count > 0 && half_candidate_const(k->x[j]);
 }
 
 void lower_half_constants(Graph *g, Lowering *L)

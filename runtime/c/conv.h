@@ -23,10 +23,13 @@
     O2C_WIN3_GEOMETRY(O2C_CONV_IN, O2C_CONV_OUT, O2C_CONV_K, O2C_CONV_S, O2C_CONV_D, O2C_CONV_PB); \
     const int64_t CG = C / G, MG = M / G
 
-/* every conv kernel's operands: X, the weights Wt, the bias Bs (or NULL),
- * Y, the geometry and whether an epilogue applies */
-#define O2C_CONV_OPERANDS(T)                                                        \
-    const T *X = (const T *)p->x[0], *Wt = (const T *)p->x[1];                      \
+/* every conv kernel's operands: X, the weights Wt (of type WT: half for
+ * o2c_conv_f32h), the bias Bs (or NULL), Y, the geometry and whether an
+ * epilogue applies */
+#define O2C_CONV_OPERANDS(T) O2C_CONV_OPERANDS_WT(T, T)
+#define O2C_CONV_OPERANDS_WT(T, WT)                                                 \
+    const T *X = (const T *)p->x[0];                                                \
+    const WT *Wt = (const WT *)p->x[1];                                             \
     const T *Bs = (const T *)p->x[2];                                               \
     T *Y = (T *)p->y[0];                                                            \
     O2C_CONV_PARAMS;                                                                \
@@ -39,12 +42,7 @@
 #define O2C_CONV_WT(NAME, T, WT, LDW, EPI)                                             \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        const T *X = (const T *)p->x[0];                                            \
-        const WT *Wt = (const WT *)p->x[1];                                         \
-        const T *Bs = (const T *)p->x[2];                                           \
-        T *Y = (T *)p->y[0];                                                        \
-        O2C_CONV_PARAMS;                                                            \
-        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        O2C_CONV_OPERANDS_WT(T, WT);                                                \
         O2C_FOR(i) {                                                                \
             O2C_WIN3_OUT(i);                                                        \
             const int64_t m = r % M, n = r / M, g = m / MG;                         \

@@ -8,8 +8,10 @@
 
 /* the operands of o2c_matmul_* and o2c_matmul_tile_f32: A, B, C (Cm),
  * Y, the dims and A's strides */
-#define O2C_MATMUL_OPERANDS(T)                                                      \
-    const T *A = (const T *)p->x[0], *B = (const T *)p->x[1];                      \
+#define O2C_MATMUL_OPERANDS(T) O2C_MATMUL_OPERANDS_WT(T, T)
+#define O2C_MATMUL_OPERANDS_WT(T, WT)                                               \
+    const T *A = (const T *)p->x[0];                                                \
+    const WT *B = (const WT *)p->x[1];                                              \
     const T *Cm = (const T *)p->x[2];                                               \
     T *Y = (T *)p->y[0];                                                            \
     const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
@@ -21,12 +23,7 @@
 #define O2C_MATMUL_WT(NAME, T, WT, LDW, EPI)                                           \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
-        const T *A = (const T *)p->x[0];                                            \
-        const WT *B = (const WT *)p->x[1];                                          \
-        const T *Cm = (const T *)p->x[2];                                           \
-        T *Y = (T *)p->y[0];                                                        \
-        const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
-        const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK];       \
+        O2C_MATMUL_OPERANDS_WT(T, WT);                                              \
         const int64_t sbk = p->k[O2C_MATMUL_SBK], sbn = p->k[O2C_MATMUL_SBN];       \
         const int64_t r = p->k[O2C_MATMUL_R];                                       \
         const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
