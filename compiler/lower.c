@@ -62,9 +62,18 @@ static int kept_fp32(const Graph *g, const Node *n)
     return 0;
 }
 
+/* the call reads constant j, which the lowering may store as half: a float
+ * constant of HALF_MIN_ELEMENTS or more, read by a node that reads such a
+ * constant itself (a panel packed from a smaller weight, e.g. a depthwise
+ * conv's 3x3 weights padded to the tile, stays float32 as that weight
+ * does: calibration measures the model's constants, not the panels) */
 static int half_candidate(const KCall *k, int j)
 {
-    return !k->ctl && k->count > 0 && half_candidate_const(k->x[j]);
+    if (k->ctl || k->count <= 0 || !half_candidate_const(k->x[j])) return 0;
+    if (!k->node) return 1;
+    for (int i = 0; i < k->node->nin; i++)
+        if (half_candidate_const(k->node->in[i])) return 1;
+    return 0;
 }
 
 void lower_half_constants(Graph *g, Lowering *L)

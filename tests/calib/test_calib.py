@@ -543,6 +543,27 @@ def fp16_calibration(compiler, w, mp, cal, rng):
           kept(text)[0] >= 1, "fp16 with int8: fallback layers go to fp16 first", text[-1500:])
     r, _, text = rep_of("mixed_keep", ["--int8", "--fp16", "--calibrate", cal, "--keep-float", "conv3,fc"])
     check(r.returncode == 0 and kept(text)[1] >= 1, "fp16 with int8: --keep-float keeps the constants float32", text[-800:])
+    # a panel packed from a constant of fewer than 256 values (a 16-group
+    # conv's 16x1x3x3 weights padded to the tile: 1152 values) stays float32
+    # as its constant does, so that what calibration measures is what runs
+    inits = [numpy_helper.from_array(he(rng, (16, 1, 3, 3), 9), "w1"),
+             numpy_helper.from_array(rng.normal(0, 0.1, 16).astype(np.float32), "b1"),
+             numpy_helper.from_array(he(rng, (16, 16, 1, 1), 16), "w2")]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="dw", group=16, pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
+             helper.make_node("Conv", ["r1", "w2"], ["y"], name="pw")]
+    g = helper.make_graph(nodes, "dw16", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 24, 80])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 24, 80])], inits)
+    mp = os.path.join(w, "dw16.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), mp)
+    cal = os.path.join(w, "dw16_cal")
+    write_sets(cal, "x", [rng.normal(0, 1, (1, 16, 24, 80)).astype(np.float32) for _ in range(2)])
+    r, _, text = rep_of("dw16", ["--fp16"])
+    check(r.returncode == 0 and kept(text)[0] == 1, "fp16: a panel packed from a small constant stays float32",
+          text[-800:])
+    r, _, text = rep_of("dw16_all", ["--fp16", "--calibrate", cal, "--min-sqnr", "200"])
+    check(r.returncode == 0 and kept(text) == (0, 1), "fp16 calibration: every half constant is a measured layer's",
+          text[-800:])
 
 
 def load_input(d):
