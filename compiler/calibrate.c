@@ -75,6 +75,7 @@ typedef struct Site {
     Node *q, *dq;
     Tensor *scale, *zp;
     Hist *h;
+    Hist *h_half;            /* --calibration auto: the first half of the sets only */
     double lo, hi;           /* calibrated real range */
     int have_range;
     Layer *from;             /* the move layer writing it: its input's parameters when that layer is quantized */
@@ -118,7 +119,11 @@ typedef struct Cal {
     double out_sig[64], out_err[64];
     float *out_ref[64];
     double model_sqnr;
+    int method;              /* the calibrator whose ranges are used (--calibration auto: the one chosen) */
+    double auto_db[CALIB_AUTO]; /* --calibration auto: each candidate's output SQNR (0: not a candidate) */
     int nsets, acc_sets;
+    int acc_first;           /* the accuracy sets are [acc_first, acc_first + acc_sets) */
+    int held_out;            /* --calibration auto: sets below it make h_half, the others measure */
     char **set_dirs;
     /* --fp16: the constants stored half; during a quantized run, those of
      * the layers at P_HALF hold their values rounded to half */
@@ -626,6 +631,7 @@ static void site_seen(Cal *c, Site *s, int set)
         else compare(s->ref, s->src->data, n, &s->sig_f, &s->err_f);
         return;
     }
+    if (c->mode == EV_STATS && s->h_half && set < c->held_out) (void)hist_add(s->h_half, s->src->data, n);
     if (c->mode == EV_STATS && s->h && !hist_add(s->h, s->src->data, n)) {
         if (s->src->is_input) fail_plain("%s: input '%s' holds a NaN or an infinity; calibration inputs must be finite",
                                          c->set_dirs[set], s->src->name);
@@ -748,11 +754,11 @@ static void load_set(Cal *c, int k)
 
 /* Runs every set (or the first n) in the current mode, memory bounded:
  * what a set allocates is freed after it */
-static void run_sets(Cal *c, int n, int mode_pair)
+static void run_sets(Cal *c, int first, int n, int mode_pair)
 {
     Graph *g = c->g;
     const int ids = tensor_id_now();
-    for (int k = 0; k < n; k++) {
+    for (int k = first; k < first + n; k++) {
         void *mark = pool_mark();
         load_set(c, k);
         if (mode_pair) {   /* the float run, then the quantized one, on one set */
@@ -788,7 +794,7 @@ static void measure(Cal *c)
     for (int k = 0; k < 64; k++) c->out_sig[k] = c->out_err[k] = 0;
     configure(c);
     apply_params(c);
-    run_sets(c, c->acc_sets, 1);
+    run_sets(c, c->acc_first, c->acc_sets, 1);
     c->model_sqnr = SQNR_CAP;
     for (int k = 0; k < c->g->noutputs && k < 64; k++) {
         if (c->g->outputs[k]->dtype != DT_FLOAT) continue;
@@ -812,6 +818,60 @@ static void measure(Cal *c)
         L->drop = pow(10, -out / 10) - pow(10, -in / 10);
         L->lost_db = in - out;
     }
+}
+
+/* Each quantized site's range from its histogram by calibrator `method`. */
+static void set_ranges(Cal *c, int method, int from_half)
+{
+    const int levels = c->o->act_scheme == ACT_SYM ? 254 : 255;
+    for (int i = 0; i < c->nsites; i++) {
+        Site *s = c->sites[i];
+        if (!s->observe) hist_range(from_half ? s->h_half : s->h, method, c->o->calib_param, levels, &s->lo, &s->hi);
+    }
+}
+
+/* --calibration auto: a clipping calibrator (mse, percentile) is kept over
+ * minmax only when it measures at least this much better on the held-out
+ * sets (the differences below it change sign from one set of inputs to
+ * another: docs/PRECISION.md, the accuracy table) */
+#define AUTO_MARGIN_DB 0.25
+
+/* The ranges, from the histograms (then freed). --calibration auto: each
+ * candidate calibrator's ranges from the first half of the sets are
+ * measured on the other half, as the model runs them (every layer int8, the
+ * output SQNR, as fallback measures): held out, since on the sets that made
+ * the ranges a calibrator that clips their tails always looks better than
+ * it is on inputs it has not seen. The best is kept, minmax unless another
+ * is AUTO_MARGIN_DB better, and its ranges made from all the sets. No one
+ * calibrator is best on every model. Entropy is no candidate: on the
+ * project's models it is the worst by 5-20 dB. One set: minmax. */
+static void choose_ranges(Cal *c, int nq)
+{
+    static const int CANDIDATES[] = {CALIB_MINMAX, CALIB_MSE, CALIB_PERCENTILE};
+    c->method = c->o->calib_method;
+    if (c->method == CALIB_AUTO && !nq) c->method = CALIB_MSE;   /* --fp16 alone: no ranges */
+    if (c->method == CALIB_AUTO && c->nsets < 2) c->method = CALIB_MINMAX;
+    if (c->method == CALIB_AUTO) {
+        const int acc = c->acc_sets;
+        c->acc_first = c->held_out;
+        c->acc_sets = c->nsets - c->held_out < ACCURACY_SETS ? c->nsets - c->held_out : ACCURACY_SETS;
+        double best = -HUGE_VAL;
+        for (size_t k = 0; k < sizeof CANDIDATES / sizeof CANDIDATES[0]; k++) {
+            set_ranges(c, CANDIDATES[k], 1);
+            measure(c);
+            c->auto_db[CANDIDATES[k]] = c->model_sqnr;
+            note("calibrate: calibrator %s: output SQNR %.2f dB on held-out sets", calib_method_name(CANDIDATES[k]),
+                 c->model_sqnr);
+            if (c->model_sqnr >= best + (k ? AUTO_MARGIN_DB : 0)) {
+                best = c->model_sqnr;
+                c->method = CANDIDATES[k];
+            }
+        }
+        c->acc_first = 0;
+        c->acc_sets = acc;
+    }
+    if (nq) set_ranges(c, c->method, 0);
+    for (int i = 0; i < c->nsites; i++) c->sites[i]->h = c->sites[i]->h_half = NULL;
 }
 
 static const char *prec_name(int p) { return p == P_INT8 ? "int8" : p == P_HALF ? "fp16" : "float"; }
@@ -880,7 +940,7 @@ static void write_cache(Cal *c, const char *path, uint64_t hash)
                "# layers kept in float; onnx2c reads it back with --int8 --calib-cache FILE and no --calibrate\n",
             CACHE_MAGIC);
     fprintf(f, "model %016llx\nprecision %s\ncalibration %s\nsets %d\n", (unsigned long long)hash, precision_name(c->o),
-            calib_method_name(c->o->calib_method), c->nsets);
+            calib_method_name(c->method), c->nsets);
     for (int i = 0; i < c->nsites; i++) {
         const Site *s = c->sites[i];
         if (!s->observe) fprintf(f, "range %a %a %s\n", s->lo, s->hi, s->name);
@@ -1036,9 +1096,15 @@ static char *report_text(Cal *c, double sqnr_all, int measured)
 #define PUT(...) n += (size_t)snprintf(r + n, n < cap ? cap - n : 0, __VA_ARGS__)
     if (c->o->int8)
         PUT("\nint8 calibration: %s, activations %s, weights int8 symmetric per output channel%s\n",
-            c->o->calibrate ? xfmt("%d sets, calibrator %s", c->nsets, calib_method_name(c->o->calib_method))
+            c->o->calibrate ? xfmt("%d sets, calibrator %s", c->nsets, calib_method_name(c->method))
                             : xfmt("ranges from the cache %s", c->o->calib_cache),
             act, c->o->fp16 ? "; float layers with half constants (--fp16)" : "");
+    if (c->o->int8 && c->o->calibrate && c->o->calib_method == CALIB_AUTO && c->nsets >= 2)
+        PUT("  calibrator auto: ranges from sets 1-%d, output SQNR on sets %d-%d with every layer int8: minmax %.2f dB, "
+            "mse %.2f dB, percentile %.2f dB: %s kept (another than minmax only %.2f dB better)\n", c->held_out,
+            c->held_out + 1, c->nsets < c->held_out + ACCURACY_SETS ? c->nsets : c->held_out + ACCURACY_SETS,
+            c->auto_db[CALIB_MINMAX], c->auto_db[CALIB_MSE], c->auto_db[CALIB_PERCENTILE],
+            calib_method_name(c->method), AUTO_MARGIN_DB);
     else
         PUT("\nfp16 calibration: %s; fp16: constants stored as half, computed in float32\n",
             c->o->calibrate ? xfmt("%d sets", c->nsets) : xfmt("float layers from the cache %s", c->o->calib_cache));
@@ -1123,27 +1189,26 @@ void calibrate_graph(Graph *g, const Options *o)
             if (!c.sites[i]->observe) {
                 c.sites[i]->h = xalloc(sizeof(Hist));
                 hist_init(c.sites[i]->h);
+                if (o->calib_method == CALIB_AUTO && c.nsets >= 2) {
+                    c.sites[i]->h_half = xalloc(sizeof(Hist));
+                    hist_init(c.sites[i]->h_half);
+                }
                 nq++;
             }
         c.mode = EV_STATS;
-        if (nq) run_sets(&c, c.nsets, 0);   /* (--fp16 alone: no ranges to find) */
+        c.held_out = c.nsets / 2;
+        if (nq) run_sets(&c, 0, c.nsets, 0);   /* (--fp16 alone: no ranges to find) */
         else for (int k = 0; k < c.nsets; k++) {   /* the sets are checked all the same */
             void *m = pool_mark();
             load_set(&c, k);
             for (int i = 0; i < g->ninputs; i++) g->inputs[i]->data = NULL;
             pool_release_to(m);
         }
-        const int levels = o->act_scheme == ACT_SYM ? 254 : 255;
-        for (int i = 0; i < c.nsites; i++) {
-            Site *s = c.sites[i];
-            if (s->observe) continue;
-            hist_range(s->h, o->calib_method, o->calib_param, levels, &s->lo, &s->hi);
-            s->h = NULL;
-        }
         c.acc_sets = c.nsets < ACCURACY_SETS ? c.nsets : ACCURACY_SETS;
         for (int i = 0; i < c.nsites; i++) c.sites[i]->ref = xalloc(sizeof(float) * (size_t)tensor_numel(c.sites[i]->t));
         for (int k = 0; k < g->noutputs && k < 64; k++)
             if (g->outputs[k]->dtype == DT_FLOAT) c.out_ref[k] = xalloc(sizeof(float) * (size_t)tensor_numel(g->outputs[k]));
+        choose_ranges(&c, nq);
         note("calibrate: %d layers, %d tensors, %d sets", c.nlayers, c.nsites, c.nsets);
         sqnr_all = fallback(&c);
         measured = 1;

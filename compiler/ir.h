@@ -909,7 +909,8 @@ typedef struct Hist {
     double min, max;
     int64_t count;
 } Hist;
-enum { CALIB_MINMAX, CALIB_PERCENTILE, CALIB_ENTROPY, CALIB_MSE };
+enum { CALIB_MINMAX, CALIB_PERCENTILE, CALIB_ENTROPY, CALIB_MSE,
+       CALIB_AUTO /* calibrate.c: mse, minmax and percentile measured, the best output SQNR kept */ };
 enum { ACT_U8, ACT_S8, ACT_SYM };
 void hist_init(Hist *h);
 int hist_add(Hist *h, const float *x, int64_t n);   /* 0: a NaN or infinity (nothing added) */

@@ -19,7 +19,7 @@
 #define ONNX2C_VERSION "0.1.0"
 
 /* --int8's defaults (docs/PRECISION.md has the measurements behind them) */
-#define DEFAULT_CALIBRATION CALIB_MSE
+#define DEFAULT_CALIBRATION CALIB_AUTO
 #define DEFAULT_PERCENTILE 99.99
 #define DEFAULT_MIN_SQNR 0.0
 
@@ -67,8 +67,9 @@ static void usage(FILE *f)
           "                  --keep-float keep the most sensitive layers' constants float32\n"
           "  --calibrate DIR calibration inputs: DIR/NAME/input_K.pb (ONNX's test-data layout, K in\n"
           "                  graph-input order), any number of sets\n"
-          "  --calibration C the activations' ranges: mse (the default), minmax, percentile[=P]\n"
-          "                  (P 99.99 unless given) or entropy (TensorRT's KL divergence)\n"
+          "  --calibration C the activations' ranges: auto (the default: mse, minmax and\n"
+          "                  percentile measured, the best output SQNR kept), mse, minmax,\n"
+          "                  percentile[=P] (P 99.99 unless given) or entropy (TensorRT's KL)\n"
           "  --int8-activations u8|s8|sym  asymmetric uint8 (the default; cortex-m: s8),\n"
           "                  asymmetric int8, or symmetric int8\n"
           "  --min-sqnr DB   layers go back to float (int8: first to fp16 with --fp16), the most\n"
@@ -117,10 +118,11 @@ static void check_weights_bin(const Options *o)
                    "names it in an assembler string)", o->weights_bin);
 }
 
-/* --calibration minmax | percentile[=P] | entropy | mse */
+/* --calibration auto | minmax | percentile[=P] | entropy | mse */
 static void parse_calibration(const char *v, Options *o)
 {
-    if (!strcmp(v, "minmax")) o->calib_method = CALIB_MINMAX;
+    if (!strcmp(v, "auto")) o->calib_method = CALIB_AUTO;
+    else if (!strcmp(v, "minmax")) o->calib_method = CALIB_MINMAX;
     else if (!strcmp(v, "entropy")) o->calib_method = CALIB_ENTROPY;
     else if (!strcmp(v, "mse")) o->calib_method = CALIB_MSE;
     else if (!strncmp(v, "percentile", 10) && (!v[10] || v[10] == '=')) {
@@ -134,7 +136,7 @@ static void parse_calibration(const char *v, Options *o)
             o->calib_param = p;
         }
     } else {
-        fail_plain("--calibration %s: expected minmax, percentile[=P], entropy or mse", v);
+        fail_plain("--calibration %s: expected auto, minmax, percentile[=P], entropy or mse", v);
     }
 }
 
@@ -159,7 +161,7 @@ static void check_precision(Options *o)
     if (!o->calibrate && o->min_sqnr >= 0)
         fail_plain("--min-sqnr needs --calibrate DIR: the accuracy is measured on the calibration inputs");
     if (o->calib_method < 0) o->calib_method = DEFAULT_CALIBRATION;
-    if (o->calib_method == CALIB_PERCENTILE && !o->calib_param) o->calib_param = DEFAULT_PERCENTILE;
+    if ((o->calib_method == CALIB_PERCENTILE || o->calib_method == CALIB_AUTO) && !o->calib_param) o->calib_param = DEFAULT_PERCENTILE;
     if (o->act_scheme < 0) o->act_scheme = o->target == TARGET_CORTEX_M ? ACT_S8 : ACT_U8;
     if (o->min_sqnr < 0) o->min_sqnr = DEFAULT_MIN_SQNR;
 }

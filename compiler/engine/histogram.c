@@ -240,6 +240,6 @@ void hist_range(const Hist *h, int method, double param, int levels, double *lo,
 
 const char *calib_method_name(int method)
 {
-    static const char *const NAMES[] = {"minmax", "percentile", "entropy", "mse"};
-    return method >= 0 && method <= CALIB_MSE ? NAMES[method] : "?";
+    static const char *const NAMES[] = {"minmax", "percentile", "entropy", "mse", "auto"};
+    return method >= 0 && method <= CALIB_AUTO ? NAMES[method] : "?";
 }

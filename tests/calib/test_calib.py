@@ -352,6 +352,36 @@ def cache_checks(compiler, work, mp, cal):
     lines = open(cache).read().split("\n") if os.path.exists(cache) else []
     check(lines and lines[0] == "onnx2c-calibration 1" and any(l.startswith("range ") for l in lines),
           "cache: the format's first line and range lines")
+    # --calibration auto (the default): minmax, mse and percentile measured
+    # on the sets the ranges did not come from, one kept; its ranges are
+    # exactly those that calibrator gives alone (the same .c)
+    rep = os.path.join(w, "auto.txt")
+    r, sa = build(compiler, w, mp, ["--int8", "--calibrate", cal, "--report=" + rep], "auto.c")
+    text = open(rep).read() if r.returncode == 0 else r.stderr
+    m = re.search(r"calibrator auto: ranges from sets 1-(\d+), output SQNR on sets (\d+)-(\d+) with every layer "
+                  r"int8: minmax ([-\d.]+) dB, mse ([-\d.]+) dB, percentile ([-\d.]+) dB: (minmax|mse|percentile) kept",
+                  text)
+    check(r.returncode == 0 and m is not None and "calibrator %s," % (m.group(7) if m else "?") in text,
+          "calibration auto: three calibrators measured on held-out sets, one kept", text[-1500:])
+    if m:
+        dbs = {"minmax": float(m.group(4)), "mse": float(m.group(5)), "percentile": float(m.group(6))}
+        kept = m.group(7)
+        best = max(("mse", "percentile"), key=lambda k: dbs[k])
+        want = best if dbs[best] >= dbs["minmax"] + 0.25 else "minmax"
+        close = abs(dbs[best] - dbs["minmax"] - 0.25) < 0.006   # the printed figures are rounded
+        check(int(m.group(2)) == int(m.group(1)) + 1 and (kept == want or close),
+              "calibration auto: the best kept, minmax unless another is 0.25 dB better", str(dbs) + " " + kept)
+        r, sk = build(compiler, w, mp, ["--int8", "--calibrate", cal, "--calibration", kept], "kept.c")
+        body = lambda p: open(p).read().replace('#include "%s.h"' % os.path.basename(p)[:-2], "")
+        check(r.returncode == 0 and body(sa) == body(sk), "calibration auto: the kept calibrator's .c")
+    one = os.path.join(w, "one_set")
+    os.makedirs(one)
+    first = sorted(os.listdir(cal))[0]
+    shutil.copytree(os.path.join(cal, first), os.path.join(one, first))
+    r, _ = build(compiler, w, mp, ["--int8", "--calibrate", one, "--report=" + rep], "one.c")
+    text = open(rep).read() if r.returncode == 0 else r.stderr
+    check(r.returncode == 0 and "calibrator minmax," in text and "calibrator auto:" not in text,
+          "calibration auto: one set is calibrated by minmax", text[-800:])
 
 
 def fallback_checks(compiler, work, mp, cal):
@@ -620,7 +650,7 @@ def bad_inputs(compiler, work, mp, cal, rng):
     expect("calibrate_alone", ["--calibrate", cal], ["go with --int8"])
     expect("fp16_calibrator", ["--fp16", "--calibrate", cal, "--calibration", "mse"], ["go with --int8"])
     expect("fp16_keep_float_alone", ["--fp16", "--keep-float", "fc"], ["--calibrate DIR"])
-    expect("bad_calibrator", ["--int8", "--calibrate", cal, "--calibration", "kl"], ["expected minmax"])
+    expect("bad_calibrator", ["--int8", "--calibrate", cal, "--calibration", "kl"], ["expected auto, minmax"])
     expect("bad_percentile", ["--int8", "--calibrate", cal, "--calibration", "percentile=20"], ["percentile"])
     expect("bad_scheme", ["--int8", "--calibrate", cal, "--int8-activations", "u4"], ["expected u8"])
     expect("bad_sqnr", ["--int8", "--calibrate", cal, "--min-sqnr", "x"], ["--min-sqnr"])
