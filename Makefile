@@ -19,7 +19,7 @@ HDRS = compiler/ir.h compiler/ops.def compiler/families.def compiler/passes/pass
 PARAMS = $(sort $(wildcard runtime/c/params/*.h))
 OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o $(BUILD)/param_names.o
 
-.PHONY: all install deps venv test test-unit test-models test-bad test-gpu gpu-pack test-real-models demo bench bench-quant bench-calib bench-mcu conformance conformance-table clean check-deps
+.PHONY: all install deps venv test test-unit test-models test-bad test-gpu gpu-pack test-real-models demo bench vmath-exhaustive bench-quant bench-calib bench-mcu conformance conformance-table clean check-deps
 
 all: $(BUILD)/onnx2c
 
@@ -110,6 +110,13 @@ demo: deps all
 
 bench: deps venv all
 	$(VPY) tests/bench.py
+	$(VPY) tests/bench_epilogue.py
+
+# the vectorizable float math (o2c_vexp_f32, ...) against libm over all 2^32
+# float inputs (`make test` takes every 1021st): the accuracy table of
+# docs/HACKING.md "Vectorized math"; about 8 minutes
+vmath-exhaustive: $(BUILD)/tests/unit_vmath
+	O2C_VMATH_STRIDE=1 $(BUILD)/tests/unit_vmath
 
 # quantized (QDQ int8) models: ours int8 against onnxruntime int8 and both fp32
 bench-quant: deps venv all

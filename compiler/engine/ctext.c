@@ -7,6 +7,7 @@
  * literals that read back to the same value. Nothing here is mutable per
  * compilation: the chunk table and the name index are made once per process
  * from static text. */
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,18 @@ static void need_chunk(const char *name, char *need)
     fail_plain("internal: runtime chunk '%s' not found", name);
 }
 
+/* the chunks an expression's text calls (o2c_vexp_f32, ...: expr_for_type) */
+static void need_named_chunks(const char *text, char *need)
+{
+    for (const char *p = strstr(text, "o2c_v"); p; p = strstr(p + 1, "o2c_v")) {
+        if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+        size_t n = 0;
+        while (isalnum((unsigned char)p[n]) || p[n] == '_') n++;
+        for (int i = 0; i < nchunks; i++)
+            if (strlen(chunks[i].name) == n && !strncmp(chunks[i].name, p, n)) need_chunk(chunks[i].name, need);
+    }
+}
+
 void emit_kernel_sources(FILE *f, Lowering *L)
 {
     parse_chunks();
@@ -133,6 +146,7 @@ void emit_kernel_sources(FILE *f, Lowering *L)
             char deps[128];
             strcpy(deps, k->deps ? k->deps : "");
             for (char *save, *d = strtok_r(deps, " ", &save); d; d = strtok_r(NULL, " ", &save)) need_chunk(d, need);
+            need_named_chunks(kernel_instance(k), need);
         } else {
             need_chunk(k->name, need);
         }

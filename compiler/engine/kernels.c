@@ -12,8 +12,9 @@
 
 #include "ir.h"
 /* The folding kernels made from the op table's expressions call exp(x) on a
- * float x: type-generic here (expf), as in the generated code, where
- * expr_for_type writes expf (the generated code itself never uses it). */
+ * float x: type-generic here, as in the generated code, where expr_for_type
+ * writes the float function (the generated code itself never uses it); exp,
+ * log, log1p, tanh and erf are redefined below for the vectorizable ones. */
 #include <tgmath.h>
 
 /* runtime kernels, compiled in for constant folding, each after its
@@ -62,6 +63,20 @@
 #include "../../runtime/c/control.h"
 #include "../../runtime/c/params/strings.h"
 #include "../../runtime/c/strings.h"
+
+/* The float kernels of the op table's expressions call the vectorizable
+ * functions, as the generated code does (expr_for_type): constant folding
+ * computes what the generated code would. */
+#undef exp
+#undef log
+#undef log1p
+#undef tanh
+#undef erf
+#define exp(x) _Generic((x), float: o2c_vexp_f32, default: exp)(x)
+#define log(x) _Generic((x), float: o2c_vlog_f32, default: log)(x)
+#define log1p(x) _Generic((x), float: o2c_vlog1p_f32, default: log1p)(x)
+#define tanh(x) _Generic((x), float: o2c_vtanh_f32, default: tanh)(x)
+#define erf(x) _Generic((x), float: o2c_verf_f32, default: erf)(x)
 
 /* element type sets: M(suffix, C type, ...) */
 #define TS_FLOAT(M, ...) M(f32, float, __VA_ARGS__) M(f64, double, __VA_ARGS__)
@@ -188,27 +203,39 @@ const char *const KERNEL_FAMILY_FILES[] = {
 
 /* float32 stays float32: the op table's expression text as the generated
  * code of element type dt uses it. For float, the math functions are the
- * float ones (exp( -> expf(); other types keep the text. */
+ * float ones: the vectorizable runtime functions where there is one
+ * (exp( -> o2c_vexp_f32(, runtime/c/o2c_rt.h: a loop calling them is vector
+ * code, a loop calling libm is not), else libm's (sqrt( -> sqrtf(); other
+ * types keep the text. The chunks the result names are emitted with it
+ * (ctext.c emit_kernel_sources). */
 const char *expr_for_type(const char *expr, int dt)
 {
     static const char *const MATH[] = {"exp", "log", "log1p", "tanh", "erf", "sqrt", "fabs", "floor", "ceil",
                                        "nearbyint", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
                                        "asinh", "acosh", "atanh", "pow", "fmod", NULL};
+    static const char *const VMATH[] = {"exp", "log", "log1p", "tanh", "erf", NULL};
     if (dt != DT_FLOAT) return expr;
     size_t n = strlen(expr), o = 0;
-    char *out = xalloc(2 * n + 1);
+    char *out = xalloc(8 * n + 1);
     for (size_t i = 0; i < n;) {
         if (isalpha((unsigned char)expr[i]) || expr[i] == '_') {
             size_t j = i;
             while (j < n && (isalnum((unsigned char)expr[j]) || expr[j] == '_')) j++;
-            memcpy(out + o, expr + i, j - i);
-            o += j - i;
             size_t k = j;
             while (k < n && expr[k] == ' ') k++;
-            int fn = 0;
+            int fn = 0, vec = 0;
             for (int m = 0; MATH[m] && k < n && expr[k] == '('; m++)
                 if (strlen(MATH[m]) == j - i && !memcmp(MATH[m], expr + i, j - i)) fn = 1;
-            if (fn && (i == 0 || (expr[i - 1] != '.' && expr[i - 1] != '>'))) out[o++] = 'f';
+            for (int m = 0; fn && VMATH[m]; m++)
+                if (strlen(VMATH[m]) == j - i && !memcmp(VMATH[m], expr + i, j - i)) vec = 1;
+            if (fn && i > 0 && (expr[i - 1] == '.' || expr[i - 1] == '>')) fn = vec = 0;
+            if (vec) {
+                o += (size_t)sprintf(out + o, "o2c_v%.*s_f32", (int)(j - i), expr + i);
+            } else {
+                memcpy(out + o, expr + i, j - i);
+                o += j - i;
+                if (fn) out[o++] = 'f';
+            }
             i = j;
         } else {
             out[o++] = expr[i++];

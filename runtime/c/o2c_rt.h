@@ -71,6 +71,11 @@ typedef struct o2c_p {
 #define O2C_M(T, fn) O2C_M_##T(fn)
 #define O2C_M_float(fn) fn##f
 #define O2C_M_double(fn) fn
+/* O2C_VM(T, fn) for exp, log, log1p, tanh, erf: the vectorizable float
+ * functions (o2c_vexp_f32, ...: below) for float, libm's for double */
+#define O2C_VM(T, fn) O2C_VM_##T(fn)
+#define O2C_VM_float(fn) o2c_v##fn##_f32
+#define O2C_VM_double(fn) fn
 #define O2C_PF(T, p, j) O2C_PF_##T(p, j)
 /* a value read through a pointer: the load of kernels whose weights may be
  * of another type (O2C_CONV_WT, O2C_MATMUL_WT: o2c_ldh for half) */
@@ -172,20 +177,20 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
             v = v >= 0 ? v : v * sl;                                                \
             break;                                                                  \
         }                                                                           \
-        case O2C_ACT_SIGMOID: v = 1 / (1 + O2C_M(T, exp)(-v)); break;                         \
-        case O2C_ACT_TANH: v = O2C_M(T, tanh)(v); break;                                      \
+        case O2C_ACT_SIGMOID: v = 1 / (1 + O2C_VM(T, exp)(-v)); break;                         \
+        case O2C_ACT_TANH: v = O2C_VM(T, tanh)(v); break;                                      \
         case O2C_ACT_HARDSIGMOID:                                                   \
             v = A * v + B <= 0 ? 0 : (A * v + B >= 1 ? 1 : A * v + B);              \
             break;                                                                  \
         case O2C_ACT_HARDSWISH:                                                     \
             v = v / 6 + (T)0.5 <= 0 ? 0 : (v / 6 + (T)0.5 >= 1 ? v : v * (v / 6 + (T)0.5)); \
             break;                                                                  \
-        case O2C_ACT_SILU: v = v * (1 / (1 + O2C_M(T, exp)(-v))); break;                      \
-        case O2C_ACT_GELU_ERF: v = v * (O2C_M(T, erf)(v * (T)0.70710678118654752440) + 1) / 2; break; \
+        case O2C_ACT_SILU: v = v * (1 / (1 + O2C_VM(T, exp)(-v))); break;                      \
+        case O2C_ACT_GELU_ERF: v = v * (O2C_VM(T, erf)(v * (T)0.70710678118654752440) + 1) / 2; break; \
         case O2C_ACT_GELU_TANH:                                                     \
-            v = v * (O2C_M(T, tanh)((T)0.79788456080286535588 * (v + (T)0.044715 * v * v * v)) + 1) / 2; \
+            v = v * (O2C_VM(T, tanh)((T)0.79788456080286535588 * (v + (T)0.044715 * v * v * v)) + 1) / 2; \
             break;                                                                  \
-        case O2C_ACT_MISH: v = v * O2C_M(T, tanh)(v > 30 ? v : O2C_M(T, log1p)(O2C_M(T, exp)(v))); break;         \
+        case O2C_ACT_MISH: v = v * O2C_VM(T, tanh)((v <= 0 ? 0 : v) + O2C_VM(T, log1p)(O2C_VM(T, exp)(-O2C_M(T, fabs)(v)))); break; \
         default: break;                                                             \
         }                                                                           \
         if (res == O2C_RES_AFTER) v += ((const T *)p->x[O2C_EPI_XRES])[i];          \
@@ -255,7 +260,208 @@ O2C_HD static inline O2C_INLINE int64_t o2c_ix_get(const unsigned char *ip, int6
         __VA_ARGS__                                                                 \
     }
 
-/*@ o2c_epi_f32 */
+/*@ o2c_vexp_f32 */
+/* Float math for loops the C compiler vectorizes: exp, log, log1p, tanh,
+ * erf, sigmoid. No branch, no libm call, no table: both arms of every
+ * choice are computed and one is selected, so a loop calling them becomes
+ * vector code at -O2/-O3 (libm's expf, tanhf, erff are calls that keep a
+ * loop scalar). The float kernels use them wherever they call these
+ * functions: the epilogues of the linear kernels (O2C_EPI), the elementwise
+ * kernels and fused chains (expr_for_type), softmax, the recurrent cells.
+ * Largest error against the exact result, over every float input
+ * (tests/unit/test_vmath.c; `make vmath-exhaustive`; docs/HACKING.md
+ * "Vectorized math"), in units in the last place of a normal result,
+ * without fused multiply-add: exp 1.22, log 1.97, log1p 2.47, tanh 2.43,
+ * erf 1.40, sigmoid 2.82 (a subnormal result within one subnormal step);
+ * the special values as C99's Annex F (exp(-inf) = 0, exp of a large x =
+ * inf, log(0) = -inf, log(x < 0) = NaN, NaN gives NaN, signed zeros kept).
+ *
+ * exp(x) = 2^n exp(r), n = round(x / ln 2) clamped to [-151, 128], r = x - n
+ * ln 2 with ln 2 in two parts (the first has 9 significant bits, so n
+ * times it is exact), |r| clamped to 0.375 (beyond the range: the result
+ * over- or underflows anyway, infinities included), exp(r) by its Taylor
+ * polynomial to r^7 (truncation below 1e-8 relative), and 2^n as two
+ * normal powers of two, so that subnormal results are rounded once. */
+O2C_HD static inline O2C_INLINE float o2c_vexp_f32(float x)
+{
+    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    const uint32_t z_max = 0x43170000u, r_max = 0x3ec00000u;   /* the bits of 151 and of 0.375 */
+    /* n = round(x / ln 2) in [-151, 128]: |x / ln 2| clamped to 151 on its
+     * bits first (an integer min: float comparisons in a row make gcc
+     * branch, which the vectorizer refuses; a NaN becomes +-151 too), so
+     * the conversion is defined; the truncation of a positive value is
+     * floor */
+    float z = x * log2e;
+    uint32_t zb;
+    memcpy(&zb, &z, sizeof zb);
+    uint32_t zm = zb & 0x7fffffffu;
+    zm = zm > z_max ? z_max : zm;
+    zb = (zb & 0x80000000u) | zm;
+    memcpy(&z, &zb, sizeof z);
+    int32_t n = (int32_t)(z + 151.5f) - 151;
+    n = n > 128 ? 128 : n;
+    const float nf = (float)n;
+    float r = (x - nf * ln2_hi) - nf * ln2_lo;
+    uint32_t rb;
+    memcpy(&rb, &r, sizeof rb);
+    uint32_t mag = rb & 0x7fffffffu;
+    mag = mag > r_max ? r_max : mag;
+    rb = (rb & 0x80000000u) | mag;
+    memcpy(&r, &rb, sizeof r);
+    float e = 1.0f / 5040.0f;
+    e = e * r + 1.0f / 720.0f;
+    e = e * r + 1.0f / 120.0f;
+    e = e * r + 1.0f / 24.0f;
+    e = e * r + 1.0f / 6.0f;
+    e = e * r + 0.5f;
+    e = e * r + 1.0f;
+    e = e * r + 1.0f;
+    /* 2^n = 2^n1 2^n2, n1 = floor((n + 152) / 2) - 76 in [-76, 64], n2 = n
+     * - n1 in [-75, 64]: both normal */
+    const int32_t n1 = (n + 152) / 2 - 76, n2 = n - n1;
+    const int32_t b1 = (n1 + 127) * (1 << 23), b2 = (n2 + 127) * (1 << 23);
+    float s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    const float y = (e * s1) * s2;
+    return x == x ? y : x + y;   /* NaN stays NaN (both arms read y: branch-free) */
+}
+
+/*@ o2c_vsigmoid_f32 needs o2c_vexp_f32 */
+/* 1 / (1 + exp(-x)), for x < 0 written e / (1 + e) with e = exp(x), so that
+ * the results below 2^-126 are the subnormals they are (1 / (1 + exp(-x))
+ * would be 1 / inf) */
+O2C_HD static inline O2C_INLINE float o2c_vsigmoid_f32(float x)
+{
+    const float e = o2c_vexp_f32(-fabsf(x)), s = 1.0f / (1.0f + e);
+    return x >= 0.0f ? s : e * s;
+}
+
+/*@ o2c_vtanh_f32 needs o2c_vexp_f32 */
+/* tanh(x) = sign(x) (1 - 2 / (exp(2|x|) + 1)); near 0, where that form
+ * loses relative accuracy, the odd Taylor polynomial to x^9 (|x| < 0.3125:
+ * truncation below 1e-7 relative). */
+O2C_HD static inline O2C_INLINE float o2c_vtanh_f32(float x)
+{
+    const float a = fabsf(x);
+    const float e = o2c_vexp_f32(2.0f * a);
+    const float big = 1.0f - 2.0f / (e + 1.0f);
+    const float x2 = x * x;
+    float s = 62.0f / 2835.0f;
+    s = s * x2 - 17.0f / 315.0f;
+    s = s * x2 + 2.0f / 15.0f;
+    s = s * x2 - 1.0f / 3.0f;
+    /* (the "- 0.0f * e", zero where this arm is taken, keeps gcc from
+     * moving the exp into a branch, which the vectorizer refuses) */
+    const float small = x + x * x2 * s - 0.0f * e;
+    return copysignf(a < 0.3125f ? small : big, x);   /* tanh is odd: -0 stays -0 */
+}
+
+/*@ o2c_vlog_f32 */
+/* log(x) = e ln 2 + log(m), x = m 2^e with m in [sqrt(1/2), sqrt(2)) (a
+ * subnormal x scaled by 2^23 first); log(m) = 2 atanh(s), s = (m - 1) /
+ * (m + 1), |s| <= 0.172, by its odd series to s^11 (truncation below 1e-10
+ * relative); ln 2 in two parts (e times the first is exact). The special
+ * cases are chosen on the bits (integer selects: float comparisons in a
+ * row make gcc branch). */
+O2C_HD static inline O2C_INLINE float o2c_vlog_f32(float x)
+{
+    const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    const int sub = b < 0x00800000u;   /* +0 or a positive subnormal */
+    const float xs = sub ? x * 8388608.0f : x;
+    uint32_t bs;
+    memcpy(&bs, &xs, sizeof bs);
+    /* m in [1, 2) from the mantissa; above sqrt(2) halved */
+    const uint32_t mb = (bs & 0x007fffffu) | 0x3f800000u;
+    const int big = mb > 0x3fb504f3u;   /* the bits of sqrt(2) */
+    const uint32_t mh = big ? mb - 0x00800000u : mb;
+    float m;
+    memcpy(&m, &mh, sizeof m);
+    const int32_t e = (int32_t)((bs >> 23) & 0xffu) - 127 + big - (sub ? 23 : 0);
+    const float s = (m - 1.0f) / (m + 1.0f), z = s * s;
+    float p = 2.0f / 11.0f;
+    p = p * z + 2.0f / 9.0f;
+    p = p * z + 2.0f / 7.0f;
+    p = p * z + 2.0f / 5.0f;
+    p = p * z + 2.0f / 3.0f;
+    const float ef = (float)e;
+    const float lm = 2.0f * s + s * z * p;
+    const float y = ef * ln2_hi + (lm + ef * ln2_lo);
+    /* the special results are made from y's bits (every arm reads y: gcc
+     * would otherwise move y's division into a branch, and a branch keeps
+     * the loop scalar): inf and +-0 give y of their sign (88.7, -104) as
+     * +-inf, NaN and x < 0 give y as a NaN */
+    uint32_t yb;
+    memcpy(&yb, &y, sizeof yb);
+    const uint32_t inf_y = (yb & 0x80000000u) | 0x7f800000u;
+    yb = b > 0x7f800000u ? (yb | 0x7fc00000u) : yb;
+    yb = b == 0x7f800000u || (b & 0x7fffffffu) == 0 ? inf_y : yb;
+    float r;
+    memcpy(&r, &yb, sizeof r);
+    return r;
+}
+
+/*@ o2c_vlog1p_f32 needs o2c_vlog_f32 */
+/* log1p(u) = log(m) + (u - (m - 1)) / m, m = 1 + u rounded: the second term
+ * is the rounding's part (m - 1 is exact), so small u keep their relative
+ * accuracy. An infinite u is computed as 2^100 (inf - inf would be NaN),
+ * its result made inf, and u = -1 gives -inf (both from y's bits, as in
+ * log). */
+O2C_HD static inline O2C_INLINE float o2c_vlog1p_f32(float u)
+{
+    const uint32_t big = 0x71800000u;   /* the bits of 2^100 */
+    uint32_t ub;
+    memcpy(&ub, &u, sizeof ub);
+    const uint32_t cb = ub == 0x7f800000u ? big : ub;
+    float c;
+    memcpy(&c, &cb, sizeof c);
+    const float m = 1.0f + c;
+    const float y = o2c_vlog_f32(m) + (c - (m - 1.0f)) / m;
+    uint32_t mb, yb;
+    memcpy(&mb, &m, sizeof mb);
+    memcpy(&yb, &y, sizeof yb);
+    yb = ub == 0x7f800000u ? (yb | 0x7f800000u) & 0xff800000u : yb;       /* y = 69.3: inf */
+    yb = (mb & 0x7fffffffu) == 0 ? (yb | 0xff800000u) & 0xff800000u : yb; /* -inf */
+    float r;
+    memcpy(&r, &yb, sizeof r);
+    return copysignf(r, u);   /* log1p has u's sign: -0 stays -0 (log(1) + -0 is +0) */
+}
+
+/*@ o2c_verf_f32 needs o2c_vexp_f32 */
+/* erf(x): for |x| < 1, x + x P(x^2) (P of degree 6, least squares for
+ * erf(x)/x - 1); for |x| >= 1, sign(x) (1 - exp(-x^2) Q(1/|x|)) (Q of
+ * degree 8, least squares for erfc(a) exp(a^2) on a in [1, 4]; past 4,
+ * erf rounds to +-1 in float, which the same expression gives). The
+ * coefficients are fits made for this function (relative error below 1e-8
+ * on their interval). */
+O2C_HD static inline O2C_INLINE float o2c_verf_f32(float x)
+{
+    const float a = fabsf(x), z = x * x;
+    float p = 7.898066371e-05f;
+    p = p * z - 8.024311698e-04f;
+    p = p * z + 5.190048821e-03f;
+    p = p * z - 2.685480602e-02f;
+    p = p * z + 1.128361236e-01f;
+    p = p * z - 3.761262884e-01f;
+    p = p * z + 1.283791665e-01f;
+    const float small = x + x * p;
+    const float t = 1.0f / (a > 1.0f ? a : 1.0f);   /* a NaN gives 1, selected away below */
+    float q = -1.007641350e-02f;
+    q = q * t + 3.165923552e-02f;
+    q = q * t + 1.720391421e-02f;
+    q = q * t - 2.342589087e-01f;
+    q = q * t + 4.915410884e-01f;
+    q = q * t - 4.692467668e-01f;
+    q = q * t + 4.135375550e-02f;
+    q = q * t + 5.591441379e-01f;
+    q = q * t + 2.635122419e-04f;
+    const float big = 1.0f - o2c_vexp_f32(-z) * q;
+    return a < 1.0f ? small : copysignf(big, x);   /* a NaN: big is NaN (exp's) */
+}
+
+/*@ o2c_epi_f32 needs o2c_vexp_f32 o2c_vtanh_f32 o2c_verf_f32 o2c_vlog1p_f32 */
 O2C_EPI(o2c_epi_f32, float)
 /*@ o2c_epi_f64 */
 O2C_EPI(o2c_epi_f64, double)
@@ -340,78 +546,3 @@ O2C_HD static inline o2c_v16 o2c_v16_fma(o2c_v16 acc, o2c_v16 a, o2c_v16 b)
     return acc;
 }
 #endif
-
-/*@ o2c_vexp_f32 */
-/* exp, sigmoid and tanh for float loops the C compiler vectorizes: no
- * branches, no libm call, no table (the tiled recurrent kernels use them;
- * libm's expf and tanhf are calls that keep a loop scalar). Accuracy: a few
- * float ulps over the range the results are representable in; tanh's
- * absolute error is below 1e-7 everywhere.
- *
- * exp(x) = 2^n * exp(r), n = round(x / ln 2), r = x - n ln 2 with ln 2 in two
- * parts (the first has 9 significant bits, so n times it is exact), and
- * exp(r) for |r| <= ln(2)/2 by its Taylor polynomial to r^7 (truncation
- * below 1e-8 relative). 2^n stays a normal float: beyond the range exp
- * saturates at about 2^-126 and 2^127 (infinities too); NaN gives NaN. */
-O2C_HD static inline O2C_INLINE float o2c_vexp_f32(float x)
-{
-    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-    const uint32_t r_max = 0x3ec00000u;   /* the bits of 0.375, above ln(2)/2 and the rounding's slack */
-    /* n = round(x / ln 2): for x / ln 2 > -128.5 the conversion's truncation
-     * is floor; clamped in the integers to [-126, 127] (a value beyond int's
-     * range converts to an unspecified int, C99 F.4, clamped as well) */
-    int32_t t = (int32_t)(x * log2e + 128.5f);
-    t = t < 2 ? 2 : t;
-    t = t > 255 ? 255 : t;
-    const int32_t n = t - 128;
-    const float nf = (float)n;
-    float r = (x - nf * ln2_hi) - nf * ln2_lo;
-    /* |r| clamped to 0.375 on its bits (an integer min: no branch, which
-     * would keep gcc from vectorizing): x beyond [-87.3, 88.7], infinities
-     * included, gives about 2^-126 or 2^127 instead of 0 or infinity */
-    uint32_t rb;
-    memcpy(&rb, &r, sizeof rb);
-    uint32_t mag = rb & 0x7fffffffu;
-    mag = mag > r_max ? r_max : mag;
-    rb = (rb & 0x80000000u) | mag;
-    memcpy(&r, &rb, sizeof r);
-    float e = 1.0f / 5040.0f;
-    e = e * r + 1.0f / 720.0f;
-    e = e * r + 1.0f / 120.0f;
-    e = e * r + 1.0f / 24.0f;
-    e = e * r + 1.0f / 6.0f;
-    e = e * r + 0.5f;
-    e = e * r + 1.0f;
-    e = e * r + 1.0f;
-    const int32_t bits = (n + 127) * (1 << 23);
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    const float y = e * scale;
-    return x == x ? y : x + y * 0.0f;   /* NaN stays NaN (both arms read y: branch-free) */
-}
-
-/*@ o2c_vsigmoid_f32 needs o2c_vexp_f32 */
-O2C_HD static inline O2C_INLINE float o2c_vsigmoid_f32(float x)
-{
-    return 1.0f / (1.0f + o2c_vexp_f32(-x));
-}
-
-/*@ o2c_vtanh_f32 needs o2c_vexp_f32 */
-/* tanh(x) = sign(x) (1 - 2 / (exp(2|x|) + 1)); near 0, where that form
- * loses relative accuracy, the odd Taylor polynomial to x^9 (|x| < 0.3125:
- * truncation below 1e-7 relative). */
-O2C_HD static inline O2C_INLINE float o2c_vtanh_f32(float x)
-{
-    const float a = fabsf(x);
-    const float e = o2c_vexp_f32(2.0f * a);
-    const float big = 1.0f - 2.0f / (e + 1.0f);
-    const float x2 = x * x;
-    float s = 62.0f / 2835.0f;
-    s = s * x2 - 17.0f / 315.0f;
-    s = s * x2 + 2.0f / 15.0f;
-    s = s * x2 - 1.0f / 3.0f;
-    /* (the "- 0.0f * e", zero since e is finite, keeps gcc from moving the
-     * exp into a branch, which the vectorizer refuses) */
-    const float small = x + x * x2 * s - 0.0f * e;
-    return a < 0.3125f ? small : copysignf(big, x);
-}

@@ -59,8 +59,8 @@
             memcpy(&Bt, &a[2], sizeof Bt);                                          \
         }                                                                           \
         switch (a[0]) {                                                             \
-        case 0: return 1 / (1 + O2C_M(T, exp)(-x));                                       \
-        case 1: return O2C_M(T, tanh)(x);                                                  \
+        case 0: return 1 / (1 + O2C_VM(T, exp)(-x));                                       \
+        case 1: return O2C_VM(T, tanh)(x);                                                  \
         case 2: return x > 0 ? x : (T)0;                                            \
         case 3: {                                                                   \
             const T v = A * x + Bt;                                                 \
@@ -68,11 +68,11 @@
         }                                                                           \
         case 4: return x >= 0 ? x : A * x;                                          \
         case 5: return x >= A ? x : (T)0;                                           \
-        case 6: return A * O2C_M(T, tanh)(Bt * x);                                            \
+        case 6: return A * O2C_VM(T, tanh)(Bt * x);                                            \
         case 7: return A * x + Bt;                                                  \
-        case 8: return x >= 0 ? x : A * (O2C_M(T, exp)(x) - 1);                               \
+        case 8: return x >= 0 ? x : A * (O2C_VM(T, exp)(x) - 1);                               \
         case 9: return x / (1 + O2C_M(T, fabs)(x));                                           \
-        default: return x > 30 ? x : O2C_M(T, log1p)(O2C_M(T, exp)(x));                                 \
+        default: return x > 30 ? x : O2C_VM(T, log1p)(O2C_VM(T, exp)(x));                                 \
         }                                                                           \
     }
 
@@ -416,7 +416,7 @@
         }                                                                           \
     }
 
-/*@ o2c_rnn_act_f32 */
+/*@ o2c_rnn_act_f32 needs o2c_vexp_f32 o2c_vtanh_f32 o2c_vlog1p_f32 */
 O2C_RNN_ACT(o2c_rnn_act_f32, float)
 /*@ o2c_rnn_act_f64 */
 O2C_RNN_ACT(o2c_rnn_act_f64, double)
