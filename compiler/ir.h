@@ -850,6 +850,7 @@ void lower_graph(Graph *g, Lowering *L);
 #define HALF_MIN_ELEMENTS 256   /* smaller constants (biases, scales) stay float32: no call is worth it */
 #define HALF_MAX 65504.0        /* the largest finite half */
 void lower_half_constants(Graph *g, Lowering *L);   /* lower.c */
+void lower_share_constants(Lowering *L);   /* lower.c: calls reading equal constants read one */
 /* core/dtype_conv.c: what --fp16 stores as half (the lowering; calibration
  * measures the same constants): a float constant of HALF_MIN_ELEMENTS or
  * more, every value within half's range */

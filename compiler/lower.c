@@ -31,6 +31,67 @@ void lower_graph(Graph *g, Lowering *L)
     }
 }
 
+/* ---- constants shared: one copy of each value the calls read ------------ */
+
+/* FNV-1a of a constant's type, shape and bytes */
+static uint64_t const_hash(const Tensor *t)
+{
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *b = t->data;
+    const size_t n = tensor_bytes(t);
+    h = (h ^ (uint64_t)(unsigned)t->dtype) * 1099511628211ull;
+    for (int d = 0; d < t->rank; d++) h = (h ^ (uint64_t)t->dims[d]) * 1099511628211ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static int const_same(const Tensor *a, const Tensor *b)
+{
+    if (a->dtype != b->dtype || a->rank != b->rank) return 0;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) return 0;
+    return !memcmp(a->data, b->data, tensor_bytes(a));
+}
+
+/* Calls that read constants of the same type, shape and bytes read one of
+ * them: a weight shared by many nodes (an unrolled LSTM's 40 Gemms of one
+ * matrix) is packed by each node's lowering, and the copies are equal
+ * (every transformation at lowering is a function of the source and the
+ * layout); so are the scales and zero points that many quantized nodes
+ * repeat. The first in call order stays. */
+void lower_share_constants(Lowering *L)
+{
+    size_t cap = 64;
+    while (cap < (size_t)L->n * O2C_MAX_X * 2) cap *= 2;
+    Tensor **table = xalloc(sizeof(Tensor *) * cap);
+    uint64_t *hashes = xalloc(sizeof(uint64_t) * cap);
+    int64_t saved = 0;
+    int shared = 0;
+    for (int c = 0; c < L->n; c++)
+        for (int j = 0; j < O2C_MAX_X; j++) {
+            Tensor *t = L->calls[c].x[j];
+            if (!t || !t->data || t->is_input || t->dtype == DT_STRING || t->seq || t->rank < 0) continue;
+            const uint64_t h = const_hash(t);
+            size_t i = (size_t)h & (cap - 1);
+            while (table[i] && (table[i] == t ? 0 : hashes[i] != h || !const_same(table[i], t))) i = (i + 1) & (cap - 1);
+            if (!table[i]) {
+                table[i] = t;
+                hashes[i] = h;
+            } else if (table[i] != t) {
+                L->calls[c].x[j] = table[i];
+                if (!t->mark) {   /* (counted once) */
+                    t->mark = 1;
+                    saved += (int64_t)tensor_bytes(t);
+                    shared++;
+                }
+            }
+        }
+    for (int c = 0; c < L->n; c++)   /* (mark is scratch: left as found) */
+        for (int j = 0; j < O2C_MAX_X; j++)
+            if (L->calls[c].x[j]) L->calls[c].x[j]->mark = 0;
+    if (shared) note("constants: %d copies of another constant dropped (%lld bytes)", shared, (long long)saved);
+}
+
 /* ---- --fp16: float constants stored as IEEE half ------------------------- */
 
 /* A float constant of the schedule the kernels read (weights, packed

@@ -31,6 +31,7 @@ int64_t pipeline_run(Graph *g, Lowering *L, const Options *o)
     L->string_space = o->string_space ? o->string_space : 4096;
     if (o->tune_file) L->tune = tune_load(o->tune_file);
     lower_graph(g, L);
+    lower_share_constants(L);
     if (o->fp16) lower_half_constants(g, L);
     return plan_graph(g, L);
 }

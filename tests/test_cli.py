@@ -627,6 +627,63 @@ def t_special_outputs(c):
 TESTS.append(t_special_outputs)
 
 
+def t_shared_weights(c):
+    """A weight shared by ten Gemm nodes (an unrolled recurrence's way) is
+    one constant in the file, packed once, and stays so with --fp16: the
+    constant bytes are the weight's and the bias' alone; the outputs match
+    a numpy computation at -O0 and -O2."""
+    rs = np.random.RandomState(21)
+    wv = (rs.randn(64, 64) / 8).astype(np.float32)
+    bv = (rs.randn(64) / 10).astype(np.float32)
+    nodes, prev = [], "x"
+    for k in range(10):
+        nodes += [h.make_node("Gemm", [prev, "w", "b"], ["g%d" % k], transB=1, name="gemm%d" % k),
+                  h.make_node("Tanh", ["g%d" % k], ["t%d" % k])]
+        prev = "t%d" % k
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [4, 64])],
+                     [h.make_tensor_value_info(prev, TP.FLOAT, [4, 64])], [nh.from_array(wv, "w"), nh.from_array(bv, "b")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    path = os.path.join(c.tmp, "shared.onnx")
+    onnx.save(m, path)
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(4, 64)
+    want = x.astype(np.float64)
+    for _ in range(10):
+        want = np.tanh(want @ wv.T.astype(np.float64) + bv)
+    for flags, nbytes in ((["-O2"], 4 * (64 * 64 + 64)), (["-O0"], 4 * (64 * 64 + 64)), (["--fp16"], 4 * 64 * 64 // 2 + 4 * 64)):
+        rep = os.path.join(c.tmp, "r.txt")
+        r = c.onnx2c(path, "-o", os.path.join(c.tmp, "shared.c"), "--report=" + rep, *flags)
+        assert r.returncode == 0, r.stderr
+        got_bytes = int(re.search(r"constants (\d+) bytes", open(rep).read()).group(1))
+        assert got_bytes <= nbytes, (flags, got_bytes, nbytes)
+        main_c = os.path.join(c.tmp, "shared_main.c")
+        open(main_c, "w").write("""#include <stdio.h>
+#include "shared.h"
+int main(void)
+{
+    float x[256], y[256];
+    int i;
+    const void *in[1];
+    void *out[1];
+    in[0] = x; out[0] = y;
+    for (i = 0; i < 256; i++) x[i] = -1.0f + 2.0f * (float)i / 255.0f;
+    if (shared_run(in, out)) return 2;
+    for (i = 0; i < 256; i++) printf("%.9g\\n", y[i]);
+    return 0;
+}
+""")
+        exe = os.path.join(c.tmp, "shared")
+        r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main_c, os.path.join(c.tmp, "shared.c"), "-lm"])
+        assert r.returncode == 0, (flags, r.stderr[:2000])
+        r = run([exe])
+        got = np.array([float(v) for v in r.stdout.split()], dtype=np.float64)
+        tol = 2e-3 if "--fp16" in flags else 1e-5
+        assert np.allclose(got, want.ravel(), rtol=tol, atol=tol), (flags, got[:4], want.ravel()[:4])
+
+
+TESTS.append(t_shared_weights)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))
