@@ -282,32 +282,33 @@ O2C_HD static inline O2C_INLINE int64_t o2c_ix_get(const unsigned char *ip, int6
  * over- or underflows anyway, infinities included), exp(r) by its Taylor
  * polynomial to r^7 (truncation below 1e-8 relative), and 2^n as two
  * normal powers of two, so that subnormal results are rounded once. */
+/* v with its magnitude at most that of the float whose bits are max_bits,
+ * its sign kept; on the bits (an integer min: float comparisons in a row
+ * make gcc branch, which the vectorizer refuses); a NaN's magnitude is the
+ * largest, so it becomes the bound */
+O2C_HD static inline O2C_INLINE float o2c_vclampmag_f32(float v, uint32_t max_bits)
+{
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    const uint32_t mag = b & 0x7fffffffu;
+    b = (b & 0x80000000u) | (mag > max_bits ? max_bits : mag);
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
 O2C_HD static inline O2C_INLINE float o2c_vexp_f32(float x)
 {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const uint32_t z_max = 0x43170000u, r_max = 0x3ec00000u;   /* the bits of 151 and of 0.375 */
-    /* n = round(x / ln 2) in [-151, 128]: |x / ln 2| clamped to 151 on its
-     * bits first (an integer min: float comparisons in a row make gcc
-     * branch, which the vectorizer refuses; a NaN becomes +-151 too), so
-     * the conversion is defined; the truncation of a positive value is
-     * floor */
-    float z = x * log2e;
-    uint32_t zb;
-    memcpy(&zb, &z, sizeof zb);
-    uint32_t zm = zb & 0x7fffffffu;
-    zm = zm > z_max ? z_max : zm;
-    zb = (zb & 0x80000000u) | zm;
-    memcpy(&z, &zb, sizeof z);
+    /* n = round(x / ln 2) in [-151, 128]: |x / ln 2| clamped to 151 first
+     * (a NaN too), so the conversion is defined; the truncation of a
+     * positive value is floor. |r| clamped to 0.375: beyond the range the
+     * result over- or underflows anyway */
+    const float z = o2c_vclampmag_f32(x * log2e, z_max);
     int32_t n = (int32_t)(z + 151.5f) - 151;
     n = n > 128 ? 128 : n;
     const float nf = (float)n;
-    float r = (x - nf * ln2_hi) - nf * ln2_lo;
-    uint32_t rb;
-    memcpy(&rb, &r, sizeof rb);
-    uint32_t mag = rb & 0x7fffffffu;
-    mag = mag > r_max ? r_max : mag;
-    rb = (rb & 0x80000000u) | mag;
-    memcpy(&r, &rb, sizeof r);
+    const float r = o2c_vclampmag_f32((x - nf * ln2_hi) - nf * ln2_lo, r_max);
     float e = 1.0f / 5040.0f;
     e = e * r + 1.0f / 720.0f;
     e = e * r + 1.0f / 120.0f;
