@@ -69,6 +69,8 @@ enum { P_INT8, P_HALF, P_FLOAT };
 typedef struct Layer Layer;
 
 /* A tensor quantized at run time: src -> Q -> DQ -> t, t's readers unchanged */
+#define KEEP_NOT_FINITE 2   /* Layer.keep_float: a weight is NaN or infinite */
+
 typedef struct Site {
     const char *name;        /* the model's tensor name */
     Tensor *t, *src;         /* what readers read; the float value (the producer's output, or the graph input) */
@@ -96,7 +98,7 @@ struct Layer {
     Tensor *w, *wq, *ws, *wdeq, *bias;
     Node *wdq;
     int axis, wslot;
-    int quant, keep_float;
+    int quant, keep_float;   /* keep_float: 1 --keep-float, KEEP_NOT_FINITE its weights */
     int fell_back;           /* fallback steps taken: int8 -> (fp16 ->) float */
     int hc[MAX_HALF_CONSTS], nhc;   /* --fp16: its constants that are stored half (Cal.half) */
     double drop;             /* relative noise power its output gained over its inputs' (accuracy) */
@@ -564,13 +566,16 @@ static void apply_params(Cal *c)
 /* The tensors a run computes, to be reset after each set (their memory
  * is the set's): those of the graph without data, and every tensor of the
  * bodies of its control-flow nodes (If branches, Loop and Scan bodies, and
- * their unrolled copies), inputs included: the op sets them each run.
- * Counted first (store 0), then stored. */
-static void collect_vars(Cal *c, Graph *g, int top, int store)
+ * their unrolled copies) that is computed, inputs included: the op sets
+ * them each run; but not an unrolled iteration's inputs that hold data,
+ * which are constants (its iteration number and condition). Counted first
+ * (store 0), then stored. kind: 0 the graph, 1 a body, 2 an unrolled
+ * iteration. */
+static void collect_vars(Cal *c, Graph *g, int kind, int store)
 {
     for (int t = 0; t < g->ntensors; t++) {
         Tensor *x = g->tensors[t];
-        if (top ? !x->data && !x->is_input : !x->data || x->producer || x->is_input) {
+        if (kind == 0 ? !x->data && !x->is_input : !x->data || x->producer || (x->is_input && kind == 1)) {
             if (store) c->vars[c->nvars] = x;
             c->nvars++;
         }
@@ -579,8 +584,8 @@ static void collect_vars(Cal *c, Graph *g, int top, int store)
         for (int a = 0; a < g->nodes[i]->nattrs; a++) {
             Graph *b = g->nodes[i]->attrs[a].g;
             if (!b) continue;
-            collect_vars(c, b, 0, store);
-            for (int k = 0; k < b->nunrolled; k++) collect_vars(c, b->unrolled[k], 0, store);
+            collect_vars(c, b, 1, store);
+            for (int k = 0; k < b->nunrolled; k++) collect_vars(c, b->unrolled[k], 2, store);
         }
 }
 
@@ -597,10 +602,10 @@ static void tag_nodes(Cal *c)
     for (int i = 0; i < c->nlayers; i++)
         if (c->layers[i].wdq) c->tag_layer[graph_node_index(g, c->layers[i].wdq)] = &c->layers[i];
     c->nvars = 0;
-    collect_vars(c, g, 1, 0);
+    collect_vars(c, g, 0, 0);
     c->vars = xalloc(sizeof(Tensor *) * (size_t)(c->nvars + 1));
     c->nvars = 0;
-    collect_vars(c, g, 1, 1);
+    collect_vars(c, g, 0, 1);
 }
 
 static double sqnr_db(double sig, double err)
@@ -1082,6 +1087,7 @@ static void keep_fp32_nodes(Cal *c)
 static const char *layer_why(const Cal *c, const Layer *L)
 {
     if (L->quant || (L->kind == L_HALF && !L->keep_float && !L->fell_back)) return "";
+    if (L->keep_float == KEEP_NOT_FINITE) return "a weight is NaN or infinite";
     if (L->keep_float) return "--keep-float";
     if (L->fell_back) return c->o->calibrate ? "fallback to reach --min-sqnr" : "fallback (from the cache)";
     return "its input is float";
@@ -1143,6 +1149,27 @@ static char *report_text(Cal *c, double sqnr_all, int measured)
 
 /* ---- the stage -------------------------------------------------------------------------- */
 
+/* The bodies of g's If, Loop and Scan nodes (and theirs) bound as the
+ * lowering takes them (captures as views of the node's inputs: the
+ * evaluation reads a capture of a graph input through its node), or open
+ * again as the passes take them (bind 0). Calibration runs between the
+ * passes, where the bodies are open. */
+static void bodies_bound(Graph *g, int bind)
+{
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        if (!node_has_subgraph(n)) continue;
+        if (bind) control_bind_bodies(n);
+        for (int a = 0; a < n->nattrs; a++) {
+            Graph *b = n->attrs[a].g;
+            if (!b) continue;
+            for (int k = 0; k < b->nunrolled; k++) bodies_bound(b->unrolled[k], bind);
+            if (!b->nunrolled && b->inferred) bodies_bound(b, bind);
+        }
+        if (!bind) control_open_bodies(n);
+    }
+}
+
 void calibrate_graph(Graph *g, const Options *o)
 {
     for (int i = 0; i < g->nnodes; i++)
@@ -1167,6 +1194,12 @@ void calibrate_graph(Graph *g, const Options *o)
     graph_recount_uses(g);
     find_layers(&c);
     make_sites(&c);
+    for (int i = 0; i < c.nlayers; i++) {   /* no int8 scale fits a NaN or an infinite weight */
+        Layer *L = &c.layers[i];
+        const int64_t n = L->w && L->w->dtype == DT_FLOAT ? tensor_numel(L->w) : 0;
+        for (int64_t k = 0; k < n && !L->keep_float; k++)
+            if (!isfinite(((const float *)L->w->data)[k])) L->keep_float = KEEP_NOT_FINITE;
+    }
     if (o->keep_float) {
         char *list = xstrdup(o->keep_float);
         for (char *save = NULL, *nm = strtok_r(list, ",", &save); nm; nm = strtok_r(NULL, ",", &save)) {
@@ -1183,6 +1216,7 @@ void calibrate_graph(Graph *g, const Options *o)
     double sqnr_all = 0;
     int measured = 0;
     if (o->calibrate) {
+        bodies_bound(g, 1);
         list_sets(&c, o->calibrate);
         int nq = 0;
         for (int i = 0; i < c.nsites; i++)
@@ -1213,6 +1247,7 @@ void calibrate_graph(Graph *g, const Options *o)
         sqnr_all = fallback(&c);
         measured = 1;
         if (o->calib_cache) write_cache(&c, o->calib_cache, hash);
+        bodies_bound(g, 0);
     } else {
         read_cache(&c, o->calib_cache, hash);
     }

@@ -562,6 +562,7 @@ KCall *lower_call_kernel(Lowering *L, const Kernel *k, int64_t count);
 KCall *lower_ctl(Lowering *L, int ctl, Tensor *x);
 int node_has_subgraph(const Node *n);                    /* If, Loop, Scan (core/graph.c) */
 void control_bind_bodies(Node *n);                       /* ops/control.c: n's bodies as lowering takes them (passes/bodies.c) */
+void control_open_bodies(Node *n);                       /* ops/control.c: and open again as the passes take them (calibrate.c) */
 int node_formal_inputs(const Node *n);                   /* its ONNX inputs (nin less its bodies' captures) */
 int loop_foldable(const Node *n);
 int expand_ms_fused_conv(Graph *g, Node *n);           /* ops/contrib.c: com.microsoft FusedConv -> onnx2c FusedConv */

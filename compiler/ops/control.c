@@ -227,6 +227,19 @@ void control_bind_bodies(Node *n)
     }
 }
 
+/* The bodies of node n open again as the passes take them (captures and
+ * inputs graph inputs): after calibration (calibrate.c), which runs the
+ * model between the passes with the bodies bound */
+void control_open_bodies(Node *n)
+{
+    for (int a = 0; a < n->nattrs; a++) {
+        Graph *b = n->attrs[a].g;
+        if (!b) continue;
+        for (int k = 0; k < b->nunrolled; k++) body_inputs_open(b->unrolled[k]);
+        if (!b->nunrolled && b->inferred) body_inputs_open(b);
+    }
+}
+
 static void lower_body(Node *owner, Graph *b, Lowering *L)
 {
     (void)owner;
