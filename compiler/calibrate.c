@@ -68,9 +68,9 @@ enum { P_INT8, P_HALF, P_FLOAT };
 
 typedef struct Layer Layer;
 
-/* A tensor quantized at run time: src -> Q -> DQ -> t, t's readers unchanged */
 #define KEEP_NOT_FINITE 2   /* Layer.keep_float: a weight is NaN or infinite */
 
+/* A tensor quantized at run time: src -> Q -> DQ -> t, t's readers unchanged */
 typedef struct Site {
     const char *name;        /* the model's tensor name */
     Tensor *t, *src;         /* what readers read; the float value (the producer's output, or the graph input) */
@@ -1105,15 +1105,15 @@ static char *report_text(Cal *c, double sqnr_all, int measured)
             c->o->calibrate ? xfmt("%d sets, calibrator %s", c->nsets, calib_method_name(c->method))
                             : xfmt("ranges from the cache %s", c->o->calib_cache),
             act, c->o->fp16 ? "; float layers with half constants (--fp16)" : "");
+    else
+        PUT("\nfp16 calibration: %s; fp16: constants stored as half, computed in float32\n",
+            c->o->calibrate ? xfmt("%d sets", c->nsets) : xfmt("float layers from the cache %s", c->o->calib_cache));
     if (c->o->int8 && c->o->calibrate && c->o->calib_method == CALIB_AUTO && c->nsets >= 2)
         PUT("  calibrator auto: ranges from sets 1-%d, output SQNR on sets %d-%d with every layer int8: minmax %.2f dB, "
             "mse %.2f dB, percentile %.2f dB: %s kept (another than minmax only %.2f dB better)\n", c->held_out,
             c->held_out + 1, c->nsets < c->held_out + ACCURACY_SETS ? c->nsets : c->held_out + ACCURACY_SETS,
             c->auto_db[CALIB_MINMAX], c->auto_db[CALIB_MSE], c->auto_db[CALIB_PERCENTILE],
             calib_method_name(c->method), AUTO_MARGIN_DB);
-    else
-        PUT("\nfp16 calibration: %s; fp16: constants stored as half, computed in float32\n",
-            c->o->calibrate ? xfmt("%d sets", c->nsets) : xfmt("float layers from the cache %s", c->o->calib_cache));
     if (measured)
         PUT("  output SQNR on %d calibration sets: %.1f dB (all layers %s: %.1f dB; --min-sqnr %.1f)\n", c->acc_sets,
             c->model_sqnr, c->o->int8 ? "int8" : "fp16", sqnr_all, c->o->min_sqnr);

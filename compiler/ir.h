@@ -516,6 +516,9 @@ typedef struct OpTable {
     int slot[OPTABLE_SLOTS];     /* open addressing by (domain, name): table position + 1, 0 empty */
 } OpTable;
 uint32_t str_hash(const char *s);                                          /* optable.c: FNV-1a */
+/* optable.c: FNV-1a 64 of n bytes, continuing from h (FNV1A64_INIT to start) */
+#define FNV1A64_INIT 1469598103934665603ULL
+uint64_t fnv1a64(uint64_t h, const void *p, size_t n);
 const OpDef *optable_find(OpTable *t, const char *domain, const char *name);  /* "ai.onnx" is "" */
 const OpDef *graph_op(const Graph *g, const char *domain, const char *name);  /* in the table of g's model */
 const OpDef *node_op(const Node *n, const char *domain, const char *name);    /* in the table of n's op */
@@ -912,7 +915,7 @@ typedef struct Hist {
     int64_t count;
 } Hist;
 enum { CALIB_MINMAX, CALIB_PERCENTILE, CALIB_ENTROPY, CALIB_MSE,
-       CALIB_AUTO /* calibrate.c: mse, minmax and percentile measured, the best output SQNR kept */ };
+       CALIB_AUTO /* calibrate.c choose_ranges: minmax, mse and percentile measured on held-out sets, one kept */ };
 enum { ACT_U8, ACT_S8, ACT_SYM };
 void hist_init(Hist *h);
 int hist_add(Hist *h, const float *x, int64_t n);   /* 0: a NaN or infinity (nothing added) */

@@ -455,9 +455,7 @@ Graph *load_model_buffer(const uint8_t *buf, size_t len, const char *path)
     G = xalloc(sizeof *G);
     G->ops = op_table();   /* the graph's ops are looked up in it (graph_op) */
     G->model_bytes = (int64_t)len;   /* and its external data's (external_data) */
-    uint64_t h = 1469598103934665603ULL;   /* FNV-1a 64 of the model's bytes (calibrate.c's cache) */
-    for (size_t i = 0; i < len; i++) h = (h ^ buf[i]) * 1099511628211ULL;
-    G->model_hash = h;
+    G->model_hash = fnv1a64(FNV1A64_INIT, buf, len);   /* (calibrate.c's cache) */
     ncache = 0;
     char *dir = xstrdup(path);
     char *slash = strrchr(dir, '/');

@@ -36,13 +36,9 @@ void lower_graph(Graph *g, Lowering *L)
 /* FNV-1a of a constant's type, shape and bytes */
 static uint64_t const_hash(const Tensor *t)
 {
-    uint64_t h = 1469598103934665603ull;
-    const unsigned char *b = t->data;
-    const size_t n = tensor_bytes(t);
-    h = (h ^ (uint64_t)(unsigned)t->dtype) * 1099511628211ull;
-    for (int d = 0; d < t->rank; d++) h = (h ^ (uint64_t)t->dims[d]) * 1099511628211ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-    return h;
+    uint64_t h = fnv1a64(FNV1A64_INIT, &t->dtype, sizeof t->dtype);
+    h = fnv1a64(h, t->dims, sizeof t->dims[0] * (size_t)t->rank);
+    return fnv1a64(h, t->data, tensor_bytes(t));
 }
 
 static int const_same(const Tensor *a, const Tensor *b)

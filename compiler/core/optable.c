@@ -15,6 +15,13 @@ uint32_t str_hash(const char *s)
     return h;
 }
 
+uint64_t fnv1a64(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
 static uint32_t op_hash(const char *domain, const char *name)
 {
     return str_hash(name) * 31u + str_hash(domain);

@@ -251,13 +251,6 @@ static const char *lit(double v)
     return s;
 }
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 static const char *ctype(int dt) { return dt == DT_BOOL ? "uint8_t" : dtype_ctype(dt); }
 
 static const char *ew_text(const EwProg *P, const char **name)
@@ -312,7 +305,7 @@ static const char *ew_text(const EwProg *P, const char **name)
     }
     for (int k = 0; k < P->nout; k++) put(&b, "        Y%d[i] = v%d;\n", k, P->outs[k]);
     put(&b, "    }\n}");
-    *name = xfmt("o2c_ew_%016llx", (unsigned long long)fnv1a(b.s));
+    *name = xfmt("o2c_ew_%016llx", (unsigned long long)fnv1a64(FNV1A64_INIT, b.s, strlen(b.s)));
     char *text = xalloc(b.n + 64);
     memcpy(text, b.s, head);
     sprintf(text + head, "O2C_KERNEL(%s)\n%s", *name, b.s + head);

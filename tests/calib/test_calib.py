@@ -382,6 +382,7 @@ def cache_checks(compiler, work, mp, cal):
     text = open(rep).read() if r.returncode == 0 else r.stderr
     check(r.returncode == 0 and "calibrator minmax," in text and "calibrator auto:" not in text,
           "calibration auto: one set is calibrated by minmax", text[-800:])
+    check("fp16 calibration" not in text, "report: an int8 build has no fp16 heading", text[-800:])
 
 
 def fallback_checks(compiler, work, mp, cal):
