@@ -59,32 +59,35 @@ void lower_share_constants(Lowering *L)
 {
     size_t cap = 64;
     while (cap < (size_t)L->n * O2C_MAX_X * 2) cap *= 2;
+    /* by value: the first constant of each value; by address: what each
+     * constant read becomes (so a constant many calls read is hashed once) */
     Tensor **table = xalloc(sizeof(Tensor *) * cap);
     uint64_t *hashes = xalloc(sizeof(uint64_t) * cap);
-    int64_t saved = 0;
+    Tensor **read = xalloc(sizeof(Tensor *) * cap), **keep = xalloc(sizeof(Tensor *) * cap);
     int shared = 0;
+    int64_t saved = 0;
     for (int c = 0; c < L->n; c++)
         for (int j = 0; j < O2C_MAX_X; j++) {
             Tensor *t = L->calls[c].x[j];
             if (!t || !t->data || t->is_input || t->dtype == DT_STRING || t->seq || t->rank < 0) continue;
-            const uint64_t h = const_hash(t);
-            size_t i = (size_t)h & (cap - 1);
-            while (table[i] && (table[i] == t ? 0 : hashes[i] != h || !const_same(table[i], t))) i = (i + 1) & (cap - 1);
-            if (!table[i]) {
-                table[i] = t;
-                hashes[i] = h;
-            } else if (table[i] != t) {
-                L->calls[c].x[j] = table[i];
-                if (!t->mark) {   /* (counted once) */
-                    t->mark = 1;
+            size_t a = (size_t)(((uintptr_t)t >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+            while (read[a] && read[a] != t) a = (a + 1) & (cap - 1);
+            if (!read[a]) {
+                const uint64_t h = const_hash(t);
+                size_t i = (size_t)h & (cap - 1);
+                while (table[i] && (hashes[i] != h || !const_same(table[i], t))) i = (i + 1) & (cap - 1);
+                if (!table[i]) {
+                    table[i] = t;
+                    hashes[i] = h;
+                } else {
                     saved += (int64_t)tensor_bytes(t);
                     shared++;
                 }
+                read[a] = t;
+                keep[a] = table[i];
             }
+            L->calls[c].x[j] = keep[a];
         }
-    for (int c = 0; c < L->n; c++)   /* (mark is scratch: left as found) */
-        for (int j = 0; j < O2C_MAX_X; j++)
-            if (L->calls[c].x[j]) L->calls[c].x[j]->mark = 0;
     if (shared) note("constants: %d copies of another constant dropped (%lld bytes)", shared, (long long)saved);
 }
 
