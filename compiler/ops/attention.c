@@ -139,7 +139,15 @@ void lower_fused_attention(Node *n, Lowering *L)
     for (int d = 0; d < s.nb; d++) rows *= s.bdims[d];
     if (rows == 0 || s.Dv == 0) return;
     if (s.Skv == 0) fail("attention over zero keys is not supported");
-    KCall *c = lower_call(L, xfmt("o2c_attention_%s", dtype_suffix(y->dtype)), rows);
+    /* the C target: blocks of query rows over packed keys and values (the
+     * reference kernel a row at a time elsewhere: CUDA, its oracle) */
+    const int blocked = L->tiled && y->dtype == DT_FLOAT;
+    KCall *c = lower_call(L, xfmt("o2c_attention%s_%s", blocked ? "_blk" : "", dtype_suffix(y->dtype)),
+                          blocked ? rows / s.Sq * ((s.Sq + O2C_ATT_RB - 1) / O2C_ATT_RB) : rows);
+    if (blocked) {
+        int64_t words = s.D * s.Skv + s.Skv * s.Dv + s.Skv + s.D + s.Dv;
+        c->y[1] = lower_temp(L, DT_FLOAT, 1, &words);
+    }
     c->x[O2C_ATT_XQ] = n->in[0];
     c->x[O2C_ATT_XK] = n->in[1];
     c->x[O2C_ATT_XV] = n->in[2];

@@ -79,6 +79,7 @@ typedef struct EwProg {
     int vtype[O2C_MAX_X + EW_MAX_STEPS];   /* type of each value */
     int kind[O2C_MAX_X];                   /* IN_*: how input j is read */
     int bidx[O2C_MAX_X];                   /* IN_BCAST: its stride block in k[] */
+    int64_t inner[O2C_MAX_X];              /* IN_BCAST: its stride along the last axis (-1: not known) */
     int outs[O2C_MAX_Y];
     ProgStep s[EW_MAX_STEPS];
 } EwProg;
@@ -276,13 +277,34 @@ static const char *ew_text(const EwProg *P, const char **name)
         const char *T = ctype(P->vtype[P->outs[k]]);
         put(&b, "    %s *Y%d = (%s *)p->y[%d];\n", T, k, T, k);
     }
-    if (any_bcast) put(&b, "    const int64_t r = p->k[O2C_FEW_RANK];\n");
-    put(&b, "    O2C_FOR(i) {\n");
+    /* with broadcast inputs: a run along the last axis at a time, each
+     * broadcast input's offset computed once a run, then read at its last
+     * stride (0: one value for the run; 1: in step) in a loop the C
+     * compiler vectorizes */
+    const char *I = any_bcast ? "i + j" : "i";
+    if (any_bcast) {
+        put(&b, "    const int64_t r = p->k[O2C_FEW_RANK], D = p->k[O2C_FEW_DIMS + r - 1];\n");
+        put(&b, "    for (int64_t i = i0; i < i1;) {\n");
+        put(&b, "        int64_t n = D - i %% D;\n");
+        put(&b, "        if (n > i1 - i) n = i1 - i;\n");
+        for (int j = 0; j < P->nin; j++) {
+            if (P->kind[j] != IN_BCAST) continue;
+            const char *T = ctype(P->vtype[j]);
+            put(&b, "        const %s *B%d = X%d + o2c_offset(i, r, p->k + O2C_FEW_DIMS, p->k + O2C_FEW_STR_AT(r, %d));\n",
+                T, j, j, P->bidx[j]);
+            if (P->inner[j] == 0) put(&b, "        const %s v%d = B%d[0];\n", T, j, j);
+            else if (P->inner[j] != 1) put(&b, "        const int64_t s%d = p->k[O2C_FEW_STR_AT(r, %d) + r - 1];\n", j, P->bidx[j]);
+        }
+        put(&b, "        for (int64_t j = 0; j < n; j++) {\n");
+    } else {
+        put(&b, "    O2C_FOR(i) {\n");
+    }
     for (int j = 0; j < P->nin; j++) {
         const char *T = ctype(P->vtype[j]);
-        if (P->kind[j] == IN_FULL) put(&b, "        const %s v%d = X%d[i];\n", T, j, j);
+        if (P->kind[j] == IN_FULL) put(&b, "        const %s v%d = X%d[%s];\n", T, j, j, I);
         else if (P->kind[j] == IN_SCALAR) put(&b, "        const %s v%d = X%d[0];\n", T, j, j);
-        else put(&b, "        const %s v%d = X%d[o2c_offset(i, r, p->k + O2C_FEW_DIMS, p->k + O2C_FEW_STR_AT(r, %d))];\n", T, j, j, P->bidx[j]);
+        else if (P->inner[j] == 1) put(&b, "        const %s v%d = B%d[j];\n", T, j, j);
+        else if (P->inner[j] != 0) put(&b, "        const %s v%d = B%d[j * s%d];\n", T, j, j, j);
     }
     for (int s = 0; s < P->nsteps; s++) {
         const ProgStep *st = &P->s[s];
@@ -303,7 +325,8 @@ static const char *ew_text(const EwProg *P, const char **name)
         }
         put(&b, "        }\n");
     }
-    for (int k = 0; k < P->nout; k++) put(&b, "        Y%d[i] = v%d;\n", k, P->outs[k]);
+    for (int k = 0; k < P->nout; k++) put(&b, "        Y%d[%s] = v%d;\n", k, I, P->outs[k]);
+    if (any_bcast) put(&b, "        }\n        i += n;\n");
     put(&b, "    }\n}");
     *name = xfmt("o2c_ew_%016llx", (unsigned long long)fnv1a64(FNV1A64_INIT, b.s, strlen(b.s)));
     char *text = xalloc(b.n + 64);
@@ -323,6 +346,31 @@ void lower_fused_elementwise(Node *n, Lowering *L)
         P->kind[j] = m == ne ? IN_FULL : m == 1 ? IN_SCALAR : IN_BCAST;
         if (P->kind[j] == IN_BCAST) P->bidx[j] = nb++;
     }
+    /* the output's axes, with neighbours merged where every broadcast input
+     * steps through both as one (contiguous, or broadcast along both) and
+     * axes of one value dropped: a per-channel bias over N x C x H x W is
+     * C x HW, its runs HW long */
+    int64_t dims[MAX_RANK], str[O2C_MAX_X][MAX_RANK], full[O2C_MAX_X][MAX_RANK];
+    int cr = 0;
+    for (int j = 0; j < P->nin; j++)
+        if (P->kind[j] == IN_BCAST) bcast_strides(n->in[j], r, full[j]);
+    for (int d = 0; d < r; d++) {
+        if (y->dims[d] == 1) continue;
+        int merge = cr > 0;
+        for (int j = 0; merge && j < P->nin; j++)
+            if (P->kind[j] == IN_BCAST && str[j][cr - 1] != full[j][d] * y->dims[d]) merge = 0;
+        if (merge) {
+            dims[cr - 1] *= y->dims[d];
+        } else {
+            dims[cr] = y->dims[d];
+            cr++;
+        }
+        for (int j = 0; j < P->nin; j++)
+            if (P->kind[j] == IN_BCAST) str[j][cr - 1] = full[j][d];
+    }
+    for (int j = 0; j < P->nin; j++)
+        P->inner[j] = P->kind[j] == IN_BCAST && cr > 0 ? (str[j][cr - 1] == 0 || str[j][cr - 1] == 1 ? str[j][cr - 1] : -1) : -1;
+    r = cr;
     if (nb && O2C_FEW_NK(r, nb) > O2C_NK) fail("too many broadcast inputs for one kernel");
     GenKernel *k = xalloc(sizeof *k);
     const char *name;
@@ -338,9 +386,10 @@ void lower_fused_elementwise(Node *n, Lowering *L)
     if (P->nout == 1) c->inplace = (1u << P->nin) - 1;   /* each index's inputs read before Y[i] is written */
     if (nb) {
         c->k[O2C_FEW_RANK] = r;
-        for (int d = 0; d < r; d++) c->k[O2C_FEW_DIMS + d] = y->dims[d];
+        for (int d = 0; d < r; d++) c->k[O2C_FEW_DIMS + d] = dims[d];
         for (int j = 0; j < P->nin; j++)
-            if (P->kind[j] == IN_BCAST) bcast_strides(n->in[j], r, c->k + O2C_FEW_STR_AT(r, P->bidx[j]));
+            if (P->kind[j] == IN_BCAST)
+                for (int d = 0; d < r; d++) c->k[O2C_FEW_STR_AT(r, P->bidx[j]) + d] = str[j][d];
     }
 }
 

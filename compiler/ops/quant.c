@@ -315,6 +315,7 @@ static float qscale_at(const Tensor *t, int64_t i) { return (float)elem_f64(t->d
 static int qlin_applies(const Lowering *L, const QLin *q)
 {
     if (!L->tiled && L->target != TARGET_CORTEX_M) return 0;
+    if (q->y->dtype == DT_INT32 || q->w->dtype == DT_UINT8) return 0;   /* (qlin_applies_offset) */
     if (q->x->dtype != DT_UINT8 && q->x->dtype != DT_INT8) return 0;
     if (q->y->dtype != DT_UINT8 && q->y->dtype != DT_INT8) return 0;
     if (q->w->dtype != DT_INT8 || !q->w->data) return 0;
@@ -330,6 +331,43 @@ static int qlin_applies(const Lowering *L, const QLin *q)
         if (!sc[i] || !sc[i]->data || sc[i]->dtype != DT_FLOAT) return 0;
     return tensor_numel(q->xs) == 1 && tensor_numel(q->ys) == 1 &&
            (tensor_numel(q->ws) == 1 || tensor_numel(q->ws) == q->M);
+}
+
+/* The weight K past which the sums of o2c_qlin_*'s offset form could pass
+ * int32 (K 255 x 255, twice: the sums and the offsets' correction) */
+#define QLIN_OFFSET_MAX_K 16384
+
+/* o2c_qlin_* on the C target (not o2c_qdw: its weights are read as they
+ * are): as qlin_applies, but the weights 8-bit of either sign with
+ * constant zero points (one, or one per output channel), stored less an
+ * offset per channel where W - wz leaves int8 (O2C_QLIN's x[6]); and int32
+ * output where there are no scales (ConvInteger, MatMulInteger: the sums) */
+static int qlin_applies_offset(const Lowering *L, const QLin *q, int64_t K)
+{
+    if (!L->tiled || L->target == TARGET_CORTEX_M || K > QLIN_OFFSET_MAX_K) return 0;
+    if (q->x->dtype != DT_UINT8 && q->x->dtype != DT_INT8) return 0;
+    if ((q->w->dtype != DT_INT8 && q->w->dtype != DT_UINT8) || !q->w->data) return 0;
+    if (q->wz && (!q->wz->data || q->wz->dtype != q->w->dtype ||
+                  (tensor_numel(q->wz) != 1 && tensor_numel(q->wz) != q->M)))
+        return 0;
+    if (q->xz && tensor_numel(q->xz) != 1) return 0;
+    if (q->y->dtype == DT_INT32) return !q->xs && !q->ws && !q->ys && !q->yz && !q->b;
+    if (q->y->dtype != DT_UINT8 && q->y->dtype != DT_INT8) return 0;
+    if (q->yz && tensor_numel(q->yz) != 1) return 0;
+    const Tensor *sc[3] = {q->xs, q->ws, q->ys};
+    for (int i = 0; i < 3; i++)
+        if (!sc[i] || !sc[i]->data || sc[i]->dtype != DT_FLOAT) return 0;
+    return tensor_numel(q->xs) == 1 && tensor_numel(q->ys) == 1 &&
+           (tensor_numel(q->ws) == 1 || tensor_numel(q->ws) == q->M);
+}
+
+/* W[m, k] - wz[m] of a packed kernel's weights */
+static int32_t qlin_weight(const QLin *q, int64_t m, int64_t k, int64_t K)
+{
+    const int64_t i = q->wkn ? k * q->M + m : m * K + k;
+    int32_t v = (int32_t)elem_i64(q->w->dtype, q->w->data, i);
+    if (q->wz) v -= (int32_t)elem_i64(q->wz->dtype, q->wz->data, tensor_numel(q->wz) == 1 ? 0 : m);
+    return v;
 }
 
 /* The requantization multiplier x_scale * w_scale[m] / y_scale, in float
@@ -415,14 +453,30 @@ static KCall *qlin_call(Lowering *L, const QLin *q, int depthwise, int64_t K, in
     } else {
         int64_t wd[3] = {MT, KP, 2 * O2C_QLIN_MR};
         Tensor *wp = lower_const(L, "W_packed", DT_INT8, 3, wd);
-        const int8_t *src = q->w->data;
         int8_t *dst = wp->data;
-        for (int64_t m = 0; m < M; m++)
+        /* per channel, the offset that brings W - wz into int8 (0 where it is) */
+        int32_t *off = xalloc(sizeof(int32_t) * (size_t)M);   /* (the compile's pool) */
+        int any = 0;
+        for (int64_t m = 0; m < M; m++) {
+            int32_t lo = 0, hi = 0;
+            for (int64_t k = 0; k < K; k++) {
+                int32_t v = qlin_weight(q, m, k, K);
+                lo = k == 0 || v < lo ? v : lo;
+                hi = k == 0 || v > hi ? v : hi;
+            }
+            off[m] = lo >= -128 && hi <= 127 ? 0 : lo + 128;
+            any |= off[m] != 0;
             for (int64_t k = 0; k < K; k++)
                 dst[((m / O2C_QLIN_MR) * KP + k / 2) * 2 * O2C_QLIN_MR + 2 * (m % O2C_QLIN_MR) + k % 2] =
-                    q->wkn ? src[k * M + m] : src[m * K + k];
+                    (int8_t)(qlin_weight(q, m, k, K) - off[m]);
+        }
+        if (any) {
+            Tensor *ot = lower_const(L, "W_offsets", DT_INT32, 1, &M);
+            memcpy(ot->data, off, sizeof(int32_t) * (size_t)M);
+            c->x[6] = ot;
+        }
         c->x[2] = wp;
-        c->x[4] = qlin_multipliers(L, q, MT * O2C_QLIN_MR);
+        c->x[4] = q->xs ? qlin_multipliers(L, q, MT * O2C_QLIN_MR) : NULL;
         int64_t pd[2] = {KP, 2 * pixels};
         c->y[1] = lower_temp(L, DT_INT16, 2, pd);
         c->k[O2C_QLIN_PBW] = c->k[O2C_QLIN_PPB] = pixels;
@@ -431,7 +485,7 @@ static KCall *qlin_call(Lowering *L, const QLin *q, int depthwise, int64_t K, in
     c->x[5] = q->yz;
     c->y[0] = q->y;
     c->k[O2C_QLIN_M] = M;
-    qclamp(L->node, q->y->dtype, &c->k[O2C_QLIN_QMIN], &c->k[O2C_QLIN_QMAX]);
+    if (q->y->dtype != DT_INT32) qclamp(L->node, q->y->dtype, &c->k[O2C_QLIN_QMIN], &c->k[O2C_QLIN_QMAX]);
     return c;
 }
 
@@ -603,7 +657,7 @@ void infer_qlinear_matmul(Node *n)
  * columns; W K x M, or M x K where !q->wkn); 0 if they do not apply */
 static int lower_qproduct_packed(Lowering *L, QLin *q, int64_t K, int64_t rows)
 {
-    if (!qlin_applies(L, q)) return 0;
+    if (!qlin_applies(L, q) && !qlin_applies_offset(L, q, K)) return 0;
     KCall *c = L->target == TARGET_CORTEX_M ? qmcu_call(L, q, 0, K, (rows + 1) / 2)
                                             : qlin_call(L, q, 0, K, rows, (rows + qlin_panel(rows) - 1) / qlin_panel(rows));
     if (!c) return 0;
@@ -625,9 +679,19 @@ static int lower_qmatmul_packed(Node *n, Lowering *L, Tensor *bias)
     return lower_qproduct_packed(L, &q, q.w->dims[0], tensor_numel(q.x) / q.w->dims[0]);
 }
 
+/* MatMulInteger with a constant 2-D B on the packed kernel: int32 sums */
+static int lower_mmi_packed(Node *n, Lowering *L)
+{
+    QLin q = {n->in[0], NULL, in_t(n, 2), n->in[1], NULL, in_t(n, 3), NULL, NULL, NULL, n->out[0], 0, 1};
+    if (q.w->rank != 2 || q.x->rank < 1 || !q.w->data) return 0;
+    q.M = q.w->dims[1];
+    return lower_qproduct_packed(L, &q, q.w->dims[0], tensor_numel(q.x) / q.w->dims[0]);
+}
+
 void lower_qmatmul(Node *n, Lowering *L)
 {
     if (is_qlinear_matmul(n) && lower_qmatmul_packed(n, L, NULL)) return;
+    if (!is_qlinear_matmul(n) && lower_mmi_packed(n, L)) return;
     const int *ro = is_qlinear_matmul(n) ? QLMM_ROLES : MMI_ROLES;
     Tensor *a = n->in[ro[0]], *b = n->in[ro[1]], *y = n->out[0];
     int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1, K = a->dims[a->rank - 1];
@@ -1067,11 +1131,15 @@ static int lower_qconv_packed(Node *n, Lowering *L, const ConvGeom *g, int64_t g
 {
     QLin q = {n->in[0], n->in[1], in_t(n, 2), n->in[3], n->in[4], in_t(n, 5), n->in[6], in_t(n, 7), in_t(n, 8),
               n->out[0], M, 0};
+    if (!is_qlinear_conv(n))   /* ConvInteger: int32 sums */
+        q = (QLin){n->in[0], NULL, in_t(n, 2), n->in[1], NULL, in_t(n, 3), NULL, NULL, NULL, n->out[0], M, 0};
     const Tensor *x = q.x;
     int64_t C = x->dims[1];
     int depthwise = group > 1 && group == C && M == C;
-    if (g->nsp > 2 || (group != 1 && !depthwise) || !qlin_applies(L, &q)) return 0;
     int64_t K = C / group * g->k[1] * g->k[2], N = x->dims[0], S = g->out[1] * g->out[2];
+    if (g->nsp > 2 || (group != 1 && !depthwise) ||
+        !(qlin_applies(L, &q) || (!depthwise && qlin_applies_offset(L, &q, K))))
+        return 0;
     /* the depthwise conv a plane at a time (o2c_qdwp) at strides of 1 or 2
      * where its scratch (the sums and the padded int16 phase planes) stays
      * small; else a row at a time (o2c_qdw) */
@@ -1121,7 +1189,7 @@ void lower_qconv(Node *n, Lowering *L)
     Tensor *x = n->in[ro[0]], *w = n->in[ro[1]], *y = n->out[0];
     ConvGeom g;
     int64_t group, M = qconv_geom(n, &g, &group);
-    if (is_qlinear_conv(n) && lower_qconv_packed(n, L, &g, group, M)) return;
+    if (lower_qconv_packed(n, L, &g, group, M)) return;
     Tensor *mul = NULL;
     int64_t nmul = 0;
     if (is_qlinear_conv(n)) {   /* the multipliers x_scale * w_scale / y_scale, one per channel or one */

@@ -252,6 +252,79 @@
         }                                                                                \
     }
 
+/*@ o2c_attention_blk_f32 needs o2c_vexp_f32 params O2C_ATT */
+/* FusedAttention on the C target: the query rows O2C_ATT_RB at a time (the
+ * index space: batches x ceil(Sq / RB) blocks). A block packs its batch's
+ * keys transposed (Kt: D x Skv) and values (Vp: Skv x Dv) into y[1], then,
+ * a query row at a time: the scores s[j] = scale q . K[j] (+ mask) as
+ * Skv-long axpys over Kt's rows, the softmax with o2c_vexp_f32, and y = the
+ * weights times Vp as Dv-long axpys: every inner loop runs along contiguous
+ * memory and vectorizes, whatever the strides of Q, K, V and Y (their
+ * transposes are folded into the strides). y[1]: D Skv + Skv Dv + Skv + D +
+ * Dv floats. The same values as o2c_attention_f32 (the reference) up to the
+ * order of the sums. */
+O2C_KERNEL(o2c_attention_blk_f32)
+{
+    const float *Q = (const float *)p->x[O2C_ATT_XQ], *K = (const float *)p->x[O2C_ATT_XK];
+    const float *V = (const float *)p->x[O2C_ATT_XV], *M = (const float *)p->x[O2C_ATT_XMASK];
+    float *Y = (float *)p->y[0];
+    const int64_t *k = p->k;
+    const int64_t nb = k[O2C_ATT_NB], Sq = k[O2C_ATT_SQ], Skv = k[O2C_ATT_SKV];
+    const int64_t D = k[O2C_ATT_D], Dv = k[O2C_ATT_DV], NBLK = (Sq + O2C_ATT_RB - 1) / O2C_ATT_RB;
+    const int64_t *qs = k + O2C_ATT_QS, *ks = k + O2C_ATT_KS, *vs = k + O2C_ATT_VS;
+    const int64_t *ms = k + O2C_ATT_MS, *ys = k + O2C_ATT_YS;
+    const float scale = p->ff[O2C_ATT_FSCALE];
+    float *O2C_RESTRICT Kt = (float *)p->y[1];
+    float *O2C_RESTRICT Vp = Kt + D * Skv;
+    float *O2C_RESTRICT sc = Vp + Skv * Dv;
+    float *O2C_RESTRICT qv = sc + Skv;
+    O2C_FOR(t) {
+        int64_t b = t / NBLK, qo = 0, ko = 0, vo = 0, mo = 0, yo = 0, d, j, c, r;
+        const int64_t r0 = t % NBLK * O2C_ATT_RB, r1 = r0 + O2C_ATT_RB < Sq ? r0 + O2C_ATT_RB : Sq;
+        for (d = nb - 1; d >= 0; d--) {
+            const int64_t bd = k[O2C_ATT_BDIMS + d], bi = b % bd;
+            b /= bd;
+            qo += bi * qs[d]; ko += bi * ks[d]; vo += bi * vs[d];
+            mo += bi * ms[d]; yo += bi * ys[d];
+        }
+        for (j = 0; j < Skv; j++) {
+            const float *kr = K + ko + j * ks[O2C_ATT_ROW], *vr = V + vo + j * vs[O2C_ATT_ROW];
+            for (c = 0; c < D; c++) Kt[c * Skv + j] = kr[c * ks[O2C_ATT_COL]];
+            for (c = 0; c < Dv; c++) Vp[j * Dv + c] = vr[c * vs[O2C_ATT_COL]];
+        }
+        for (r = r0; r < r1; r++) {
+            const float *q = Q + qo + r * qs[O2C_ATT_ROW];
+            float *y = Y + yo + r * ys[O2C_ATT_ROW];
+            const float *mr = M ? M + mo + r * ms[O2C_ATT_ROW] : 0;
+            const int64_t mc = ms[O2C_ATT_COL], yc = ys[O2C_ATT_COL];
+            float mx = -INFINITY, l = 0;
+            for (c = 0; c < D; c++) qv[c] = scale * q[c * qs[O2C_ATT_COL]];
+            for (j = 0; j < Skv; j++) sc[j] = 0;
+            for (c = 0; c < D; c++) {
+                const float a = qv[c], *kt = Kt + c * Skv;
+                for (j = 0; j < Skv; j++) sc[j] += a * kt[j];
+            }
+            if (mr && mc == 1)
+                for (j = 0; j < Skv; j++) sc[j] += mr[j];
+            else if (mr)
+                for (j = 0; j < Skv; j++) sc[j] += mr[j * mc];
+            for (j = 0; j < Skv; j++) mx = sc[j] > mx ? sc[j] : mx;
+            for (j = 0; j < Skv; j++) sc[j] = o2c_vexp_f32(sc[j] - mx);
+            for (j = 0; j < Skv; j++) l += sc[j];
+            {
+                float *O2C_RESTRICT acc = qv + D;   /* the row's output sums */
+                const float inv = 1 / l;
+                for (c = 0; c < Dv; c++) acc[c] = 0;
+                for (j = 0; j < Skv; j++) {
+                    const float e = sc[j], *vr = Vp + j * Dv;
+                    for (c = 0; c < Dv; c++) acc[c] += e * vr[c];
+                }
+                for (c = 0; c < Dv; c++) y[c * yc] = acc[c] * inv;
+            }
+        }
+    }
+}
+
 /*@ o2c_attention_f32 params O2C_ATT */
 O2C_ATTENTION(o2c_attention_f32, float)
 /*@ o2c_attention_f64 params O2C_ATT */
@@ -354,6 +427,6 @@ O2C_KERNEL(o2c_ccstate_present_f32)
 }
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_ATTENTION(K, F) K(o2c_attention_f32, F) K(o2c_attention_f64, F) K(o2c_sdpa_f32, F) K(o2c_sdpa_f64, F) \
+#define O2C_KERNELS_ATTENTION(K, F) K(o2c_attention_f32, F) K(o2c_attention_blk_f32, F) K(o2c_attention_f64, F) K(o2c_sdpa_f32, F) K(o2c_sdpa_f64, F) \
     K(o2c_sdpa_cat_f32, F) K(o2c_sdpa_cat_f64, F) K(o2c_rotary_f32, F) K(o2c_rotary_f64, F) \
     K(o2c_linatt_f32, F) K(o2c_ccstate_f32, F) K(o2c_ccstate_present_f32, F)

@@ -775,7 +775,8 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
     const int64_t PH = p->k[O2C_QLIN_PH], PW = p->k[O2C_QLIN_PW];           \
     const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
     const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
-    (void)M; (void)SH; (void)SW
+    const int32_t *OFF = (const int32_t *)p->x[6];                          \
+    (void)M; (void)SH; (void)SW; (void)OFF
 
 /* o2c_qdw_X_Y: the depthwise integer convolution (group = C = M) of
  * FusedQLinearConv/QLinearConv, int8 weights of zero point 0 as the model
@@ -1351,6 +1352,7 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
     {                                                                       \
         O2C_QLIN_OPERANDS(TX, TY);                                          \
         int16_t *P = (int16_t *)p->y[1];                                    \
+        int32_t csum[O2C_QLIN_PB];                                          \
         const int64_t cl = p->k[O2C_QLIN_CL];                               \
         const int64_t K = C * KH * KW, KP = (K + 1) / 2, S = OH * OW;       \
         const int64_t PB = p->k[O2C_QLIN_PBW], PPB = p->k[O2C_QLIN_PPB], NB = (S + PPB - 1) / PPB; \
@@ -1395,6 +1397,13 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
                     }                                                       \
                 }                                                           \
             }                                                               \
+            if (OFF) /* the panel's column sums: the weights' offsets times them */ \
+                for (int64_t j = 0; j < np; j++) {                          \
+                    int32_t sum = 0;                                        \
+                    for (int64_t kp = 0; kp < KP; kp++)                     \
+                        sum += (int32_t)P[kp * PB * 2 + 2 * j] + (int32_t)P[kp * PB * 2 + 2 * j + 1]; \
+                    csum[j] = sum;                                          \
+                }                                                           \
             O2C_QLIN_PANEL_READY(XS)                                        \
             for (int64_t mt = 0; mt < MT; mt++) {                           \
                 const int64_t m0 = mt * O2C_QLIN_MR;                        \
@@ -1406,7 +1415,12 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
                     O2C_QLIN_TILE(XS, W + mt * KP * 2 * O2C_QLIN_MR, j0, acc); \
                     for (int64_t j = 0; j < O2C_QLIN_NR && j0 + j < np; j++) { \
                         const int64_t px = p0 + j0 + j;                     \
-                        o2c_qlin_requant_row(acc[j], MUL + m0, 1, yz, lo, hi, q, mn); \
+                        if (OFF)                                            \
+                            for (int64_t i = 0; i < mn; i++) acc[j][i] += OFF[m0 + i] * csum[j0 + j]; \
+                        if (MUL)                                            \
+                            o2c_qlin_requant_row(acc[j], MUL + m0, 1, yz, lo, hi, q, mn); \
+                        else /* int32 out: the sums */                      \
+                            for (int64_t i = 0; i < mn; i++) q[i] = acc[j][i]; \
                         if (cl)                                             \
                             for (int64_t i = 0; i < mn; i++) Y[(n * S + px) * M + m0 + i] = (TY)q[i]; \
                         else                                                \
@@ -1571,6 +1585,10 @@ O2C_QLIN_DEF(o2c_qlin_u8_i8, uint8_t, int8_t, 0)
 O2C_QLIN_DEF(o2c_qlin_i8_u8, int8_t, uint8_t, 128)
 /*@ o2c_qlin_i8_i8 needs o2c_qlin_tile params O2C_QLIN */
 O2C_QLIN_DEF(o2c_qlin_i8_i8, int8_t, int8_t, 128)
+/*@ o2c_qlin_u8_i32 needs o2c_qlin_tile params O2C_QLIN */
+O2C_QLIN_DEF(o2c_qlin_u8_i32, uint8_t, int32_t, 0)
+/*@ o2c_qlin_i8_i32 needs o2c_qlin_tile params O2C_QLIN */
+O2C_QLIN_DEF(o2c_qlin_i8_i32, int8_t, int32_t, 128)
 /*@ o2c_qdw_u8_u8 needs o2c_qlin_core params O2C_QLIN */
 O2C_QDW_DEF(o2c_qdw_u8_u8, uint8_t, uint8_t)
 /*@ o2c_qdw_u8_i8 needs o2c_qlin_core params O2C_QLIN */
@@ -2123,6 +2141,7 @@ O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_i8, int8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
     K(o2c_qgavgpool_u8, F) K(o2c_qgavgpool_i8, F) K(o2c_qavgpool_u8, F) K(o2c_qavgpool_i8, F) \
     K(o2c_qconcat_u8, F) K(o2c_qconcat_i8, F)                                  \
     K(o2c_qlin_u8_u8, F) K(o2c_qlin_u8_i8, F) K(o2c_qlin_i8_u8, F) K(o2c_qlin_i8_i8, F) \
+    K(o2c_qlin_u8_i32, F) K(o2c_qlin_i8_i32, F)                               \
     K(o2c_qdw_u8_u8, F) K(o2c_qdw_u8_i8, F) K(o2c_qdw_i8_u8, F) K(o2c_qdw_i8_i8, F)   \
     K(o2c_qdwp_u8_u8, F) K(o2c_qdwp_u8_i8, F) K(o2c_qdwp_i8_u8, F) K(o2c_qdwp_i8_i8, F) \
     K(o2c_wqmm_i8_f32, F) K(o2c_wqmm_u8_f32, F) K(o2c_wqmmb_w4_f32, F) K(o2c_wqmmb_w8_f32, F) \

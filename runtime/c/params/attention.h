@@ -27,6 +27,9 @@ enum {
 /* offsets inside a stride block */
 enum { O2C_ATT_ROW = O2C_ATT_MAXB, O2C_ATT_COL = O2C_ATT_MAXB + 1 };
 O2C_PARAMS_FIT(attention, O2C_ATT_NK, O2C_ATT_NF)
+/* query rows of a block of o2c_attention_blk_f32 (each block packs its
+ * batch's keys and values once) */
+#define O2C_ATT_RB 32
 
 /* o2c_sdpa_T: the standard ONNX Attention (opset 23+), one query row an index */
 enum { O2C_SDPA_XQ, O2C_SDPA_XK, O2C_SDPA_XV, O2C_SDPA_XMASK, O2C_SDPA_XPK, O2C_SDPA_XPV, O2C_SDPA_XNONPAD };

@@ -187,8 +187,12 @@ enum {
  * over the output pixels (a product's rows). x[0] X, x[1] xz (NULL: 0),
  * x[2] W packed (O2C_QLIN_MR channels to a pair of k:
  * Wp[((m / MR) * KP + k / 2) * 2 MR + 2 (m % MR) + k % 2] = W[m, k], zero
- * past M and K), x[3] B (int32, or NULL), x[4] MUL (float, MP values), x[5]
- * yz (NULL: 0); y[0] Y, y[1] the panel scratch (KP x PBW pairs of int16).
+ * past M and K), x[3] B (int32, or NULL), x[4] MUL (float, MP values; NULL:
+ * Y is int32, the sums themselves: ConvInteger, MatMulInteger), x[5] yz
+ * (NULL: 0), x[6] OFF (int32, M values, or NULL): weights stored less an
+ * offset per channel (W[m, k] - wz[m] - OFF[m], to fit int8: uint8 weights
+ * or zero points not 0), the sums get OFF[m] times the pixel's sum of
+ * X - xz back; y[0] Y, y[1] the panel scratch (KP x PBW pairs of int16).
  * Index space: N x ceil(OH OW / PPB) pixel blocks. Where BR > 0 (a
  * convolution, channels first), y[1] holds after the panel a band of C x
  * BR rows of (OW - 1) SW + (KW - 1) DW + 1 int16: the input rows a pixel
