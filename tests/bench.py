@@ -122,7 +122,8 @@ def build(d, args, work, gin, ins, nouts_bytes, level, profile=False):
     if profile:
         cmd.append("--profile")
     for vi, a in zip(gin, ins):
-        cmd += ["--shape", "%s:%s" % (vi.name, "x".join(str(s) for s in a.shape))]
+        if a.ndim:   # (a scalar input's shape is its declared one)
+            cmd += ["--shape", "%s:%s" % (vi.name, "x".join(str(s) for s in a.shape))]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, r.stderr.strip().splitlines()[-1][:100]

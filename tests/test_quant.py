@@ -229,6 +229,23 @@ def standard_cases(c, r, it):
             c.add("MatMulInteger_%s_%d" % (tn, it), [n], [vi("A", xdt, As), vi("B", wdt, Bs)], [vi("Y", TP.INT32, None)],
                   [init("az", qrand(r, xdt, ())), init("bz", qrand(r, wdt, (7,)) if it == 0 else qrand(r, wdt, ()))],
                   {"A": qrand(r, xdt, As), "B": qweight(r, wdt, Bs)}, opset=10)
+            # constant B and group 1: the packed kernel (o2c_qlin_*), the
+            # weights less their zero points stored less a per-channel
+            # offset where that leaves int8 (uint8 weights, zero points)
+            n = h.make_node("MatMulInteger", ["A", "B", "az", "bz"], ["Y"])
+            c.add("MatMulInteger_constB_%s_%d" % (tn, it), [n], [vi("A", xdt, [3, 7, 40])], [vi("Y", TP.INT32, None)],
+                  [init("B", qweight(r, wdt, [40, 21])), init("az", qrand(r, xdt, ())),
+                   init("bz", qrand(r, wdt, (21,)) if it == 0 else qrand(r, wdt, ()))],
+                  {"A": qrand(r, xdt, [3, 7, 40])}, opset=10)
+            n = h.make_node("QLinearConv", ["X", "xs", "xz", "W", "ws", "wz", "ys", "yz", "B"], ["Y"], pads=[1, 1, 1, 1])
+            c.add("QLinearConv_g1_%s_%d" % (tn, it), [n], [vi("X", xdt, [1, 5, 9, 8])], [vi("Y", ydt, None)],
+                  [init("xs", f32(r.uniform(0.01, 0.05))), init("xz", qrand(r, xdt, ())),
+                   init("W", qweight(r, wdt, [M + 12, 5, 3, 3])),
+                   init("ws", f32(r.uniform(0.005, 0.03, size=M + 12))),
+                   init("wz", qrand(r, wdt, (M + 12,)) if it == 0 else qrand(r, wdt, ())),
+                   init("ys", f32(r.uniform(0.05, 0.3))), init("yz", qrand(r, ydt, ())),
+                   init("B", r.randint(-2000, 2000, size=M + 12).astype(np.int32))],
+                  {"X": qrand(r, xdt, [1, 5, 9, 8])}, opset=10)
     for qdt in (TP.UINT8, TP.INT8, TP.UINT16, TP.INT16):
         tn = SFX[qdt]
         x = (r.standard_normal([2, 6, 5]) * 3).astype(np.float32)

@@ -189,7 +189,9 @@ void infer_conv(Node *n) { infer_conv_any(n, 0); }
 #define CONV_NARROW_ROW 12
 #define DW_MIN_ROW 32
 /* the implicit GEMM (o2c_conv_panel_f32): panels of at most PANEL_MAX_K
- * rows (256 KB), for convs with rows of PANEL_MIN_ROW outputs or more.
+ * rows (576 KB: a 3x3 conv from 512 channels; YOLOv8n's 3x3 head convs
+ * from 256 channels on 10x10 pixels took 5.9 ms in 8-wide tiles at 2048,
+ * 1.0 ms as a panel), for convs with rows of PANEL_MIN_ROW outputs or more.
  * Measured with --tune (per call): super_resolution's convs with 64 (from
  * one channel, 5x5), 9, 32 and 64 output channels took 0.96 / 2.96 / 10.4 /
  * 18.7 ms as panels and 1.97 / 4.70 / 35.8 / 75.8 ms in 32-wide tiles;
@@ -200,7 +202,7 @@ void infer_conv(Node *n) { infer_conv_any(n, 0); }
  * 33.9), not depthwise ones (vww 64 channels at 12x12: 22.6, 8-wide tiles
  * 16.3). Depthwise convs with strides take the 8-wide tiles at any width
  * (ultraface 32 channels 120x160 -> 60x80: 281 us, rows 343, panel 602). */
-#define PANEL_MAX_K 2048
+#define PANEL_MAX_K 4608
 /* depthwise convs of more taps than this take the depthwise rows instead
  * (ppocrv4's 5x5 on 240 channels at 12x80: rows 387 us, panel 817) */
 #define PANEL_MAX_DW_TAPS 9
