@@ -308,6 +308,18 @@ typedef struct QLin {
 /* one float of a constant scale: index i, or its only value */
 static float qscale_at(const Tensor *t, int64_t i) { return (float)elem_f64(t->dtype, t->data, tensor_numel(t) == 1 ? 0 : i); }
 
+/* The requantization of the packed kernels applies: one y zero point,
+ * constant float scales, one for x and y, one or one per channel for W */
+static int qlin_requant_ok(const QLin *q)
+{
+    if (q->yz && tensor_numel(q->yz) != 1) return 0;
+    const Tensor *sc[3] = {q->xs, q->ws, q->ys};
+    for (int i = 0; i < 3; i++)
+        if (!sc[i] || !sc[i]->data || sc[i]->dtype != DT_FLOAT) return 0;
+    return tensor_numel(q->xs) == 1 && tensor_numel(q->ys) == 1 &&
+           (tensor_numel(q->ws) == 1 || tensor_numel(q->ws) == q->M);
+}
+
 /* The packed kernels apply: the C target (o2c_qlin, o2c_qdw) or Cortex-M
  * (o2c_qmcu, o2c_qmcudw); 8-bit X and Y; constant int8
  * weights whose zero points are all 0; constant float scales (the
@@ -325,12 +337,7 @@ static int qlin_applies(const Lowering *L, const QLin *q)
             if (elem_i64(q->wz->dtype, q->wz->data, i)) return 0;
     }
     if (q->xz && tensor_numel(q->xz) != 1) return 0;
-    if (q->yz && tensor_numel(q->yz) != 1) return 0;
-    const Tensor *sc[3] = {q->xs, q->ws, q->ys};
-    for (int i = 0; i < 3; i++)
-        if (!sc[i] || !sc[i]->data || sc[i]->dtype != DT_FLOAT) return 0;
-    return tensor_numel(q->xs) == 1 && tensor_numel(q->ys) == 1 &&
-           (tensor_numel(q->ws) == 1 || tensor_numel(q->ws) == q->M);
+    return qlin_requant_ok(q);
 }
 
 /* The weight K past which the sums of o2c_qlin_*'s offset form could pass
@@ -353,12 +360,7 @@ static int qlin_applies_offset(const Lowering *L, const QLin *q, int64_t K)
     if (q->xz && tensor_numel(q->xz) != 1) return 0;
     if (q->y->dtype == DT_INT32) return !q->xs && !q->ws && !q->ys && !q->yz && !q->b;
     if (q->y->dtype != DT_UINT8 && q->y->dtype != DT_INT8) return 0;
-    if (q->yz && tensor_numel(q->yz) != 1) return 0;
-    const Tensor *sc[3] = {q->xs, q->ws, q->ys};
-    for (int i = 0; i < 3; i++)
-        if (!sc[i] || !sc[i]->data || sc[i]->dtype != DT_FLOAT) return 0;
-    return tensor_numel(q->xs) == 1 && tensor_numel(q->ys) == 1 &&
-           (tensor_numel(q->ws) == 1 || tensor_numel(q->ws) == q->M);
+    return qlin_requant_ok(q);
 }
 
 /* W[m, k] - wz[m] of a packed kernel's weights */
