@@ -1131,10 +1131,10 @@ void infer_qlinear_conv(Node *n)
  * depthwise (o2c_qdwp_*, o2c_qdw_*); 0 if they do not apply */
 static int lower_qconv_packed(Node *n, Lowering *L, const ConvGeom *g, int64_t group, int64_t M)
 {
-    QLin q = {n->in[0], n->in[1], in_t(n, 2), n->in[3], n->in[4], in_t(n, 5), n->in[6], in_t(n, 7), in_t(n, 8),
-              n->out[0], M, 0};
-    if (!is_qlinear_conv(n))   /* ConvInteger: int32 sums */
-        q = (QLin){n->in[0], NULL, in_t(n, 2), n->in[1], NULL, in_t(n, 3), NULL, NULL, NULL, n->out[0], M, 0};
+    QLin q = is_qlinear_conv(n) ? (QLin){n->in[0], n->in[1], in_t(n, 2), n->in[3], n->in[4], in_t(n, 5), n->in[6],
+                                         in_t(n, 7), in_t(n, 8), n->out[0], M, 0}
+                                : (QLin){n->in[0], NULL, in_t(n, 2), n->in[1], NULL, in_t(n, 3), NULL, NULL, NULL,
+                                         n->out[0], M, 0};   /* ConvInteger: int32 sums */
     const Tensor *x = q.x;
     int64_t C = x->dims[1];
     int depthwise = group > 1 && group == C && M == C;
