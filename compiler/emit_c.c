@@ -1,6 +1,9 @@
 /* C back end: one standalone C99 file (kernels, weights, schedule) and its
  * header, from templates/model.c.in and templates/header.h.in. No malloc,
  * no I/O; intermediates live in one arena. */
+#define _POSIX_C_SOURCE 200809L   /* open_memstream */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
@@ -52,13 +55,31 @@ static void run_call(FILE *f, const KCall *k, const char *ind, void *ctx)
 {
     CallRun *r = ctx;
     EmitCtx *c = r->c;
-    if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_START(o2c_t0);\n", ind);   /* --profile: time the call */
     fprintf(f, "%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
     if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_STOP(%d, o2c_t0);\n", ind, r->row++);
     if (c->o->debug_tensors && k->node) debug_outputs(f, k, ind, c);   /* --debug-tensors */
     if (call_uses_strings(c->L, k))   /* ops/strings.c: the strings built did not fit */
         fprintf(f, "%s    if (o2c_strs_full(%s)) return %s_ERR_STRING_SPACE;\n", ind,
                 c_ptr(c->L->strings, 1, c), c->o->name);
+}
+
+/* --profile: the call's timer starts before its o2c_p is made (the timer's
+ * memory barrier after it made the C compiler read p's parameters from
+ * memory, not as the constants they are: an epilogue's activation was then
+ * chosen per element, GELU 6x slower than in the timed build) */
+static void profile_start(FILE *f, const KCall *k, const char *ind, void *ctx)
+{
+    (void)k;
+    if (((CallRun *)ctx)->c->o->profile) fprintf(f, "%s    O2C_PROFILE_START(o2c_t0);\n", ind);
+}
+
+/* A call stays in the schedule's function (no step function of its own)
+ * where its block returns an error code (string space) or prints
+ * (--debug-tensors) */
+static int keep_inline(const KCall *k, void *run_ctx)
+{
+    const EmitCtx *c = ((CallRun *)run_ctx)->c;
+    return call_uses_strings(c->L, k) || (c->o->debug_tensors && k->node);
 }
 
 static void source_key(FILE *f, const char *key, void *ctx)
@@ -91,12 +112,29 @@ static void source_key(FILE *f, const char *key, void *ctx)
         else
             for (int i = 0; i < c->nconsts; i++)
                 emit_const_array(f, c->consts[i], "static const", c->o->weights_section != NULL);
+    } else if (!strcmp(key, "STEPS")) {
+        /* every call a function of its own (o2c_step_I), the schedule's
+         * function calling them: the C compiler then allocates each
+         * kernel's registers over its own loops (one function of hundreds
+         * of inlined kernels passed gcc's limit of loops for its regional
+         * register allocator, ira-max-loops-num: YOLOv8n 35 ms against 20
+         * with the limit raised); the schedule's text is kept for
+         * @SCHEDULE@ */
+        char *text = NULL;
+        size_t len = 0;
+        FILE *sched = open_memstream(&text, &len);
+        if (!sched) fail_plain("out of memory");
+        CallRun run = {c, 0};
+        ScheduleSteps steps = {f, keep_inline, profile_start};
+        emit_schedule(sched, c->L, c_ptr, c, xfmt("return %s_ERR_CHECK;", c->o->name), NULL, 0, run_call, &run, &steps);
+        fclose(sched);
+        c->schedule = xstrdup(text ? text : "");
+        free(text);
     } else if (!strcmp(key, "SCHEDULE")) {
         if (c->o->profile) fputs("    O2C_PROFILE_START(o2c_run_t0);\n", f);
         if (c->L->strings)   /* string tensors (ops/strings.c): the string space starts empty every run */
             fprintf(f, "    o2c_strs_reset(%s);\n", c_ptr(c->L->strings, 1, c));
-        CallRun run = {c, 0};
-        emit_schedule(f, c->L, c_ptr, c, xfmt("return %s_ERR_CHECK;", c->o->name), NULL, 0, run_call, &run);
+        fputs(c->schedule, f);
         if (c->o->profile) fputs("    O2C_PROFILE_RUN(o2c_run_t0);\n", f);
     } else {
         fail_plain("internal: unknown template key @%s@", key);
@@ -105,7 +143,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
 
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr)
 {
-    EmitCtx c = {g, L, o, arena, 0, NULL, 0, emit_profile_key};
+    EmitCtx c = {g, L, o, arena, 0, NULL, 0, emit_profile_key, NULL};
     emit_model(&c, "model.c.in", source_key, src, hdr);
 }
 

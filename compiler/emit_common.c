@@ -510,7 +510,7 @@ static int emit_ctl_flag(FILE *f, const KCall *k, int depth, TensorText ptr, voi
 }
 
 void emit_schedule(FILE *f, const Lowering *L, TensorText ptr, void *ctx, const char *fail_stmt,
-                   const char *flag_read, int cxx, CallText run, void *run_ctx)
+                   const char *flag_read, int cxx, CallText run, void *run_ctx, const ScheduleSteps *steps)
 {
     int depth = 0;  /* control flow (ops/control.c): nesting of if and for */
     char ind[160];
@@ -522,8 +522,22 @@ void emit_schedule(FILE *f, const Lowering *L, TensorText ptr, void *ctx, const 
         }
         if (k->count <= 0) continue;
         snprintf(ind, sizeof ind, "%*s", 4 * (depth < 30 ? depth + 1 : 31), "");
+        if (steps && !steps->keep_inline(k, run_ctx)) {
+            FILE *sf = steps->f;
+            emit_call_comment(sf, k, "");
+            fprintf(sf, "static O2C_STEP void o2c_step_%d(const void *const inputs[], void *const outputs[], "
+                        "unsigned char *arena)\n{\n    (void)inputs;\n    (void)outputs;\n    (void)arena;\n    {\n", i);
+            if (steps->before) steps->before(sf, k, "    ", run_ctx);
+            emit_call_params(sf, k, ptr, ctx, "        ", cxx);
+            run(sf, k, "    ", run_ctx);
+            fputs("    }\n}\n\n", sf);
+            emit_call_comment(f, k, ind);
+            fprintf(f, "%so2c_step_%d(inputs, outputs, arena);\n", ind, i);
+            continue;
+        }
         emit_call_comment(f, k, ind);
         fprintf(f, "%s{\n", ind);
+        if (steps && steps->before) steps->before(f, k, ind, run_ctx);
         emit_call_params(f, k, ptr, ctx, xfmt("%s    ", ind), cxx);
         run(f, k, ind, run_ctx);
         fprintf(f, "%s}\n", ind);

@@ -70,7 +70,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
         for (int i = 0; i < L->n; i++) ctl |= L->calls[i].ctl != CTL_NONE;
         if (ctl) fputs("    unsigned char o2c_flag = 0;\n", f);
         emit_schedule(f, L, cu_ptr, NULL, xfmt("return %s_ERR_CHECK;", c->o->name),   /* C++: no array designators */
-                      "O2C_CHECK(o2c_read_flag(%s, stream, &o2c_flag));", 1, launch_call, NULL);
+                      "O2C_CHECK(o2c_read_flag(%s, stream, &o2c_flag));", 1, launch_call, NULL, NULL);
     } else {
         fail_plain("internal: unknown template key @%s@", key);
     }
@@ -78,6 +78,6 @@ static void source_key(FILE *f, const char *key, void *ctx)
 
 void emit_cuda(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr)
 {
-    EmitCtx c = {g, L, o, arena, 1, NULL, 0, NULL};
+    EmitCtx c = {g, L, o, arena, 1, NULL, 0, NULL, NULL};
     emit_model(&c, "model.cu.in", source_key, src, hdr);
 }

@@ -949,8 +949,17 @@ const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *aren
  * check does, flag_read (NULL: none) how the host reads a flag first,
  * with %s its pointer (CUDA); ctx is ptr's, run_ctx run's */
 typedef void (*CallText)(FILE *f, const KCall *k, const char *ind, void *run_ctx);
+/* Calls as step functions (the C target): each call's block becomes a
+ * function `static O2C_STEP void o2c_step_I(inputs, outputs, arena)`
+ * written to f, and the schedule calls it, except the calls keep_inline
+ * says stay (a block that returns an error code) */
+typedef struct ScheduleSteps {
+    FILE *f;
+    int (*keep_inline)(const KCall *k, void *run_ctx);
+    CallText before;         /* written at the top of each block, before its parameters (NULL: nothing) */
+} ScheduleSteps;
 void emit_schedule(FILE *f, const Lowering *L, TensorText ptr, void *ctx, const char *fail_stmt,
-                   const char *flag_read, int cxx, CallText run, void *run_ctx);
+                   const char *flag_read, int cxx, CallText run, void *run_ctx, const ScheduleSteps *steps);
 void emit_typed_entry(FILE *f, Graph *g, const char *name, int caller_arena);
 /* templates/NAME.in: text with @KEY@ placeholders written by a fill function */
 typedef void (*TemplateFill)(FILE *f, const char *key, void *ctx);
@@ -966,6 +975,7 @@ typedef struct EmitCtx {
     /* the back end's own template keys in the shared texts (the header):
      * emit_c.c's @PROFILE_*@ (NULL: they write nothing) */
     void (*backend_key)(FILE *f, const char *key, const struct EmitCtx *c);
+    char *schedule;          /* emit_c.c: the schedule's text, made with the step functions */
 } EmitCtx;
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
 /* A back end's files: the header (templates/header.h.in) into hdr, then

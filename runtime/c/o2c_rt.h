@@ -104,6 +104,14 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
 #else
 #define O2C_INLINE
 #endif
+/* the generated schedule's step functions (o2c_step_I: a kernel call
+ * each) stay functions of their own: inlined into one function, hundreds
+ * of kernels' loops pass the C compiler's limits for register allocation */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define O2C_STEP __attribute__((noinline))
+#else
+#define O2C_STEP
+#endif
 /* a helper kept out of its caller, so that each function's loop has the
  * registers to itself (the Cortex-M integer kernels) */
 #if defined(__GNUC__) && !defined(__CUDACC__)
