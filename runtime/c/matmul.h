@@ -83,7 +83,9 @@
  * of each column tile contiguous, Bp[(tn * K + k) * NR + j] = B[k, n0 + j]
  * with n0 the tile's first column as below, so a tile streams its block
  * instead of reading K rows N apart (ppocrv4's 120 x 6625 weights: one
- * 4 KB page a k). */
+ * 4 KB page a k). The last row and column tiles move up and left to stay
+ * full where M and N allow (rows and columns computed twice, to the same
+ * values: Y never aliases an input of the product). */
 #define O2C_MM_MR 8
 #define O2C_MM_NR 32
 /* One tile: ROWS x COLS outputs from (m0, n0). With constant ROWS and COLS
@@ -132,7 +134,11 @@
             /* the last column tile moves left to stay full (its first columns \
              * are computed twice, to the same values) */                         \
             const int64_t n0 = tn * O2C_MM_NR + O2C_MM_NR > N && N >= O2C_MM_NR ? N - O2C_MM_NR : tn * O2C_MM_NR; \
-            const int64_t m0 = tm * O2C_MM_MR;                                      \
+            /* so does the last row tile move up (a partial tile's rows are  \
+             * a runtime count: its accumulators leave the registers, 10x   \
+             * slower than the full tiles: 25 x 1024 x 8210 took 23 ms, 24 \
+             * rows 2.3) */                                                  \
+            const int64_t m0 = tm * O2C_MM_MR + O2C_MM_MR > M && M >= O2C_MM_MR ? M - O2C_MM_MR : tm * O2C_MM_MR; \
             const int64_t mr = M - m0 < O2C_MM_MR ? M - m0 : O2C_MM_MR;             \
             const int64_t nr = N - n0 < O2C_MM_NR ? N - n0 : O2C_MM_NR;             \
             const T *a = A + m0 * sam, *bb = packed ? B + tn * K * O2C_MM_NR : B + n0; \

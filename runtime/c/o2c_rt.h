@@ -106,8 +106,16 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
 #endif
 /* the generated schedule's step functions (o2c_step_I: a kernel call
  * each) stay functions of their own: inlined into one function, hundreds
- * of kernels' loops pass the C compiler's limits for register allocation */
-#if defined(__GNUC__) && !defined(__CUDACC__)
+ * of kernels' loops pass the C compiler's limits for register allocation.
+ * GCC: noipa, not only noinline: GCC 12.2 at -O1 removed the call of a
+ * strided copy into every 4th float of a buffer that the next two calls
+ * fill at the other offsets, as if they overwrote it (its interprocedural
+ * summaries of what each step writes; the ONNX node test
+ * affine_grid_2d_align_corners_expanded); noipa hides the body from the
+ * caller's analysis */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && __GNUC__ >= 8
+#define O2C_STEP __attribute__((noipa))
+#elif defined(__GNUC__) && !defined(__CUDACC__)
 #define O2C_STEP __attribute__((noinline))
 #else
 #define O2C_STEP
