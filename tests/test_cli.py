@@ -684,6 +684,62 @@ int main(void)
 TESTS.append(t_shared_weights)
 
 
+def t_convtranspose_kernel_is_stride(c):
+    """ConvTranspose whose kernel equals its stride (a segmentation head's
+    upsampling; 2x2 at stride 2, and 3x2 at strides 3x2) with a bias and a
+    fused Relu takes o2c_convt_ks_f32 on the C target: its outputs match a
+    numpy computation (every output one tap of each channel), and the call
+    is that kernel's."""
+    rs = np.random.RandomState(22)
+    for (kh, kw), C, M, IH, IW in (((2, 2), 5, 7, 6, 9), ((3, 2), 3, 4, 5, 11)):
+        wv = (rs.randn(C, M, kh, kw) / 3).astype(np.float32)
+        bv = (rs.randn(M) / 5).astype(np.float32)
+        g = h.make_graph([h.make_node("ConvTranspose", ["x", "w", "b"], ["t"], kernel_shape=[kh, kw], strides=[kh, kw]),
+                          h.make_node("Relu", ["t"], ["y"])], "g",
+                         [h.make_tensor_value_info("x", TP.FLOAT, [2, C, IH, IW])],
+                         [h.make_tensor_value_info("y", TP.FLOAT, [2, M, IH * kh, IW * kw])],
+                         [nh.from_array(wv, "w"), nh.from_array(bv, "b")])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+        m.ir_version = 8
+        path = os.path.join(c.tmp, "ct.onnx")
+        onnx.save(m, path)
+        n = 2 * C * IH * IW
+        x = np.linspace(-2, 2, n, dtype=np.float32).reshape(2, C, IH, IW)
+        want = np.zeros((2, M, IH * kh, IW * kw))
+        for a in range(kh):
+            for b in range(kw):
+                want[:, :, a::kh, b::kw] = np.einsum("nchw,cm->nmhw", x.astype(np.float64), wv[:, :, a, b].astype(np.float64))
+        want = np.maximum(want + bv[None, :, None, None], 0)
+        r = c.onnx2c(path, "-o", os.path.join(c.tmp, "ct.c"))
+        assert r.returncode == 0, r.stderr
+        assert "o2c_convt_ks_f32(0," in open(os.path.join(c.tmp, "ct.c")).read()
+        main_c = os.path.join(c.tmp, "ct_main.c")
+        open(main_c, "w").write("""#include <stdio.h>
+#include "ct.h"
+int main(void)
+{
+    static float x[%d], y[%d];
+    int i;
+    const void *in[1];
+    void *out[1];
+    in[0] = x; out[0] = y;
+    for (i = 0; i < %d; i++) x[i] = -2.0f + 4.0f * (float)i / (float)(%d - 1);
+    if (ct_run(in, out)) return 2;
+    for (i = 0; i < %d; i++) printf("%%.9g\\n", y[i]);
+    return 0;
+}
+""" % (n, want.size, n, n, want.size))
+        exe = os.path.join(c.tmp, "ct")
+        r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main_c, os.path.join(c.tmp, "ct.c"), "-lm"])
+        assert r.returncode == 0, r.stderr[:2000]
+        r = run([exe])
+        got = np.array([float(v) for v in r.stdout.split()], dtype=np.float64)
+        assert np.allclose(got, want.ravel(), rtol=1e-5, atol=1e-5), (kh, kw, np.abs(got - want.ravel()).max())
+
+
+TESTS.append(t_convtranspose_kernel_is_stride)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "onnx2c"))

@@ -457,6 +457,25 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     c->count = N * k[O2C_CONV_GROUP] * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * out[0] * out[1] * ((out[2] + nr - 1) / nr);
 }
 
+/* ConvTranspose on the C target: a 2-D one whose kernel equals its stride
+ * (one group, no padding, no dilation, the output exactly IH SH x IW SW)
+ * takes o2c_convt_ks_f32 (PP-OCRv4's text detector: its two 2x2 stride-2
+ * upsamplings took 37 and 18 ms of 80 in the reference kernel) */
+static void convt_tiled(Lowering *L, KCall *c, int64_t N)
+{
+    const int64_t *k = c->k, *in = k + O2C_CONV_IN, *out = k + O2C_CONV_OUT, *ks = k + O2C_CONV_K;
+    const int64_t *st = k + O2C_CONV_S, *dil = k + O2C_CONV_D, *pb = k + O2C_CONV_PB;
+    if (k[O2C_CONV_GROUP] != 1 || ks[0] != 1 || in[0] != 1 || out[0] != 1 || c->x[0]->layout != LAYOUT_NCHW ||
+        c->y[0]->layout != LAYOUT_NCHW)
+        return;
+    for (int i = 1; i < 3; i++)
+        if (ks[i] != st[i] || dil[i] != 1 || pb[i] != 0 || out[i] != in[i] * st[i]) return;
+    int64_t words = ks[2] * in[2];
+    c->kernel = kernel_find("o2c_convt_ks_f32");
+    c->y[1] = lower_temp(L, DT_FLOAT, 1, &words);
+    c->count = N * k[O2C_CONV_M] * in[1] * ks[1];
+}
+
 static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64_t M, int64_t group, const ConvGeom *g)
 {
     Tensor *y = n->out[0];
@@ -476,6 +495,7 @@ static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64
         c->k[O2C_CONV_D + i] = g->d[i];
         c->k[O2C_CONV_PB + i] = g->pb[i];
     }
+    if (L->tiled && !strcmp(kind, "convt") && n->in[0]->dtype == DT_FLOAT) convt_tiled(L, c, y->dims[0]);
     if (L->tiled && !strcmp(kind, "conv") && n->in[0]->dtype == DT_FLOAT) conv_tiled(L, c, y->dims[0]);
     else if (n->in[0]->layout != LAYOUT_NCHW || y->layout != LAYOUT_NCHW)
         fail("internal: a channels-innermost tensor outside the C target's convs");

@@ -748,10 +748,53 @@ O2C_DWC(o2c_dwc_f32, float, o2c_epi_f32)
 O2C_DWFLAT(o2c_dwflat_f32, float, o2c_epi_f32)
 /*@ o2c_conv_tile8_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONV_TILE(o2c_conv_tile8_f32, float, o2c_epi_f32, O2C_CV_NR_NARROW)
+/*@ o2c_convt_ks_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
+/* ConvTranspose whose kernel equals its stride (2-D, one group, no padding,
+ * no dilation: the upsampling of a segmentation head, 2x2 at stride 2):
+ * every output takes exactly one tap of each input channel, so an output
+ * row oh = ih SH + kh is, per kw, a sum over c of W[c, m, kh, kw] times
+ * input row ih. Index space N x M x IH x KH: the KW sums of an output row
+ * as IW-long multiply-adds along the input row (contiguous, vectorized)
+ * into y[1] (KW x IW floats), then interleaved into the row with the bias
+ * and the epilogue. The same sums as o2c_convt_f32 (the reference) in the
+ * same order of c. */
+O2C_KERNEL(o2c_convt_ks_f32)
+{
+    O2C_CONV_OPERANDS(float);
+    float *O2C_RESTRICT acc = (float *)p->y[1];
+    (void)G; (void)CG; (void)MG; (void)ID; (void)OD; (void)KD; (void)SD; (void)DD; (void)DH; (void)DW;
+    (void)PD; (void)PH; (void)PW;
+    O2C_FOR(t) {
+        const int64_t kh = t % KH, ih = t / KH % IH, m = t / KH / IH % M, n = t / KH / IH / M;
+        const int64_t oh = ih * SH + kh;
+        for (int64_t kw = 0; kw < KW; kw++)
+            for (int64_t iw = 0; iw < IW; iw++) acc[kw * IW + iw] = 0;
+        for (int64_t c = 0; c < C; c++) {
+            const float *O2C_RESTRICT xr = X + ((n * C + c) * IH + ih) * IW;
+            const float *wr = Wt + ((c * M + m) * KH + kh) * KW;
+            for (int64_t kw = 0; kw < KW; kw++) {
+                const float w = wr[kw];
+                float *O2C_RESTRICT ar = acc + kw * IW;
+                for (int64_t iw = 0; iw < IW; iw++) ar[iw] += xr[iw] * w;
+            }
+        }
+        {
+            const float b = Bs ? Bs[m] : 0.0f;
+            const int64_t y0 = ((n * M + m) * OH + oh) * OW;
+            for (int64_t iw = 0; iw < IW; iw++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const int64_t i = y0 + iw * SW + kw;
+                    const float v = b + acc[kw * IW + iw];
+                    Y[i] = epi ? o2c_epi_f32(v, i, m, p) : v;
+                }
+        }
+    }
+}
+
 /*@ o2c_convt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
 O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 /*@ o2c_convt_f64 needs o2c_win3 o2c_epi_f64 params O2C_CONV O2C_EPI */
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f32h, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_f64, F)
+#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f32h, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_ks_f32, F) K(o2c_convt_f64, F)
