@@ -141,15 +141,9 @@ static int move_castmul(Graph *g, Node *n, Node *mul)
     int gaxis;
     if (!picked_axes(n, picked, &gaxis)) return 0;
     for (int i = 0; i < 2; i++) {
-        Tensor *c = mul->in[i], *s = mul->in[1 - i], *z = NULL;
-        Node *sub = pat_prod(c, "Sub");
-        if (sub) {
-            z = sub->in[1];
-            c = sub->in[0];
-        }
-        Node *cast = pat_prod(c, "Cast");
-        if (!cast || attr_i(cast, "to") != DT_FLOAT) continue;
-        Tensor *q = cast->in[0];
+        Node *cast, *sub;
+        Tensor *q, *z, *s;
+        if (!pat_cast_scaled(mul, i, &cast, &sub, &q, &z, &s)) continue;
         if (!q->data || !int_source(q->dtype) || q->rank != r || !operand_uniform(s, r, picked, gaxis) ||
             (z && !operand_uniform(z, r, picked, gaxis)))
             continue;

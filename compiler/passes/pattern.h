@@ -97,6 +97,27 @@ static inline int pat_internal(Graph *g, Tensor *t, const PatMatch *m)
     return nr > 0;
 }
 
+/* Operand i of the Mul mul as a dequantized integer tensor written out in
+ * float ops: Cast(q) to float, or Sub(Cast(q), z); sets the Cast and the
+ * Sub (or NULL), q, z (or NULL) and s, mul's other operand (the scale). 0
+ * if operand i is not that (weight-only weights in passes/quantize.c, the
+ * tables of passes/gather_dequant.c). */
+static inline int pat_cast_scaled(const Node *mul, int i, Node **cast, Node **sub, Tensor **q, Tensor **z, Tensor **s)
+{
+    Tensor *c = mul->in[i];
+    *s = mul->in[1 - i];
+    *z = NULL;
+    *sub = pat_prod(c, "Sub");
+    if (*sub) {
+        *z = (*sub)->in[1];
+        c = (*sub)->in[0];
+    }
+    *cast = pat_prod(c, "Cast");
+    if (!*cast || attr_i(*cast, "to") != DT_FLOAT) return 0;
+    *q = (*cast)->in[0];
+    return 1;
+}
+
 /* The only reader of t if t has exactly one input slot reading it and is
  * no graph output, else NULL. */
 static inline Node *pat_single_reader(Graph *g, Tensor *t)

@@ -387,15 +387,9 @@ static int castmul_wq(Graph *g, const Tensor *t, Deq *d, int tb)
     if (!mul || t->dtype != DT_FLOAT || t->rank != 2) return 0;
     const int64_t N = t->dims[tb ? 0 : 1];
     for (int i = 0; i < 2; i++) {
-        Tensor *c = mul->in[i], *s = mul->in[1 - i], *z = NULL;
-        Node *sub = pat_prod(c, "Sub");
-        if (sub) {
-            z = sub->in[1];
-            c = sub->in[0];
-        }
-        Node *cast = pat_prod(c, "Cast");
-        if (!cast || attr_i(cast, "to") != DT_FLOAT) continue;
-        Tensor *q = cast->in[0];
+        Node *cast, *sub;
+        Tensor *q, *z, *s;
+        if (!pat_cast_scaled(mul, i, &cast, &sub, &q, &z, &s)) continue;
         int ok = wq_type(q->dtype) && q->data && q->rank == 2;
         if (!ok) continue;
         const Tensor *pz[2] = {s, z};
