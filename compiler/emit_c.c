@@ -134,6 +134,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
         if (c->o->profile) fputs("    O2C_PROFILE_START(o2c_run_t0);\n", f);
         if (c->L->strings)   /* string tensors (ops/strings.c): the string space starts empty every run */
             fprintf(f, "    o2c_strs_reset(%s);\n", c_ptr(c->L->strings, 1, c));
+        if (!c->schedule) fail_plain("internal: @SCHEDULE@ before @STEPS@ in the C template");
         fputs(c->schedule, f);
         if (c->o->profile) fputs("    O2C_PROFILE_RUN(o2c_run_t0);\n", f);
     } else {
