@@ -465,9 +465,7 @@ static void convt_tiled(Lowering *L, KCall *c, int64_t N)
 {
     const int64_t *k = c->k, *in = k + O2C_CONV_IN, *out = k + O2C_CONV_OUT, *ks = k + O2C_CONV_K;
     const int64_t *st = k + O2C_CONV_S, *dil = k + O2C_CONV_D, *pb = k + O2C_CONV_PB;
-    if (k[O2C_CONV_GROUP] != 1 || ks[0] != 1 || in[0] != 1 || out[0] != 1 || c->x[0]->layout != LAYOUT_NCHW ||
-        c->y[0]->layout != LAYOUT_NCHW)
-        return;
+    if (k[O2C_CONV_GROUP] != 1 || ks[0] != 1 || in[0] != 1 || out[0] != 1) return;
     for (int i = 1; i < 3; i++)
         if (ks[i] != st[i] || dil[i] != 1 || pb[i] != 0 || out[i] != in[i] * st[i]) return;
     int64_t words = ks[2] * in[2];

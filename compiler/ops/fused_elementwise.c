@@ -79,7 +79,7 @@ typedef struct EwProg {
     int vtype[O2C_MAX_X + EW_MAX_STEPS];   /* type of each value */
     int kind[O2C_MAX_X];                   /* IN_*: how input j is read */
     int bidx[O2C_MAX_X];                   /* IN_BCAST: its stride block in k[] */
-    int64_t inner[O2C_MAX_X];              /* IN_BCAST: its stride along the last axis (-1: not known) */
+    int64_t inner[O2C_MAX_X];              /* IN_BCAST: its stride along the last axis, 0 or 1 (-1: another) */
     int outs[O2C_MAX_Y];
     ProgStep s[EW_MAX_STEPS];
 } EwProg;

@@ -327,7 +327,6 @@ static int qlin_requant_ok(const QLin *q)
 static int qlin_applies(const Lowering *L, const QLin *q)
 {
     if (!L->tiled && L->target != TARGET_CORTEX_M) return 0;
-    if (q->y->dtype == DT_INT32 || q->w->dtype == DT_UINT8) return 0;   /* (qlin_applies_offset) */
     if (q->x->dtype != DT_UINT8 && q->x->dtype != DT_INT8) return 0;
     if (q->y->dtype != DT_UINT8 && q->y->dtype != DT_INT8) return 0;
     if (q->w->dtype != DT_INT8 || !q->w->data) return 0;
