@@ -281,7 +281,7 @@ static void lower_panel(Lowering *L, KCall *c, int64_t N)
                 }
     c->x[1] = wp;
     c->kernel = kernel_find("o2c_conv_panel_f32");
-    c->count = N * k[O2C_CONV_GROUP] * out[0] * out[1] * ((out[2] + O2C_CP_NR - 1) / O2C_CP_NR);
+    c->count = N * k[O2C_CONV_GROUP] * out[0] * ((out[1] * out[2] + O2C_CP_NR - 1) / O2C_CP_NR);
 }
 
 void conv_wino_weights(const float *W, int64_t M, int64_t C, float *dst)

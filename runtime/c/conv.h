@@ -177,19 +177,24 @@
     }
 
 /* o2c_conv_panel_f32: the convolution of o2c_conv_* (same parameters) as
- * an implicit GEMM. Index space: N x group x OD x OH x ceil(OW / NR), one
- * panel each: the NR (32) output columns' inputs for every tap of the
- * group's channels, K = C/group x KD x KH x KW rows of NR floats gathered
- * (zero where a tap leaves the image) into the scratch y[1] (K x NR
- * floats; the C target runs the indices one after another). Every MR (8)
- * output channels of the group then run the register-tiled product of
- * their weights with the panel: for each k one contiguous panel row and
+ * an implicit GEMM. Index space: N x group x OD x ceil(OH OW / NR), one
+ * panel each: NR (32) consecutive output pixels of a plane (row-major over
+ * OH x OW, so a panel of a small map spans several output rows and no
+ * column of it is wasted: a 13 x 13 map is 6 panels, not 13 of 13 used
+ * columns out of 32), their inputs for every tap of the group's channels,
+ * K = C/group x KD x KH x KW rows of NR floats gathered (zero where a tap
+ * leaves the image) into the scratch y[1] (K x NR floats; the C target
+ * runs the indices one after another). The gather goes by the panel's
+ * runs of pixels within one output row (at most NR/OW + 2 of them). Every
+ * MR (8) output channels of the group then run the register-tiled product
+ * of their weights with the panel: for each k one contiguous panel row and
  * MR broadcast weights, with the accumulators in registers, and the panel
  * is reused by every channel tile. The weights x[1] are packed by the
  * lowering: group g's channel tile t holds, for each k, its MR weights
  * contiguously (zero past the group's channels):
- *   Wp[((g * ceil(MG / MR) + t) * K + k) * MR + i] = W[g MG + t MR + i, k]. The last column block of a row
- * moves left to stay full (columns computed twice, to the same values). */
+ *   Wp[((g * ceil(MG / MR) + t) * K + k) * MR + i] = W[g MG + t MR + i, k].
+ * The last panel of a plane moves back to stay full (pixels computed
+ * twice, to the same values). */
 #define O2C_CP_NR 32
 /* The micro-kernel of the panel and Winograd kernels: acc (MR x 32, in
  * registers) += W x R over K steps, W packed MR values a step, R 32 values
@@ -222,47 +227,63 @@
     {                                                                               \
         O2C_CONV_OPERANDS(T);                                                       \
         T *P = (T *)p->y[1];   /* scratch */                                      \
-        const int64_t KG = CG * KD * KH * KW, TW = (OW + O2C_CP_NR - 1) / O2C_CP_NR; \
+        const int64_t KG = CG * KD * KH * KW, S2 = OH * OW;                         \
+        const int64_t TW = (S2 + O2C_CP_NR - 1) / O2C_CP_NR;                        \
         O2C_FOR(t) {                                                                \
             int64_t r = t;                                                          \
             const int64_t tw = r % TW; r /= TW;                                     \
-            const int64_t oh = r % OH; r /= OH;                                     \
             const int64_t od = r % OD; r /= OD;                                     \
             const int64_t g = r % G, n = r / G;                                     \
-            const int64_t ow0 = tw * O2C_CP_NR + O2C_CP_NR > OW && OW >= O2C_CP_NR ? OW - O2C_CP_NR : tw * O2C_CP_NR; \
-            const int64_t nr = OW - ow0 < O2C_CP_NR ? OW - ow0 : O2C_CP_NR;         \
-            /* the panel: row (c, kd, kh, kw) holds the inputs of columns ow0.. */  \
+            const int64_t p0 = tw * O2C_CP_NR + O2C_CP_NR > S2 && S2 >= O2C_CP_NR ? S2 - O2C_CP_NR : tw * O2C_CP_NR; \
+            const int64_t nr = S2 - p0 < O2C_CP_NR ? S2 - p0 : O2C_CP_NR;           \
+            /* the runs: run s covers panel columns [sj[s], sj[s + 1]), pixels  \
+             * of output row sh[s] from column sw[s] */                            \
+            int64_t sj[O2C_CP_NR + 1], sh[O2C_CP_NR], sw[O2C_CP_NR];                \
+            int ns = 0;                                                             \
+            for (int64_t j = 0; j < nr; ns++) {                                     \
+                sj[ns] = j;                                                         \
+                sh[ns] = (p0 + j) / OW;                                             \
+                sw[ns] = (p0 + j) % OW;                                             \
+                j += OW - sw[ns] < nr - j ? OW - sw[ns] : nr - j;                   \
+            }                                                                       \
+            sj[ns] = nr;                                                            \
+            /* the panel: row (c, kd, kh, kw) holds the inputs of the pixels */    \
             T *prow = P;                                                            \
             for (int64_t c = 0; c < CG; c++)                                        \
                 for (int64_t kd = 0; kd < KD; kd++) {                               \
                     const int64_t id = od * SD - PD + kd * DD;                      \
-                    for (int64_t kh = 0; kh < KH; kh++) {                           \
-                        const int64_t ih = oh * SH - PH + kh * DH;                  \
-                        const int row_in = id >= 0 && id < ID && ih >= 0 && ih < IH; \
-                        const T *xr = X + (((n * C + g * CG + c) * ID + (row_in ? id : 0)) * IH + (row_in ? ih : 0)) * IW; \
+                    const int d_in = id >= 0 && id < ID;                            \
+                    const T *xc = X + ((n * C + g * CG + c) * ID + (d_in ? id : 0)) * IH * IW; \
+                    for (int64_t kh = 0; kh < KH; kh++)                             \
                         for (int64_t kw = 0; kw < KW; kw++, prow += O2C_CP_NR) {    \
-                            const int64_t iw0 = ow0 * SW - PW + kw * DW;            \
-                            if (!row_in) {                                          \
-                                for (int j = 0; j < O2C_CP_NR; j++) prow[j] = (T)0; \
-                            } else if (SW == 1 && iw0 >= 0 && iw0 + O2C_CP_NR <= IW) { \
-                                for (int j = 0; j < O2C_CP_NR; j++) prow[j] = xr[iw0 + j]; \
-                            } else if (iw0 >= 0 && iw0 + (O2C_CP_NR - 1) * SW < IW) { \
-                                for (int j = 0; j < O2C_CP_NR; j++) prow[j] = xr[iw0 + j * SW]; \
-                            } else {                                                \
-                                for (int j = 0; j < O2C_CP_NR; j++) {               \
-                                    const int64_t iw = iw0 + j * SW;                \
-                                    prow[j] = iw >= 0 && iw < IW ? xr[iw] : (T)0;   \
+                            for (int s = 0; s < ns; s++) {                          \
+                                const int64_t ih = sh[s] * SH - PH + kh * DH;       \
+                                const int64_t iw0 = sw[s] * SW - PW + kw * DW;      \
+                                const int64_t j0 = sj[s], len = sj[s + 1] - j0;     \
+                                T *pr = prow + j0;                                  \
+                                const T *xr = xc + (ih >= 0 && ih < IH ? ih : 0) * IW; \
+                                if (!d_in || ih < 0 || ih >= IH) {                  \
+                                    for (int64_t j = 0; j < len; j++) pr[j] = (T)0; \
+                                } else if (SW == 1 && iw0 >= 0 && iw0 + len <= IW) { \
+                                    for (int64_t j = 0; j < len; j++) pr[j] = xr[iw0 + j]; \
+                                } else if (iw0 >= 0 && iw0 + (len - 1) * SW < IW) { \
+                                    for (int64_t j = 0; j < len; j++) pr[j] = xr[iw0 + j * SW]; \
+                                } else {                                            \
+                                    for (int64_t j = 0; j < len; j++) {             \
+                                        const int64_t iw = iw0 + j * SW;            \
+                                        pr[j] = iw >= 0 && iw < IW ? xr[iw] : (T)0; \
+                                    }                                               \
                                 }                                                   \
                             }                                                       \
+                            for (int64_t j = nr; j < O2C_CP_NR; j++) prow[j] = (T)0; \
                         }                                                           \
-                    }                                                               \
                 }                                                                   \
             /* the channel tiles */                                                 \
             for (int64_t mt = 0; mt < MG; mt += O2C_CV_MR) {                        \
                 const int64_t m0 = g * MG + mt, mr = MG - mt < O2C_CV_MR ? MG - mt : O2C_CV_MR; \
                 const T *wm = Wt + (g * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) + mt / O2C_CV_MR) * KG * O2C_CV_MR; \
-                const int64_t ys = OD * OH * OW;                                    \
-                const int64_t y0 = (((n * M + m0) * OD + od) * OH + oh) * OW + ow0; \
+                const int64_t ys = OD * S2;                                         \
+                const int64_t y0 = ((n * M + m0) * OD + od) * S2 + p0;              \
                 if (mr == O2C_CV_MR && nr == O2C_CP_NR) O2C_CP_TILE(T, EPI, O2C_CV_MR, O2C_CP_NR) \
                 else O2C_CP_TILE(T, EPI, mr, nr)                                    \
             }                                                                       \

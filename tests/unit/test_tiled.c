@@ -212,7 +212,7 @@ static void check_conv(CV t)
         for (int64_t i = 0; i < ny; i++) got[i] = NAN;
         p.x[1] = wp;
         p.y[1] = panel;
-        K("o2c_conv_panel_f32")(0, t.N * t.G * OD * OH * ((OW + O2C_CP_NR - 1) / O2C_CP_NR), &p);
+        K("o2c_conv_panel_f32")(0, t.N * t.G * OD * ((OH * OW + O2C_CP_NR - 1) / O2C_CP_NR), &p);
         p.x[1] = W;
         p.y[1] = NULL;
         char what[200];
@@ -295,6 +295,8 @@ static void test_conv_tiles(void **state)
     check_conv((CV){2, 5, 5, 5, 1, 12, 12, 1, 3, 3, 1, 1, 1, 0, 1});  /* 12x12, batch 2: whole 32-blocks and a moved one */
     check_conv((CV){1, 3, 3, 3, 1, 3, 3, 1, 3, 3, 1, 1, 1, 0, 0});    /* 3x3: fewer outputs than a block */
     check_conv((CV){1, 4, 4, 4, 1, 9, 10, 1, 3, 3, 1, 1, 0, 0, 1});   /* no pads: the image larger than it needs */
+    check_conv((CV){1, 6, 20, 1, 1, 26, 26, 1, 3, 3, 2, 1, 1, 0, 1}); /* 13x13 out: panels over several rows, moved back */
+    check_conv((CV){1, 4, 9, 1, 2, 5, 3, 2, 3, 3, 1, 1, 1, 0, 0});    /* 3-D, rows of 3: a panel spans 11 rows */
 }
 
 /* ---- LSTM: the whole node, lowered for the C target and for the reference ---- */
@@ -444,6 +446,8 @@ static void check_maxpool(int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh
     float *xr = ref->inputs[0]->data, *xg = got->inputs[0]->data;
     xr[5] = xg[5] = NAN;
     xr[W * 2 + 1] = xg[W * 2 + 1] = NAN;
+    for (int64_t i = 0; i < N * C * H * W; i += 29) xr[i] = xg[i] = NAN;   /* first taps and later ones */
+    xr[N * C * H * W - 1] = xg[N * C * H * W - 1] = -INFINITY;
     EXPECT_OK(graph_evaluate(ref));
     EXPECT_OK(layout_assign(got, 1));   /* channels innermost where the C target runs it so */
     EXPECT_OK(graph_evaluate_lowered(got, 1));
@@ -463,6 +467,10 @@ static void test_maxpool_rows(void **state)
     check_maxpool(1, 2, 10, 11, 3, 3, 2, 1, 1, 1, 1);
     check_maxpool(1, 1, 9, 12, 3, 2, 1, 2, 2, 1, 0);
     check_maxpool(1, 2, 5, 4, 3, 3, 2, 1, 1, 1, 1);   /* every column at an edge */
+    check_maxpool(1, 3, 13, 13, 13, 13, 1, 1, 6, 6, 0);   /* YOLOX's SPP: every window at an edge */
+    check_maxpool(2, 2, 20, 20, 5, 5, 1, 1, 2, 2, 0);     /* YOLOv8's SPPF */
+    check_maxpool(1, 2, 7, 9, 3, 5, 3, 2, 2, 4, 1);       /* dilation 2, stride 3, ceil */
+    check_maxpool(1, 1, 3, 3, 2, 2, 2, 1, 1, 1, 1);       /* a window over the padding only (ceil) */
 }
 
 /* ---- channels-innermost chains (layout.c, o2c_dwc_f32, o2c_conv_pwt_f32) -- */
