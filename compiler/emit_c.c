@@ -17,7 +17,13 @@ static const char *c_ptr(const Tensor *t, int out, void *ctx)
     const Tensor *b = t;
     while (b->storage == ST_ALIAS && b->alias_of) b = b->alias_of;
     int in_bin = c->o->weights_bin && b->storage == ST_CONST && weights_bin_holds(b);
-    return storage_ptr(t, in_bin ? xfmt("%s_w%%d", c->o->name) : "c%d", "(arena + %lld)");
+    const char *s = storage_ptr(t, in_bin ? xfmt("%s_w%%d", c->o->name) : "c%d", "(arena + %lld)");
+    if (c->part_call && t->temp)   /* --threads: a split call's scratch, one copy a part (threads.c) */
+        for (int j = 0; j < O2C_MAX_Y; j++)
+            if (c->part_call->y[j] == t)
+                return xfmt("((unsigned char *)%s + (size_t)o2c_part * %lluu)", s,
+                            (unsigned long long)(tensor_bytes(t) / (size_t)c->part_call->split));
+    return s;
 }
 
 /* The largest block of bytes the file addresses (the arena, the constants,
@@ -55,7 +61,13 @@ static void run_call(FILE *f, const KCall *k, const char *ind, void *ctx)
 {
     CallRun *r = ctx;
     EmitCtx *c = r->c;
-    fprintf(f, "%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
+    if (k->split > 1) {   /* --threads: the part's call, the loop profile_start opened closed */
+        fprintf(f, "%s        %s((int64_t)%lld * o2c_part / %d, (int64_t)%lld * (o2c_part + 1) / %d, &p);\n"
+                   "%s    }\n", ind, k->kernel->name, (long long)k->count, k->split, (long long)k->count, k->split, ind);
+        c->part_call = NULL;
+    } else {
+        fprintf(f, "%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
+    }
     if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_STOP(%d, o2c_t0);\n", ind, r->row++);
     if (c->o->debug_tensors && k->node) debug_outputs(f, k, ind, c);   /* --debug-tensors */
     if (call_uses_strings(c->L, k))   /* ops/strings.c: the strings built did not fit */
@@ -63,14 +75,24 @@ static void run_call(FILE *f, const KCall *k, const char *ind, void *ctx)
                 c_ptr(c->L->strings, 1, c), c->o->name);
 }
 
-/* --profile: the call's timer starts before its o2c_p is made (the timer's
+/* Before a call's o2c_p. --profile: the timer starts before the o2c_p is made (the timer's
  * memory barrier after it made the C compiler read p's parameters from
  * memory, not as the constants they are: an epilogue's activation was then
  * chosen per element, GELU 6x slower than in the timed build) */
 static void profile_start(FILE *f, const KCall *k, const char *ind, void *ctx)
 {
-    (void)k;
-    if (((CallRun *)ctx)->c->o->profile) fprintf(f, "%s    O2C_PROFILE_START(o2c_t0);\n", ind);
+    EmitCtx *c = ((CallRun *)ctx)->c;
+    if (c->o->profile) fprintf(f, "%s    O2C_PROFILE_START(o2c_t0);\n", ind);
+    if (k->split > 1) {
+        /* --threads (threads.c): the parts as an OpenMP loop, each part's
+         * o2c_p made inside it (its parameters constants the C compiler
+         * sees, as in a call of one part: made outside, the loop's threads
+         * read them from memory and the kernels lost their constant
+         * shapes, YOLOX 43 -> 60 ms), with its own copy of the scratch */
+        fprintf(f, "%s    int o2c_part;\n%s    O2C_PARALLEL_FOR\n%s    for (o2c_part = 0; o2c_part < %d; o2c_part++) {\n",
+                ind, ind, ind, k->split);
+        c->part_call = k;
+    }
 }
 
 /* A call stays in the schedule's function (no step function of its own)
@@ -120,6 +142,13 @@ static void source_key(FILE *f, const char *key, void *ctx)
          * register allocator, ira-max-loops-num: YOLOv8n 35 ms against 20
          * with the limit raised); the schedule's text is kept for
          * @SCHEDULE@ */
+        if (c->o->threads > 1)   /* --threads: the parallel loop of split calls (run_call) */
+            fprintf(f, "\n/* --threads %d: the large kernel calls run their index space in %d parts at once, on\n"
+                       " * OpenMP threads when compiled with OpenMP (-fopenmp), else one part after another. Each\n"
+                       " * index computes the same either way: the results do not depend on the threads. */\n"
+                       "#if defined(_OPENMP)\n#define O2C_PARALLEL_FOR _Pragma(\"omp parallel for num_threads(%d) "
+                       "schedule(static)\")\n#else\n#define O2C_PARALLEL_FOR\n#endif\n\n",
+                    c->o->threads, c->o->threads, c->o->threads);
         char *text = NULL;
         size_t len = 0;
         FILE *sched = open_memstream(&text, &len);
@@ -144,7 +173,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
 
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr)
 {
-    EmitCtx c = {g, L, o, arena, 0, NULL, 0, emit_profile_key, NULL};
+    EmitCtx c = {g, L, o, arena, 0, NULL, 0, emit_profile_key, NULL, NULL};
     emit_model(&c, "model.c.in", source_key, src, hdr);
 }
 

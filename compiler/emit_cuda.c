@@ -78,6 +78,6 @@ static void source_key(FILE *f, const char *key, void *ctx)
 
 void emit_cuda(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr)
 {
-    EmitCtx c = {g, L, o, arena, 1, NULL, 0, NULL, NULL};
+    EmitCtx c = {g, L, o, arena, 1, NULL, 0, NULL, NULL, NULL};
     emit_model(&c, "model.cu.in", source_key, src, hdr);
 }

@@ -378,6 +378,7 @@ typedef struct KCall {
                                  read before it is written: elementwise; plan.c decides) */
     int ctl;                  /* CTL_*: a control-flow marker, no kernel (count 0; ops/control.c) */
     int jump;                 /* a marker: the index of its matching marker (else/end) */
+    int split;                /* --threads: its index space run in this many parts at once (threads.c; 0: one) */
 } KCall;
 
 /* Control flow in the schedule (If, Loop, Scan: ops/control.c). Markers are
@@ -756,6 +757,8 @@ typedef struct Options {
     const char *header;        /* file name of the header, as the source includes it */
     int cuda;
     int profile;               /* --profile: time every kernel call (C target) */
+    int threads;               /* --threads N: large calls split across N OpenMP threads (host C targets; 0: one) */
+    int64_t thread_grain;      /* --thread-grain FLOPS: the least work a call splits (-1: threads.c's default) */
     int debug_tensors;         /* --debug-tensors: every computed tensor to a callback (C target) */
     int fp16;                  /* --fp16: float constants stored as IEEE half (lower.c lower_half_constants) */
     int allow_newer_opsets;    /* --allow-newer-opsets: a warning, not a refusal (infer.c check_opsets) */
@@ -931,6 +934,10 @@ void calibrate_graph(Graph *g, const Options *o);
  * and the tuner's timing program write with it) */
 typedef const char *(*TensorText)(const Tensor *t, int out, void *ctx);   /* a tensor's bytes as C */
 const char *runtime_text(const char *file);          /* embedded runtime/c file */
+int runtime_chunk_splits(const char *name);          /* ctext.c: its marker says `split` */
+/* threads.c: --threads N, the calls whose index space runs in parts at once
+ * (KCall.split), their scratch made one copy a part; before plan_graph */
+void lower_threads(Lowering *L, int threads, int64_t grain);   /* grain < 0: the default */
 void emit_kernel_sources(FILE *f, Lowering *L);      /* the kernels used, in file order */
 void emit_call_params(FILE *f, const KCall *c, TensorText ptr, void *ctx, const char *indent, int cxx);
 const char *c_float_text(char *buf, float v);        /* a float literal that reads back to v (buf: 64 bytes) */
@@ -976,6 +983,7 @@ typedef struct EmitCtx {
      * emit_c.c's @PROFILE_*@ (NULL: they write nothing) */
     void (*backend_key)(FILE *f, const char *key, const struct EmitCtx *c);
     char *schedule;          /* emit_c.c: the schedule's text, made with the step functions */
+    const struct KCall *part_call;   /* emit_c.c: the split call (--threads) whose part's parameters are written */
 } EmitCtx;
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
 /* A back end's files: the header (templates/header.h.in) into hdr, then

@@ -17,6 +17,7 @@
 #include "ir.h"
 
 #define ONNX2C_VERSION "0.1.0"
+#define MAX_THREADS 1024   /* --threads */
 
 /* --int8's defaults (docs/PRECISION.md has the measurements behind them) */
 #define DEFAULT_CALIBRATION CALIB_AUTO
@@ -37,6 +38,12 @@ static void usage(FILE *f)
           "  --debug-tensors a debug build of the C: NAME_set_debug_callback(fn, user) hands every\n"
           "                  tensor a node computes to fn during a run (tools/compare_tensors.py\n"
           "                  compares them with onnxruntime and names the first node that is off)\n"
+          "  --threads N     host C: the large kernel calls split their work into N parts run\n"
+          "                  by OpenMP threads when the C is compiled with -fopenmp (without it\n"
+          "                  the parts run one after another); the results are the same for\n"
+          "                  any N (default: one thread, no OpenMP in the file)\n"
+          "  --thread-grain FLOPS  with --threads: the least work (FLOPs; a quarter as bytes\n"
+          "                  moved) of a call that splits (default 1048576)\n"
           "  --profile       a profiling build: the C times every kernel call and offers\n"
           "                  NAME_profile_print() and NAME_profile_rows() (C target only)\n"
           "  --name NAME     prefix of every exported symbol (default: OUT's file name)\n"
@@ -188,6 +195,25 @@ static void parse_args(int argc, char **argv, Options *o)
         }
         if (!strcmp(a, "-v")) { verbose = 1; continue; }
         if (!strcmp(a, "--tune")) { o->tune = 1; continue; }
+        if (!strcmp(a, "--thread-grain")) {
+            if (!val || !*val) fail_plain("--thread-grain needs a value (see --help)");
+            char *end;
+            long long v = strtoll(val, &end, 10);
+            if (end == val || *end || v < 0) fail_plain("--thread-grain %s: expected a number of FLOPs, 0 or more", val);
+            o->thread_grain = v;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--threads")) {
+            if (!val || !*val) fail_plain("--threads needs a value (see --help)");
+            char *end;
+            long v = strtol(val, &end, 10);
+            if (end == val || *end || v < 1 || v > MAX_THREADS)
+                fail_plain("--threads %s: expected a number of threads from 1 to %d", val, MAX_THREADS);
+            o->threads = (int)v;
+            i++;
+            continue;
+        }
         if (!strcmp(a, "--target")) {
             if (!val || !*val) fail_plain("--target needs a value (see --help)");
             int t = -1;
@@ -404,6 +430,11 @@ static void parse_args(int argc, char **argv, Options *o)
         fail_plain("--debug-tensors: the CUDA target is not supported; make the debug build of the C (-o OUT.c)");
     if (o->debug_tensors && o->caller_arena)
         fail_plain("--debug-tensors keeps the callback in static state, which --caller-arena rules out");
+    if (o->thread_grain >= 0 && o->threads < 2) fail_plain("--thread-grain goes with --threads N (N > 1)");
+    if (o->threads > 1 && o->cuda)
+        fail_plain("--threads: the CUDA target runs on the GPU's threads already (use -o OUT.c for host threads)");
+    if (o->threads > 1 && o->target == TARGET_CORTEX_M)
+        fail_plain("--threads: --target cortex-m is single-threaded firmware (no OS, no threads)");
     if (o->profile && o->cuda)
         fail_plain("--profile: the CUDA target is not supported; profile the C build (-o OUT.c), or time the .cu with "
                    "Nsight Systems (nsys profile), which shows every kernel launch");
@@ -552,6 +583,7 @@ int main(int argc, char **argv)
     o.opt_level = 2;
     o.calib_method = o.act_scheme = -1;
     o.min_sqnr = -1;
+    o.thread_grain = -1;   /* --thread-grain: threads.c's default */
     jmp_buf jb;
     diag_jmp = &jb;
     if (setjmp(jb)) {

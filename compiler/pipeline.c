@@ -1,7 +1,7 @@
 /* The pipeline: the stages in their order, from a loaded model to a
  * lowered and planned schedule that the emitters write.
  *
- *   load -> infer -> (calibrate) -> passes -> (tune) -> schedule -> lower -> plan -> emit
+ *   load -> infer -> (calibrate) -> passes -> (tune) -> schedule -> lower -> (threads) -> plan -> emit
  *
  * main.c loads the model (and the --bind values) and emits; the fuzzing
  * harness (tests/fuzz/) runs the same function. Each stage reads the
@@ -33,5 +33,6 @@ int64_t pipeline_run(Graph *g, Lowering *L, const Options *o)
     lower_graph(g, L);
     lower_share_constants(L);
     if (o->fp16) lower_half_constants(g, L);
+    if (o->threads > 1) lower_threads(L, o->threads, o->thread_grain);
     return plan_graph(g, L);
 }

@@ -121,6 +121,9 @@ def build(d, args, work, gin, ins, nouts_bytes, level, profile=False):
     cmd = [args.compiler, os.path.join(d, "model.onnx"), "-o", src, "--name", "m", "-O%d" % level, "--report=" + rep]
     if profile:
         cmd.append("--profile")
+    threads = getattr(args, "threads", 1)
+    if threads > 1:
+        cmd += ["--threads", str(threads)]
     for vi, a in zip(gin, ins):
         if a.ndim:   # (a scalar input's shape is its declared one)
             cmd += ["--shape", "%s:%s" % (vi.name, "x".join(str(s) for s in a.shape))]
@@ -131,7 +134,7 @@ def build(d, args, work, gin, ins, nouts_bytes, level, profile=False):
     for line in open(os.path.join(wd, "m.h")):
         if "_ARENA_SIZE" in line and line.startswith("#define"):
             arena = int(line.split()[2])
-    kernels = len(re.findall(r"^\s+o2c_\w+\(0, \d+, &p\);$", open(src).read(), re.M))
+    kernels = len(re.findall(r"^\s+o2c_\w+\((0, \d+, &p|\(int64_t\)\d+ \* o2c_part / \d+, .*, &q)\);$", open(src).read(), re.M))
     m = TOTAL_FLOPS.search(open(rep).read())
     flops = int(m.group(2)) if m and not m.group(1) else None
     open(os.path.join(wd, "main.c"), "w").write((PROFILE_HARNESS if profile else HARNESS) % dict(
@@ -139,7 +142,8 @@ def build(d, args, work, gin, ins, nouts_bytes, level, profile=False):
         out_sz="".join("%d," % n for n in nouts_bytes)))
     exe = os.path.join(wd, "bench")
     # O2C_BENCH_CFLAGS: more gcc flags (-mno-avx512vnni, say: another kernel path on the same CPU)
-    r = subprocess.run(["gcc", "-O3", "-march=native"] + os.environ.get("O2C_BENCH_CFLAGS", "").split() +
+    r = subprocess.run(["gcc", "-O3", "-march=native"] + (["-fopenmp"] if threads > 1 else []) +
+                       os.environ.get("O2C_BENCH_CFLAGS", "").split() +
                        ["-std=c99", "-w", "-I" + wd, "-o", exe, os.path.join(wd, "main.c"), src, "-lm"],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -313,9 +317,12 @@ def bench_one(d, args, work):
     return res, ""
 
 
+THREADS = 1   # --threads: ours with N OpenMP threads, onnxruntime with N intra-op threads
+
+
 def _opts():
     o = ort.SessionOptions()
-    o.intra_op_num_threads = 1
+    o.intra_op_num_threads = THREADS
     o.inter_op_num_threads = 1
     o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     return o
@@ -500,8 +507,12 @@ def main():
                     help="no profiling build (no largest-GEMM/conv columns)")
     ap.add_argument("--write-docs", action="store_true",
                     help="replace the marked section of docs/BENCHMARKS.md and write docs/bench.svg")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="ours compiled with --threads N and -fopenmp, onnxruntime with N intra-op threads")
     ap.add_argument("dirs", nargs="*")
     args = ap.parse_args()
+    global THREADS
+    THREADS = args.threads
     dirs = args.dirs or (sorted(glob.glob(os.path.join(ROOT, "examples", "*", ""))) +
                          sorted(glob.glob(os.path.join(ROOT, "..", "shared", "models", "*", ""))) +
                          sorted(glob.glob(os.path.join(ROOT, "build", "real-models", "*", ""))))

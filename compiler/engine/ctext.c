@@ -28,13 +28,16 @@ const char *runtime_text(const char *file)
 }
 
 /* Runtime files are cut into chunks at marker lines
- *     / *@ NAME [needs DEP ...] [params GROUP ...] * /        (without the spaces)
+ *     / *@ NAME [needs DEP ...] [params GROUP ... [split]] * /        (without the spaces)
  * The text before the first marker (macros, types, comments: no functions)
  * is the file's preamble; the registry at the end is not emitted. Only
  * the chunks a call needs, with their dependencies, are emitted, so the
  * generated file holds no unused function. A kernel's `params` name the
  * groups of runtime/c/params/ its parameter slots belong to (slot_names
- * below); they are the compiler's and are cut from the emitted marker. */
+ * below); they are the compiler's and are cut from the emitted marker, as
+ * is `split`: the kernel's indices are independent (each writes only its
+ * own outputs and fills whatever scratch it reads), so --threads may run
+ * parts of its index space at once (threads.c). */
 /* The table is made once per process and outlives pool_release() (a
  * process may compile several models: tests/fuzz/), so it holds no pool
  * memory: a chunk's name is kept in the chunk itself. */
@@ -43,6 +46,7 @@ typedef struct Chunk {
     size_t len, cut, cut_end;   /* text[cut, cut_end): " params ..." of the marker, not emitted */
     char deps[256], params[256];
     char namebuf[64];
+    int split;                  /* `split` in the marker */
 } Chunk;
 static Chunk chunks[512];
 static int nchunks;
@@ -88,6 +92,7 @@ static void parse_chunks(void)
             char *w, *into = c->deps;
             while ((w = strtok(NULL, " ")))
                 if (!strcmp(w, "params")) into = c->params;
+                else if (!strcmp(w, "split")) c->split = 1;
                 else if (strcmp(w, "needs")) {
                     if (strlen(into) + strlen(w) + 2 > sizeof c->deps)
                         fail_plain("internal: runtime chunk '%s': marker too long", c->name);
@@ -119,6 +124,14 @@ static void need_chunk(const char *name, char *need)
             return;
         }
     fail_plain("internal: runtime chunk '%s' not found", name);
+}
+
+int runtime_chunk_splits(const char *name)
+{
+    parse_chunks();
+    for (int i = 0; i < nchunks; i++)
+        if (!strcmp(chunks[i].name, name)) return chunks[i].split;
+    return 0;
 }
 
 /* the chunks an expression's text calls (o2c_vexp_f32, ...: expr_for_type) */

@@ -252,7 +252,7 @@
         }                                                                                \
     }
 
-/*@ o2c_attention_blk_f32 needs o2c_vexp_f32 params O2C_ATT */
+/*@ o2c_attention_blk_f32 needs o2c_vexp_f32 params O2C_ATT split */
 /* FusedAttention on the C target: the query rows O2C_ATT_RB at a time (the
  * index space: batches x ceil(Sq / RB) blocks). A block packs its batch's
  * keys transposed (Kt: D x Skv) and values (Vp: Skv x Dv) into y[1], then,

@@ -747,29 +747,29 @@
         }                                                                           \
     }
 
-/*@ o2c_conv_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV(o2c_conv_f32, float, o2c_epi_f32)
-/*@ o2c_conv_f32h needs o2c_win3 o2c_epi_f32 o2c_ldh params O2C_CONV O2C_EPI */
+/*@ o2c_conv_f32h needs o2c_win3 o2c_epi_f32 o2c_ldh params O2C_CONV O2C_EPI split */
 O2C_CONV_WT(o2c_conv_f32h, float, uint16_t, o2c_ldh, o2c_epi_f32)
-/*@ o2c_conv_f64 needs o2c_win3 o2c_epi_f64 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_f64 needs o2c_win3 o2c_epi_f64 params O2C_CONV O2C_EPI split */
 O2C_CONV(o2c_conv_f64, double, o2c_epi_f64)
-/*@ o2c_conv_tile_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_tile_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_TILE(o2c_conv_tile_f32, float, o2c_epi_f32, O2C_CV_NR)
-/*@ o2c_dwconv_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_dwconv_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_DWCONV(o2c_dwconv_f32, float, o2c_epi_f32)
-/*@ o2c_conv_panel_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_panel_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PANEL(o2c_conv_panel_f32, float, o2c_epi_f32)
-/*@ o2c_conv_wino_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_wino_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_WINO(o2c_conv_wino_f32, float, o2c_epi_f32)
-/*@ o2c_conv_pwt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_pwt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PWT(o2c_conv_pwt_f32, float, o2c_epi_f32)
-/*@ o2c_dwc_f32 needs o2c_win3 o2c_epi_f32 o2c_v16 params O2C_CONV O2C_EPI */
+/*@ o2c_dwc_f32 needs o2c_win3 o2c_epi_f32 o2c_v16 params O2C_CONV O2C_EPI split */
 O2C_DWC(o2c_dwc_f32, float, o2c_epi_f32)
-/*@ o2c_dwflat_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_dwflat_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_DWFLAT(o2c_dwflat_f32, float, o2c_epi_f32)
-/*@ o2c_conv_tile8_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_conv_tile8_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_TILE(o2c_conv_tile8_f32, float, o2c_epi_f32, O2C_CV_NR_NARROW)
-/*@ o2c_convt_ks_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_convt_ks_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 /* ConvTranspose whose kernel equals its stride (2-D, one group, no padding,
  * no dilation: the upsampling of a segmentation head, 2x2 at stride 2):
  * every output takes exactly one tap of each input channel, so an output
@@ -812,9 +812,9 @@ O2C_KERNEL(o2c_convt_ks_f32)
     }
 }
 
-/*@ o2c_convt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI */
+/*@ o2c_convt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
-/*@ o2c_convt_f64 needs o2c_win3 o2c_epi_f64 params O2C_CONV O2C_EPI */
+/*@ o2c_convt_f64 needs o2c_win3 o2c_epi_f64 params O2C_CONV O2C_EPI split */
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

@@ -152,18 +152,18 @@
         }                                                                           \
     }
 
-/*@ o2c_matmul_f32 needs o2c_offset o2c_epi_f32 params O2C_MATMUL O2C_EPI */
+/*@ o2c_matmul_f32 needs o2c_offset o2c_epi_f32 params O2C_MATMUL O2C_EPI split */
 O2C_MATMUL(o2c_matmul_f32, float, o2c_epi_f32)
-/*@ o2c_matmul_f32h needs o2c_offset o2c_epi_f32 o2c_ldh params O2C_MATMUL O2C_EPI */
+/*@ o2c_matmul_f32h needs o2c_offset o2c_epi_f32 o2c_ldh params O2C_MATMUL O2C_EPI split */
 O2C_MATMUL_WT(o2c_matmul_f32h, float, uint16_t, o2c_ldh, o2c_epi_f32)
-/*@ o2c_matmul_f64 needs o2c_offset o2c_epi_f64 params O2C_MATMUL O2C_EPI */
+/*@ o2c_matmul_f64 needs o2c_offset o2c_epi_f64 params O2C_MATMUL O2C_EPI split */
 O2C_MATMUL(o2c_matmul_f64, double, o2c_epi_f64)
-/*@ o2c_matmul_tile_f32 needs o2c_offset o2c_epi_f32 params O2C_MATMUL O2C_EPI */
+/*@ o2c_matmul_tile_f32 needs o2c_offset o2c_epi_f32 params O2C_MATMUL O2C_EPI split */
 O2C_MATMUL_TILE(o2c_matmul_tile_f32, float, o2c_epi_f32)
 
-/*@ o2c_poolgemm_f32 needs o2c_epi_f32 params O2C_MATMUL_NF O2C_POOLGEMM O2C_EPI */
+/*@ o2c_poolgemm_f32 needs o2c_epi_f32 params O2C_MATMUL_NF O2C_POOLGEMM O2C_EPI split */
 O2C_POOLGEMM(o2c_poolgemm_f32, float, o2c_epi_f32)
-/*@ o2c_poolgemm_f64 needs o2c_epi_f64 params O2C_MATMUL_NF O2C_POOLGEMM O2C_EPI */
+/*@ o2c_poolgemm_f64 needs o2c_epi_f64 params O2C_MATMUL_NF O2C_POOLGEMM O2C_EPI split */
 O2C_POOLGEMM(o2c_poolgemm_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

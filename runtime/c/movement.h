@@ -35,7 +35,7 @@ O2C_HD static inline O2C_INLINE void o2c_mv_elem(unsigned char *d, const unsigne
     }
 }
 
-/*@ o2c_strided needs o2c_mv_elem params O2C_STRIDED */
+/*@ o2c_strided needs o2c_mv_elem params O2C_STRIDED split */
 #define O2C_STRIDED_SHORT_RUN 16   /* last axes shorter than this: two axes a step */
 /* o2c_strided: a strided copy, the kernel behind Transpose, Slice, Concat,
  * Split, Expand, DepthToSpace and SpaceToDepth. Index space: the elements
@@ -76,7 +76,7 @@ O2C_KERNEL(o2c_strided)
     }
 }
 
-/*@ o2c_tile needs o2c_mv_elem params O2C_TILE */
+/*@ o2c_tile needs o2c_mv_elem params O2C_TILE split */
 /* o2c_tile: Y = Tile(X). Index space: output elements; output coordinate
  * c reads X at c mod xdims (X contiguous).
  *   O2C_TILE_* */
@@ -98,7 +98,7 @@ O2C_KERNEL(o2c_tile)
     }
 }
 
-/*@ o2c_pad needs o2c_mv_elem params O2C_PAD */
+/*@ o2c_pad needs o2c_mv_elem params O2C_PAD split */
 /* o2c_pad: Y = Pad(X). Index space: output elements. Output coordinate c
  * maps to input coordinate c - begin (begin < 0 crops); outside the input:
  * mode 0 constant (the one element x[1]), 1 edge (clamp), 2 reflect
@@ -142,7 +142,7 @@ O2C_KERNEL(o2c_pad)
     }
 }
 
-/*@ o2c_gather needs o2c_mv_elem o2c_ix_get params O2C_GATHER */
+/*@ o2c_gather needs o2c_mv_elem o2c_ix_get params O2C_GATHER split */
 /* o2c_gather: Y = Gather(X, I, axis). Index space: output elements, seen as
  * (outer, j, inner) with j over the indices. Negative indices count from
  * the end; an index still out of range gives zero bytes (never a read

@@ -248,7 +248,7 @@
         }                                                                             \
     }
 
-/*@ o2c_softmax16_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf params O2C_SOFTMAX */
+/*@ o2c_softmax16_f32 needs o2c_h2f o2c_f2h o2c_bf2f o2c_f2bf params O2C_SOFTMAX split */
 O2C_KERNEL(o2c_softmax16_f32)
 {
     const float *X = (const float *)p->x[0];
@@ -272,27 +272,27 @@ O2C_KERNEL(o2c_softmax16_f32)
         for (j = 0; j < A; j++) y[j * inner] = O2C_ROUND16(h, y[j * inner] / s);
     }
 }
-/*@ o2c_softmax_f32 params O2C_SOFTMAX */
+/*@ o2c_softmax_f32 params O2C_SOFTMAX split */
 O2C_SOFTMAX(o2c_softmax_f32, float)
-/*@ o2c_softmax_rows_f32 needs o2c_vexp_f32 params O2C_SOFTMAX */
+/*@ o2c_softmax_rows_f32 needs o2c_vexp_f32 params O2C_SOFTMAX split */
 O2C_SOFTMAX_ROWS(o2c_softmax_rows_f32)
-/*@ o2c_softmax_f64 params O2C_SOFTMAX */
+/*@ o2c_softmax_f64 params O2C_SOFTMAX split */
 O2C_SOFTMAX(o2c_softmax_f64, double)
-/*@ o2c_layernorm_f32 needs o2c_offset params O2C_LAYERNORM O2C_NORM */
+/*@ o2c_layernorm_f32 needs o2c_offset params O2C_LAYERNORM O2C_NORM split */
 O2C_LAYERNORM(o2c_layernorm_f32, float, float)
-/*@ o2c_layernorm_f64 needs o2c_offset params O2C_LAYERNORM O2C_NORM */
+/*@ o2c_layernorm_f64 needs o2c_offset params O2C_LAYERNORM O2C_NORM split */
 O2C_LAYERNORM(o2c_layernorm_f64, double, double)
-/*@ o2c_layernorm_f32_f64 needs o2c_offset params O2C_LAYERNORM O2C_NORM */
+/*@ o2c_layernorm_f32_f64 needs o2c_offset params O2C_LAYERNORM O2C_NORM split */
 O2C_LAYERNORM(o2c_layernorm_f32_f64, float, double)
-/*@ o2c_layernorm_f64_f32 needs o2c_offset params O2C_LAYERNORM O2C_NORM */
+/*@ o2c_layernorm_f64_f32 needs o2c_offset params O2C_LAYERNORM O2C_NORM split */
 O2C_LAYERNORM(o2c_layernorm_f64_f32, double, float)
 /*@ o2c_batchnorm_prep_f32 params O2C_NORM */
 O2C_BATCHNORM_PREP(o2c_batchnorm_prep_f32, float)
 /*@ o2c_batchnorm_prep_f64 params O2C_NORM */
 O2C_BATCHNORM_PREP(o2c_batchnorm_prep_f64, double)
-/*@ o2c_batchnorm_f32 params O2C_BATCHNORM */
+/*@ o2c_batchnorm_f32 params O2C_BATCHNORM split */
 O2C_BATCHNORM(o2c_batchnorm_f32, float)
-/*@ o2c_batchnorm_f64 params O2C_BATCHNORM */
+/*@ o2c_batchnorm_f64 params O2C_BATCHNORM split */
 O2C_BATCHNORM(o2c_batchnorm_f64, double)
 /*@ o2c_batchnorm_train_f32 params O2C_BNTRAIN O2C_NORM */
 O2C_BATCHNORM_TRAIN(o2c_batchnorm_train_f32, float)
@@ -302,9 +302,9 @@ O2C_BATCHNORM_TRAIN(o2c_batchnorm_train_f64, double)
 O2C_BATCHNORM_RUNNING(o2c_batchnorm_running_f32, float)
 /*@ o2c_batchnorm_running_f64 params O2C_BNRUN O2C_NORM O2C_NORM_F_MOMENTUM */
 O2C_BATCHNORM_RUNNING(o2c_batchnorm_running_f64, double)
-/*@ o2c_instnorm_f32 params O2C_INSTNORM O2C_NORM */
+/*@ o2c_instnorm_f32 params O2C_INSTNORM O2C_NORM split */
 O2C_INSTNORM(o2c_instnorm_f32, float)
-/*@ o2c_instnorm_f64 params O2C_INSTNORM O2C_NORM */
+/*@ o2c_instnorm_f64 params O2C_INSTNORM O2C_NORM split */
 O2C_INSTNORM(o2c_instnorm_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

@@ -177,21 +177,21 @@
         }                                                                           \
     }
 
-/*@ o2c_maxpool_f32 needs o2c_win3 params O2C_POOL */
+/*@ o2c_maxpool_f32 needs o2c_win3 params O2C_POOL split */
 O2C_MAXPOOL(o2c_maxpool_f32, float)
-/*@ o2c_maxpool_rows_f32 needs o2c_win3 params O2C_POOL */
+/*@ o2c_maxpool_rows_f32 needs o2c_win3 params O2C_POOL split */
 O2C_MAXPOOL_ROWS(o2c_maxpool_rows_f32)
-/*@ o2c_maxpool_f64 needs o2c_win3 params O2C_POOL */
+/*@ o2c_maxpool_f64 needs o2c_win3 params O2C_POOL split */
 O2C_MAXPOOL(o2c_maxpool_f64, double)
-/*@ o2c_maxpool_i8 needs o2c_win3 params O2C_POOL */
+/*@ o2c_maxpool_i8 needs o2c_win3 params O2C_POOL split */
 O2C_MAXPOOL(o2c_maxpool_i8, int8_t)
-/*@ o2c_maxpool_u8 needs o2c_win3 params O2C_POOL */
+/*@ o2c_maxpool_u8 needs o2c_win3 params O2C_POOL split */
 O2C_MAXPOOL(o2c_maxpool_u8, uint8_t)
-/*@ o2c_avgpool_f32 needs o2c_win3 params O2C_POOL */
+/*@ o2c_avgpool_f32 needs o2c_win3 params O2C_POOL split */
 O2C_AVGPOOL(o2c_avgpool_f32, float)
-/*@ o2c_avgpool_f64 needs o2c_win3 params O2C_POOL */
+/*@ o2c_avgpool_f64 needs o2c_win3 params O2C_POOL split */
 O2C_AVGPOOL(o2c_avgpool_f64, double)
-/*@ o2c_gavgpool_rows_f32 params O2C_POOL_NK */
+/*@ o2c_gavgpool_rows_f32 params O2C_POOL_NK split */
 O2C_GAVGPOOL_ROWS(o2c_gavgpool_rows_f32)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

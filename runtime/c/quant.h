@@ -483,28 +483,28 @@ O2C_HD static inline int64_t o2c_q_pidx(int64_t i, const o2c_p *p)
            i % inner * p->k[O2C_QP_SI];
 }
 
-/*@ o2c_quantize_f32_u8 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT */
+/*@ o2c_quantize_f32_u8 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT split */
 O2C_QUANTIZE_DEF(o2c_quantize_f32_u8, float, uint8_t, u8)
-/*@ o2c_quantize_f32_i8 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT */
+/*@ o2c_quantize_f32_i8 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT split */
 O2C_QUANTIZE_DEF(o2c_quantize_f32_i8, float, int8_t, i8)
-/*@ o2c_quantize_f32_u16 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT */
+/*@ o2c_quantize_f32_u16 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT split */
 O2C_QUANTIZE_DEF(o2c_quantize_f32_u16, float, uint16_t, u16)
-/*@ o2c_quantize_f32_i16 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT */
+/*@ o2c_quantize_f32_i16 needs o2c_q_pidx o2c_q_prec params O2C_QP O2C_QUANT split */
 O2C_QUANTIZE_DEF(o2c_quantize_f32_i16, float, int16_t, i16)
-/*@ o2c_quantize_f64_u8 needs o2c_q_pidx params O2C_QP O2C_QUANT */
+/*@ o2c_quantize_f64_u8 needs o2c_q_pidx params O2C_QP O2C_QUANT split */
 O2C_QUANTIZE_DEF(o2c_quantize_f64_u8, double, uint8_t, u8)
-/*@ o2c_quantize_f64_i8 needs o2c_q_pidx params O2C_QP O2C_QUANT */
+/*@ o2c_quantize_f64_i8 needs o2c_q_pidx params O2C_QP O2C_QUANT split */
 O2C_QUANTIZE_DEF(o2c_quantize_f64_i8, double, int8_t, i8)
-/*@ o2c_quantize_f64_u16 needs o2c_q_pidx params O2C_QP O2C_QUANT */
+/*@ o2c_quantize_f64_u16 needs o2c_q_pidx params O2C_QP O2C_QUANT split */
 O2C_QUANTIZE_DEF(o2c_quantize_f64_u16, double, uint16_t, u16)
-/*@ o2c_quantize_f64_i16 needs o2c_q_pidx params O2C_QP O2C_QUANT */
+/*@ o2c_quantize_f64_i16 needs o2c_q_pidx params O2C_QP O2C_QUANT split */
 O2C_QUANTIZE_DEF(o2c_quantize_f64_i16, double, int16_t, i16)
 
 /* QuantizeLinear to a narrow type: int4/uint4/int2/uint2 round to nearest
  * even, add the zero point and saturate to their range; float8/float4
  * convert x / scale (+ zero point) as Cast does (saturate or not).
  *   x[0] X, x[1] scales (float), x[2] zero points (narrow) or NULL; O2C_QUANTN_* */
-/*@ o2c_quantize_f32_n needs o2c_q_pidx o2c_q_prec o2c_nt_is_int o2c_nint o2c_nint_bits o2c_n_to_f32 o2c_f32_to_n params O2C_QP O2C_QUANT O2C_QUANTN */
+/*@ o2c_quantize_f32_n needs o2c_q_pidx o2c_q_prec o2c_nt_is_int o2c_nint o2c_nint_bits o2c_n_to_f32 o2c_f32_to_n params O2C_QP O2C_QUANT O2C_QUANTN split */
 O2C_KERNEL(o2c_quantize_f32_n)
 {
     const float *X = (const float *)p->x[0], *S = (const float *)p->x[1];
@@ -530,7 +530,7 @@ O2C_KERNEL(o2c_quantize_f32_n)
 
 /* DequantizeLinear of a narrow type: (x - zero point) * scale, both as
  * their exact float values.   O2C_DEQUANTN_* */
-/*@ o2c_dequantize_n_f32 needs o2c_q_pidx o2c_n_to_f32 params O2C_DEQUANTN O2C_QP */
+/*@ o2c_dequantize_n_f32 needs o2c_q_pidx o2c_n_to_f32 params O2C_DEQUANTN O2C_QP split */
 O2C_KERNEL(o2c_dequantize_n_f32)
 {
     const uint8_t *X = (const uint8_t *)p->x[0], *Z = (const uint8_t *)p->x[2];
@@ -543,15 +543,15 @@ O2C_KERNEL(o2c_dequantize_n_f32)
     }
 }
 
-/*@ o2c_dequantize_u8_f32 needs o2c_q_pidx params O2C_QP */
+/*@ o2c_dequantize_u8_f32 needs o2c_q_pidx params O2C_QP split */
 O2C_DEQUANTIZE_DEF(o2c_dequantize_u8_f32, uint8_t, int32_t)
-/*@ o2c_dequantize_i8_f32 needs o2c_q_pidx params O2C_QP */
+/*@ o2c_dequantize_i8_f32 needs o2c_q_pidx params O2C_QP split */
 O2C_DEQUANTIZE_DEF(o2c_dequantize_i8_f32, int8_t, int32_t)
-/*@ o2c_dequantize_u16_f32 needs o2c_q_pidx params O2C_QP */
+/*@ o2c_dequantize_u16_f32 needs o2c_q_pidx params O2C_QP split */
 O2C_DEQUANTIZE_DEF(o2c_dequantize_u16_f32, uint16_t, int32_t)
-/*@ o2c_dequantize_i16_f32 needs o2c_q_pidx params O2C_QP */
+/*@ o2c_dequantize_i16_f32 needs o2c_q_pidx params O2C_QP split */
 O2C_DEQUANTIZE_DEF(o2c_dequantize_i16_f32, int16_t, int32_t)
-/*@ o2c_dequantize_i32_f32 needs o2c_q_pidx params O2C_QP */
+/*@ o2c_dequantize_i32_f32 needs o2c_q_pidx params O2C_QP split */
 O2C_DEQUANTIZE_DEF(o2c_dequantize_i32_f32, int32_t, int64_t)
 
 /*@ o2c_dynq_params_f32 params O2C_DYNQ */
@@ -592,93 +592,93 @@ O2C_KERNEL(o2c_qscale_f32)
     }
 }
 
-/*@ o2c_qmatmul_u8_u8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_u8_u8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_u8_i32, uint8_t, uint8_t, int32_t, 0, 0, 0)
-/*@ o2c_qmatmul_u8_i8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_u8_i8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_i8_i32, uint8_t, int8_t, int32_t, 0, 0, 0)
-/*@ o2c_qmatmul_i8_u8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_i8_u8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_u8_i32, int8_t, uint8_t, int32_t, 0, 0, 0)
-/*@ o2c_qmatmul_i8_i8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_i8_i8_i32 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_i8_i32, int8_t, int8_t, int32_t, 0, 0, 0)
-/*@ o2c_qmatmul_u8_u8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_u8_u8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qmatmul_u8_i8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_u8_i8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_i8_u8, uint8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qmatmul_i8_u8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_i8_u8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_u8_u8, int8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qmatmul_i8_i8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_i8_i8_u8 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_i8_u8, int8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qmatmul_u8_u8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_u8_u8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_u8_i8, uint8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qmatmul_u8_i8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_u8_i8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_u8_i8_i8, uint8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qmatmul_i8_u8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_i8_u8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qmatmul_i8_i8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM */
+/*@ o2c_qmatmul_i8_i8_i8 needs o2c_q_requant o2c_q_prec params O2C_QMM split */
 O2C_QMATMUL_DEF(o2c_qmatmul_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
-/*@ o2c_qconv_u8_u8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_u8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_u8_u8_i32, uint8_t, uint8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_u8_i8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_i8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_u8_i8_i32, uint8_t, int8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_i8_u8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_u8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_i8_u8_i32, int8_t, uint8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_i8_i8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_i8_i32 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_i8_i8_i32, int8_t, int8_t, int32_t, 0, 0, 0)
-/*@ o2c_qconv_u8_u8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_u8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_u8_i8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_i8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_u8_i8_u8, uint8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_i8_u8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_u8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_i8_u8_u8, int8_t, uint8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_i8_i8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_i8_u8 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_i8_i8_u8, int8_t, int8_t, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qconv_u8_u8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_u8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_u8_u8_i8, uint8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qconv_u8_i8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_u8_i8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_u8_i8_i8, uint8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qconv_i8_u8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_u8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_i8_u8_i8, int8_t, uint8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qconv_i8_i8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV */
+/*@ o2c_qconv_i8_i8_i8 needs o2c_win3 o2c_q_requant params O2C_QCONV split */
 O2C_QCONV_DEF(o2c_qconv_i8_i8_i8, int8_t, int8_t, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
-/*@ o2c_qgemm_u8_u8_f32 params O2C_QGEMM */
+/*@ o2c_qgemm_u8_u8_f32 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_u8_u8_f32, uint8_t, uint8_t, float, 0)
-/*@ o2c_qgemm_u8_u8_u8 params O2C_QGEMM */
+/*@ o2c_qgemm_u8_u8_u8 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_u8_u8_u8, uint8_t, uint8_t, uint8_t, 1)
-/*@ o2c_qgemm_u8_u8_i8 params O2C_QGEMM */
+/*@ o2c_qgemm_u8_u8_i8 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_u8_u8_i8, uint8_t, uint8_t, int8_t, 1)
-/*@ o2c_qgemm_u8_i8_f32 params O2C_QGEMM */
+/*@ o2c_qgemm_u8_i8_f32 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_u8_i8_f32, uint8_t, int8_t, float, 0)
-/*@ o2c_qgemm_u8_i8_u8 params O2C_QGEMM */
+/*@ o2c_qgemm_u8_i8_u8 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_u8_i8_u8, uint8_t, int8_t, uint8_t, 1)
-/*@ o2c_qgemm_u8_i8_i8 params O2C_QGEMM */
+/*@ o2c_qgemm_u8_i8_i8 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_u8_i8_i8, uint8_t, int8_t, int8_t, 1)
-/*@ o2c_qgemm_i8_u8_f32 params O2C_QGEMM */
+/*@ o2c_qgemm_i8_u8_f32 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_i8_u8_f32, int8_t, uint8_t, float, 0)
-/*@ o2c_qgemm_i8_u8_u8 params O2C_QGEMM */
+/*@ o2c_qgemm_i8_u8_u8 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_i8_u8_u8, int8_t, uint8_t, uint8_t, 1)
-/*@ o2c_qgemm_i8_u8_i8 params O2C_QGEMM */
+/*@ o2c_qgemm_i8_u8_i8 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_i8_u8_i8, int8_t, uint8_t, int8_t, 1)
-/*@ o2c_qgemm_i8_i8_f32 params O2C_QGEMM */
+/*@ o2c_qgemm_i8_i8_f32 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_i8_i8_f32, int8_t, int8_t, float, 0)
-/*@ o2c_qgemm_i8_i8_u8 params O2C_QGEMM */
+/*@ o2c_qgemm_i8_i8_u8 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_i8_i8_u8, int8_t, int8_t, uint8_t, 1)
-/*@ o2c_qgemm_i8_i8_i8 params O2C_QGEMM */
+/*@ o2c_qgemm_i8_i8_i8 params O2C_QGEMM split */
 O2C_QGEMM_DEF(o2c_qgemm_i8_i8_i8, int8_t, int8_t, int8_t, 1)
 
-/*@ o2c_qladd_u8 needs o2c_offset params O2C_QBIN */
+/*@ o2c_qladd_u8 needs o2c_offset params O2C_QBIN split */
 O2C_QBIN_DEF(o2c_qladd_u8, uint8_t, 0, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qladd_i8 needs o2c_offset params O2C_QBIN */
+/*@ o2c_qladd_i8 needs o2c_offset params O2C_QBIN split */
 O2C_QBIN_DEF(o2c_qladd_i8, int8_t, 0, O2C_Q_LO_i8, O2C_Q_HI_i8)
-/*@ o2c_qlmul_u8 needs o2c_offset params O2C_QBIN */
+/*@ o2c_qlmul_u8 needs o2c_offset params O2C_QBIN split */
 O2C_QBIN_DEF(o2c_qlmul_u8, uint8_t, 1, O2C_Q_LO_u8, O2C_Q_HI_u8)
-/*@ o2c_qlmul_i8 needs o2c_offset params O2C_QBIN */
+/*@ o2c_qlmul_i8 needs o2c_offset params O2C_QBIN split */
 O2C_QBIN_DEF(o2c_qlmul_i8, int8_t, 1, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
-/*@ o2c_qlut_u8 params O2C_QLUT */
+/*@ o2c_qlut_u8 params O2C_QLUT split */
 O2C_QLUT_DEF(o2c_qlut_u8, uint8_t, u8)
-/*@ o2c_qlut_i8 params O2C_QLUT */
+/*@ o2c_qlut_i8 params O2C_QLUT split */
 O2C_QLUT_DEF(o2c_qlut_i8, int8_t, i8)
 
 /*@ o2c_qlut_apply */
@@ -690,14 +690,14 @@ O2C_KERNEL(o2c_qlut_apply)
     O2C_FOR(i) Y[i] = TBL[X[i]];
 }
 
-/*@ o2c_qgavgpool_u8 params O2C_QGAP */
+/*@ o2c_qgavgpool_u8 params O2C_QGAP split */
 O2C_QGAP_DEF(o2c_qgavgpool_u8, uint8_t, u8)
-/*@ o2c_qgavgpool_i8 params O2C_QGAP */
+/*@ o2c_qgavgpool_i8 params O2C_QGAP split */
 O2C_QGAP_DEF(o2c_qgavgpool_i8, int8_t, i8)
 
-/*@ o2c_qavgpool_u8 params O2C_QAP */
+/*@ o2c_qavgpool_u8 params O2C_QAP split */
 O2C_QAP_DEF(o2c_qavgpool_u8, uint8_t, u8)
-/*@ o2c_qavgpool_i8 params O2C_QAP */
+/*@ o2c_qavgpool_i8 params O2C_QAP split */
 O2C_QAP_DEF(o2c_qavgpool_i8, int8_t, i8)
 
 /*@ o2c_qconcat_u8 params O2C_QCAT */
@@ -1577,33 +1577,33 @@ O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, int64_t P
         }                                                                   \
     }
 
-/*@ o2c_qlin_u8_u8 needs o2c_qlin_tile params O2C_QLIN */
+/*@ o2c_qlin_u8_u8 needs o2c_qlin_tile params O2C_QLIN split */
 O2C_QLIN_DEF(o2c_qlin_u8_u8, uint8_t, uint8_t, 0)
-/*@ o2c_qlin_u8_i8 needs o2c_qlin_tile params O2C_QLIN */
+/*@ o2c_qlin_u8_i8 needs o2c_qlin_tile params O2C_QLIN split */
 O2C_QLIN_DEF(o2c_qlin_u8_i8, uint8_t, int8_t, 0)
-/*@ o2c_qlin_i8_u8 needs o2c_qlin_tile params O2C_QLIN */
+/*@ o2c_qlin_i8_u8 needs o2c_qlin_tile params O2C_QLIN split */
 O2C_QLIN_DEF(o2c_qlin_i8_u8, int8_t, uint8_t, 128)
-/*@ o2c_qlin_i8_i8 needs o2c_qlin_tile params O2C_QLIN */
+/*@ o2c_qlin_i8_i8 needs o2c_qlin_tile params O2C_QLIN split */
 O2C_QLIN_DEF(o2c_qlin_i8_i8, int8_t, int8_t, 128)
-/*@ o2c_qlin_u8_i32 needs o2c_qlin_tile params O2C_QLIN */
+/*@ o2c_qlin_u8_i32 needs o2c_qlin_tile params O2C_QLIN split */
 O2C_QLIN_DEF(o2c_qlin_u8_i32, uint8_t, int32_t, 0)
-/*@ o2c_qlin_i8_i32 needs o2c_qlin_tile params O2C_QLIN */
+/*@ o2c_qlin_i8_i32 needs o2c_qlin_tile params O2C_QLIN split */
 O2C_QLIN_DEF(o2c_qlin_i8_i32, int8_t, int32_t, 128)
-/*@ o2c_qdw_u8_u8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qdw_u8_u8 needs o2c_qlin_core params O2C_QLIN split */
 O2C_QDW_DEF(o2c_qdw_u8_u8, uint8_t, uint8_t)
-/*@ o2c_qdw_u8_i8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qdw_u8_i8 needs o2c_qlin_core params O2C_QLIN split */
 O2C_QDW_DEF(o2c_qdw_u8_i8, uint8_t, int8_t)
-/*@ o2c_qdw_i8_u8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qdw_i8_u8 needs o2c_qlin_core params O2C_QLIN split */
 O2C_QDW_DEF(o2c_qdw_i8_u8, int8_t, uint8_t)
-/*@ o2c_qdw_i8_i8 needs o2c_qlin_core params O2C_QLIN */
+/*@ o2c_qdw_i8_i8 needs o2c_qlin_core params O2C_QLIN split */
 O2C_QDW_DEF(o2c_qdw_i8_i8, int8_t, int8_t)
-/*@ o2c_qdwp_u8_u8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN */
+/*@ o2c_qdwp_u8_u8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN split */
 O2C_QDWP_DEF(o2c_qdwp_u8_u8, uint8_t, uint8_t)
-/*@ o2c_qdwp_u8_i8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN */
+/*@ o2c_qdwp_u8_i8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN split */
 O2C_QDWP_DEF(o2c_qdwp_u8_i8, uint8_t, int8_t)
-/*@ o2c_qdwp_i8_u8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN */
+/*@ o2c_qdwp_i8_u8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN split */
 O2C_QDWP_DEF(o2c_qdwp_i8_u8, int8_t, uint8_t)
-/*@ o2c_qdwp_i8_i8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN */
+/*@ o2c_qdwp_i8_i8 needs o2c_qlin_core o2c_qdw_taps params O2C_QLIN split */
 O2C_QDWP_DEF(o2c_qdwp_i8_i8, int8_t, int8_t)
 
 /*@ o2c_qmcu_core */

@@ -130,48 +130,48 @@
         }                                                                             \
     }
 
-/*@ o2c_reduce_f32 needs o2c_offset params O2C_REDUCE */
+/*@ o2c_reduce_f32 needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_f32, float, float, float, 1, float)
-/*@ o2c_reduce_f64 needs o2c_offset params O2C_REDUCE */
+/*@ o2c_reduce_f64 needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_f64, double, double, double, 1, double)
-/*@ o2c_reduce_i8 needs o2c_offset params O2C_REDUCE */
+/*@ o2c_reduce_i8 needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_i8, int8_t, int64_t, uint64_t, 0, double)
-/*@ o2c_reduce_i16 needs o2c_offset params O2C_REDUCE */
+/*@ o2c_reduce_i16 needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_i16, int16_t, int64_t, uint64_t, 0, double)
-/*@ o2c_reduce_i32 needs o2c_offset params O2C_REDUCE */
+/*@ o2c_reduce_i32 needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_i32, int32_t, int64_t, uint64_t, 0, double)
-/*@ o2c_reduce_i64 needs o2c_offset params O2C_REDUCE */
+/*@ o2c_reduce_i64 needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_i64, int64_t, int64_t, uint64_t, 0, double)
-/*@ o2c_reduce_u8 needs o2c_offset params O2C_REDUCE */
+/*@ o2c_reduce_u8 needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_u8, uint8_t, int64_t, uint64_t, 0, double)
-/*@ o2c_reduce_u16 needs o2c_offset params O2C_REDUCE */
+/*@ o2c_reduce_u16 needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_u16, uint16_t, int64_t, uint64_t, 0, double)
-/*@ o2c_reduce_u32 needs o2c_offset params O2C_REDUCE */
+/*@ o2c_reduce_u32 needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_u32, uint32_t, int64_t, uint64_t, 0, double)
-/*@ o2c_reduce_u64 needs o2c_offset params O2C_REDUCE */
+/*@ o2c_reduce_u64 needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_u64, uint64_t, uint64_t, uint64_t, 0, double)
-/*@ o2c_reduce_b needs o2c_offset params O2C_REDUCE */
+/*@ o2c_reduce_b needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_b, uint8_t, int64_t, uint64_t, 0, double)
 
-/*@ o2c_argext_f32 params O2C_ARGEXT */
+/*@ o2c_argext_f32 params O2C_ARGEXT split */
 O2C_ARGEXT(o2c_argext_f32, float, 1)
-/*@ o2c_argext_f64 params O2C_ARGEXT */
+/*@ o2c_argext_f64 params O2C_ARGEXT split */
 O2C_ARGEXT(o2c_argext_f64, double, 1)
-/*@ o2c_argext_i8 params O2C_ARGEXT */
+/*@ o2c_argext_i8 params O2C_ARGEXT split */
 O2C_ARGEXT(o2c_argext_i8, int8_t, 0)
-/*@ o2c_argext_i16 params O2C_ARGEXT */
+/*@ o2c_argext_i16 params O2C_ARGEXT split */
 O2C_ARGEXT(o2c_argext_i16, int16_t, 0)
-/*@ o2c_argext_i32 params O2C_ARGEXT */
+/*@ o2c_argext_i32 params O2C_ARGEXT split */
 O2C_ARGEXT(o2c_argext_i32, int32_t, 0)
-/*@ o2c_argext_i64 params O2C_ARGEXT */
+/*@ o2c_argext_i64 params O2C_ARGEXT split */
 O2C_ARGEXT(o2c_argext_i64, int64_t, 0)
-/*@ o2c_argext_u8 params O2C_ARGEXT */
+/*@ o2c_argext_u8 params O2C_ARGEXT split */
 O2C_ARGEXT(o2c_argext_u8, uint8_t, 0)
-/*@ o2c_argext_u16 params O2C_ARGEXT */
+/*@ o2c_argext_u16 params O2C_ARGEXT split */
 O2C_ARGEXT(o2c_argext_u16, uint16_t, 0)
-/*@ o2c_argext_u32 params O2C_ARGEXT */
+/*@ o2c_argext_u32 params O2C_ARGEXT split */
 O2C_ARGEXT(o2c_argext_u32, uint32_t, 0)
-/*@ o2c_argext_u64 params O2C_ARGEXT */
+/*@ o2c_argext_u64 params O2C_ARGEXT split */
 O2C_ARGEXT(o2c_argext_u64, uint64_t, 0)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */

@@ -59,7 +59,7 @@
         }                                                                   \
     }
 
-/*@ o2c_resize_nearest needs o2c_mv_elem params O2C_RESIZE_NEAREST */
+/*@ o2c_resize_nearest needs o2c_mv_elem params O2C_RESIZE_NEAREST split */
 O2C_KERNEL(o2c_resize_nearest)
 {
     const unsigned char *X = (const unsigned char *)p->x[0];
@@ -95,10 +95,10 @@ O2C_KERNEL(o2c_resize_nearest)
     }
 }
 
-/*@ o2c_resize_interp_f32 params O2C_RESIZE */
+/*@ o2c_resize_interp_f32 params O2C_RESIZE split */
 O2C_RESIZE_INTERP(o2c_resize_interp_f32, float)
 
-/*@ o2c_resize_interp_f64 params O2C_RESIZE */
+/*@ o2c_resize_interp_f64 params O2C_RESIZE split */
 O2C_RESIZE_INTERP(o2c_resize_interp_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
