@@ -222,6 +222,24 @@
                 Y[y] = epi ? EPI(acc[i][j], y, m0 + i, p) : acc[i][j];              \
             }                                                                       \
     }
+/* One run of a panel row: LEN pixels' inputs from row xr at column iw0 (a
+ * constant LEN, a whole panel in one output row, lets the C compiler
+ * unroll the copy into vector moves: super_resolution's rows of 224) */
+#define O2C_CP_GATHER(T, LEN)                                                       \
+    {                                                                               \
+        if (!row_in) {                                                              \
+            for (int64_t j = 0; j < (LEN); j++) pr[j] = (T)0;                       \
+        } else if (SW == 1 && iw0 >= 0 && iw0 + (LEN) <= IW) {                      \
+            for (int64_t j = 0; j < (LEN); j++) pr[j] = xr[iw0 + j];                \
+        } else if (iw0 >= 0 && iw0 + ((LEN) - 1) * SW < IW) {                       \
+            for (int64_t j = 0; j < (LEN); j++) pr[j] = xr[iw0 + j * SW];           \
+        } else {                                                                    \
+            for (int64_t j = 0; j < (LEN); j++) {                                   \
+                const int64_t iw = iw0 + j * SW;                                    \
+                pr[j] = iw >= 0 && iw < IW ? xr[iw] : (T)0;                         \
+            }                                                                       \
+        }                                                                           \
+    }
 #define O2C_CONV_PANEL(NAME, T, EPI)                                                \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
@@ -247,37 +265,29 @@
                 j += OW - sw[ns] < nr - j ? OW - sw[ns] : nr - j;                   \
             }                                                                       \
             sj[ns] = nr;                                                            \
-            /* the panel: row (c, kd, kh, kw) holds the inputs of the pixels */    \
-            T *prow = P;                                                            \
-            for (int64_t c = 0; c < CG; c++)                                        \
-                for (int64_t kd = 0; kd < KD; kd++) {                               \
-                    const int64_t id = od * SD - PD + kd * DD;                      \
-                    const int d_in = id >= 0 && id < ID;                            \
-                    const T *xc = X + ((n * C + g * CG + c) * ID + (d_in ? id : 0)) * IH * IW; \
-                    for (int64_t kh = 0; kh < KH; kh++)                             \
-                        for (int64_t kw = 0; kw < KW; kw++, prow += O2C_CP_NR) {    \
-                            for (int s = 0; s < ns; s++) {                          \
-                                const int64_t ih = sh[s] * SH - PH + kh * DH;       \
-                                const int64_t iw0 = sw[s] * SW - PW + kw * DW;      \
-                                const int64_t j0 = sj[s], len = sj[s + 1] - j0;     \
-                                T *pr = prow + j0;                                  \
-                                const T *xr = xc + (ih >= 0 && ih < IH ? ih : 0) * IW; \
-                                if (!d_in || ih < 0 || ih >= IH) {                  \
-                                    for (int64_t j = 0; j < len; j++) pr[j] = (T)0; \
-                                } else if (SW == 1 && iw0 >= 0 && iw0 + len <= IW) { \
-                                    for (int64_t j = 0; j < len; j++) pr[j] = xr[iw0 + j]; \
-                                } else if (iw0 >= 0 && iw0 + (len - 1) * SW < IW) { \
-                                    for (int64_t j = 0; j < len; j++) pr[j] = xr[iw0 + j * SW]; \
-                                } else {                                            \
-                                    for (int64_t j = 0; j < len; j++) {             \
-                                        const int64_t iw = iw0 + j * SW;            \
-                                        pr[j] = iw >= 0 && iw < IW ? xr[iw] : (T)0; \
-                                    }                                               \
-                                }                                                   \
-                            }                                                       \
-                            for (int64_t j = nr; j < O2C_CP_NR; j++) prow[j] = (T)0; \
-                        }                                                           \
-                }                                                                   \
+            /* the panel: row (c, kd, kh, kw) holds the inputs of the pixels, \
+             * filled run by run (one run: a panel in one output row) */       \
+            for (int s = 0; s < ns; s++) {                                      \
+                const int64_t len = sj[s + 1] - sj[s];                          \
+                T *pr = P + sj[s];                                              \
+                for (int64_t c = 0; c < CG; c++)                                \
+                    for (int64_t kd = 0; kd < KD; kd++) {                       \
+                        const int64_t id = od * SD - PD + kd * DD;              \
+                        for (int64_t kh = 0; kh < KH; kh++) {                   \
+                            const int64_t ih = sh[s] * SH - PH + kh * DH;       \
+                            const int row_in = id >= 0 && id < ID && ih >= 0 && ih < IH; \
+                            const T *xr = X + (((n * C + g * CG + c) * ID + (row_in ? id : 0)) * IH + (row_in ? ih : 0)) * IW; \
+                            for (int64_t kw = 0; kw < KW; kw++, pr += O2C_CP_NR) { \
+                                const int64_t iw0 = sw[s] * SW - PW + kw * DW;  \
+                                if (len == O2C_CP_NR) O2C_CP_GATHER(T, O2C_CP_NR) \
+                                else O2C_CP_GATHER(T, len)                      \
+                            }                                                   \
+                        }                                                       \
+                    }                                                           \
+            }                                                                   \
+            if (nr < O2C_CP_NR)   /* a plane of fewer pixels than a panel */    \
+                for (int64_t k = 0; k < KG; k++)                                \
+                    for (int64_t j = nr; j < O2C_CP_NR; j++) P[k * O2C_CP_NR + j] = (T)0; \
             /* the channel tiles */                                                 \
             for (int64_t mt = 0; mt < MG; mt += O2C_CV_MR) {                        \
                 const int64_t m0 = g * MG + mt, mr = MG - mt < O2C_CV_MR ? MG - mt : O2C_CV_MR; \

@@ -127,6 +127,54 @@
         }                                                                             \
     }
 
+/* o2c_softmax_cols_f32: o2c_softmax_f32 (same parameters) for a softmax
+ * over a strided axis (inner > 1: YOLOv8's DFL softmax over 16 bins of 2100
+ * anchors), the C target's variant. Index space: outer x ceil(inner /
+ * O2C_SMC_CB), a block of up to CB neighbouring columns each: the maxima,
+ * the exponentials (o2c_vexp_f32) and the sums run across the block's
+ * contiguous columns, row after row, so every loop vectorizes. Per column
+ * the reference's order: the max with its NaN rule (a NaN makes the
+ * column's maximum NaN) and the sum over the axis in order. O2C_SMC_CB:
+ * runtime/c/params/norm.h. */
+#define O2C_SOFTMAX_COLS(NAME)                                                        \
+    O2C_KERNEL(NAME)                                                                  \
+    {                                                                                 \
+        const float *X = (const float *)p->x[0];                                      \
+        float *Y = (float *)p->y[0];                                                  \
+        const int64_t A = p->k[O2C_SOFTMAX_A], inner = p->k[O2C_SOFTMAX_INNER];       \
+        const int64_t lg = p->k[O2C_SOFTMAX_LOG];                                     \
+        const int64_t nblk = (inner + O2C_SMC_CB - 1) / O2C_SMC_CB;                   \
+        O2C_FOR(i) {                                                                  \
+            const int64_t c0 = i % nblk * O2C_SMC_CB, o = i / nblk;                   \
+            const int64_t nc = inner - c0 < O2C_SMC_CB ? inner - c0 : O2C_SMC_CB;     \
+            const float *x = X + o * A * inner + c0;                                  \
+            float *y = Y + o * A * inner + c0;                                        \
+            float m[O2C_SMC_CB], s[O2C_SMC_CB];                                       \
+            int64_t j, c;                                                             \
+            for (c = 0; c < nc; c++) { m[c] = x[c]; s[c] = 0; }                       \
+            for (j = 1; j < A; j++)                                                   \
+                for (c = 0; c < nc; c++) {                                            \
+                    const float v = x[j * inner + c];                                 \
+                    m[c] = v > m[c] || v != v ? v : m[c];                             \
+                }                                                                     \
+            for (j = 0; j < A; j++)                                                   \
+                for (c = 0; c < nc; c++) {                                            \
+                    const float e = o2c_vexp_f32(x[j * inner + c] - m[c]);            \
+                    if (!lg) y[j * inner + c] = e;                                    \
+                    s[c] += e;                                                        \
+                }                                                                     \
+            if (lg) {                                                                 \
+                for (c = 0; c < nc; c++) s[c] = logf(s[c]);                           \
+                for (j = 0; j < A; j++)                                               \
+                    for (c = 0; c < nc; c++) y[j * inner + c] = x[j * inner + c] - m[c] - s[c]; \
+            } else {                                                                  \
+                for (c = 0; c < nc; c++) s[c] = 1.0f / s[c];                          \
+                for (j = 0; j < A; j++)                                               \
+                    for (c = 0; c < nc; c++) y[j * inner + c] *= s[c];                \
+            }                                                                         \
+        }                                                                             \
+    }
+
 /* UT: the type of the Mean and InvStdDev outputs */
 #define O2C_LAYERNORM(NAME, TY, UT)                                                   \
     O2C_KERNEL(NAME)                                                                  \
@@ -276,6 +324,8 @@ O2C_KERNEL(o2c_softmax16_f32)
 O2C_SOFTMAX(o2c_softmax_f32, float)
 /*@ o2c_softmax_rows_f32 needs o2c_vexp_f32 params O2C_SOFTMAX split */
 O2C_SOFTMAX_ROWS(o2c_softmax_rows_f32)
+/*@ o2c_softmax_cols_f32 needs o2c_vexp_f32 params O2C_SOFTMAX split */
+O2C_SOFTMAX_COLS(o2c_softmax_cols_f32)
 /*@ o2c_softmax_f64 params O2C_SOFTMAX split */
 O2C_SOFTMAX(o2c_softmax_f64, double)
 /*@ o2c_layernorm_f32 needs o2c_offset params O2C_LAYERNORM O2C_NORM split */
@@ -309,7 +359,7 @@ O2C_INSTNORM(o2c_instnorm_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_NORM(K, F) \
-    K(o2c_softmax_f32, F) K(o2c_softmax16_f32, F) K(o2c_softmax_rows_f32, F) K(o2c_softmax_f64, F) K(o2c_layernorm_f32, F) K(o2c_layernorm_f64, F) \
+    K(o2c_softmax_f32, F) K(o2c_softmax16_f32, F) K(o2c_softmax_rows_f32, F) K(o2c_softmax_cols_f32, F) K(o2c_softmax_f64, F) K(o2c_layernorm_f32, F) K(o2c_layernorm_f64, F) \
     K(o2c_layernorm_f32_f64, F) K(o2c_layernorm_f64_f32, F) \
     K(o2c_instnorm_f32, F) K(o2c_instnorm_f64, F) K(o2c_batchnorm_prep_f32, F) K(o2c_batchnorm_prep_f64, F) \
     K(o2c_batchnorm_f32, F) K(o2c_batchnorm_f64, F) K(o2c_batchnorm_train_f32, F) K(o2c_batchnorm_train_f64, F) \

@@ -382,11 +382,14 @@ static void test_lstm_tiled(void **state)
 
 /* ---- Softmax / LogSoftmax over contiguous rows (o2c_softmax_rows_f32) ---- */
 
-static void check_softmax(const char *op, int64_t rows, int64_t A, int with_nan)
+/* inner > 1: the axis strided (o2c_softmax_cols_f32), rows x A x inner */
+static void check_softmax_in(const char *op, int64_t rows, int64_t A, int64_t inner, int with_nan)
 {
     Onnx__ModelProto *m = pb_model(8, 13);
     char shape[64];
-    snprintf(shape, sizeof shape, "%lldx%lld", (long long)rows, (long long)A);
+    if (inner > 1) snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)rows, (long long)A, (long long)inner);
+    else snprintf(shape, sizeof shape, "%lldx%lld", (long long)rows, (long long)A);
+    const int64_t total = rows * A * inner;
     pb_input(m, "x", DT_FLOAT, shape);
     Onnx__NodeProto *n = pb_node(m, op, "sm", "x", "y");
     pb_attr_i(n, "axis", 1);
@@ -395,24 +398,30 @@ static void check_softmax(const char *op, int64_t rows, int64_t A, int with_nan)
     pt_fill_inputs(ref, 3);
     pt_fill_inputs(got, 3);
     float *xr = ref->inputs[0]->data, *xg = got->inputs[0]->data;
-    for (int64_t i = 0; i < rows * A; i++) xr[i] = xg[i] = xr[i] * 20.0f;   /* exponents from -40 to 40 */
+    for (int64_t i = 0; i < total; i++) xr[i] = xg[i] = xr[i] * 20.0f;   /* exponents from -40 to 40 */
     if (with_nan) xr[A + 3] = xg[A + 3] = NAN;                              /* row 1 */
     EXPECT_OK(graph_evaluate(ref));
     EXPECT_OK(layout_assign(got, 1));   /* channels innermost where the C target runs it so */
     EXPECT_OK(graph_evaluate_lowered(got, 1));
     const float *w = ref->outputs[0]->data, *g = got->outputs[0]->data;
-    for (int64_t i = 0; i < rows * A; i++) {
+    for (int64_t i = 0; i < total; i++) {
         if (isnan(w[i]) || isnan(g[i])) {
             if (!(isnan(w[i]) && isnan(g[i])))
-                fail_msg("%s %lldx%lld: element %lld is %g, the reference says %g", op, (long long)rows, (long long)A,
+                fail_msg("%s %s: element %lld is %g, the reference says %g", op, shape,
                          (long long)i, g[i], w[i]);
             continue;
         }
         if (!(fabsf(g[i] - w[i]) <= 1e-6f + 1e-5f * fabsf(w[i])))
-            fail_msg("%s %lldx%lld: element %lld is %.9g, the reference says %.9g", op, (long long)rows, (long long)A,
+            fail_msg("%s %s: element %lld is %.9g, the reference says %.9g", op, shape,
                      (long long)i, g[i], w[i]);
     }
 }
+
+static void check_softmax(const char *op, int64_t rows, int64_t A, int with_nan)
+{
+    check_softmax_in(op, rows, A, 1, with_nan);
+}
+
 
 static void test_softmax_rows(void **state)
 {
@@ -421,6 +430,9 @@ static void test_softmax_rows(void **state)
     check_softmax("Softmax", 4, 6625, 1);     /* long rows, one with a NaN */
     check_softmax("LogSoftmax", 5, 100, 1);
     check_softmax("Softmax", 2, 1, 0);
+    check_softmax_in("Softmax", 1, 16, 2100, 1);   /* YOLOv8's DFL: 16 bins over 2100 anchors, a NaN */
+    check_softmax_in("LogSoftmax", 3, 5, 70, 0);  /* a block of 64 columns and one of 6 */
+    check_softmax_in("Softmax", 2, 1, 9, 0);      /* an axis of one */
 }
 
 /* ---- MaxPool by rows (o2c_maxpool_rows_f32): the same values, NaN included ---- */

@@ -10,6 +10,8 @@ enum {
     O2C_SOFTMAX_NK
 };
 O2C_PARAMS_FIT(softmax, O2C_SOFTMAX_NK, 0)
+/* o2c_softmax_cols_f32: the columns of a block (its index space is outer x ceil(INNER / CB)) */
+#define O2C_SMC_CB 64
 
 /* o2c_layernorm_T[_U] */
 enum {
