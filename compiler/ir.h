@@ -777,6 +777,7 @@ typedef struct Options {
     int tune;                  /* --tune: time the candidates, write --tune-file */
     const char *tune_file;     /* --tune-file FILE: the choices (read, or written by --tune) */
     const char *tune_runner;   /* --tune-runner CMD: builds and runs a timing program (its C source is the argument) */
+    double tune_budget;        /* --tune-budget SECONDS: the timing program's time (0: no limit) */
     int64_t string_space;      /* --string-space BYTES: the strings one run may build (ops/strings.c) */
     /* precision (calibrate.c) */
     int int8;                  /* --int8: a float model calibrated into int8 (QDQ nodes the quantize pass takes) */

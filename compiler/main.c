@@ -97,6 +97,8 @@ static void usage(FILE *f)
           "  --tune-file FILE  the tuning file: written by --tune, else read (replays its choices)\n"
           "  --tune-runner CMD  run `CMD PROGRAM.c` to build and run the timing program (a board,\n"
           "                  an emulator); default: $CC (else cc) -O3 -march=native, run here\n"
+          "  --tune-budget SECONDS  start no layer's timing after SECONDS (the largest layers\n"
+          "                  first, the first always; the others keep the heuristic's choice)\n"
           "  -v              print what each stage and pass does\n"
           "  --list-ops      print the supported ONNX ops (other domains as DOMAIN::Name)\n"
           "  --list-passes   print the optimization passes in the order they run\n"
@@ -222,6 +224,15 @@ static void parse_args(int argc, char **argv, Options *o)
             if (t < 0) fail_plain("--target %s: not one of c, avx2, avx512, neon, cortex-m, cuda", val);
             o->target = t;
             o->target_given = 1;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--tune-budget")) {
+            if (!val || !*val) fail_plain("--tune-budget needs a value (see --help)");
+            char *end;
+            double v = strtod(val, &end);
+            if (end == val || *end || !(v > 0 && v <= 1e6)) fail_plain("--tune-budget %s: expected seconds, more than 0", val);
+            o->tune_budget = v;
             i++;
             continue;
         }
@@ -391,6 +402,7 @@ static void parse_args(int argc, char **argv, Options *o)
     check_precision(o);
     if (o->tune && !o->tune_file) fail_plain("--tune needs --tune-file FILE, where it writes the choices");
     if (o->tune_runner && !o->tune) fail_plain("--tune-runner is only used with --tune");
+    if (o->tune_budget > 0 && !o->tune) fail_plain("--tune-budget is only used with --tune");
     if (o->profile && !o->output) fail_plain("--profile needs -o OUT.c (it makes a profiling build of the generated C)");
     if (o->debug_tensors && !o->output) fail_plain("--debug-tensors needs -o OUT.c (it makes a build of the generated C)");
     if (o->debug_tensors && o->profile) fail_plain("--debug-tensors and --profile: one instrumented build at a time");

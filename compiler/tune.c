@@ -16,7 +16,10 @@
  *
  *     KEY<TAB>VARIANT<TAB>NANOSECONDS
  *
- * sorted by key, '#' lines are comments (every candidate's time). Given
+ * sorted by key, '#' lines are comments (every candidate's time). With
+ * --tune-budget SECONDS the program times the sites largest first (by
+ * FLOPs) and skips those it reaches after the budget: their keys are not
+ * written, so they keep the heuristic. Given
  * with --tune-file (without --tune), the file replays those choices: the
  * generated code depends only on the variants, so it is byte-identical to
  * the tuning run's. Keys missing from the file keep the heuristic. */
@@ -29,7 +32,7 @@
 
 #include "ir.h"
 
-#define TUNE_MAX_CANDIDATES 8   /* per choice (the results table's width) */
+#define TUNE_MAX_CANDIDATES 16   /* per choice (the results table's width) */
 
 /* ---- the timing program ---- */
 
@@ -71,7 +74,9 @@ static int64_t buf_bytes(const Tensor *t)
     return (int64_t)tensor_bytes(t);
 }
 
-static void write_program(FILE *f, Site *s, int ns)
+/* order: the sites in timing order (the largest layers first, so that a
+ * --tune-budget is spent where it gains most) */
+static void write_program(FILE *f, Site *s, int ns, const int *order, double budget_s)
 {
     fputs("/* onnx2c --tune: times the candidates of each tunable kernel call */\n"
           "#define _POSIX_C_SOURCE 199309L\n#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n", f);
@@ -134,10 +139,19 @@ static void write_program(FILE *f, Site *s, int ns)
           "    }\n"
           "    for (b = 0; sz[b]; b++) free(B[b]);\n"
           "    return best;\n}\n\nint main(void)\n{\n", f);
-    for (int i = 0; i < ns; i++)
+    /* --tune-budget: after the first (largest) site, a site starts only
+     * while time is left (all its candidates or none); a skipped one keeps
+     * the heuristic's choice */
+    fprintf(f, "    const double budget = %.17g, t_start = O2C_TUNE_NOW();\n", budget_s * 1e9);
+    for (int oi = 0; oi < ns; oi++) {
+        int i = order[oi];
+        fprintf(f, "    if (%d && budget > 0 && O2C_TUNE_NOW() - t_start > budget) {\n        printf(\"o2c-tune-skip %d\\n\");\n"
+                   "    } else {\n", oi > 0, i);
         for (int j = 0; j < s[i].ncand; j++)
-            fprintf(f, "    printf(\"o2c-tune %d %d %%.1f\\n\", run(c%d_%d, s%d_%d));\n    fflush(stdout);\n", i, j, i, j, i,
-                    j);
+            fprintf(f, "        printf(\"o2c-tune %d %d %%.1f\\n\", run(c%d_%d, s%d_%d));\n        fflush(stdout);\n", i, j,
+                    i, j, i, j);
+        fputs("    }\n", f);
+    }
     fputs("    return 0;\n}\n", f);
 }
 
@@ -204,7 +218,17 @@ void tune_graph(Graph *g, const Options *o)
     char *src = xfmt("%s/tune.c", dir), *bin = xfmt("%s/tune", dir), *log = xfmt("%s/out.txt", dir);
     FILE *f = fopen(src, "w");
     if (!f) fail_plain("cannot write '%s': %s", src, strerror(errno));
-    write_program(f, sites, ns);
+    int *torder = xalloc(sizeof(int) * (size_t)ns);   /* timing order: FLOPs, largest first */
+    int64_t *fl = xalloc(sizeof(int64_t) * (size_t)ns);
+    for (int i = 0; i < ns; i++) {
+        torder[i] = i;
+        fl[i] = node_flops(sites[i].node);
+    }
+    for (int i = 1; i < ns; i++)
+        for (int j = i; j > 0 && fl[torder[j - 1]] < fl[torder[j]]; j--) {
+            int x = torder[j]; torder[j] = torder[j - 1]; torder[j - 1] = x;
+        }
+    write_program(f, sites, ns, torder, o->tune_budget);
     if (fclose(f) != 0) fail_plain("cannot write '%s'", src);
     const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
     char *cmd = o->tune_runner ? xfmt("%s %s >%s 2>&1", o->tune_runner, sh_quote(src), sh_quote(log))
@@ -216,6 +240,7 @@ void tune_graph(Graph *g, const Options *o)
     /* the results */
     double *t = xalloc(sizeof(double) * (size_t)ns * TUNE_MAX_CANDIDATES);
     for (int i = 0; i < ns * TUNE_MAX_CANDIDATES; i++) t[i] = -1;
+    char *skipped = xalloc((size_t)ns);
     FILE *r = fopen(log, "r");
     char line[4096], tail[2048] = "";
     while (r && fgets(line, sizeof line, r)) {
@@ -223,12 +248,16 @@ void tune_graph(Graph *g, const Options *o)
         double v;
         if (sscanf(line, "o2c-tune %d %d %lf", &a, &b, &v) == 3 && a >= 0 && a < ns && b >= 0 && b < sites[a].ncand)
             t[a * TUNE_MAX_CANDIDATES + b] = v;
+        else if (sscanf(line, "o2c-tune-skip %d", &a) == 1 && a >= 0 && a < ns && o->tune_budget > 0)
+            skipped[a] = 1;
         else if (strlen(tail) + strlen(line) < sizeof tail) strcat(tail, line);
     }
     if (r) fclose(r);
-    int missing = 0;
-    for (int i = 0; i < ns; i++)
-        for (int j = 0; j < sites[i].ncand; j++) missing |= t[i * TUNE_MAX_CANDIDATES + j] < 0;
+    int missing = 0, nskipped = 0;
+    for (int i = 0; i < ns; i++) {
+        nskipped += skipped[i];
+        for (int j = 0; j < sites[i].ncand && !skipped[i]; j++) missing |= t[i * TUNE_MAX_CANDIDATES + j] < 0;
+    }
     if (rc != 0 || missing) {
         fclose(out);
         remove(o->tune_file);
@@ -247,9 +276,16 @@ void tune_graph(Graph *g, const Options *o)
         for (int j = i; j > 0 && strcmp(sites[order[j - 1]].key, sites[order[j]].key) > 0; j--) {
             int x = order[j]; order[j] = order[j - 1]; order[j - 1] = x;
         }
+    if (nskipped)
+        fprintf(out, "# --tune-budget %g s: %d of %d kernel shapes timed (the largest first); the others keep the "
+                     "heuristic's choice\n", o->tune_budget, ns - nskipped, ns);
     for (int oi = 0; oi < ns; oi++) {
         int i = order[oi], best = 0;
         Site *s = &sites[i];
+        if (skipped[i]) {
+            fprintf(out, "# %s: not timed (--tune-budget)\n", s->key);
+            continue;
+        }
         fputs("# ", out);
         for (int j = 0; j < s->ncand; j++) {
             const char *v = s->cand[j].n ? s->cand[j].calls[0].variant : NULL;
@@ -262,5 +298,5 @@ void tune_graph(Graph *g, const Options *o)
         fprintf(out, "\n%s\t%s\t%.1f\n", s->key, v, t[i * TUNE_MAX_CANDIDATES + best]);
     }
     if (fclose(out) != 0) fail_plain("cannot write the tuning file '%s'", o->tune_file);
-    note("wrote %s (%d keys)", o->tune_file, ns);
+    note("wrote %s (%d keys%s)", o->tune_file, ns - nskipped, nskipped ? xfmt(", %d not timed within --tune-budget", nskipped) : "");
 }

@@ -15,6 +15,8 @@ On examples with convolutions (plain, depthwise, pointwise) and products:
     sanitizer build);
   - a user runner (--tune-runner) is used, and its failure is a clear error
     (exit 1, no tuning file, no output);
+  - --tune-budget: a budget spent at once times the largest layer only, says
+    which keys were not timed, and the file replays;
   - bad tuning files are refused with the line at fault: a malformed line, a
     repeated key, a variant that is not a candidate; --tune without
     --tune-file, --tune-file for the CUDA target.
@@ -49,6 +51,8 @@ def parse_tune(path):
                 raise AssertionError("tuning line without the candidates' comment above it: " + line)
             entries.append((m.group(1), m.group(2), float(m.group(3)), cands))
             cands = None
+        elif line.startswith("# --tune-budget") or line.endswith(": not timed (--tune-budget)"):
+            pass
         elif line.startswith("# ") and "\t" not in line and not line.startswith("# onnx2c"):
             cands = {}
             for part in CAND.match(line).group(1).split(", "):
@@ -135,6 +139,27 @@ def test_runner(args, work):
     return "runner used; failure refused"
 
 
+def test_budget(args, work):
+    """--tune-budget: the largest layers timed first, the rest left to the heuristic, and said so"""
+    model = os.path.join(ROOT, "examples", "mobilenet_block", "model.onnx")
+    full, part = os.path.join(work, "full.tune"), os.path.join(work, "part.tune")
+    rc, out = run([args.compiler, model, "-o", os.path.join(work, "f.c"), "--tune", "--tune-file", full])
+    check(rc == 0, "--tune: " + out[-300:])
+    rc, out = run([args.compiler, model, "-o", os.path.join(work, "p.c"), "--tune", "--tune-file", part,
+                   "--tune-budget", "0.000001"])
+    check(rc == 0, "--tune --tune-budget: " + out[-300:])
+    text = open(part).read()
+    nfull, timed = len(parse_tune(full)), parse_tune(part)
+    skipped = [l for l in text.splitlines() if l.endswith(": not timed (--tune-budget)")]
+    check(nfull >= 2, "mobilenet_block has fewer than two tunable keys")
+    check(len(timed) == 1 and len(skipped) == nfull - 1,
+          "a budget spent at once: %d keys timed, %d skipped of %d" % (len(timed), len(skipped), nfull))
+    check("--tune-budget 1e-06 s: 1 of %d kernel shapes timed" % nfull in text, "the budget line is missing")
+    rc, out = run([args.compiler, model, "-o", os.path.join(work, "r.c"), "--tune-file", part])
+    check(rc == 0, "replaying a partial tuning file: " + out[-300:])
+    return "1 of %d keys timed within the budget; the file replays" % nfull
+
+
 def test_refusals(args, work):
     model = os.path.join(ROOT, "examples", "small_convnet", "model.onnx")
     good = os.path.join(work, "good.tune")
@@ -157,13 +182,15 @@ def test_refusals(args, work):
     for flags, msg in ((["--tune"], "--tune needs --tune-file"),
                        (["--tune-file", good, "-o", os.path.join(work, "x.cu")], "CUDA target"),
                        (["--tune-runner", "true", "--tune-file", good], "only used with --tune"),
+                       (["--tune-budget", "5", "--tune-file", good], "only used with --tune"),
+                       (["--tune", "--tune-file", good, "--tune-budget", "0"], "expected seconds"),
                        (["--tune-file", os.path.join(work, "missing.tune")], "cannot read the tuning file")):
         cmd = [args.compiler, model] + flags
         if "-o" not in flags:
             cmd += ["-o", os.path.join(work, "y.c")]
         rc, out = run(cmd)
         check(rc == 1 and msg in out, "%s: rc %d, %s" % (" ".join(flags), rc, out.strip()[-200:]))
-    return "%d refusals" % (len(cases) + 4)
+    return "%d refusals" % (len(cases) + 6)
 
 
 def main():
@@ -174,7 +201,8 @@ def main():
     work = tempfile.mkdtemp(prefix="o2c_tune_")
     n = {"pass": 0, "fail": 0}
     tests = [("model " + m, lambda w, m=m: test_model(args, m, w)) for m in MODELS]
-    tests += [("runner", lambda w: test_runner(args, w)), ("refusals", lambda w: test_refusals(args, w))]
+    tests += [("runner", lambda w: test_runner(args, w)), ("budget", lambda w: test_budget(args, w)),
+              ("refusals", lambda w: test_refusals(args, w))]
     try:
         for name, fn in tests:
             w = os.path.join(work, re.sub(r"\W", "_", name))

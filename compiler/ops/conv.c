@@ -240,7 +240,7 @@ void infer_conv(Node *n) { infer_conv_any(n, 0); }
  * depthwise convs with rows of at least DW_MIN_ROW; else the tiles, 8-wide
  * for rows of at most CONV_NARROW_ROW outputs. */
 enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW, CONV_PANEL, CONV_PWT, CONV_DWFLAT, CONV_WINO };
-static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw", "panel", "pwt", "dwflat", "wino"};
+static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw", "panel8x32", "pwt", "dwflat", "wino"};
 #define CONV_NVARIANTS 8
 
 /* o2c_conv_pwt_f32: the weights transposed, M rounded up to a whole tile */
@@ -260,28 +260,57 @@ static void lower_pwt(Lowering *L, KCall *c, int64_t N)
     c->count = N * ((S + O2C_PW_MR - 1) / O2C_PW_MR) * (MP / O2C_PW_NR);
 }
 
-/* o2c_conv_panel_f32: the scratch panel, the weights packed MR channels to a k */
-static void lower_panel(Lowering *L, KCall *c, int64_t N)
+/* The implicit GEMM's register tiles (MR channels x NR pixels), the
+ * default (8 x 32, o2c_conv_panel_f32, the heuristic's) first: --tune times
+ * each as the variant "panelMRxNR" where its accumulators, MR x ceil(NR /
+ * lanes) vector registers, leave PANEL_FREE_REGS of the target's vector
+ * registers for the panel row and the broadcast weight. The portable C
+ * target names no register file: every tile is a candidate there (the
+ * timing decides; the same candidates on any machine, so a tuning file
+ * replays anywhere). */
+static const struct { int mr, nr; } PANEL_TILES[] = {
+#define PANEL_TILE(MR, NR) {MR, NR},
+    O2C_PANEL_TILES(PANEL_TILE)
+#undef PANEL_TILE
+};
+#define NPANEL_TILES (int)(sizeof PANEL_TILES / sizeof PANEL_TILES[0])
+#define PANEL_FREE_REGS 4
+
+static int panel_tile_fits(int target, int mr, int nr)
+{
+    int lanes = 0, regs = 0;   /* float lanes a vector register, vector registers */
+    if (target == TARGET_AVX512) lanes = 16, regs = 32;
+    else if (target == TARGET_AVX2) lanes = 8, regs = 16;
+    else if (target == TARGET_NEON) lanes = 4, regs = 32;
+    if (!lanes) return 1;
+    return mr * ((nr + lanes - 1) / lanes) <= regs - PANEL_FREE_REGS;
+}
+
+/* o2c_conv_panel_f32[_MRxNR]: the scratch panel (K x NR), the weights packed
+ * MR channels to a k */
+static void lower_panel(Lowering *L, KCall *c, int64_t N, int mr, int nr)
 {
     int64_t *k = c->k, *out = k + O2C_CONV_OUT, *ks = k + O2C_CONV_K;
     int64_t kg = k[O2C_CONV_C] / k[O2C_CONV_GROUP] * ks[0] * ks[1] * ks[2];
-    int64_t pd[2] = {kg, O2C_CP_NR};
+    int64_t pd[2] = {kg, nr};
     c->y[1] = lower_temp(L, DT_FLOAT, 2, pd);
-    int64_t G = k[O2C_CONV_GROUP], MG = k[O2C_CONV_M] / G, TM = (MG + O2C_CV_MR - 1) / O2C_CV_MR;
-    int64_t wd[4] = {G, TM, kg, O2C_CV_MR};
+    int64_t G = k[O2C_CONV_GROUP], MG = k[O2C_CONV_M] / G, TM = (MG + mr - 1) / mr;
+    int64_t wd[4] = {G, TM, kg, mr};
     Tensor *wp = lower_const(L, "W_packed", DT_FLOAT, 4, wd);
     const float *src = c->x[1]->data;
     float *dst = wp->data;
     for (int64_t g = 0; g < G; g++)
         for (int64_t t = 0; t < TM; t++)
             for (int64_t kk = 0; kk < kg; kk++)
-                for (int64_t i = 0; i < O2C_CV_MR; i++) {
-                    int64_t m = t * O2C_CV_MR + i;
-                    dst[((g * TM + t) * kg + kk) * O2C_CV_MR + i] = m < MG ? src[(g * MG + m) * kg + kk] : 0.0f;
+                for (int64_t i = 0; i < mr; i++) {
+                    int64_t m = t * mr + i;
+                    dst[((g * TM + t) * kg + kk) * mr + i] = m < MG ? src[(g * MG + m) * kg + kk] : 0.0f;
                 }
     c->x[1] = wp;
-    c->kernel = kernel_find("o2c_conv_panel_f32");
-    c->count = N * k[O2C_CONV_GROUP] * out[0] * ((out[1] * out[2] + O2C_CP_NR - 1) / O2C_CP_NR);
+    int dflt = mr == PANEL_TILES[0].mr && nr == PANEL_TILES[0].nr;
+    c->kernel = kernel_find(dflt ? "o2c_conv_panel_f32" : xfmt("o2c_conv_panel_f32_%dx%d", mr, nr));
+    if (!c->kernel) fail_plain("internal: no panel kernel for the tile %dx%d (runtime/c/conv.h)", mr, nr);
+    c->count = N * k[O2C_CONV_GROUP] * out[0] * ((out[1] * out[2] + nr - 1) / nr);
 }
 
 void conv_wino_weights(const float *W, int64_t M, int64_t C, float *dst)
@@ -409,18 +438,25 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     int wino_ok = ks[0] == 1 && in[0] == 1 && ks[1] == 3 && ks[2] == 3 && st[1] == 1 && st[2] == 1 && dil[1] == 1 &&
                   dil[2] == 1 && k[O2C_CONV_GROUP] == 1 && c->x[1]->data && k[O2C_CONV_C] <= WINO_MAX_C;
     if (wino_ok && k[O2C_CONV_C] >= WINO_MIN_C && k[O2C_CONV_M] >= WINO_MIN_M && out[2] >= WINO_MIN_ROW) heuristic = CONV_WINO;
-    const char *names[CONV_NVARIANTS];
-    int which[CONV_NVARIANTS], nc = 0;
+    const char *names[CONV_NVARIANTS + NPANEL_TILES];
+    int which[CONV_NVARIANTS + NPANEL_TILES], tile[CONV_NVARIANTS + NPANEL_TILES], nc = 0;
     for (int i = 0; i < CONV_NVARIANTS; i++)
         if ((i != CONV_DW || dw_ok) && (i != CONV_PANEL || panel_ok) && (i != CONV_PWT || pwt_ok) &&
             (i != CONV_DWFLAT || dwflat_ok) && (i != CONV_WINO || wino_ok)) {
             names[nc] = CONV_VARIANTS[i];
+            tile[nc] = 0;
             which[nc++] = i;
+        }
+    for (int t = 1; t < NPANEL_TILES && panel_ok; t++)   /* the panel's other register tiles */
+        if (panel_tile_fits(L->target, PANEL_TILES[t].mr, PANEL_TILES[t].nr)) {
+            names[nc] = xfmt("panel%dx%d", PANEL_TILES[t].mr, PANEL_TILES[t].nr);
+            tile[nc] = t;
+            which[nc++] = CONV_PANEL;
         }
     int hpick = 0;
     for (int i = 0; i < nc; i++)
-        if (which[i] == heuristic) hpick = i;
-    int v = which[lower_choose(L, c, key, names, nc, hpick)];
+        if (which[i] == heuristic && !tile[i]) hpick = i;
+    int pick = lower_choose(L, c, key, names, nc, hpick), v = which[pick];
     if (v == CONV_DIRECT) return;
     if (v == CONV_WINO) {
         lower_wino(L, c, N);
@@ -439,7 +475,7 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
         return;
     }
     if (v == CONV_PANEL) {
-        lower_panel(L, c, N);
+        lower_panel(L, c, N, PANEL_TILES[tile[pick]].mr, PANEL_TILES[tile[pick]].nr);
         return;
     }
     if (v == CONV_DW) {

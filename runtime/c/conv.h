@@ -194,28 +194,32 @@
  * contiguously (zero past the group's channels):
  *   Wp[((g * ceil(MG / MR) + t) * K + k) * MR + i] = W[g MG + t MR + i, k].
  * The last panel of a plane moves back to stay full (pixels computed
- * twice, to the same values). */
+ * twice, to the same values). MR x NR is 8 x 32 for o2c_conv_panel_f32;
+ * o2c_conv_panel_f32_MRxNR are the same kernel with other tiles, the
+ * candidates --tune times (O2C_PANEL_TILES, runtime/c/params/conv.h). */
 #define O2C_CP_NR 32
 /* The micro-kernel of the panel and Winograd kernels: acc (MR x 32, in
  * registers) += W x R over K steps, W packed MR values a step, R 32 values
  * a step (a panel row, a Winograd element's row of tiles). */
-#define O2C_CV_PRODUCT(T, acc, K, W, R)                                             \
+#define O2C_CV_PRODUCT(T, acc, K, W, R) O2C_PN_PRODUCT(T, acc, K, W, R, O2C_CV_MR, O2C_CP_NR)
+/* the same for a tile of MR channels x NR columns (the panel kernels' MR x NR) */
+#define O2C_PN_PRODUCT(T, acc, K, W, R, MR, NR)                                     \
     for (int64_t kk = 0; kk < (K); kk++) {                                          \
-        const T *rrow = (R) + kk * O2C_CP_NR, *wk = (W) + kk * O2C_CV_MR;           \
-        for (int i = 0; i < O2C_CV_MR; i++) {                                       \
+        const T *rrow = (R) + kk * (NR), *wk = (W) + kk * (MR);                     \
+        for (int i = 0; i < (MR); i++) {                                            \
             const T w = wk[i];                                                      \
-            for (int j = 0; j < O2C_CP_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], w, rrow[j]); \
+            for (int j = 0; j < (NR); j++) acc[i][j] = O2C_FMA_f32(acc[i][j], w, rrow[j]); \
         }                                                                           \
     }
 /* One tile: always MR channel rows (the packed weights are zero past the
  * group's channels, so the accumulators stay in registers even for a
  * partial tile), the first SROWS of them and COLS columns stored */
-#define O2C_CP_TILE(T, EPI, SROWS, COLS)                                            \
+#define O2C_PN_TILE(T, EPI, MR, NR, SROWS, COLS)                                    \
     {                                                                               \
-        T acc[O2C_CV_MR][O2C_CP_NR];                                                \
-        for (int i = 0; i < O2C_CV_MR; i++)                                         \
-            for (int j = 0; j < O2C_CP_NR; j++) acc[i][j] = Bs && i < (SROWS) ? Bs[m0 + i] : (T)0; \
-        O2C_CV_PRODUCT(T, acc, KG, wm, P);                                          \
+        T acc[MR][NR];                                                              \
+        for (int i = 0; i < (MR); i++)                                              \
+            for (int j = 0; j < (NR); j++) acc[i][j] = Bs && i < (SROWS) ? Bs[m0 + i] : (T)0; \
+        O2C_PN_PRODUCT(T, acc, KG, wm, P, MR, NR);                                  \
         for (int i = 0; i < (SROWS); i++)                                           \
             for (int j = 0; j < (COLS); j++) {                                      \
                 const int64_t y = y0 + i * ys + j;                                  \
@@ -240,23 +244,24 @@
             }                                                                       \
         }                                                                           \
     }
-#define O2C_CONV_PANEL(NAME, T, EPI)                                                \
+#define O2C_CONV_PANEL(NAME, T, EPI) O2C_CONV_PANEL_MN(NAME, T, EPI, O2C_CV_MR, O2C_CP_NR)
+#define O2C_CONV_PANEL_MN(NAME, T, EPI, MR, NR)                                     \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         O2C_CONV_OPERANDS(T);                                                       \
-        T *P = (T *)p->y[1];   /* scratch */                                      \
+        T *P = (T *)p->y[1];   /* scratch */                                        \
         const int64_t KG = CG * KD * KH * KW, S2 = OH * OW;                         \
-        const int64_t TW = (S2 + O2C_CP_NR - 1) / O2C_CP_NR;                        \
+        const int64_t TW = (S2 + NR - 1) / NR;                                      \
         O2C_FOR(t) {                                                                \
             int64_t r = t;                                                          \
             const int64_t tw = r % TW; r /= TW;                                     \
             const int64_t od = r % OD; r /= OD;                                     \
             const int64_t g = r % G, n = r / G;                                     \
-            const int64_t p0 = tw * O2C_CP_NR + O2C_CP_NR > S2 && S2 >= O2C_CP_NR ? S2 - O2C_CP_NR : tw * O2C_CP_NR; \
-            const int64_t nr = S2 - p0 < O2C_CP_NR ? S2 - p0 : O2C_CP_NR;           \
-            /* the runs: run s covers panel columns [sj[s], sj[s + 1]), pixels  \
-             * of output row sh[s] from column sw[s] */                            \
-            int64_t sj[O2C_CP_NR + 1], sh[O2C_CP_NR], sw[O2C_CP_NR];                \
+            const int64_t p0 = tw * NR + NR > S2 && S2 >= NR ? S2 - NR : tw * NR;   \
+            const int64_t nr = S2 - p0 < NR ? S2 - p0 : NR;                         \
+            /* the runs: run s covers panel columns [sj[s], sj[s + 1]), pixels      \
+             * of output row sh[s] from column sw[s] */                             \
+            int64_t sj[NR + 1], sh[NR], sw[NR];                                     \
             int ns = 0;                                                             \
             for (int64_t j = 0; j < nr; ns++) {                                     \
                 sj[ns] = j;                                                         \
@@ -265,37 +270,37 @@
                 j += OW - sw[ns] < nr - j ? OW - sw[ns] : nr - j;                   \
             }                                                                       \
             sj[ns] = nr;                                                            \
-            /* the panel: row (c, kd, kh, kw) holds the inputs of the pixels, \
-             * filled run by run (one run: a panel in one output row) */       \
-            for (int s = 0; s < ns; s++) {                                      \
-                const int64_t len = sj[s + 1] - sj[s];                          \
-                T *pr = P + sj[s];                                              \
-                for (int64_t c = 0; c < CG; c++)                                \
-                    for (int64_t kd = 0; kd < KD; kd++) {                       \
-                        const int64_t id = od * SD - PD + kd * DD;              \
-                        for (int64_t kh = 0; kh < KH; kh++) {                   \
-                            const int64_t ih = sh[s] * SH - PH + kh * DH;       \
+            /* the panel: row (c, kd, kh, kw) holds the inputs of the pixels,       \
+             * filled run by run (one run: a panel in one output row) */            \
+            for (int s = 0; s < ns; s++) {                                          \
+                const int64_t len = sj[s + 1] - sj[s];                              \
+                T *pr = P + sj[s];                                                  \
+                for (int64_t c = 0; c < CG; c++)                                    \
+                    for (int64_t kd = 0; kd < KD; kd++) {                           \
+                        const int64_t id = od * SD - PD + kd * DD;                  \
+                        for (int64_t kh = 0; kh < KH; kh++) {                       \
+                            const int64_t ih = sh[s] * SH - PH + kh * DH;           \
                             const int row_in = id >= 0 && id < ID && ih >= 0 && ih < IH; \
                             const T *xr = X + (((n * C + g * CG + c) * ID + (row_in ? id : 0)) * IH + (row_in ? ih : 0)) * IW; \
-                            for (int64_t kw = 0; kw < KW; kw++, pr += O2C_CP_NR) { \
-                                const int64_t iw0 = sw[s] * SW - PW + kw * DW;  \
-                                if (len == O2C_CP_NR) O2C_CP_GATHER(T, O2C_CP_NR) \
-                                else O2C_CP_GATHER(T, len)                      \
-                            }                                                   \
-                        }                                                       \
-                    }                                                           \
-            }                                                                   \
-            if (nr < O2C_CP_NR)   /* a plane of fewer pixels than a panel */    \
-                for (int64_t k = 0; k < KG; k++)                                \
-                    for (int64_t j = nr; j < O2C_CP_NR; j++) P[k * O2C_CP_NR + j] = (T)0; \
+                            for (int64_t kw = 0; kw < KW; kw++, pr += NR) {         \
+                                const int64_t iw0 = sw[s] * SW - PW + kw * DW;      \
+                                if (len == (NR)) O2C_CP_GATHER(T, NR)               \
+                                else O2C_CP_GATHER(T, len)                          \
+                            }                                                       \
+                        }                                                           \
+                    }                                                               \
+            }                                                                       \
+            if (nr < NR)   /* a plane of fewer pixels than a panel */               \
+                for (int64_t k = 0; k < KG; k++)                                    \
+                    for (int64_t j = nr; j < NR; j++) P[k * NR + j] = (T)0;         \
             /* the channel tiles */                                                 \
-            for (int64_t mt = 0; mt < MG; mt += O2C_CV_MR) {                        \
-                const int64_t m0 = g * MG + mt, mr = MG - mt < O2C_CV_MR ? MG - mt : O2C_CV_MR; \
-                const T *wm = Wt + (g * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) + mt / O2C_CV_MR) * KG * O2C_CV_MR; \
+            for (int64_t mt = 0; mt < MG; mt += MR) {                               \
+                const int64_t m0 = g * MG + mt, mr = MG - mt < MR ? MG - mt : MR;   \
+                const T *wm = Wt + (g * ((MG + MR - 1) / MR) + mt / MR) * KG * MR;  \
                 const int64_t ys = OD * S2;                                         \
                 const int64_t y0 = ((n * M + m0) * OD + od) * S2 + p0;              \
-                if (mr == O2C_CV_MR && nr == O2C_CP_NR) O2C_CP_TILE(T, EPI, O2C_CV_MR, O2C_CP_NR) \
-                else O2C_CP_TILE(T, EPI, mr, nr)                                    \
+                if (mr == MR && nr == NR) O2C_PN_TILE(T, EPI, MR, NR, MR, NR)       \
+                else O2C_PN_TILE(T, EPI, MR, NR, mr, nr)                            \
             }                                                                       \
         }                                                                           \
     }
@@ -769,6 +774,20 @@ O2C_CONV_TILE(o2c_conv_tile_f32, float, o2c_epi_f32, O2C_CV_NR)
 O2C_DWCONV(o2c_dwconv_f32, float, o2c_epi_f32)
 /*@ o2c_conv_panel_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PANEL(o2c_conv_panel_f32, float, o2c_epi_f32)
+/*@ o2c_conv_panel_f32_4x32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+O2C_CONV_PANEL_MN(o2c_conv_panel_f32_4x32, float, o2c_epi_f32, 4, 32)
+/*@ o2c_conv_panel_f32_8x16 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+O2C_CONV_PANEL_MN(o2c_conv_panel_f32_8x16, float, o2c_epi_f32, 8, 16)
+/*@ o2c_conv_panel_f32_4x64 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+O2C_CONV_PANEL_MN(o2c_conv_panel_f32_4x64, float, o2c_epi_f32, 4, 64)
+/*@ o2c_conv_panel_f32_12x32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+O2C_CONV_PANEL_MN(o2c_conv_panel_f32_12x32, float, o2c_epi_f32, 12, 32)
+/*@ o2c_conv_panel_f32_16x16 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+O2C_CONV_PANEL_MN(o2c_conv_panel_f32_16x16, float, o2c_epi_f32, 16, 16)
+/*@ o2c_conv_panel_f32_4x16 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+O2C_CONV_PANEL_MN(o2c_conv_panel_f32_4x16, float, o2c_epi_f32, 4, 16)
+/*@ o2c_conv_panel_f32_6x16 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+O2C_CONV_PANEL_MN(o2c_conv_panel_f32_6x16, float, o2c_epi_f32, 6, 16)
 /*@ o2c_conv_wino_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_WINO(o2c_conv_wino_f32, float, o2c_epi_f32)
 /*@ o2c_conv_pwt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
@@ -828,4 +847,4 @@ O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f32h, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_ks_f32, F) K(o2c_convt_f64, F)
+#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f32h, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_panel_f32_4x32, F) K(o2c_conv_panel_f32_8x16, F) K(o2c_conv_panel_f32_4x64, F) K(o2c_conv_panel_f32_12x32, F) K(o2c_conv_panel_f32_16x16, F) K(o2c_conv_panel_f32_4x16, F) K(o2c_conv_panel_f32_6x16, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_ks_f32, F) K(o2c_convt_f64, F)

@@ -198,26 +198,37 @@ static void check_conv(CV t)
                  (long long)t.M, (long long)S);
         expect_close(got, ref, ny, what);
     }
-    if (!t.pointwise_layout) {   /* the implicit GEMM: weights packed as conv.h says, a K x 32 panel */
-        int64_t KG = CG * KD * t.KH * t.KW, TM = (MG + O2C_CV_MR - 1) / O2C_CV_MR;
-        float *wp = xalloc(sizeof(float) * (size_t)(t.G * TM * KG * O2C_CV_MR + 1));
-        float *panel = xalloc(sizeof(float) * (size_t)(KG * O2C_CP_NR + 1));
+    /* the implicit GEMM, every register tile of O2C_PANEL_TILES: weights
+     * packed as conv.h says (MR channels to a k), a K x NR panel */
+    static const int tiles[][2] = {
+#define TILE(MR, NR) {MR, NR},
+        O2C_PANEL_TILES(TILE)
+#undef TILE
+    };
+    for (size_t ti = 0; ti < sizeof tiles / sizeof tiles[0] && !t.pointwise_layout; ti++) {
+        const int64_t MR = tiles[ti][0], NR = tiles[ti][1];
+        char kname[64];
+        if (ti) snprintf(kname, sizeof kname, "o2c_conv_panel_f32_%dx%d", tiles[ti][0], tiles[ti][1]);
+        else snprintf(kname, sizeof kname, "o2c_conv_panel_f32");
+        int64_t KG = CG * KD * t.KH * t.KW, TM = (MG + MR - 1) / MR;
+        float *wp = xalloc(sizeof(float) * (size_t)(t.G * TM * KG * MR + 1));
+        float *panel = xalloc(sizeof(float) * (size_t)(KG * NR + 1));
         for (int64_t g = 0; g < t.G; g++)
             for (int64_t tm = 0; tm < TM; tm++)
                 for (int64_t kk = 0; kk < KG; kk++)
-                    for (int64_t i = 0; i < O2C_CV_MR; i++) {
-                        int64_t m = tm * O2C_CV_MR + i;
-                        wp[((g * TM + tm) * KG + kk) * O2C_CV_MR + i] = m < MG ? W[(g * MG + m) * KG + kk] : 0.0f;
+                    for (int64_t i = 0; i < MR; i++) {
+                        int64_t m = tm * MR + i;
+                        wp[((g * TM + tm) * KG + kk) * MR + i] = m < MG ? W[(g * MG + m) * KG + kk] : 0.0f;
                     }
         for (int64_t i = 0; i < ny; i++) got[i] = NAN;
         p.x[1] = wp;
         p.y[1] = panel;
-        K("o2c_conv_panel_f32")(0, t.N * t.G * OD * ((OH * OW + O2C_CP_NR - 1) / O2C_CP_NR), &p);
+        K(kname)(0, t.N * t.G * OD * ((OH * OW + NR - 1) / NR), &p);
         p.x[1] = W;
         p.y[1] = NULL;
-        char what[200];
-        snprintf(what, sizeof what, "o2c_conv_panel_f32 N%lld C%lld M%lld G%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",
-                 (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.G, (long long)t.ID, (long long)t.IH,
+        char what[240];
+        snprintf(what, sizeof what, "%s N%lld C%lld M%lld G%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",
+                 kname, (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.G, (long long)t.ID, (long long)t.IH,
                  (long long)t.IW, (long long)KD, (long long)t.KH, (long long)t.KW, (long long)t.S, (long long)t.D,
                  (long long)t.P);
         expect_close(got, ref, ny, what);

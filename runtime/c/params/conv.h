@@ -21,3 +21,8 @@ enum {
 enum { O2C_LAYOUT_IN_NHWC = 1, O2C_LAYOUT_OUT_NHWC = 2 };
 /* below the epilogue's slots (no real parameters of their own) */
 O2C_PARAMS_FIT(conv, O2C_CONV_NK + (O2C_NK - O2C_EPI_ACT), O2C_NF - O2C_EPI_FA)
+/* The register tiles of the implicit-GEMM conv (o2c_conv_panel_f32 and its
+ * o2c_conv_panel_f32_MRxNR instances, runtime/c/conv.h): X(MR, NR) per tile,
+ * the default first. --tune times those whose accumulators fit the target's
+ * vector registers (compiler/ops/conv.c). */
+#define O2C_PANEL_TILES(X) X(8, 32) X(4, 32) X(8, 16) X(4, 64) X(12, 32) X(16, 16) X(4, 16) X(6, 16)
