@@ -145,7 +145,7 @@ void lower_fused_attention(Node *n, Lowering *L)
     KCall *c = lower_call(L, xfmt("o2c_attention%s_%s", blocked ? "_blk" : "", dtype_suffix(y->dtype)),
                           blocked ? rows / s.Sq * ((s.Sq + O2C_ATT_RB - 1) / O2C_ATT_RB) : rows);
     if (blocked) {
-        int64_t words = s.D * s.Skv + s.Skv * s.Dv + s.Skv + s.D + s.Dv;
+        int64_t words = O2C_ATT_BLK_WORDS(s.Skv, s.D, s.Dv);
         c->y[1] = lower_temp(L, DT_FLOAT, 1, &words);
     }
     c->x[O2C_ATT_XQ] = n->in[0];

@@ -254,15 +254,23 @@
 
 /*@ o2c_attention_blk_f32 needs o2c_vexp_f32 params O2C_ATT split */
 /* FusedAttention on the C target: the query rows O2C_ATT_RB at a time (the
- * index space: batches x ceil(Sq / RB) blocks). A block packs its batch's
- * keys transposed (Kt: D x Skv) and values (Vp: Skv x Dv) into y[1], then,
- * a query row at a time: the scores s[j] = scale q . K[j] (+ mask) as
- * Skv-long axpys over Kt's rows, the softmax with o2c_vexp_f32, and y = the
- * weights times Vp as Dv-long axpys: every inner loop runs along contiguous
- * memory and vectorizes, whatever the strides of Q, K, V and Y (their
- * transposes are folded into the strides). y[1]: D Skv + Skv Dv + Skv + D +
- * Dv floats. The same values as o2c_attention_f32 (the reference) up to the
- * order of the sums. */
+ * index space: batches x ceil(Sq / RB) blocks), both products register
+ * tiled like the GEMM kernels (O2C_ATT_MR rows x O2C_ATT_NR columns of
+ * accumulators, each loaded value used MR or NR times). A block packs into
+ * y[1] its batch's keys as column panels (Kp: for each NR keys, D rows of
+ * NR values, zero past Skv), the values (Vp: SkvP x DvP, zero past Skv and
+ * Dv; SkvP and DvP rounded up to NR) and its query rows scaled and
+ * transposed (Qt: D x RB, zero past the last row); then the scores
+ * transposed, St = (Qt' Kp)' (SkvP x RB: a key's scores of the block's rows
+ * contiguous), the mask added and the softmax by rows, run across the rows
+ * (every loop vectorizes; o2c_vexp_f32; the padded keys set to 0), and Y =
+ * St' Vp divided by each row's sum, through Y's strides. The operands of
+ * both products are contiguous along the tile's rows and columns (strided
+ * ones made GCC's loop interchange put the sum innermost, the accumulators
+ * in memory: 18 GFLOP/s). y[1]: O2C_ATT_BLK_WORDS floats. Each score sums
+ * over D in order and each output over the keys in order: the values of
+ * o2c_attention_f32 (the reference) up to rounding (fused multiply-adds,
+ * the exponential). Transposes of Q, K, V and Y are folded into strides. */
 O2C_KERNEL(o2c_attention_blk_f32)
 {
     const float *Q = (const float *)p->x[O2C_ATT_XQ], *K = (const float *)p->x[O2C_ATT_XK];
@@ -271,57 +279,101 @@ O2C_KERNEL(o2c_attention_blk_f32)
     const int64_t *k = p->k;
     const int64_t nb = k[O2C_ATT_NB], Sq = k[O2C_ATT_SQ], Skv = k[O2C_ATT_SKV];
     const int64_t D = k[O2C_ATT_D], Dv = k[O2C_ATT_DV], NBLK = (Sq + O2C_ATT_RB - 1) / O2C_ATT_RB;
+    const int64_t SkvP = O2C_ATT_UP(Skv), DvP = O2C_ATT_UP(Dv);
     const int64_t *qs = k + O2C_ATT_QS, *ks = k + O2C_ATT_KS, *vs = k + O2C_ATT_VS;
     const int64_t *ms = k + O2C_ATT_MS, *ys = k + O2C_ATT_YS;
     const float scale = p->ff[O2C_ATT_FSCALE];
-    float *O2C_RESTRICT Kt = (float *)p->y[1];
-    float *O2C_RESTRICT Vp = Kt + D * Skv;
-    float *O2C_RESTRICT sc = Vp + Skv * Dv;
-    float *O2C_RESTRICT qv = sc + Skv;
+    float *O2C_RESTRICT Kp = (float *)p->y[1];
+    float *O2C_RESTRICT Vp = Kp + SkvP * D;
+    float *O2C_RESTRICT Qt = Vp + SkvP * DvP;
+    float *O2C_RESTRICT St = Qt + O2C_ATT_RB * D;
+    float *O2C_RESTRICT mx = St + O2C_ATT_RB * SkvP;   /* the rows' maxima, then inverse sums */
+    float sum[O2C_ATT_RB];
     O2C_FOR(t) {
-        int64_t b = t / NBLK, qo = 0, ko = 0, vo = 0, mo = 0, yo = 0, d, j, c, r;
-        const int64_t r0 = t % NBLK * O2C_ATT_RB, r1 = r0 + O2C_ATT_RB < Sq ? r0 + O2C_ATT_RB : Sq;
-        for (d = nb - 1; d >= 0; d--) {
+        int64_t b = t / NBLK, qo = 0, ko = 0, vo = 0, mo = 0, yo = 0;
+        const int64_t r0 = t % NBLK * O2C_ATT_RB, nrows = Sq - r0 < O2C_ATT_RB ? Sq - r0 : O2C_ATT_RB;
+        for (int64_t d = nb - 1; d >= 0; d--) {
             const int64_t bd = k[O2C_ATT_BDIMS + d], bi = b % bd;
             b /= bd;
             qo += bi * qs[d]; ko += bi * ks[d]; vo += bi * vs[d];
             mo += bi * ms[d]; yo += bi * ys[d];
         }
-        for (j = 0; j < Skv; j++) {
-            const float *kr = K + ko + j * ks[O2C_ATT_ROW], *vr = V + vo + j * vs[O2C_ATT_ROW];
-            for (c = 0; c < D; c++) Kt[c * Skv + j] = kr[c * ks[O2C_ATT_COL]];
-            for (c = 0; c < Dv; c++) Vp[j * Dv + c] = vr[c * vs[O2C_ATT_COL]];
-        }
-        for (r = r0; r < r1; r++) {
-            const float *q = Q + qo + r * qs[O2C_ATT_ROW];
-            float *y = Y + yo + r * ys[O2C_ATT_ROW];
-            const float *mr = M ? M + mo + r * ms[O2C_ATT_ROW] : 0;
-            const int64_t mc = ms[O2C_ATT_COL], yc = ys[O2C_ATT_COL];
-            float mx = -INFINITY, l = 0;
-            for (c = 0; c < D; c++) qv[c] = scale * q[c * qs[O2C_ATT_COL]];
-            for (j = 0; j < Skv; j++) sc[j] = 0;
-            for (c = 0; c < D; c++) {
-                const float a = qv[c], *kt = Kt + c * Skv;
-                for (j = 0; j < Skv; j++) sc[j] += a * kt[j];
+        /* the packed keys, values and query rows */
+        for (int64_t jt = 0; jt < SkvP; jt += O2C_ATT_NR)
+            for (int64_t c = 0; c < D; c++) {
+                float *kp = Kp + jt * D + c * O2C_ATT_NR;
+                for (int64_t j = 0; j < O2C_ATT_NR; j++)
+                    kp[j] = jt + j < Skv ? K[ko + (jt + j) * ks[O2C_ATT_ROW] + c * ks[O2C_ATT_COL]] : 0.0f;
             }
-            if (mr && mc == 1)
-                for (j = 0; j < Skv; j++) sc[j] += mr[j];
-            else if (mr)
-                for (j = 0; j < Skv; j++) sc[j] += mr[j * mc];
-            for (j = 0; j < Skv; j++) mx = sc[j] > mx ? sc[j] : mx;
-            for (j = 0; j < Skv; j++) sc[j] = o2c_vexp_f32(sc[j] - mx);
-            for (j = 0; j < Skv; j++) l += sc[j];
-            {
-                float *O2C_RESTRICT acc = qv + D;   /* the row's output sums */
-                const float inv = 1 / l;
-                for (c = 0; c < Dv; c++) acc[c] = 0;
-                for (j = 0; j < Skv; j++) {
-                    const float e = sc[j], *vr = Vp + j * Dv;
-                    for (c = 0; c < Dv; c++) acc[c] += e * vr[c];
+        for (int64_t j = 0; j < SkvP; j++)
+            for (int64_t c = 0; c < DvP; c++)
+                Vp[j * DvP + c] = j < Skv && c < Dv ? V[vo + j * vs[O2C_ATT_ROW] + c * vs[O2C_ATT_COL]] : 0.0f;
+        for (int64_t c = 0; c < D; c++)
+            for (int64_t i = 0; i < O2C_ATT_RB; i++)
+                Qt[c * O2C_ATT_RB + i] = i < nrows ? scale * Q[qo + (r0 + i) * qs[O2C_ATT_ROW] + c * qs[O2C_ATT_COL]] : 0.0f;
+        /* St = (Qt' Kp)', MR x NR tiles (every row of the block: those past
+         * its end score 0, and no value the softmax reads is left unset) */
+        for (int64_t jt = 0; jt < SkvP; jt += O2C_ATT_NR)
+            for (int64_t i0 = 0; i0 < O2C_ATT_RB; i0 += O2C_ATT_MR) {
+                float acc[O2C_ATT_MR][O2C_ATT_NR];   /* registers: loops of constant length */
+                const float *kp = Kp + jt * D, *qc = Qt + i0;
+                for (int ii = 0; ii < O2C_ATT_MR; ii++)
+                    for (int jj = 0; jj < O2C_ATT_NR; jj++) acc[ii][jj] = 0.0f;
+                for (int64_t cc = 0; cc < D; cc++) {
+                    const float *kr = kp + cc * O2C_ATT_NR, *qr = qc + cc * O2C_ATT_RB;
+                    for (int ii = 0; ii < O2C_ATT_MR; ii++) {
+                        const float a = qr[ii];
+                        for (int jj = 0; jj < O2C_ATT_NR; jj++) acc[ii][jj] = O2C_FMA_f32(acc[ii][jj], a, kr[jj]);
+                    }
                 }
-                for (c = 0; c < Dv; c++) y[c * yc] = acc[c] * inv;
+                for (int jj = 0; jj < O2C_ATT_NR; jj++)
+                    for (int ii = 0; ii < O2C_ATT_MR; ii++) St[(jt + jj) * O2C_ATT_RB + i0 + ii] = acc[ii][jj];
             }
+        /* the mask and the softmax, across the block's rows */
+        if (M) {
+            const int64_t mrs = ms[O2C_ATT_ROW], mc = ms[O2C_ATT_COL];
+            for (int64_t j = 0; j < Skv; j++)
+                for (int64_t i = 0; i < nrows; i++) St[j * O2C_ATT_RB + i] += M[mo + (r0 + i) * mrs + j * mc];
         }
+        for (int i = 0; i < O2C_ATT_RB; i++) {
+            mx[i] = -INFINITY;
+            sum[i] = 0;
+        }
+        for (int64_t j = 0; j < Skv; j++)
+            for (int i = 0; i < O2C_ATT_RB; i++) {
+                const float v = St[j * O2C_ATT_RB + i];
+                mx[i] = v > mx[i] ? v : mx[i];
+            }
+        for (int64_t j = 0; j < Skv; j++)
+            for (int i = 0; i < O2C_ATT_RB; i++) {
+                const float e = o2c_vexp_f32(St[j * O2C_ATT_RB + i] - mx[i]);
+                St[j * O2C_ATT_RB + i] = e;
+                sum[i] += e;
+            }
+        for (int64_t j = Skv; j < SkvP; j++)
+            for (int i = 0; i < O2C_ATT_RB; i++) St[j * O2C_ATT_RB + i] = 0.0f;
+        for (int i = 0; i < O2C_ATT_RB; i++) mx[i] = 1 / sum[i];
+        /* Y = St' Vp / sums, MR x NR tiles */
+        for (int64_t jt = 0; jt < DvP; jt += O2C_ATT_NR)
+            for (int64_t i0 = 0; i0 < nrows; i0 += O2C_ATT_MR) {
+                float acc[O2C_ATT_MR][O2C_ATT_NR];
+                const float *sc = St + i0;
+                for (int ii = 0; ii < O2C_ATT_MR; ii++)
+                    for (int cc = 0; cc < O2C_ATT_NR; cc++) acc[ii][cc] = 0.0f;
+                for (int64_t jj = 0; jj < Skv; jj++) {
+                    const float *vr = Vp + jj * DvP + jt, *sr = sc + jj * O2C_ATT_RB;
+                    for (int ii = 0; ii < O2C_ATT_MR; ii++) {
+                        const float e = sr[ii];
+                        for (int cc = 0; cc < O2C_ATT_NR; cc++) acc[ii][cc] = O2C_FMA_f32(acc[ii][cc], e, vr[cc]);
+                    }
+                }
+                for (int ii = 0; ii < O2C_ATT_MR; ii++) {
+                    float *y = Y + yo + (r0 + i0 + ii) * ys[O2C_ATT_ROW];
+                    const int64_t yc = ys[O2C_ATT_COL];
+                    for (int cc = 0; cc < O2C_ATT_NR; cc++)
+                        if (i0 + ii < nrows && jt + cc < Dv) y[(jt + cc) * yc] = acc[ii][cc] * mx[i0 + ii];
+                }
+            }
     }
 }
 

@@ -605,6 +605,63 @@ static void test_layout_chains(void **state)
     check_layout_chain(1, 5, 48, 4, 13, 3, 1, 1);    /* 48 (o2c_v16: 2 pixels of 2 blocks) */
 }
 
+/* ---- attention by blocks (o2c_attention_blk_f32) against the reference ----
+ * Q x K^T (K given untransposed: a strided operand), scaled, a mask, the
+ * softmax, x V, after the fuse_attention pass; sizes off the tiles: query
+ * rows past a 64-row block, keys and widths off the 8 x 32 tiles */
+
+static void check_attention(int64_t H, int64_t Sq, int64_t Skv, int64_t D, int64_t Dv, int mask)
+{
+    Onnx__ModelProto *m = pb_model(8, 13);
+    pb_input(m, "q", DT_FLOAT, xfmt("1x%lldx%lldx%lld", (long long)H, (long long)Sq, (long long)D));
+    pb_input(m, "k", DT_FLOAT, xfmt("1x%lldx%lldx%lld", (long long)H, (long long)Skv, (long long)D));
+    pb_input(m, "v", DT_FLOAT, xfmt("1x%lldx%lldx%lld", (long long)H, (long long)Skv, (long long)Dv));
+    float c = 1.0f / sqrtf((float)D);
+    int64_t one = 1;
+    pb_init_raw(m, "c", DT_FLOAT, 0, &one, &c, sizeof c);
+    Onnx__NodeProto *t = pb_node(m, "Transpose", "kt", "k", "kT");
+    const int64_t perm[4] = {0, 1, 3, 2};
+    pb_attr_ints(t, "perm", 4, perm);
+    pb_node(m, "MatMul", "qk", "q,kT", "sc");
+    pb_node(m, "Mul", "scale", "sc,c", "scs");
+    const char *sm_in = "scs";
+    if (mask) {
+        int64_t md[4] = {1, 1, Sq, Skv};
+        float *mk = xalloc(sizeof(float) * (size_t)(Sq * Skv));
+        for (int64_t i = 0; i < Sq; i++)
+            for (int64_t j = 0; j < Skv; j++) mk[i * Skv + j] = j > i + 3 ? -30.0f : 0.01f * (float)(j % 7);
+        pb_init_raw(m, "mask", DT_FLOAT, 4, md, mk, sizeof(float) * (size_t)(Sq * Skv));
+        pb_node(m, "Add", "mask_add", "scs,mask", "scm");
+        sm_in = "scm";
+    }
+    Onnx__NodeProto *sm = pb_node(m, "Softmax", "softmax", sm_in, "att");
+    pb_attr_i(sm, "axis", -1);
+    pb_node(m, "MatMul", "av", "att,v", "y");
+    pb_output(m, "y", DT_FLOAT, NULL);
+    Graph *ref = pt_graph(m), *got = pt_graph(m);
+    pt_fill_inputs(ref, 5);
+    pt_fill_inputs(got, 5);
+    EXPECT_OK(graph_evaluate(ref));
+    EXPECT_OK(run_pass(got, "fuse_attention"));
+    if (!pt_find(got, "FusedAttention")) fail_msg("attention H%lld Sq%lld Skv%lld: not fused", (long long)H, (long long)Sq, (long long)Skv);
+    EXPECT_OK(layout_assign(got, 1));
+    EXPECT_OK(graph_evaluate_lowered(got, 1));
+    const float *w = ref->outputs[0]->data, *g = got->outputs[0]->data;
+    for (int64_t i = 0; i < tensor_numel(ref->outputs[0]); i++)
+        if (!(fabsf(g[i] - w[i]) <= 1e-5f + 1e-4f * fabsf(w[i])))
+            fail_msg("attention H%lld Sq%lld Skv%lld D%lld Dv%lld mask %d: element %lld is %.9g, the reference says %.9g",
+                     (long long)H, (long long)Sq, (long long)Skv, (long long)D, (long long)Dv, mask, (long long)i, g[i], w[i]);
+}
+
+static void test_attention_blk(void **state)
+{
+    (void)state;
+    check_attention(2, 130, 45, 20, 40, 1);   /* a block of 64 rows, another, one of 2; keys and widths off the tiles */
+    check_attention(1, 64, 64, 64, 64, 0);    /* whole blocks and tiles */
+    check_attention(3, 5, 100, 8, 33, 1);     /* fewer rows than a tile */
+    check_attention(1, 1, 1, 1, 1, 0);
+}
+
 /* ---- GlobalAveragePool by rows (o2c_gavgpool_rows_f32) ---- */
 
 static void check_gavgpool(int64_t N, int64_t C, int64_t H, int64_t W)
@@ -647,6 +704,7 @@ int main(void)
         T(test_maxpool_rows),
         T(test_layout_chains),
         T(test_gavgpool_rows),
+        T(test_attention_blk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,8 +28,17 @@ enum {
 enum { O2C_ATT_ROW = O2C_ATT_MAXB, O2C_ATT_COL = O2C_ATT_MAXB + 1 };
 O2C_PARAMS_FIT(attention, O2C_ATT_NK, O2C_ATT_NF)
 /* query rows of a block of o2c_attention_blk_f32 (each block packs its
- * batch's keys and values once) */
-#define O2C_ATT_RB 32
+ * batch's keys and values once: more rows, fewer packings) and the floats
+ * of its scratch: the packed keys and values, the scaled query rows, the
+ * scores and the rows' inverse sums, with Skv and Dv rounded up to the
+ * register tiles' columns; the tiles: O2C_ATT_MR rows x O2C_ATT_NR columns */
+#define O2C_ATT_RB 64
+#define O2C_ATT_MR 8
+#define O2C_ATT_NR 32
+#define O2C_ATT_UP(n) (((n) + O2C_ATT_NR - 1) / O2C_ATT_NR * O2C_ATT_NR)
+#define O2C_ATT_BLK_WORDS(Skv, D, Dv) \
+    (O2C_ATT_UP(Skv) * (D) + O2C_ATT_UP(Skv) * O2C_ATT_UP(Dv) + O2C_ATT_RB * (D) + O2C_ATT_RB * O2C_ATT_UP(Skv) + \
+     O2C_ATT_RB)
 
 /* o2c_sdpa_T: the standard ONNX Attention (opset 23+), one query row an index */
 enum { O2C_SDPA_XQ, O2C_SDPA_XK, O2C_SDPA_XV, O2C_SDPA_XMASK, O2C_SDPA_XPK, O2C_SDPA_XPV, O2C_SDPA_XNONPAD };
