@@ -99,6 +99,27 @@ def raw_bytes(a):
     return a.tobytes()
 
 
+def run_harness(exe, d, feeds, out_bytes, tag="", env=None, timeout=600):
+    """Runs a harness program (HARNESS) built in d on the inputs feeds (a
+    list of arrays): writes them raw into d, returns (exit status, its
+    output, [each output's bytes, or None when the run failed])."""
+    args = []
+    for k, v in enumerate(feeds):
+        p = os.path.join(d, "in%d.bin" % k)
+        b = raw_bytes(v)
+        open(p, "wb").write(b)
+        args.append("%s:%d" % (p, len(b)))
+    args.append("--")
+    outs = []
+    for k, nbytes in enumerate(out_bytes):
+        p = os.path.join(d, "out%d%s.bin" % (k, tag))
+        outs.append(p)
+        args.append("%s:%d" % (p, nbytes))
+    r = subprocess.run([exe] + args, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, env=env)
+    out = r.stdout.decode(errors="replace")
+    return r.returncode, out, [open(p, "rb").read() for p in outs] if r.returncode == 0 else None
+
+
 def compare(got_bytes, want, rtol, atol):
     """(ok, max abs error or None, why)."""
     dt = np.dtype(np.uint8) if want.dtype == np.bool_ else want.dtype

@@ -114,24 +114,12 @@ class Runner:
         rc, out = sh(["gcc"] + CFLAGS + flags + ["-I" + d, "-o", exe, rm.HARNESS, "m.c", "-lm"], cwd=d)
         if rc:
             raise RuntimeError("%s: gcc failed: %s" % (tag, out))
-        args = []
-        for k, v in enumerate(c.feeds.values()):
-            p = os.path.join(d, "in%d.bin" % k)
-            b = rm.raw_bytes(v)
-            open(p, "wb").write(b)
-            args.append("%s:%d" % (p, len(b)))
-        args.append("--")
-        outs = []
-        for k, nbytes in enumerate(c.out_bytes):
-            p = os.path.join(d, "out%d_%s.bin" % (k, tag))
-            outs.append(p)
-            args.append("%s:%d" % (p, nbytes))
         env = dict(os.environ)
         env.pop("OMP_NUM_THREADS", None)
-        rc, out = sh([exe] + args, cwd=d, env=env)
+        rc, out, got = rm.run_harness(exe, d, list(c.feeds.values()), c.out_bytes, "_" + tag, env=env)
         if rc:
             raise RuntimeError("%s: the program failed (%d): %s" % (tag, rc, out))
-        return [open(p, "rb").read() for p in outs]
+        return got
 
     def check(self, c, work):
         want = c.want

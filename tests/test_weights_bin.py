@@ -112,22 +112,10 @@ class Runner:
         rc, out = sh(["gcc"] + CFLAGS + ["-I" + d, "-o", exe, rm.HARNESS, "m.c", "-lm"], cwd=d)
         if rc:
             raise RuntimeError("%s: gcc failed: %s" % (tag, out))
-        args = []
-        for k, (n, v) in enumerate(c.feeds.items()):
-            p = os.path.join(d, "in%d.bin" % k)
-            b = rm.raw_bytes(v)
-            open(p, "wb").write(b)
-            args.append("%s:%d" % (p, len(b)))
-        args.append("--")
-        outs = []
-        for k, nbytes in enumerate(c.out_bytes):
-            p = os.path.join(d, "out%d.bin" % k)
-            outs.append(p)
-            args.append("%s:%d" % (p, nbytes))
-        rc, out = sh([exe] + args, cwd=d)
+        rc, out, got = rm.run_harness(exe, d, list(c.feeds.values()), c.out_bytes)
         if rc:
             raise RuntimeError("%s: the program failed (%d): %s" % (tag, rc, out))
-        return [open(p, "rb").read() for p in outs]
+        return got
 
     def check(self, c, work):
         sess = ort.InferenceSession(c.model_path, providers=["CPUExecutionProvider"])
