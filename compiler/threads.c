@@ -15,15 +15,16 @@
  *     (the planner sizes it so) and part j gets copy j (emit_c.c). A temp
  *     that carries values to another call keeps the call whole.
  * Each index computes what it computes in one part, so the results do not
- * depend on the number of threads (tests/run_models.py checks them equal
- * bit for bit). emit_c.c writes the parts as an OpenMP loop, which a C
+ * depend on the number of threads (tests/test_threads.py checks them
+ * equal bit for bit). emit_c.c writes the parts as an OpenMP loop, which a C
  * compiler without OpenMP runs one part after another. */
 #include <string.h>
 
 #include "ir.h"
 
 /* the default grain: a GNU OpenMP fork and join costs a few microseconds,
- * about the time of 2^20 FLOPs at this project's kernel speeds (docs/BENCHMARKS.md) */
+ * about the time of 2^20 FLOPs at this project's kernel speeds. A choice,
+ * not a measurement per machine: --thread-grain sets another. */
 #define THREAD_GRAIN ((int64_t)1 << 20)
 
 static int kernel_splits(const Kernel *k)
