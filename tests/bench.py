@@ -134,7 +134,7 @@ def build(d, args, work, gin, ins, nouts_bytes, level, profile=False):
     for line in open(os.path.join(wd, "m.h")):
         if "_ARENA_SIZE" in line and line.startswith("#define"):
             arena = int(line.split()[2])
-    kernels = len(re.findall(r"^\s+o2c_\w+\((0, \d+, &p|\(int64_t\)\d+ \* o2c_part / \d+, .*, &q)\);$", open(src).read(), re.M))
+    kernels = len(re.findall(r"^\s+o2c_\w+\((0, \d+, &p|\(int64_t\)\d+ \* o2c_part / \d+, .*, &p)\);$", open(src).read(), re.M))
     m = TOTAL_FLOPS.search(open(rep).read())
     flops = int(m.group(2)) if m and not m.group(1) else None
     open(os.path.join(wd, "main.c"), "w").write((PROFILE_HARNESS if profile else HARNESS) % dict(
