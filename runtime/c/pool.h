@@ -61,21 +61,22 @@
  * without the Indices output, the C target's variant. Index space: the
  * output rows, planes x OH. Separable: the window's rows inside the image
  * are first reduced column by column into the scratch y[1] (the padded
- * row: (OW - 1) SW + (KW - 1) DW + 1 floats, -inf where a column lies in
- * the padding), then each output takes the maximum of its KW taps of that
+ * row: (OW - 1) SW + (KW - 1) DW + 1 floats, O2C_POOL_F_PARAM (-inf for
+ * floats: below every value) where a column lies in the padding), then each output takes the maximum of its KW taps of that
  * row: KH + KW comparisons an output instead of KH x KW (YOLOX's 13 x 13
  * SPP pool: 169 -> 26), each loop one the C compiler vectorizes. The
  * maximum skips NaN (v > m); the reference's result is NaN exactly when
  * its first tap inside the image is (a later NaN never compares greater),
  * so that tap is checked last: the same result as the reference, NaN
- * included. A window with no tap inside the image gives -inf, the
- * reference's O2C_POOL_F_PARAM for floats. */
+ * included. A window with no tap inside the image gives O2C_POOL_F_PARAM,
+ * as the reference. */
 #define O2C_MAXPOOL_ROWS(NAME)                                                      \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         const float *X = (const float *)p->x[0];                                    \
         float *Y = (float *)p->y[0];                                                \
         float *V = (float *)p->y[1];   /* scratch: the padded row */               \
+        const float none = p->ff[O2C_POOL_F_PARAM];                                 \
         O2C_POOL_PARAMS;                                                            \
         const int64_t VW = (OW - 1) * SW + (KW - 1) * DW + 1;                       \
         (void)ID; (void)OD; (void)KD; (void)SD; (void)DD; (void)PD;                 \
@@ -84,7 +85,7 @@
             const float *xp = X + plane * IH * IW;                                  \
             float *y = Y + i * OW;                                                  \
             int64_t ih1 = -1;   /* the first row inside the image */               \
-            for (int64_t j = 0; j < VW; j++) V[j] = -INFINITY;                      \
+            for (int64_t j = 0; j < VW; j++) V[j] = none;                           \
             O2C_WIN_TAPS(kh, KH, ih, IH, h0, DH,                                    \
                 if (ih1 < 0) ih1 = ih;                                              \
                 const float *xr = xp + ih * IW;   /* V[j] is column j - PW */      \
@@ -93,7 +94,7 @@
                     const float v = xr[j - PW];                                     \
                     V[j] = v > V[j] ? v : V[j];                                     \
                 })                                                                  \
-            for (int64_t ow = 0; ow < OW; ow++) y[ow] = -INFINITY;                  \
+            for (int64_t ow = 0; ow < OW; ow++) y[ow] = none;                       \
             for (int64_t kw = 0; kw < KW; kw++) {                                   \
                 const float *vk = V + kw * DW;                                      \
                 for (int64_t ow = 0; ow < OW; ow++) {                               \

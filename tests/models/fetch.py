@@ -381,33 +381,28 @@ def derive_float_from_qdq(m, src, dst, log):
 
 # ---------------------------------------------------------------- the models
 
-# the pinned wheels: package==version -> the fields of a MODELS entry
-PINNED = {
-    "pipecat-ai==1.14.0": dict(package="pipecat-ai", version="1.14.0",
-        wheel="pipecat_ai-1.14.0-py3-none-any.whl",
-        wheel_sha256="0352f504b44e78bdf524e45af4bc759601c835b9b7dc195efe5e03384b974a44"),
-    "silero-vad==6.2.3": dict(package="silero-vad", version="6.2.3",
-        wheel="silero_vad-6.2.3-py3-none-any.whl",
-        wheel_sha256="7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8"),
-    "basic-pitch==0.4.0": dict(package="basic-pitch", version="0.4.0",
-        wheel="basic_pitch-0.4.0-py2.py3-none-any.whl",
-        wheel_sha256="738adb503aae7fdfc7d1e1511aa0ce35052315f260a19531ef4c356708425db0"),
-    "magika==0.5.1": dict(package="magika", version="0.5.1",
-        wheel="magika-0.5.1-py3-none-any.whl",
-        wheel_sha256="a4d1f64f71460f335841c13c3d16cfc2cb21e839c1898a1ae9bd5adc8d66cb2b"),
-    "nudenet==3.4.2": dict(package="nudenet", version="3.4.2",
-        wheel="nudenet-3.4.2-py3-none-any.whl",
-        wheel_sha256="5937dbd84e5d8e5de038f08ffea5a1bb50a08475776bf2b4795914ce0eaf0331"),
-    "ddddocr==1.0.6": dict(package="ddddocr", version="1.0.6",
-        wheel="ddddocr-1.0.6-py3-none-any.whl",
-        wheel_sha256="5991594d481d33ba0b136022e910f578d6d5b0ca536b44886591359622ab0c70"),
-    "ddddocr==1.5.6": dict(package="ddddocr", version="1.5.6",
-        wheel="ddddocr-1.5.6-py3-none-any.whl",
-        wheel_sha256="f13865b00e42de5c2507c1889ba73c2bacd218a49d15b928c2a5c82667062ac5"),
-    "rapidocr-onnxruntime==1.3.24": dict(package="rapidocr-onnxruntime", version="1.3.24",
-        wheel="rapidocr_onnxruntime-1.3.24-py3-none-any.whl",
-        wheel_sha256="4282ff0b8db05ad2a53afc8d0ef2e7d879c53022fc61a4f8e84c58d737822cd2"),
-}
+# the pinned wheels: (package==version, wheel file, its sha256); PINNED maps
+# package==version to the fields of a MODELS entry
+WHEEL_PINS = [
+    ("pipecat-ai==1.14.0", "pipecat_ai-1.14.0-py3-none-any.whl",
+     "0352f504b44e78bdf524e45af4bc759601c835b9b7dc195efe5e03384b974a44"),
+    ("silero-vad==6.2.3", "silero_vad-6.2.3-py3-none-any.whl",
+     "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8"),
+    ("basic-pitch==0.4.0", "basic_pitch-0.4.0-py2.py3-none-any.whl",
+     "738adb503aae7fdfc7d1e1511aa0ce35052315f260a19531ef4c356708425db0"),
+    ("magika==0.5.1", "magika-0.5.1-py3-none-any.whl",
+     "a4d1f64f71460f335841c13c3d16cfc2cb21e839c1898a1ae9bd5adc8d66cb2b"),
+    ("nudenet==3.4.2", "nudenet-3.4.2-py3-none-any.whl",
+     "5937dbd84e5d8e5de038f08ffea5a1bb50a08475776bf2b4795914ce0eaf0331"),
+    ("ddddocr==1.0.6", "ddddocr-1.0.6-py3-none-any.whl",
+     "5991594d481d33ba0b136022e910f578d6d5b0ca536b44886591359622ab0c70"),
+    ("ddddocr==1.5.6", "ddddocr-1.5.6-py3-none-any.whl",
+     "f13865b00e42de5c2507c1889ba73c2bacd218a49d15b928c2a5c82667062ac5"),
+    ("rapidocr-onnxruntime==1.3.24", "rapidocr_onnxruntime-1.3.24-py3-none-any.whl",
+     "4282ff0b8db05ad2a53afc8d0ef2e7d879c53022fc61a4f8e84c58d737822cd2"),
+]
+PINNED = {spec: dict(package=spec.split("==")[0], version=spec.split("==")[1], wheel=wheel, wheel_sha256=sha)
+          for spec, wheel, sha in WHEEL_PINS}
 
 MODELS = [
     dict(name="smart_turn_v3_qdq",
