@@ -15,11 +15,12 @@ SRCS = $(wildcard compiler/core/*.c compiler/engine/*.c compiler/*.c compiler/op
 RUNTIME = runtime/c/o2c_rt.h $(filter-out runtime/c/o2c_rt.h,$(sort $(wildcard runtime/c/*.h))) \
           $(sort $(wildcard runtime/c/params/*.h))
 TEMPLATES = $(sort $(wildcard templates/*.in))
-HDRS = compiler/ir.h compiler/ops.def compiler/families.def compiler/passes/passes.def compiler/passes/pattern.h $(RUNTIME)
+HDRS = compiler/ir.h compiler/ops.def compiler/families.def compiler/passes/passes.def compiler/passes/pattern.h \
+       compiler/engine/stack_cortexm.def $(RUNTIME)
 PARAMS = $(sort $(wildcard runtime/c/params/*.h))
 OBJS = $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/onnx.pb-c.o $(BUILD)/runtime_text.o $(BUILD)/param_names.o
 
-.PHONY: all install deps venv test test-unit test-models test-bad test-gpu gpu-pack test-real-models demo bench vmath-exhaustive bench-quant bench-calib bench-mcu conformance conformance-table clean check-deps
+.PHONY: all install deps venv test test-unit test-models test-bad test-gpu gpu-pack test-real-models demo bench vmath-exhaustive bench-quant bench-calib bench-mcu bench-mcu-models stack-table conformance conformance-table clean check-deps
 
 all: $(BUILD)/onnx2c
 
@@ -135,6 +136,19 @@ bench-calib: deps venv all
 # instructions an inference, int8 (DSP and portable C) against fp32
 bench-mcu: deps venv all
 	$(VPY) tests/bench_mcu.py
+
+# every example and real model as Cortex-M4F firmware under QEMU: instructions
+# an inference against its multiply-accumulates, flash, RAM, 64-bit division
+# call sites (docs/BENCHMARKS.md; BEFORE=file.json compares with a --json run)
+bench-mcu-models: deps venv all
+	$(VPY) tests/bench_mcu_models.py --max-macs 1200000000 $(if $(BEFORE),--compare $(BEFORE))
+
+# the stack each kernel's call takes on a Cortex-M4F (arm-none-eabi-gcc -Os),
+# from which --target cortex-m states NAME_STACK_BYTES: rewrites
+# compiler/engine/stack_cortexm.def (run after changing a kernel)
+stack-table: deps venv all
+	$(VPY) tests/conformance/make_corpus.py build/node-tests
+	$(VPY) tools/stack_table.py
 
 # the ONNX backend node tests of the pinned onnx (tests/conformance/), and the
 # per-op support table docs/conformance.md made from the same run

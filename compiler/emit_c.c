@@ -47,6 +47,43 @@ static void emit_size_check(FILE *f, const EmitCtx *c)
                "object can have on this target (PTRDIFF_MAX)\"\n#endif\n", (long long)largest, (long long)largest);
 }
 
+/* The width of the file's index arithmetic (o2c_int, runtime/c/o2c_rt.h):
+ * 32 bits where every size the kernels compute with fits in 31 (the arena,
+ * each constant, graph input and output, each call's index space and
+ * integer parameters), else 64. --index-bits 32 asks for it (and refuses
+ * what does not fit), 64 refuses it; --target cortex-m takes it where it
+ * fits: a 32-bit core divides 32-bit integers in an instruction and 64-bit
+ * ones in a library call (__aeabi_ldivmod), tens of cycles. why: what did
+ * not fit, for the file's comment. */
+static int choose_index_bits(const EmitCtx *c, char *why, size_t nwhy)
+{
+    const int64_t LIMIT = INT32_MAX;
+    int want = c->o->index_bits ? c->o->index_bits : c->o->target == TARGET_CORTEX_M ? 32 : 64;
+    snprintf(why, nwhy, "%s", c->o->index_bits ? "--index-bits 64" : "the target's default");
+    if (want == 64) return 64;
+    const char *big = NULL;
+    int64_t v = 0;
+    if (c->arena > LIMIT) big = "the arena", v = c->arena;
+    for (int i = 0; !big && i < c->nconsts; i++)
+        if ((int64_t)tensor_bytes(c->consts[i]) > LIMIT) big = xfmt("constant '%s'", c->consts[i]->name), v = (int64_t)tensor_bytes(c->consts[i]);
+    for (int i = 0; !big && i < c->g->ninputs; i++)
+        if ((int64_t)tensor_bytes(c->g->inputs[i]) > LIMIT) big = xfmt("input '%s'", c->g->inputs[i]->name), v = (int64_t)tensor_bytes(c->g->inputs[i]);
+    for (int i = 0; !big && i < c->g->noutputs; i++)
+        if ((int64_t)tensor_bytes(c->g->outputs[i]) > LIMIT) big = xfmt("output '%s'", c->g->outputs[i]->name), v = (int64_t)tensor_bytes(c->g->outputs[i]);
+    for (int i = 0; !big && i < c->L->n; i++) {
+        const KCall *k = &c->L->calls[i];
+        if (!k->kernel) continue;
+        if (k->count > LIMIT) big = xfmt("call %d's index space (%s)", i, k->kernel->name), v = k->count;
+        for (int j = 0; !big && j < O2C_NK; j++)
+            if (k->k[j] > LIMIT || k->k[j] < -LIMIT) big = xfmt("call %d's parameter k[%d] (%s)", i, j, k->kernel->name), v = k->k[j];
+    }
+    if (!big) return 32;
+    if (c->o->index_bits == 32)
+        fail_plain("--index-bits 32: %s is %lld, past 32-bit index arithmetic", big, (long long)v);
+    snprintf(why, nwhy, "%s is %lld, past 32 bits", big, (long long)v);
+    return 64;
+}
+
 static void emit_profile_key(FILE *f, const char *key, const EmitCtx *c);   /* @PROFILE_*@ (below) */
 static void debug_outputs(FILE *f, const KCall *k, const char *ind, const EmitCtx *c);   /* --debug-tensors (below) */
 
@@ -123,6 +160,11 @@ static void source_key(FILE *f, const char *key, void *ctx)
         if (c->o->target == TARGET_CORTEX_M)
             fputs("/* generated with --target cortex-m: the compact reference kernels */\n", f);
         emit_size_check(f, c);
+        c->index_bits = choose_index_bits(c, c->index_why, sizeof c->index_why);
+        if (c->index_bits == 32)
+            fputs("/* index arithmetic in 32 bits (o2c_int): every size of the model fits */\n#define O2C_INDEX_BITS 32\n", f);
+        else if (c->o->target == TARGET_CORTEX_M)
+            fprintf(f, "/* index arithmetic in 64 bits (o2c_int): %s */\n", c_comment(c->index_why));
     } else if (!strcmp(key, "CONSTANTS")) {
         /* --weights-section / --arena-section: GNU C section attributes */
         const char *sec[2] = {c->o->weights_section, c->o->arena_section}, *mac[2] = {"O2C_WEIGHTS_SECTION", "O2C_ARENA_SECTION"};
@@ -134,7 +176,8 @@ static void source_key(FILE *f, const char *key, void *ctx)
         if (c->o->weights_bin) emit_weights_bin(f, c);   /* --weights-bin: weights_bin.c */
         else
             for (int i = 0; i < c->nconsts; i++)
-                emit_const_array(f, c->consts[i], "static const", c->o->weights_section != NULL);
+                emit_const_array(f, c->consts[i], "static const", c->o->weights_section != NULL,
+                                 c->o->target == TARGET_CORTEX_M);
     } else if (!strcmp(key, "STEPS")) {
         /* every call a function of its own (o2c_step_I), the schedule's
          * function calling them: the C compiler then allocates each
@@ -174,7 +217,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
 
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr)
 {
-    EmitCtx c = {g, L, o, arena, 0, NULL, 0, emit_profile_key, NULL, NULL};
+    EmitCtx c = {g, L, o, arena, 0, NULL, 0, emit_profile_key, NULL, NULL, 64, ""};
     emit_model(&c, "model.c.in", source_key, src, hdr);
 }
 

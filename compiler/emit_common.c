@@ -58,7 +58,7 @@ static int emit_collect_constants(Lowering *L, Tensor ***out)
     return n;
 }
 
-void emit_const_array(FILE *f, Tensor *t, const char *qual, int section)
+void emit_const_array(FILE *f, Tensor *t, const char *qual, int section, int natural)
 {
     int64_t ne = tensor_numel(t);
     if (t->dtype == DT_STRING) {   /* ops/strings.c: an array of string literals (the exact bytes) */
@@ -72,8 +72,9 @@ void emit_const_array(FILE *f, Tensor *t, const char *qual, int section)
         fputs("\n};\n", f);
         return;
     }
-    fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld] O2C_ALIGN64%s = {", c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual,
-            dtype_ctype(t->dtype), t->const_id, (long long)(ne ? ne : 1), section ? " O2C_WEIGHTS_SECTION" : "");
+    fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld]%s%s = {", c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual,
+            dtype_ctype(t->dtype), t->const_id, (long long)(ne ? ne : 1), natural ? "" : " O2C_ALIGN64",
+            section ? " O2C_WEIGHTS_SECTION" : "");
     if (!ne) fputs("0", f);
     for (int64_t i = 0; i < ne; i++) {
         fputs(i % 8 ? ", " : (i ? ",\n    " : "\n    "), f);
@@ -379,6 +380,58 @@ static void io_macros(FILE *f, Graph *g, const char *N)
     seq_io_notes(f, g, N);   /* sequence and optional inputs/outputs: their slots (ops/sequence.c) */
 }
 
+/* The stack a run takes on a Cortex-M4F (--target cortex-m): the entry
+ * points' and run_impl's frames plus the largest step's, each kernel's
+ * as tools/stack_table.py measured it (engine/stack_cortexm.def: the most
+ * any call of it took over the examples and node tests, built by
+ * arm-none-eabi-gcc -Os); a kernel the table lacks counts as its largest.
+ * Fused element-wise kernels (o2c_ew_HASH, made per model) share a row. */
+#define STACK_MARGIN 32
+static const struct { const char *kernel; int bytes; } STACK_TABLE[] = {
+#define STACK_BASE(n)
+#define STACK(k, n) {#k, n},
+#include "engine/stack_cortexm.def"
+#undef STACK
+#undef STACK_BASE
+};
+static const int STACK_TABLE_BASE = 0
+#define STACK_BASE(n) + n
+#define STACK(k, n)
+#include "engine/stack_cortexm.def"
+#undef STACK
+#undef STACK_BASE
+    ;
+
+static void stack_macro(FILE *f, const EmitCtx *c)
+{
+    int most = 0, largest = 0, unknown = 0;
+    const char *first_unknown = NULL;
+    for (size_t i = 0; i < sizeof STACK_TABLE / sizeof STACK_TABLE[0]; i++)
+        if (STACK_TABLE[i].bytes > largest) largest = STACK_TABLE[i].bytes;
+    for (int i = 0; i < c->L->n; i++) {
+        const KCall *k = &c->L->calls[i];
+        if (!k->kernel || k->ctl) continue;   /* a control-flow marker: code of run_impl's, in STACK_BASE */
+        const char *name = strncmp(k->kernel->name, "o2c_ew_", 7) ? k->kernel->name : "o2c_ew_";
+        int b = -1;
+        for (size_t j = 0; j < sizeof STACK_TABLE / sizeof STACK_TABLE[0] && b < 0; j++)
+            if (!strcmp(STACK_TABLE[j].kernel, name)) b = STACK_TABLE[j].bytes;
+        if (b < 0) {
+            b = largest;
+            if (!unknown++) first_unknown = name;
+        }
+        if (b > most) most = b;
+    }
+    fprintf(f, "/* Bytes of stack one run takes at most (the model's own functions; the C library's\n"
+               " * expf, memcpy, ... apart): the deepest call chain as arm-none-eabi-gcc 12.2\n"
+               " * -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -Os builds it\n"
+               " * (tools/stack_table.py measured each kernel%s), plus %d bytes. Other\n"
+               " * compilers, versions and flags differ: -fstack-usage tells. */\n"
+               "#define %s_STACK_BYTES %d\n",
+            unknown ? xfmt(";\n * %s%s, which it has not measured, counted as its largest", first_unknown,
+                           unknown > 1 ? " and others" : "") : "", STACK_MARGIN, c->o->name,
+            STACK_TABLE_BASE + most + STACK_MARGIN);
+}
+
 static void header_key(FILE *f, const char *key, void *ctx)
 {
     const EmitCtx *c = ctx;
@@ -393,8 +446,12 @@ static void header_key(FILE *f, const char *key, void *ctx)
         long long b = 0;
         for (int i = 0; i < c->nconsts; i++) b += (long long)tensor_bytes(c->consts[i]);
         fprintf(f, "%lld", b);
+    } else if (!strcmp(key, "STACK_MACRO")) {
+        if (c->o->target == TARGET_CORTEX_M && !c->cuda) stack_macro(f, c);
     } else if (!strcmp(key, "CONST_NOTE")) {
-        fputs(c->cuda ? "uploaded to the device by the init" : "each array 64-byte aligned", f);
+        fputs(c->cuda ? "uploaded to the device by the init"
+              : c->o->target == TARGET_CORTEX_M ? "each array at its element type's alignment: no vector loads"
+              : "each array 64-byte aligned", f);
     } else if (!strcmp(key, "ARENA_NOTE")) {
         fputs(c->cuda ? "device memory, allocated by the first run" : "its start must be 64-byte aligned", f);
     } else if (!strcmp(key, "IO_MACROS")) {

@@ -44,7 +44,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
                   "    return e == cudaSuccess ? cudaStreamSynchronize(s) : e;\n}\n", f);
     } else if (!strcmp(key, "CONSTANTS")) {
         if (c->nconsts) fputs("\n/* ---- weights and other constants (uploaded by the init) ---- */\n", f);
-        for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const", 0);
+        for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const", 0, 0);
     } else if (!strcmp(key, "NCONST1")) {
         fprintf(f, "%d", c->nconsts + 1);
     } else if (!strcmp(key, "IN_BYTES")) {
@@ -78,6 +78,6 @@ static void source_key(FILE *f, const char *key, void *ctx)
 
 void emit_cuda(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr)
 {
-    EmitCtx c = {g, L, o, arena, 1, NULL, 0, NULL, NULL, NULL};
+    EmitCtx c = {g, L, o, arena, 1, NULL, 0, NULL, NULL, NULL, 64, ""};
     emit_model(&c, "model.cu.in", source_key, src, hdr);
 }

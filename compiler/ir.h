@@ -758,6 +758,7 @@ typedef struct Options {
     int cuda;
     int profile;               /* --profile: time every kernel call (C target) */
     int threads;               /* --threads N: large calls split across N OpenMP threads (host C targets; 0: one) */
+    int index_bits;            /* --index-bits 32|64 (0: 32 for cortex-m where every size fits, else 64; emit_c.c) */
     int64_t thread_grain;      /* --thread-grain FLOPS: the least work a call splits (-1: threads.c's default) */
     int debug_tensors;         /* --debug-tensors: every computed tensor to a callback (C target) */
     int fp16;                  /* --fp16: float constants stored as IEEE half (lower.c lower_half_constants) */
@@ -948,7 +949,7 @@ void c_put_double(FILE *f, double v);
 
 /* emit_common.c: shared between the C and CUDA emitters */
 /* a constant's array; section: with O2C_WEIGHTS_SECTION (--weights-section) */
-void emit_const_array(FILE *f, Tensor *t, const char *qual, int section);
+void emit_const_array(FILE *f, Tensor *t, const char *qual, int section, int natural);   /* natural: no O2C_ALIGN64 (cortex-m) */
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
 /* The schedule: every call of L as a block (its comment, `{`, its
  * parameters p; cxx: C++'s form) in which `run` writes the kernel's run
@@ -985,6 +986,8 @@ typedef struct EmitCtx {
     void (*backend_key)(FILE *f, const char *key, const struct EmitCtx *c);
     char *schedule;          /* emit_c.c: the schedule's text, made with the step functions */
     const struct KCall *part_call;   /* emit_c.c: the split call (--threads) whose part's parameters are written */
+    int index_bits;          /* emit_c.c: the generated file's o2c_int, 32 or 64 bits (runtime/c/o2c_rt.h) */
+    char index_why[160];     /* why 64 where 32 was wanted */
 } EmitCtx;
 int emit_common_key(FILE *f, const char *key, const EmitCtx *c);  /* 0 if not a common key */
 /* A back end's files: the header (templates/header.h.in) into hdr, then

@@ -92,6 +92,10 @@ static void usage(FILE *f)
           "                  file stops with #error where the ISA is missing), cortex-m (the\n"
           "                  compact reference kernels: no register tiles, no scratch panels),\n"
           "                  cuda (the .cu output)\n"
+          "  --index-bits N  32 or 64: the width of the generated code's index arithmetic\n"
+          "                  (o2c_int). Default: 32 for --target cortex-m where every size\n"
+          "                  fits in 31 bits (else 64, said in the file), 64 elsewhere; 32\n"
+          "                  refuses a model whose sizes do not fit (C target)\n"
           "  --tune          time the candidate kernel variants of every tunable layer on this\n"
           "                  machine (or with --tune-runner) and write the winners to --tune-file\n"
           "  --tune-file FILE  the tuning file: written by --tune, else read (replays its choices)\n"
@@ -203,6 +207,12 @@ static void parse_args(int argc, char **argv, Options *o)
             long long v = strtoll(val, &end, 10);
             if (end == val || *end || v < 0) fail_plain("--thread-grain %s: expected a number of FLOPs, 0 or more", val);
             o->thread_grain = v;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--index-bits")) {
+            if (!val || (strcmp(val, "32") && strcmp(val, "64"))) fail_plain("--index-bits: expected 32 or 64");
+            o->index_bits = atoi(val);
             i++;
             continue;
         }
@@ -445,6 +455,8 @@ static void parse_args(int argc, char **argv, Options *o)
     if (o->thread_grain >= 0 && o->threads < 2) fail_plain("--thread-grain goes with --threads N (N > 1)");
     if (o->threads > 1 && o->cuda)
         fail_plain("--threads: the CUDA target runs on the GPU's threads already (use -o OUT.c for host threads)");
+    if (o->cuda && o->index_bits)
+        fail_plain("--index-bits: the CUDA target's index arithmetic is 64-bit (use -o OUT.c)");
     if (o->threads > 1 && o->target == TARGET_CORTEX_M)
         fail_plain("--threads: --target cortex-m is single-threaded firmware (no OS, no threads)");
     if (o->profile && o->cuda)

@@ -71,7 +71,7 @@ void emit_weights_bin(FILE *f, const EmitCtx *c)
     /* the string tensors, if any: C arrays as without the option */
     for (int i = 0; i < c->nconsts; i++)
         if (!weights_bin_holds(c->consts[i]))
-            emit_const_array(f, c->consts[i], "static const", o->weights_section != NULL);
+            emit_const_array(f, c->consts[i], "static const", o->weights_section != NULL, o->target == TARGET_CORTEX_M);
     if (!nbin) return;
     fprintf(f, "\n/* ---- weights and other constants: %zu bytes in %s (onnx2c --weights-bin), linked by the\n"
                " * assembler's .incbin below: compile from the folder onnx2c ran in, or define %s_WEIGHTS_BIN\n"

@@ -79,6 +79,11 @@ SUITES = [
     # onnxruntime, the versions onnx2c refuses (tests/test_opsets.py)
     ("opsets", [PY, "tests/test_opsets.py", "--compiler", ASAN_CC]),
     ("cortex-m", [PY, "tests/test_cortexm.py", "--compiler", ASAN_CC]),
+    # the same firmware code (--target cortex-m: the reference kernels, 32-bit
+    # index arithmetic) run on this machine under ASan/UBSan against the
+    # examples' expected outputs (signed overflow of a 32-bit index traps)
+    ("cortex-m-host", [PY, "tests/run_models.py", "--compiler", ASAN_CC, "--c-flags", "--target cortex-m", "--c-only",
+                       "examples"]),
     # the firmware example on an emulated Cortex-M4 (QEMU mps2-an386) against the host
     ("firmware-qemu", [PY, "tests/test_firmware_qemu.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),

@@ -16,7 +16,20 @@ and checks, per model:
       model), so a libm function newlib lacks is caught;
   (d) the object (built with -ffreestanding) references no heap, stdio, file
       or process function (malloc, free, printf, fopen, exit, ...): libm
-      and the string functions at most.
+      and the string functions at most;
+and, for `onnx2c --target cortex-m` (every model at -O2, the examples at
+-O0 too; the examples are also built from the default target's portable
+C, checks (a)-(d)):
+  (e) index arithmetic is 32-bit: no call of the run-time ABI's 64-bit
+      division (__aeabi_ldivmod, __aeabi_uldivmod), which a Cortex-M runs
+      in software;
+  (f) flash as stated: the object's .rodata is NAME_CONST_BYTES of the
+      header, within 2% (or RODATA_SLACK bytes for small models) -- above
+      it by no more than that, below it by what the C compiler folded
+      (scalar constants it reads as immediates);
+  (g) the stack as stated: the deepest call chain from the entry points
+      (gcc's -fstack-usage and -fcallgraph-info: tests/firmware/stack.py)
+      is at most the header's NAME_STACK_BYTES.
 
     python tests/test_cortexm.py [--compiler build/onnx2c] [-j 2] [TEST_DIR...]
 
@@ -30,6 +43,8 @@ import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_models as rm  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "firmware"))
+import stack  # noqa: E402
 
 ROOT = rm.ROOT
 CC = "arm-none-eabi-gcc"
@@ -48,6 +63,12 @@ DOUBLE_HELPER = re.compile(r"^__aeabi_(d\w+|[a-z0-9]+2d)$|^__(add|sub|mul|div|ne
 DOUBLE_LIBM = set("""exp expm1 exp2 log log1p log2 log10 pow sqrt cbrt fabs floor ceil round nearbyint
 rint trunc fmod remainder sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh erf erfc
 tgamma lgamma fmax fmin hypot ldexp frexp modf copysign""".split())
+# the stack's measure (tests/firmware/stack.py)
+STACK_FLAGS = ["-fstack-usage", "-fcallgraph-info=su"]
+# 64-bit division helpers (AEABI section 4.3.1)
+DIV64 = re.compile(r"^__aeabi_u?ldivmod$")
+RODATA_SHARE = 0.02
+RODATA_SLACK = 64
 MAIN_C = """#include "m.h"
 static unsigned char in_buf[4], out_buf[4];
 int main(void)
@@ -69,9 +90,26 @@ def has_double(model_path):
         any(a.t.data_type == d for n in g.node for a in n.attribute if a.HasField("t"))
 
 
-def check(compiler, test, tmp, opt):
-    """(name, status, message): status 'ok' or 'FAIL'. opt: -O2 or -O0 (onnx2c)."""
-    name = (os.path.relpath(test, os.path.dirname(ROOT)) if not rm.is_in(test, ROOT) else os.path.relpath(test, ROOT)) + " " + opt
+def section_bytes(obj, cwd, prefix):
+    rc, out = rm.sh(["arm-none-eabi-size", "-A", obj], 60, cwd=cwd)
+    n = 0
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[1].isdigit() and (parts[0] == prefix or parts[0].startswith(prefix + ".")):
+            n += int(parts[1])
+    return n
+
+
+def header_macro(path, name):
+    m = re.search(r"#define m_%s (\d+)" % name, open(path).read())
+    return int(m.group(1)) if m else None
+
+
+def check(compiler, test, tmp, opt, mcu=True):
+    """(name, status, message): status 'ok' or 'FAIL'. opt: -O2 or -O0 (onnx2c);
+    mcu: --target cortex-m (else the default target)"""
+    name = (os.path.relpath(test, os.path.dirname(ROOT)) if not rm.is_in(test, ROOT) else os.path.relpath(test, ROOT)) + \
+        " " + opt + (" cortex-m" if mcu else "")
     d = tempfile.mkdtemp(dir=tmp)
     ins = []
     for p in sorted(f for f in os.listdir(os.path.join(test, "test_data_set_0")) if f.startswith("input_")) \
@@ -82,10 +120,11 @@ def check(compiler, test, tmp, opt):
     inits = {t.name for t in onnx.load(model, load_external_data=False).graph.initializer}
     gin = [vi for vi in gin if vi.name not in inits]
     flags = rm.shape_flags(gin, ins) if len(ins) == len(gin) else []
-    rc, out = rm.sh([compiler, opt, model, "-o", os.path.join(d, "m.c"), "--name", "m"] + flags, 600)
+    rc, out = rm.sh([compiler, opt, model, "-o", os.path.join(d, "m.c"), "--name", "m"] + flags +
+                    (["--target", "cortex-m"] if mcu else []), 600)
     if rc != 0:
         return name, "FAIL", "onnx2c: " + rm.first_error(out)
-    rc, out = rm.sh([CC] + CFLAGS + ["-c", "m.c", "-o", "m.o"], 600, cwd=d)
+    rc, out = rm.sh([CC] + CFLAGS + (STACK_FLAGS if mcu else []) + ["-c", "m.c", "-o", "m.o"], 600, cwd=d)
     if rc != 0 or out.strip():
         return name, "FAIL", "(a) compile: " + rm.first_error(out)
     rc, out = rm.sh([NM, "-u", "m.o"], 60, cwd=d)
@@ -95,9 +134,27 @@ def check(compiler, test, tmp, opt):
         return name, "FAIL", "(d) heap, stdio or process functions in firmware code: " + " ".join(bad)
     dbl = sorted(s for s in undef if DOUBLE_HELPER.match(s) or s in DOUBLE_LIBM)
     note = ""
+    if mcu:
+        div = sorted(s for s in undef if DIV64.match(s))
+        if div:
+            return name, "FAIL", "(e) 64-bit software division: " + " ".join(div)
+        rodata, stated = section_bytes("m.o", d, ".rodata"), header_macro(os.path.join(d, "m.h"), "CONST_BYTES")
+        slack = max(RODATA_SLACK, int(stated * RODATA_SHARE))
+        if stated is None or not stated - slack <= rodata <= stated + slack:
+            return name, "FAIL", "(f) .rodata %d bytes, the header states %s" % (rodata, stated)
+        note += "; no 64-bit division; .rodata %d of %d stated" % (rodata, stated)
+        try:
+            st = stack.measure(os.path.join(d, "m.ci"), os.path.join(d, "m.c"), "m")
+        except RuntimeError as e:
+            return name, "FAIL", "(g) stack: %s" % e
+        said = header_macro(os.path.join(d, "m.h"), "STACK_BYTES")
+        if said is None or st.total > said:
+            return name, "FAIL", "(g) the run takes %d bytes of stack (%s), the header states %s" % (
+                st.total, " > ".join(st.chain), said)
+        note += "; stack %d of %d stated" % (st.total, said)
     if dbl:
         if has_double(model):
-            note = " (float64 model, exempt from the no-double check: %s)" % " ".join(dbl)
+            note += " (float64 model, exempt from the no-double check: %s)" % " ".join(dbl)
         else:
             return name, "FAIL", "(b) double precision in a float32 model: " + " ".join(dbl)
     with open(os.path.join(d, "main.c"), "w") as f:
@@ -105,7 +162,7 @@ def check(compiler, test, tmp, opt):
     rc, out = rm.sh([CC] + CFLAGS + ["-specs=nosys.specs", "main.c", "m.o", "-lm", "-o", "m.elf"], 600, cwd=d)
     if rc != 0:
         return name, "FAIL", "(c) link with newlib: " + rm.first_error(out)
-    return name, "ok", "compiles, links, float32 only" + note if not note else "compiles, links" + note
+    return name, "ok", ("compiles, links" if dbl else "compiles, links, float32 only") + note
 
 
 def too_large(compiler, tmp):
@@ -150,8 +207,9 @@ def main():
         with ThreadPoolExecutor(max_workers=a.j) as ex:
             # -O2 (every pass) and -O0 (no pass: the unfused kernels) for the
             # examples; the real models at -O2
-            jobs = [(t, "-O2") for t in tests] + [(t, "-O0") for t in tests if rm.is_in(t, rm.EXAMPLES)]
-            for name, st, msg in ex.map(lambda j: check(a.compiler, j[0], tmp, j[1]), jobs):
+            jobs = [(t, "-O2", True) for t in tests] + [(t, "-O0", True) for t in tests if rm.is_in(t, rm.EXAMPLES)] + \
+                [(t, "-O2", False) for t in tests if rm.is_in(t, rm.EXAMPLES)]
+            for name, st, msg in ex.map(lambda j: check(a.compiler, j[0], tmp, j[1], j[2]), jobs):
                 print("%-4s %s: %s" % (st, name, msg), flush=True)
                 if st == "ok":
                     npass += 1

@@ -283,9 +283,9 @@ static const char *ew_text(const EwProg *P, const char **name)
      * compiler vectorizes */
     const char *I = any_bcast ? "i + j" : "i";
     if (any_bcast) {
-        put(&b, "    const int64_t r = p->k[O2C_FEW_RANK], D = p->k[O2C_FEW_DIMS + r - 1];\n");
-        put(&b, "    for (int64_t i = i0; i < i1;) {\n");
-        put(&b, "        int64_t n = D - i %% D;\n");
+        put(&b, "    const o2c_int r = p->k[O2C_FEW_RANK], D = p->k[O2C_FEW_DIMS + r - 1];\n");
+        put(&b, "    for (o2c_int i = i0; i < i1;) {\n");
+        put(&b, "        o2c_int n = D - i %% D;\n");
         put(&b, "        if (n > i1 - i) n = i1 - i;\n");
         for (int j = 0; j < P->nin; j++) {
             if (P->kind[j] != IN_BCAST) continue;
@@ -293,9 +293,9 @@ static const char *ew_text(const EwProg *P, const char **name)
             put(&b, "        const %s *B%d = X%d + o2c_offset(i, r, p->k + O2C_FEW_DIMS, p->k + O2C_FEW_STR_AT(r, %d));\n",
                 T, j, j, P->bidx[j]);
             if (P->inner[j] == 0) put(&b, "        const %s v%d = B%d[0];\n", T, j, j);
-            else if (P->inner[j] != 1) put(&b, "        const int64_t s%d = p->k[O2C_FEW_STR_AT(r, %d) + r - 1];\n", j, P->bidx[j]);
+            else if (P->inner[j] != 1) put(&b, "        const o2c_int s%d = p->k[O2C_FEW_STR_AT(r, %d) + r - 1];\n", j, P->bidx[j]);
         }
-        put(&b, "        for (int64_t j = 0; j < n; j++) {\n");
+        put(&b, "        for (o2c_int j = 0; j < n; j++) {\n");
     } else {
         put(&b, "    O2C_FOR(i) {\n");
     }

@@ -61,25 +61,25 @@
         const uint8_t *MB = (const uint8_t *)p->x[O2C_SDPA_XMASK];                       \
         const int64_t *NP = (const int64_t *)p->x[O2C_SDPA_XNONPAD];                     \
         T *Y = (T *)p->y[0], *S = (T *)p->y[1];                                          \
-        const int64_t *k = p->k;                                                         \
-        const int64_t Hq = k[O2C_SDPA_HQ], Hkv = k[O2C_SDPA_HKV], Sq = k[O2C_SDPA_SQ];   \
-        const int64_t P = k[O2C_SDPA_PAST], Tk = P + k[O2C_SDPA_SKV];                    \
-        const int64_t D = k[O2C_SDPA_D], Dv = k[O2C_SDPA_DV];                            \
-        const int64_t *qs = k + O2C_SDPA_QS, *ks = k + O2C_SDPA_KS, *vs = k + O2C_SDPA_VS; \
-        const int64_t *ys = k + O2C_SDPA_YS, *ms = k + O2C_SDPA_MS;                      \
-        const int64_t mcols = k[O2C_SDPA_MCOLS], mbool = k[O2C_SDPA_MBOOL];              \
-        const int64_t causal = k[O2C_SDPA_CAUSAL], left = k[O2C_SDPA_LEFT];              \
-        const int64_t right = k[O2C_SDPA_RIGHT], stop = k[O2C_SDPA_STOP];                \
-        const int64_t h16 = k[O2C_SDPA_HALF], hs = k[O2C_SDPA_SMHALF], flex = k[O2C_SDPA_FLEX]; \
+        const o2c_int *k = p->k;                                                         \
+        const o2c_int Hq = k[O2C_SDPA_HQ], Hkv = k[O2C_SDPA_HKV], Sq = k[O2C_SDPA_SQ];   \
+        const o2c_int P = k[O2C_SDPA_PAST], Tk = P + k[O2C_SDPA_SKV];                    \
+        const o2c_int D = k[O2C_SDPA_D], Dv = k[O2C_SDPA_DV];                            \
+        const o2c_int *qs = k + O2C_SDPA_QS, *ks = k + O2C_SDPA_KS, *vs = k + O2C_SDPA_VS; \
+        const o2c_int *ys = k + O2C_SDPA_YS, *ms = k + O2C_SDPA_MS;                      \
+        const o2c_int mcols = k[O2C_SDPA_MCOLS], mbool = k[O2C_SDPA_MBOOL];              \
+        const o2c_int causal = k[O2C_SDPA_CAUSAL], left = k[O2C_SDPA_LEFT];              \
+        const o2c_int right = k[O2C_SDPA_RIGHT], stop = k[O2C_SDPA_STOP];                \
+        const o2c_int h16 = k[O2C_SDPA_HALF], hs = k[O2C_SDPA_SMHALF], flex = k[O2C_SDPA_FLEX]; \
         const T sc = O2C_PF(TY, p, O2C_SDPA_FSCALE), cap = O2C_PF(TY, p, O2C_SDPA_FCAP); \
         O2C_FOR(i) {                                                                     \
-            const int64_t qi = i % Sq, h = (i / Sq) % Hq, b = i / (Sq * Hq);             \
-            const int64_t hk = h / (Hq / Hkv);                                           \
+            const o2c_int qi = i % Sq, h = (i / Sq) % Hq, b = i / (Sq * Hq);             \
+            const o2c_int hk = h / (Hq / Hkv);                                           \
             const T *q = Q + b * qs[0] + h * qs[1] + qi * qs[2];                         \
             T *s = S + i * Tk;                                                           \
             /* keys before the query block: the past rows, or (external cache) */        \
-            const int64_t pos = qi + (NP ? NP[b] - Sq : P);                              \
-            int64_t j, c, live = 0, nan = 0;                                             \
+            const o2c_int pos = qi + (NP ? NP[b] - Sq : P);                              \
+            o2c_int j, c, live = 0, nan = 0;                                             \
             T mx = -INFINITY;                                                            \
             for (j = 0; j < Tk; j++) {                                                   \
                 const T *kr = j < P ? PK + ((b * Hkv + hk) * P + j) * D                  \
@@ -91,7 +91,7 @@
                 if (cap > 0) x = RND(h16, RND(h16, O2C_M(TY, tanh)(RND(h16, x / cap))) * cap); \
                 if (stop == 1) { s[j] = x; continue; }                                   \
                 if (MB) {                                                                \
-                    const int64_t mo = b * ms[0] + h * ms[1] + qi * ms[2] + j;           \
+                    const o2c_int mo = b * ms[0] + h * ms[1] + qi * ms[2] + j;           \
                     if (j >= mcols) bias = -INFINITY;                                    \
                     else if (mbool) bias = MB[mo] ? (T)0 : (T)-INFINITY;                 \
                     else bias = MF[mo];                                                  \
@@ -143,12 +143,12 @@
         const TY *X0 = (const TY *)p->x[O2C_SDPA_CAT_XPAST];                             \
         const TY *X1 = (const TY *)p->x[O2C_SDPA_CAT_XNEW];                              \
         TY *Y = (TY *)p->y[0];                                                           \
-        const int64_t H = p->k[O2C_SDPA_CAT_H], P = p->k[O2C_SDPA_CAT_PAST];             \
-        const int64_t S = p->k[O2C_SDPA_CAT_S], D = p->k[O2C_SDPA_CAT_D];                \
-        const int64_t *ns = p->k + O2C_SDPA_CAT_NS;                                      \
+        const o2c_int H = p->k[O2C_SDPA_CAT_H], P = p->k[O2C_SDPA_CAT_PAST];             \
+        const o2c_int S = p->k[O2C_SDPA_CAT_S], D = p->k[O2C_SDPA_CAT_D];                \
+        const o2c_int *ns = p->k + O2C_SDPA_CAT_NS;                                      \
         O2C_FOR(i) {                                                                     \
-            const int64_t c = i % D, t = (i / D) % (P + S), bh = i / (D * (P + S));      \
-            const int64_t h = bh % H, b = bh / H;                                        \
+            const o2c_int c = i % D, t = (i / D) % (P + S), bh = i / (D * (P + S));      \
+            const o2c_int h = bh % H, b = bh / H;                                        \
             Y[i] = t < P ? X0[(bh * P + t) * D + c] : X1[b * ns[0] + h * ns[1] + (t - P) * ns[2] + c]; \
         }                                                                                \
     }
@@ -161,24 +161,24 @@
         const T *C = (const T *)p->x[O2C_ROT_XCOS], *SN = (const T *)p->x[O2C_ROT_XSIN]; \
         const int64_t *POS = (const int64_t *)p->x[O2C_ROT_XPOS];                        \
         T *Y = (T *)p->y[0];                                                             \
-        const int64_t S = p->k[O2C_ROT_S], H = p->k[O2C_ROT_H], HD = p->k[O2C_ROT_HD];   \
-        const int64_t RD = p->k[O2C_ROT_RD], half = RD / 2, inter = p->k[O2C_ROT_INTER]; \
-        const int64_t *xs = p->k + O2C_ROT_XS, *cs = p->k + O2C_ROT_CS;                  \
-        const int64_t h16 = p->k[O2C_ROT_HALF];                                          \
+        const o2c_int S = p->k[O2C_ROT_S], H = p->k[O2C_ROT_H], HD = p->k[O2C_ROT_HD];   \
+        const o2c_int RD = p->k[O2C_ROT_RD], half = RD / 2, inter = p->k[O2C_ROT_INTER]; \
+        const o2c_int *xs = p->k + O2C_ROT_XS, *cs = p->k + O2C_ROT_CS;                  \
+        const o2c_int h16 = p->k[O2C_ROT_HALF];                                          \
         O2C_FOR(i) {                                                                     \
-            const int64_t h = i % H, r = (i / H) % S, b = i / (H * S);                   \
-            const int64_t o = b * xs[0] + r * xs[1] + h * xs[2];                         \
+            const o2c_int h = i % H, r = (i / H) % S, b = i / (H * S);                   \
+            const o2c_int o = b * xs[0] + r * xs[1] + h * xs[2];                         \
             const T *x = X + o;                                                          \
             T *y = Y + o;                                                                \
-            int64_t cr = b * cs[0] + r * cs[1], j;                                       \
+            o2c_int cr = b * cs[0] + r * cs[1], j;                                       \
             int bad = 0;                                                                 \
             if (POS) {                                                                   \
-                const int64_t ps = POS[b * S + r];                                       \
+                const o2c_int ps = POS[b * S + r];                                       \
                 bad = ps < 0 || ps >= p->k[O2C_ROT_NPOS];                                \
                 cr = bad ? 0 : ps * half;                                                \
             }                                                                            \
             for (j = 0; j < half; j++) {                                                 \
-                const int64_t j1 = inter ? 2 * j : j, j2 = inter ? 2 * j + 1 : j + half; \
+                const o2c_int j1 = inter ? 2 * j : j, j2 = inter ? 2 * j + 1 : j + half; \
                 const T cv = bad ? (T)NAN : C[cr + j], sv = bad ? (T)NAN : SN[cr + j];   \
                 const T x1 = x[j1], x2 = x[j2];                                          \
                 y[j1] = RND(h16, RND(h16, cv * x1) - RND(h16, sv * x2));                 \
@@ -197,31 +197,31 @@
         const T *V = (const T *)p->x[O2C_ATT_XV];                                        \
         const T *M = (const T *)p->x[O2C_ATT_XMASK];                                     \
         T *Y = (T *)p->y[0];                                                             \
-        const int64_t *k = p->k;                                                         \
-        const int64_t nb = k[O2C_ATT_NB], Sq = k[O2C_ATT_SQ], Skv = k[O2C_ATT_SKV];      \
-        const int64_t D = k[O2C_ATT_D], Dv = k[O2C_ATT_DV];                              \
-        const int64_t *qs = k + O2C_ATT_QS, *ks = k + O2C_ATT_KS, *vs = k + O2C_ATT_VS;  \
-        const int64_t *ms = k + O2C_ATT_MS, *ys = k + O2C_ATT_YS;                        \
+        const o2c_int *k = p->k;                                                         \
+        const o2c_int nb = k[O2C_ATT_NB], Sq = k[O2C_ATT_SQ], Skv = k[O2C_ATT_SKV];      \
+        const o2c_int D = k[O2C_ATT_D], Dv = k[O2C_ATT_DV];                              \
+        const o2c_int *qs = k + O2C_ATT_QS, *ks = k + O2C_ATT_KS, *vs = k + O2C_ATT_VS;  \
+        const o2c_int *ms = k + O2C_ATT_MS, *ys = k + O2C_ATT_YS;                        \
         const T scale = O2C_PF(TY, p, O2C_ATT_FSCALE);                                  \
         O2C_FOR(i) {                                                                     \
-            const int64_t r = i % Sq;                                                    \
-            int64_t b = i / Sq, qo = r * qs[O2C_ATT_ROW], ko = 0, vo = 0;                \
-            int64_t mo = r * ms[O2C_ATT_ROW], yo = r * ys[O2C_ATT_ROW], d, c, j0, t;     \
+            const o2c_int r = i % Sq;                                                    \
+            o2c_int b = i / Sq, qo = r * qs[O2C_ATT_ROW], ko = 0, vo = 0;                \
+            o2c_int mo = r * ms[O2C_ATT_ROW], yo = r * ys[O2C_ATT_ROW], d, c, j0, t;     \
             for (d = nb - 1; d >= 0; d--) {                                              \
-                const int64_t bd = k[O2C_ATT_BDIMS + d], bi = b % bd;                    \
+                const o2c_int bd = k[O2C_ATT_BDIMS + d], bi = b % bd;                    \
                 b /= bd;                                                                 \
                 qo += bi * qs[d]; ko += bi * ks[d]; vo += bi * vs[d];                    \
                 mo += bi * ms[d]; yo += bi * ys[d];                                      \
             }                                                                            \
             const T *q = Q + qo;                                                         \
             T *y = Y + yo;                                                               \
-            const int64_t qc = qs[O2C_ATT_COL], kc = ks[O2C_ATT_COL];                    \
-            const int64_t vc = vs[O2C_ATT_COL], yc = ys[O2C_ATT_COL];                    \
+            const o2c_int qc = qs[O2C_ATT_COL], kc = ks[O2C_ATT_COL];                    \
+            const o2c_int vc = vs[O2C_ATT_COL], yc = ys[O2C_ATT_COL];                    \
             for (c = 0; c < Dv; c++) y[c * yc] = 0;                                      \
             T mx = -INFINITY, sc[O2C_ATT_TILE];                                          \
             T l = 0;                                                                     \
             for (j0 = 0; j0 < Skv; j0 += O2C_ATT_TILE) {                                 \
-                const int64_t nt = Skv - j0 < O2C_ATT_TILE ? Skv - j0 : O2C_ATT_TILE;    \
+                const o2c_int nt = Skv - j0 < O2C_ATT_TILE ? Skv - j0 : O2C_ATT_TILE;    \
                 T tm = -INFINITY;                                                        \
                 for (t = 0; t < nt; t++) {                                               \
                     const T *kr = K + ko + (j0 + t) * ks[O2C_ATT_ROW];                   \
@@ -276,12 +276,12 @@ O2C_KERNEL(o2c_attention_blk_f32)
     const float *Q = (const float *)p->x[O2C_ATT_XQ], *K = (const float *)p->x[O2C_ATT_XK];
     const float *V = (const float *)p->x[O2C_ATT_XV], *M = (const float *)p->x[O2C_ATT_XMASK];
     float *Y = (float *)p->y[0];
-    const int64_t *k = p->k;
-    const int64_t nb = k[O2C_ATT_NB], Sq = k[O2C_ATT_SQ], Skv = k[O2C_ATT_SKV];
-    const int64_t D = k[O2C_ATT_D], Dv = k[O2C_ATT_DV], NBLK = (Sq + O2C_ATT_RB - 1) / O2C_ATT_RB;
-    const int64_t SkvP = O2C_ATT_UP(Skv), DvP = O2C_ATT_UP(Dv);
-    const int64_t *qs = k + O2C_ATT_QS, *ks = k + O2C_ATT_KS, *vs = k + O2C_ATT_VS;
-    const int64_t *ms = k + O2C_ATT_MS, *ys = k + O2C_ATT_YS;
+    const o2c_int *k = p->k;
+    const o2c_int nb = k[O2C_ATT_NB], Sq = k[O2C_ATT_SQ], Skv = k[O2C_ATT_SKV];
+    const o2c_int D = k[O2C_ATT_D], Dv = k[O2C_ATT_DV], NBLK = (Sq + O2C_ATT_RB - 1) / O2C_ATT_RB;
+    const o2c_int SkvP = O2C_ATT_UP(Skv), DvP = O2C_ATT_UP(Dv);
+    const o2c_int *qs = k + O2C_ATT_QS, *ks = k + O2C_ATT_KS, *vs = k + O2C_ATT_VS;
+    const o2c_int *ms = k + O2C_ATT_MS, *ys = k + O2C_ATT_YS;
     const float scale = p->ff[O2C_ATT_FSCALE];
     float *O2C_RESTRICT Kp = (float *)p->y[1];
     float *O2C_RESTRICT Vp = Kp + SkvP * D;
@@ -290,36 +290,36 @@ O2C_KERNEL(o2c_attention_blk_f32)
     float *O2C_RESTRICT mx = St + O2C_ATT_RB * SkvP;   /* the rows' maxima, then inverse sums */
     float sum[O2C_ATT_RB];
     O2C_FOR(t) {
-        int64_t b = t / NBLK, qo = 0, ko = 0, vo = 0, mo = 0, yo = 0;
-        const int64_t r0 = t % NBLK * O2C_ATT_RB, nrows = Sq - r0 < O2C_ATT_RB ? Sq - r0 : O2C_ATT_RB;
-        for (int64_t d = nb - 1; d >= 0; d--) {
-            const int64_t bd = k[O2C_ATT_BDIMS + d], bi = b % bd;
+        o2c_int b = t / NBLK, qo = 0, ko = 0, vo = 0, mo = 0, yo = 0;
+        const o2c_int r0 = t % NBLK * O2C_ATT_RB, nrows = Sq - r0 < O2C_ATT_RB ? Sq - r0 : O2C_ATT_RB;
+        for (o2c_int d = nb - 1; d >= 0; d--) {
+            const o2c_int bd = k[O2C_ATT_BDIMS + d], bi = b % bd;
             b /= bd;
             qo += bi * qs[d]; ko += bi * ks[d]; vo += bi * vs[d];
             mo += bi * ms[d]; yo += bi * ys[d];
         }
         /* the packed keys, values and query rows */
-        for (int64_t jt = 0; jt < SkvP; jt += O2C_ATT_NR)
-            for (int64_t c = 0; c < D; c++) {
+        for (o2c_int jt = 0; jt < SkvP; jt += O2C_ATT_NR)
+            for (o2c_int c = 0; c < D; c++) {
                 float *kp = Kp + jt * D + c * O2C_ATT_NR;
-                for (int64_t j = 0; j < O2C_ATT_NR; j++)
+                for (o2c_int j = 0; j < O2C_ATT_NR; j++)
                     kp[j] = jt + j < Skv ? K[ko + (jt + j) * ks[O2C_ATT_ROW] + c * ks[O2C_ATT_COL]] : 0.0f;
             }
-        for (int64_t j = 0; j < SkvP; j++)
-            for (int64_t c = 0; c < DvP; c++)
+        for (o2c_int j = 0; j < SkvP; j++)
+            for (o2c_int c = 0; c < DvP; c++)
                 Vp[j * DvP + c] = j < Skv && c < Dv ? V[vo + j * vs[O2C_ATT_ROW] + c * vs[O2C_ATT_COL]] : 0.0f;
-        for (int64_t c = 0; c < D; c++)
-            for (int64_t i = 0; i < O2C_ATT_RB; i++)
+        for (o2c_int c = 0; c < D; c++)
+            for (o2c_int i = 0; i < O2C_ATT_RB; i++)
                 Qt[c * O2C_ATT_RB + i] = i < nrows ? scale * Q[qo + (r0 + i) * qs[O2C_ATT_ROW] + c * qs[O2C_ATT_COL]] : 0.0f;
         /* St = (Qt' Kp)', MR x NR tiles (every row of the block: those past
          * its end score 0, and no value the softmax reads is left unset) */
-        for (int64_t jt = 0; jt < SkvP; jt += O2C_ATT_NR)
-            for (int64_t i0 = 0; i0 < O2C_ATT_RB; i0 += O2C_ATT_MR) {
+        for (o2c_int jt = 0; jt < SkvP; jt += O2C_ATT_NR)
+            for (o2c_int i0 = 0; i0 < O2C_ATT_RB; i0 += O2C_ATT_MR) {
                 float acc[O2C_ATT_MR][O2C_ATT_NR];   /* registers: loops of constant length */
                 const float *kp = Kp + jt * D, *qc = Qt + i0;
                 for (int ii = 0; ii < O2C_ATT_MR; ii++)
                     for (int jj = 0; jj < O2C_ATT_NR; jj++) acc[ii][jj] = 0.0f;
-                for (int64_t cc = 0; cc < D; cc++) {
+                for (o2c_int cc = 0; cc < D; cc++) {
                     const float *kr = kp + cc * O2C_ATT_NR, *qr = qc + cc * O2C_ATT_RB;
                     for (int ii = 0; ii < O2C_ATT_MR; ii++) {
                         const float a = qr[ii];
@@ -331,36 +331,36 @@ O2C_KERNEL(o2c_attention_blk_f32)
             }
         /* the mask and the softmax, across the block's rows */
         if (M) {
-            const int64_t mrs = ms[O2C_ATT_ROW], mc = ms[O2C_ATT_COL];
-            for (int64_t j = 0; j < Skv; j++)
-                for (int64_t i = 0; i < nrows; i++) St[j * O2C_ATT_RB + i] += M[mo + (r0 + i) * mrs + j * mc];
+            const o2c_int mrs = ms[O2C_ATT_ROW], mc = ms[O2C_ATT_COL];
+            for (o2c_int j = 0; j < Skv; j++)
+                for (o2c_int i = 0; i < nrows; i++) St[j * O2C_ATT_RB + i] += M[mo + (r0 + i) * mrs + j * mc];
         }
         for (int i = 0; i < O2C_ATT_RB; i++) {
             mx[i] = -INFINITY;
             sum[i] = 0;
         }
-        for (int64_t j = 0; j < Skv; j++)
+        for (o2c_int j = 0; j < Skv; j++)
             for (int i = 0; i < O2C_ATT_RB; i++) {
                 const float v = St[j * O2C_ATT_RB + i];
                 mx[i] = v > mx[i] ? v : mx[i];
             }
-        for (int64_t j = 0; j < Skv; j++)
+        for (o2c_int j = 0; j < Skv; j++)
             for (int i = 0; i < O2C_ATT_RB; i++) {
                 const float e = o2c_vexp_f32(St[j * O2C_ATT_RB + i] - mx[i]);
                 St[j * O2C_ATT_RB + i] = e;
                 sum[i] += e;
             }
-        for (int64_t j = Skv; j < SkvP; j++)
+        for (o2c_int j = Skv; j < SkvP; j++)
             for (int i = 0; i < O2C_ATT_RB; i++) St[j * O2C_ATT_RB + i] = 0.0f;
         for (int i = 0; i < O2C_ATT_RB; i++) mx[i] = 1 / sum[i];
         /* Y = St' Vp / sums, MR x NR tiles */
-        for (int64_t jt = 0; jt < DvP; jt += O2C_ATT_NR)
-            for (int64_t i0 = 0; i0 < nrows; i0 += O2C_ATT_MR) {
+        for (o2c_int jt = 0; jt < DvP; jt += O2C_ATT_NR)
+            for (o2c_int i0 = 0; i0 < nrows; i0 += O2C_ATT_MR) {
                 float acc[O2C_ATT_MR][O2C_ATT_NR];
                 const float *sc = St + i0;
                 for (int ii = 0; ii < O2C_ATT_MR; ii++)
                     for (int cc = 0; cc < O2C_ATT_NR; cc++) acc[ii][cc] = 0.0f;
-                for (int64_t jj = 0; jj < Skv; jj++) {
+                for (o2c_int jj = 0; jj < Skv; jj++) {
                     const float *vr = Vp + jj * DvP + jt, *sr = sc + jj * O2C_ATT_RB;
                     for (int ii = 0; ii < O2C_ATT_MR; ii++) {
                         const float e = sr[ii];
@@ -369,7 +369,7 @@ O2C_KERNEL(o2c_attention_blk_f32)
                 }
                 for (int ii = 0; ii < O2C_ATT_MR; ii++) {
                     float *y = Y + yo + (r0 + i0 + ii) * ys[O2C_ATT_ROW];
-                    const int64_t yc = ys[O2C_ATT_COL];
+                    const o2c_int yc = ys[O2C_ATT_COL];
                     for (int cc = 0; cc < O2C_ATT_NR; cc++)
                         if (i0 + ii < nrows && jt + cc < Dv) y[(jt + cc) * yc] = acc[ii][cc] * mx[i0 + ii];
                 }
@@ -406,14 +406,14 @@ O2C_KERNEL(o2c_linatt_f32)
     const float *V = (const float *)p->x[O2C_LINATT_XV], *PS = (const float *)p->x[O2C_LINATT_XPAST];
     const float *G = (const float *)p->x[O2C_LINATT_XDECAY], *BT = (const float *)p->x[O2C_LINATT_XBETA];
     float *Y = (float *)p->y[0], *ST = (float *)p->y[1];
-    const int64_t T = p->k[O2C_LINATT_T], Hq = p->k[O2C_LINATT_HQ], Hkv = p->k[O2C_LINATT_HKV];
-    const int64_t Dk = p->k[O2C_LINATT_DK], Dv = p->k[O2C_LINATT_DV], gate = p->k[O2C_LINATT_GATE];
-    const int64_t beta = p->k[O2C_LINATT_BETA], grp = Hq / Hkv;
+    const o2c_int T = p->k[O2C_LINATT_T], Hq = p->k[O2C_LINATT_HQ], Hkv = p->k[O2C_LINATT_HKV];
+    const o2c_int Dk = p->k[O2C_LINATT_DK], Dv = p->k[O2C_LINATT_DV], gate = p->k[O2C_LINATT_GATE];
+    const o2c_int beta = p->k[O2C_LINATT_BETA], grp = Hq / Hkv;
     const float scale = p->ff[O2C_LINATT_FSCALE];
     O2C_FOR(i) {
-        const int64_t m = i % Dv, h = (i / Dv) % Hkv, b = i / (Dv * Hkv);
+        const o2c_int m = i % Dv, h = (i / Dv) % Hkv, b = i / (Dv * Hkv);
         float *s = ST + (b * Hkv + h) * Dk * Dv + m;
-        int64_t t, d, g;
+        o2c_int t, d, g;
         for (d = 0; d < Dk; d++) s[d * Dv] = PS ? PS[(b * Hkv + h) * Dk * Dv + d * Dv + m] : 0.0f;
         for (t = 0; t < T; t++) {
             const float *k = K + (b * T + t) * Hkv * Dk + h * Dk;
@@ -431,7 +431,7 @@ O2C_KERNEL(o2c_linatt_f32)
             }
             for (d = 0; d < Dk; d++) s[d * Dv] += k[d] * v;
             for (g = 0; g < grp; g++) {
-                const int64_t hq = h * grp + g;
+                const o2c_int hq = h * grp + g;
                 const float *q = Q + (b * T + t) * Hq * Dk + hq * Dk;
                 float o = 0;
                 for (d = 0; d < Dk; d++) o += q[d] * s[d * Dv];
@@ -448,14 +448,14 @@ O2C_KERNEL(o2c_ccstate_f32)
     const float *X = (const float *)p->x[O2C_CCS_XX], *W = (const float *)p->x[O2C_CCS_XW];
     const float *Bi = (const float *)p->x[O2C_CCS_XB], *PS = (const float *)p->x[O2C_CCS_XPAST];
     float *Y = (float *)p->y[0];
-    const int64_t C = p->k[O2C_CCS_C], L = p->k[O2C_CCS_L], K = p->k[O2C_CCS_K];
-    const int64_t silu = p->k[O2C_CCS_SILU], h16 = p->k[O2C_CCS_HALF];
+    const o2c_int C = p->k[O2C_CCS_C], L = p->k[O2C_CCS_L], K = p->k[O2C_CCS_K];
+    const o2c_int silu = p->k[O2C_CCS_SILU], h16 = p->k[O2C_CCS_HALF];
     O2C_FOR(i) {
-        const int64_t t = i % L, bc = i / L, c = bc % C;
+        const o2c_int t = i % L, bc = i / L, c = bc % C;
         float acc = Bi ? Bi[c] : 0.0f;
-        int64_t j;
+        o2c_int j;
         for (j = 0; j < K; j++) {
-            const int64_t pos = t + j;   /* in the padded row: K - 1 state positions, then X */
+            const o2c_int pos = t + j;   /* in the padded row: K - 1 state positions, then X */
             const float xv = pos >= K - 1 ? X[bc * L + pos - (K - 1)] : PS ? PS[bc * (K - 1) + pos] : 0.0f;
             acc += W[c * K + j] * xv;
         }
@@ -471,9 +471,9 @@ O2C_KERNEL(o2c_ccstate_present_f32)
 {
     const float *X = (const float *)p->x[O2C_CCS_XX], *PS = (const float *)p->x[O2C_CCS_XPAST];
     float *Y = (float *)p->y[0];
-    const int64_t L = p->k[O2C_CCS_L], K = p->k[O2C_CCS_K];
+    const o2c_int L = p->k[O2C_CCS_L], K = p->k[O2C_CCS_K];
     O2C_FOR(i) {
-        const int64_t s = i % (K - 1), bc = i / (K - 1), pos = L + s;
+        const o2c_int s = i % (K - 1), bc = i / (K - 1), pos = L + s;
         Y[i] = pos >= K - 1 ? X[bc * L + pos - (K - 1)] : PS ? PS[bc * (K - 1) + pos] : 0.0f;
     }
 }

@@ -8,9 +8,9 @@
 #define O2C_SCAN_SLICE                                                                             \
     const unsigned char *X = (const unsigned char *)p->x[0];                                       \
     unsigned char *Y = (unsigned char *)p->y[0];                                                   \
-    const int64_t len = p->k[O2C_SCAN_LEN], inner = p->k[O2C_SCAN_INNER], es = p->k[O2C_SCAN_ESIZE]; \
+    const o2c_int len = p->k[O2C_SCAN_LEN], inner = p->k[O2C_SCAN_INNER], es = p->k[O2C_SCAN_ESIZE]; \
     const int64_t it = *(const int64_t *)p->x[1];                                                  \
-    const int64_t t = p->k[O2C_SCAN_REVERSE] ? len - 1 - it : it
+    const o2c_int t = p->k[O2C_SCAN_REVERSE] ? len - 1 - it : it
 
 /*@ o2c_ctl_set params O2C_CTL_SET */
 /* o2c_ctl_set: y[0] = O2C_CTL_SET_VALUE as int64 or bool. Index space: 1. */
@@ -69,7 +69,7 @@ O2C_KERNEL(o2c_scan_get)
 {
     O2C_SCAN_SLICE;
     O2C_FOR(i) {
-        int64_t o = i / inner, r = i - o * inner, b;
+        o2c_int o = i / inner, r = i - o * inner, b;
         const unsigned char *s = X + ((o * len + t) * inner + r) * es;
         for (b = 0; b < es; b++) Y[i * es + b] = s[b];
     }
@@ -82,7 +82,7 @@ O2C_KERNEL(o2c_scan_put)
 {
     O2C_SCAN_SLICE;
     O2C_FOR(i) {
-        int64_t o = i / inner, r = i - o * inner, b;
+        o2c_int o = i / inner, r = i - o * inner, b;
         unsigned char *d = Y + ((o * len + t) * inner + r) * es;
         for (b = 0; b < es; b++) d[b] = X[i * es + b];
     }

@@ -19,9 +19,9 @@
  *   i*s - pad + k*dil == o. */
 
 #define O2C_CONV_PARAMS                                                             \
-    const int64_t C = p->k[O2C_CONV_C], M = p->k[O2C_CONV_M], G = p->k[O2C_CONV_GROUP]; \
+    const o2c_int C = p->k[O2C_CONV_C], M = p->k[O2C_CONV_M], G = p->k[O2C_CONV_GROUP]; \
     O2C_WIN3_GEOMETRY(O2C_CONV_IN, O2C_CONV_OUT, O2C_CONV_K, O2C_CONV_S, O2C_CONV_D, O2C_CONV_PB); \
-    const int64_t CG = C / G, MG = M / G
+    const o2c_int CG = C / G, MG = M / G
 
 /* every conv kernel's operands: X, the weights Wt (of type WT: half for
  * o2c_conv_f32h), the bias Bs (or NULL), Y, the geometry and whether an
@@ -45,9 +45,9 @@
         O2C_CONV_OPERANDS_WT(T, WT);                                                \
         O2C_FOR(i) {                                                                \
             O2C_WIN3_OUT(i);                                                        \
-            const int64_t m = r % M, n = r / M, g = m / MG;                         \
+            const o2c_int m = r % M, n = r / M, g = m / MG;                         \
             T acc = Bs ? Bs[m] : (T)0;                                              \
-            for (int64_t c = 0; c < CG; c++) {                                      \
+            for (o2c_int c = 0; c < CG; c++) {                                      \
                 const T *xp = X + (n * C + g * CG + c) * ID * IH * IW;              \
                 const WT *wp = Wt + (m * CG + c) * KD * KH * KW;                    \
                 O2C_WIN_TAPS(kd, KD, id, ID, od * SD - PD, DD,                      \
@@ -67,28 +67,28 @@
         O2C_CONV_OPERANDS(T);                                                       \
         O2C_FOR(i) {                                                                \
             O2C_WIN3_OUT(i);                                                        \
-            const int64_t m = r % M, n = r / M, g = m / MG, mm = m % MG;            \
+            const o2c_int m = r % M, n = r / M, g = m / MG, mm = m % MG;            \
             T acc = Bs ? Bs[m] : (T)0;                                              \
-            for (int64_t c = 0; c < CG; c++) {                                      \
-                const int64_t ci = g * CG + c;                                      \
+            for (o2c_int c = 0; c < CG; c++) {                                      \
+                const o2c_int ci = g * CG + c;                                      \
                 const T *xp = X + (n * C + ci) * ID * IH * IW;                      \
                 const T *wp = Wt + (ci * MG + mm) * KD * KH * KW;                   \
-                for (int64_t kd = 0; kd < KD; kd++) {                               \
-                    const int64_t td = od + PD - kd * DD;                           \
+                for (o2c_int kd = 0; kd < KD; kd++) {                               \
+                    const o2c_int td = od + PD - kd * DD;                           \
                     if (td < 0 || td % SD) continue;                                \
-                    const int64_t id = td / SD;                                     \
+                    const o2c_int id = td / SD;                                     \
                     if (id >= ID) continue;                                         \
-                    for (int64_t kh = 0; kh < KH; kh++) {                           \
-                        const int64_t th = oh + PH - kh * DH;                       \
+                    for (o2c_int kh = 0; kh < KH; kh++) {                           \
+                        const o2c_int th = oh + PH - kh * DH;                       \
                         if (th < 0 || th % SH) continue;                            \
-                        const int64_t ih = th / SH;                                 \
+                        const o2c_int ih = th / SH;                                 \
                         if (ih >= IH) continue;                                     \
                         const T *xr = xp + (id * IH + ih) * IW;                     \
                         const T *wr = wp + (kd * KH + kh) * KW;                     \
-                        for (int64_t kw = 0; kw < KW; kw++) {                       \
-                            const int64_t tw = ow + PW - kw * DW;                   \
+                        for (o2c_int kw = 0; kw < KW; kw++) {                       \
+                            const o2c_int tw = ow + PW - kw * DW;                   \
                             if (tw < 0 || tw % SW) continue;                        \
-                            const int64_t iw = tw / SW;                             \
+                            const o2c_int iw = tw / SW;                             \
                             if (iw >= IW) continue;                                 \
                             acc += xr[iw] * wr[kw];                                 \
                         }                                                           \
@@ -113,13 +113,13 @@
 /* xs: the NR inputs of tap kw for columns ow0.. of row xr: the row itself
  * where they lie in it contiguously, else gathered (stride, padding) */
 #define O2C_CV_ROW(T, xs, NR)                                                       \
-    const int64_t iw0 = ow0 * SW - PW + kw * DW;                                    \
+    const o2c_int iw0 = ow0 * SW - PW + kw * DW;                                    \
     T xv[NR];                                                                       \
     const T *xs = xv;                                                               \
     if (SW == 1 && iw0 >= 0 && iw0 + NR <= IW) xs = xr + iw0;                       \
     else                                                                            \
         for (int j = 0; j < NR; j++) {                                              \
-            const int64_t iw = iw0 + j * SW;                                        \
+            const o2c_int iw = iw0 + j * SW;                                        \
             xv[j] = iw >= 0 && iw < IW ? xr[iw] : (T)0;                             \
         }
 /* One tile: ROWS output channels from m0 (1, O2C_CV_MR or mr) by NR
@@ -130,12 +130,12 @@
         T acc[O2C_CV_MR][NR];                                                       \
         for (int i = 0; i < (ROWS); i++)                                            \
             for (int j = 0; j < NR; j++) acc[i][j] = Bs ? Bs[m0 + i] : (T)0;        \
-        for (int64_t c = 0; c < CG; c++)                                            \
+        for (o2c_int c = 0; c < CG; c++)                                            \
             O2C_WIN_TAPS(kd, KD, id, ID, od * SD - PD, DD,                          \
             O2C_WIN_TAPS(kh, KH, ih, IH, oh * SH - PH, DH,                          \
                 const T *xr = xn + ((c * ID + id) * IH + ih) * IW;                  \
                 const T *wr = wm + c * KK + (kd * KH + kh) * KW;                    \
-                for (int64_t kw = 0; kw < KW; kw++) {                               \
+                for (o2c_int kw = 0; kw < KW; kw++) {                               \
                     O2C_CV_ROW(T, xs, NR);                                          \
                     for (int i = 0; i < (ROWS); i++) {                              \
                         const T w = wr[i * WM + kw];                                \
@@ -150,26 +150,26 @@
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         O2C_CONV_OPERANDS(T);                                                       \
-        const int64_t KK = KD * KH * KW, WM = CG * KK;                              \
-        const int64_t TM = (MG + O2C_CV_MR - 1) / O2C_CV_MR;                        \
-        const int64_t TW = (OW + NR - 1) / NR;                                      \
+        const o2c_int KK = KD * KH * KW, WM = CG * KK;                              \
+        const o2c_int TM = (MG + O2C_CV_MR - 1) / O2C_CV_MR;                        \
+        const o2c_int TW = (OW + NR - 1) / NR;                                      \
         O2C_FOR(t) {                                                                \
-            int64_t r = t;                                                          \
-            const int64_t tw = r % TW; r /= TW;                                     \
-            const int64_t oh = r % OH; r /= OH;                                     \
-            const int64_t od = r % OD; r /= OD;                                     \
-            const int64_t tm = r % TM; r /= TM;                                     \
-            const int64_t g = r % G, n = r / G;                                     \
+            o2c_int r = t;                                                          \
+            const o2c_int tw = r % TW; r /= TW;                                     \
+            const o2c_int oh = r % OH; r /= OH;                                     \
+            const o2c_int od = r % OD; r /= OD;                                     \
+            const o2c_int tm = r % TM; r /= TM;                                     \
+            const o2c_int g = r % G, n = r / G;                                     \
             /* the last column tile of a row moves left to stay full (its           \
              * first columns are computed twice, to the same values) */             \
-            const int64_t ow0 = tw * NR + NR > OW && OW >= NR ? OW - NR : tw * NR;  \
-            const int64_t m0 = g * MG + tm * O2C_CV_MR;                             \
-            const int64_t mr = MG - tm * O2C_CV_MR < O2C_CV_MR ? MG - tm * O2C_CV_MR : O2C_CV_MR;\
-            const int64_t nr = OW - ow0 < NR ? OW - ow0 : NR;                       \
+            const o2c_int ow0 = tw * NR + NR > OW && OW >= NR ? OW - NR : tw * NR;  \
+            const o2c_int m0 = g * MG + tm * O2C_CV_MR;                             \
+            const o2c_int mr = MG - tm * O2C_CV_MR < O2C_CV_MR ? MG - tm * O2C_CV_MR : O2C_CV_MR;\
+            const o2c_int nr = OW - ow0 < NR ? OW - ow0 : NR;                       \
             const T *xn = X + (n * C + g * CG) * ID * IH * IW;                      \
             const T *wm = Wt + m0 * WM;                                             \
             T *yt = Y + (((n * M + m0) * OD + od) * OH + oh) * OW + ow0;            \
-            const int64_t ys = OD * OH * OW, y0 = yt - Y;                           \
+            const o2c_int ys = OD * OH * OW, y0 = yt - Y;                           \
             if (nr == NR && MG == 1) O2C_CV_TILE_RUN(T, EPI, NR, 1, NR)  /* depthwise */\
             else if (nr == NR && mr == O2C_CV_MR) O2C_CV_TILE_RUN(T, EPI, NR, O2C_CV_MR, NR)\
             else O2C_CV_TILE_RUN(T, EPI, NR, mr, nr)  /* fewer channels or columns */\
@@ -204,7 +204,7 @@
 #define O2C_CV_PRODUCT(T, acc, K, W, R) O2C_PN_PRODUCT(T, acc, K, W, R, O2C_CV_MR, O2C_CP_NR)
 /* the same for a tile of MR channels x NR columns (the panel kernels' MR x NR) */
 #define O2C_PN_PRODUCT(T, acc, K, W, R, MR, NR)                                     \
-    for (int64_t kk = 0; kk < (K); kk++) {                                          \
+    for (o2c_int kk = 0; kk < (K); kk++) {                                          \
         const T *rrow = (R) + kk * (NR), *wk = (W) + kk * (MR);                     \
         for (int i = 0; i < (MR); i++) {                                            \
             const T w = wk[i];                                                      \
@@ -222,7 +222,7 @@
         O2C_PN_PRODUCT(T, acc, KG, wm, P, MR, NR);                                  \
         for (int i = 0; i < (SROWS); i++)                                           \
             for (int j = 0; j < (COLS); j++) {                                      \
-                const int64_t y = y0 + i * ys + j;                                  \
+                const o2c_int y = y0 + i * ys + j;                                  \
                 Y[y] = epi ? EPI(acc[i][j], y, m0 + i, p) : acc[i][j];              \
             }                                                                       \
     }
@@ -232,14 +232,14 @@
 #define O2C_CP_GATHER(T, LEN)                                                       \
     {                                                                               \
         if (!row_in) {                                                              \
-            for (int64_t j = 0; j < (LEN); j++) pr[j] = (T)0;                       \
+            for (o2c_int j = 0; j < (LEN); j++) pr[j] = (T)0;                       \
         } else if (SW == 1 && iw0 >= 0 && iw0 + (LEN) <= IW) {                      \
-            for (int64_t j = 0; j < (LEN); j++) pr[j] = xr[iw0 + j];                \
+            for (o2c_int j = 0; j < (LEN); j++) pr[j] = xr[iw0 + j];                \
         } else if (iw0 >= 0 && iw0 + ((LEN) - 1) * SW < IW) {                       \
-            for (int64_t j = 0; j < (LEN); j++) pr[j] = xr[iw0 + j * SW];           \
+            for (o2c_int j = 0; j < (LEN); j++) pr[j] = xr[iw0 + j * SW];           \
         } else {                                                                    \
-            for (int64_t j = 0; j < (LEN); j++) {                                   \
-                const int64_t iw = iw0 + j * SW;                                    \
+            for (o2c_int j = 0; j < (LEN); j++) {                                   \
+                const o2c_int iw = iw0 + j * SW;                                    \
                 pr[j] = iw >= 0 && iw < IW ? xr[iw] : (T)0;                         \
             }                                                                       \
         }                                                                           \
@@ -250,20 +250,20 @@
     {                                                                               \
         O2C_CONV_OPERANDS(T);                                                       \
         T *P = (T *)p->y[1];   /* scratch */                                        \
-        const int64_t KG = CG * KD * KH * KW, S2 = OH * OW;                         \
-        const int64_t TW = (S2 + NR - 1) / NR;                                      \
+        const o2c_int KG = CG * KD * KH * KW, S2 = OH * OW;                         \
+        const o2c_int TW = (S2 + NR - 1) / NR;                                      \
         O2C_FOR(t) {                                                                \
-            int64_t r = t;                                                          \
-            const int64_t tw = r % TW; r /= TW;                                     \
-            const int64_t od = r % OD; r /= OD;                                     \
-            const int64_t g = r % G, n = r / G;                                     \
-            const int64_t p0 = tw * NR + NR > S2 && S2 >= NR ? S2 - NR : tw * NR;   \
-            const int64_t nr = S2 - p0 < NR ? S2 - p0 : NR;                         \
+            o2c_int r = t;                                                          \
+            const o2c_int tw = r % TW; r /= TW;                                     \
+            const o2c_int od = r % OD; r /= OD;                                     \
+            const o2c_int g = r % G, n = r / G;                                     \
+            const o2c_int p0 = tw * NR + NR > S2 && S2 >= NR ? S2 - NR : tw * NR;   \
+            const o2c_int nr = S2 - p0 < NR ? S2 - p0 : NR;                         \
             /* the runs: run s covers panel columns [sj[s], sj[s + 1]), pixels      \
              * of output row sh[s] from column sw[s] */                             \
-            int64_t sj[NR + 1], sh[NR], sw[NR];                                     \
+            o2c_int sj[NR + 1], sh[NR], sw[NR];                                     \
             int ns = 0;                                                             \
-            for (int64_t j = 0; j < nr; ns++) {                                     \
+            for (o2c_int j = 0; j < nr; ns++) {                                     \
                 sj[ns] = j;                                                         \
                 sh[ns] = (p0 + j) / OW;                                             \
                 sw[ns] = (p0 + j) % OW;                                             \
@@ -273,17 +273,17 @@
             /* the panel: row (c, kd, kh, kw) holds the inputs of the pixels,       \
              * filled run by run (one run: a panel in one output row) */            \
             for (int s = 0; s < ns; s++) {                                          \
-                const int64_t len = sj[s + 1] - sj[s];                              \
+                const o2c_int len = sj[s + 1] - sj[s];                              \
                 T *pr = P + sj[s];                                                  \
-                for (int64_t c = 0; c < CG; c++)                                    \
-                    for (int64_t kd = 0; kd < KD; kd++) {                           \
-                        const int64_t id = od * SD - PD + kd * DD;                  \
-                        for (int64_t kh = 0; kh < KH; kh++) {                       \
-                            const int64_t ih = sh[s] * SH - PH + kh * DH;           \
+                for (o2c_int c = 0; c < CG; c++)                                    \
+                    for (o2c_int kd = 0; kd < KD; kd++) {                           \
+                        const o2c_int id = od * SD - PD + kd * DD;                  \
+                        for (o2c_int kh = 0; kh < KH; kh++) {                       \
+                            const o2c_int ih = sh[s] * SH - PH + kh * DH;           \
                             const int row_in = id >= 0 && id < ID && ih >= 0 && ih < IH; \
                             const T *xr = X + (((n * C + g * CG + c) * ID + (row_in ? id : 0)) * IH + (row_in ? ih : 0)) * IW; \
-                            for (int64_t kw = 0; kw < KW; kw++, pr += NR) {         \
-                                const int64_t iw0 = sw[s] * SW - PW + kw * DW;      \
+                            for (o2c_int kw = 0; kw < KW; kw++, pr += NR) {         \
+                                const o2c_int iw0 = sw[s] * SW - PW + kw * DW;      \
                                 if (len == (NR)) O2C_CP_GATHER(T, NR)               \
                                 else O2C_CP_GATHER(T, len)                          \
                             }                                                       \
@@ -291,14 +291,14 @@
                     }                                                               \
             }                                                                       \
             if (nr < NR)   /* a plane of fewer pixels than a panel */               \
-                for (int64_t k = 0; k < KG; k++)                                    \
-                    for (int64_t j = nr; j < NR; j++) P[k * NR + j] = (T)0;         \
+                for (o2c_int k = 0; k < KG; k++)                                    \
+                    for (o2c_int j = nr; j < NR; j++) P[k * NR + j] = (T)0;         \
             /* the channel tiles */                                                 \
-            for (int64_t mt = 0; mt < MG; mt += MR) {                               \
-                const int64_t m0 = g * MG + mt, mr = MG - mt < MR ? MG - mt : MR;   \
+            for (o2c_int mt = 0; mt < MG; mt += MR) {                               \
+                const o2c_int m0 = g * MG + mt, mr = MG - mt < MR ? MG - mt : MR;   \
                 const T *wm = Wt + (g * ((MG + MR - 1) / MR) + mt / MR) * KG * MR;  \
-                const int64_t ys = OD * S2;                                         \
-                const int64_t y0 = ((n * M + m0) * OD + od) * S2 + p0;              \
+                const o2c_int ys = OD * S2;                                         \
+                const o2c_int y0 = ((n * M + m0) * OD + od) * S2 + p0;              \
                 if (mr == MR && nr == NR) O2C_PN_TILE(T, EPI, MR, NR, MR, NR)       \
                 else O2C_PN_TILE(T, EPI, MR, NR, mr, nr)                            \
             }                                                                       \
@@ -333,26 +333,26 @@
     {                                                                               \
         O2C_CONV_OPERANDS(T);                                                       \
         T *V = (T *)p->y[1], *Mx = V + 16 * C * O2C_WG_TB;   /* scratch */          \
-        const int64_t TY = (OH + 1) / 2, TX = (OW + 1) / 2, TXB = (TX + O2C_WG_TB - 1) / O2C_WG_TB; \
-        const int64_t TM = (M + O2C_CV_MR - 1) / O2C_CV_MR;                          \
+        const o2c_int TY = (OH + 1) / 2, TX = (OW + 1) / 2, TXB = (TX + O2C_WG_TB - 1) / O2C_WG_TB; \
+        const o2c_int TM = (M + O2C_CV_MR - 1) / O2C_CV_MR;                          \
         (void)CG; (void)MG; (void)G; (void)ID; (void)OD; (void)KD; (void)KH; (void)KW; \
         (void)SD; (void)SH; (void)SW; (void)DD; (void)DH; (void)DW; (void)PD;        \
         O2C_FOR(s) {                                                                \
-            const int64_t txb = s % TXB, ty = (s / TXB) % TY, n = s / (TXB * TY);   \
-            const int64_t tx0 = txb * O2C_WG_TB, ow0 = 2 * tx0, iw0 = ow0 - PW;     \
+            const o2c_int txb = s % TXB, ty = (s / TXB) % TY, n = s / (TXB * TY);   \
+            const o2c_int tx0 = txb * O2C_WG_TB, ow0 = 2 * tx0, iw0 = ow0 - PW;     \
             /* 1. input transform */                                                \
-            for (int64_t c = 0; c < C; c++) {                                       \
+            for (o2c_int c = 0; c < C; c++) {                                       \
                 const T *xc = X + (n * C + c) * IH * IW;                            \
                 T rt[4][4][O2C_WG_TB];   /* each row's column transform */          \
                 for (int r = 0; r < 4; r++) {                                       \
-                    const int64_t ih = 2 * ty - PH + r;                             \
+                    const o2c_int ih = 2 * ty - PH + r;                             \
                     T rb[2 * O2C_WG_TB + 2];                                        \
                     const T *rp = rb;   /* the row's inputs iw0.. (zero outside) */ \
                     if (ih >= 0 && ih < IH && iw0 >= 0 && iw0 + 2 * O2C_WG_TB + 2 <= IW) \
                         rp = xc + ih * IW + iw0;                                    \
                     else                                                            \
                         for (int j = 0; j < 2 * O2C_WG_TB + 2; j++) {               \
-                            const int64_t iw = iw0 + j;                             \
+                            const o2c_int iw = iw0 + j;                             \
                             rb[j] = ih >= 0 && ih < IH && iw >= 0 && iw < IW ? xc[ih * IW + iw] : (T)0; \
                         }                                                           \
                     for (int t = 0; t < O2C_WG_TB; t++) {                           \
@@ -374,11 +374,11 @@
                     }                                                               \
                 }                                                                   \
             }                                                                       \
-            for (int64_t tm = 0; tm < TM; tm++) {                                   \
-                const int64_t m0 = tm * O2C_CV_MR;                                  \
+            for (o2c_int tm = 0; tm < TM; tm++) {                                   \
+                const o2c_int m0 = tm * O2C_CV_MR;                                  \
                 /* 2. the 16 products, 8 channels x TB tiles each */                \
                 for (int e = 0; e < 16; e++) {                                     \
-                    const T *ue = Wt + ((int64_t)e * TM + tm) * C * O2C_CV_MR, *ve = V + (int64_t)e * C * O2C_WG_TB; \
+                    const T *ue = Wt + ((o2c_int)e * TM + tm) * C * O2C_CV_MR, *ve = V + (o2c_int)e * C * O2C_WG_TB; \
                     T acc[O2C_CV_MR][O2C_CP_NR];                                    \
                     for (int i = 0; i < O2C_CV_MR; i++)                             \
                         for (int t = 0; t < O2C_WG_TB; t++) acc[i][t] = (T)0;       \
@@ -388,7 +388,7 @@
                 }                                                                   \
                 /* 3. output transform, bias, epilogue */                           \
                 for (int i = 0; i < O2C_CV_MR && m0 + i < M; i++) {                 \
-                    const int64_t m = m0 + i;                                       \
+                    const o2c_int m = m0 + i;                                       \
                     const T bias = Bs ? Bs[m] : (T)0;                               \
                     T o[2][2 * O2C_WG_TB];   /* the strip's two output rows */    \
                     const T *mq = Mx + i * O2C_WG_TB;                               \
@@ -407,9 +407,9 @@
                         o[1][2 * t] = w1[0] + w1[1] + w1[2] + bias;                 \
                         o[1][2 * t + 1] = w1[1] - w1[2] - w1[3] + bias;             \
                     }                                                               \
-                    const int64_t nw = OW - ow0 < 2 * O2C_WG_TB ? OW - ow0 : 2 * O2C_WG_TB; \
+                    const o2c_int nw = OW - ow0 < 2 * O2C_WG_TB ? OW - ow0 : 2 * O2C_WG_TB; \
                     for (int rr = 0; rr < 2 && 2 * ty + rr < OH; rr++) {            \
-                        const int64_t y0 = ((n * M + m) * OH + 2 * ty + rr) * OW + ow0; \
+                        const o2c_int y0 = ((n * M + m) * OH + 2 * ty + rr) * OW + ow0; \
                         if (nw == 2 * O2C_WG_TB)                                    \
                             for (int j = 0; j < 2 * O2C_WG_TB; j++)                 \
                                 Y[y0 + j] = epi ? EPI(o[rr][j], y0 + j, m, p) : o[rr][j]; \
@@ -444,7 +444,7 @@
         T acc[O2C_PW_MR][O2C_PW_NR];                                                \
         for (int i = 0; i < (ROWS); i++)                                            \
             for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = bias[j];                \
-        for (int64_t c = 0; c < C; c++) {                                           \
+        for (o2c_int c = 0; c < C; c++) {                                           \
             const T *xs = xn + c * XC + s0 * XP, *wr = Wt + c * MP + m0;            \
             for (int i = 0; i < (ROWS); i++) {                                      \
                 const T xv = xs[i * XP];                                            \
@@ -454,19 +454,19 @@
         if (YC == 1 && m0 + O2C_PW_NR <= M) /* channels innermost: rows of channels */ \
             for (int i = 0; i < (ROWS); i++)                                        \
                 for (int j = 0; j < O2C_PW_NR; j++) {                               \
-                    const int64_t y = n * M * S + (s0 + i) * YP + m0 + j;           \
+                    const o2c_int y = n * M * S + (s0 + i) * YP + m0 + j;           \
                     Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];          \
                 }                                                                   \
         else if (YC == 1)                                                           \
             for (int i = 0; i < (ROWS); i++)                                        \
                 for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++) {                 \
-                    const int64_t y = n * M * S + (s0 + i) * YP + m0 + j;           \
+                    const o2c_int y = n * M * S + (s0 + i) * YP + m0 + j;           \
                     Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];          \
                 }                                                                   \
         else                                                                        \
             for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++)                       \
                 for (int i = 0; i < (ROWS); i++) {                                  \
-                    const int64_t y = n * M * S + (m0 + j) * YC + s0 + i;           \
+                    const o2c_int y = n * M * S + (m0 + j) * YC + s0 + i;           \
                     Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];          \
                 }                                                                   \
     }
@@ -474,17 +474,17 @@
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         O2C_CONV_OPERANDS(T);                                                       \
-        const int64_t S = OD * OH * OW, TN = (M + O2C_PW_NR - 1) / O2C_PW_NR, MP = TN * O2C_PW_NR; \
-        const int64_t TS = (S + O2C_PW_MR - 1) / O2C_PW_MR;                          \
+        const o2c_int S = OD * OH * OW, TN = (M + O2C_PW_NR - 1) / O2C_PW_NR, MP = TN * O2C_PW_NR; \
+        const o2c_int TS = (S + O2C_PW_MR - 1) / O2C_PW_MR;                          \
         const int lay = (int)p->k[O2C_CONV_LAYOUT];                                 \
-        const int64_t XC = lay & O2C_LAYOUT_IN_NHWC ? 1 : S, XP = lay & O2C_LAYOUT_IN_NHWC ? C : 1; \
-        const int64_t YC = lay & O2C_LAYOUT_OUT_NHWC ? 1 : S, YP = lay & O2C_LAYOUT_OUT_NHWC ? M : 1; \
+        const o2c_int XC = lay & O2C_LAYOUT_IN_NHWC ? 1 : S, XP = lay & O2C_LAYOUT_IN_NHWC ? C : 1; \
+        const o2c_int YC = lay & O2C_LAYOUT_OUT_NHWC ? 1 : S, YP = lay & O2C_LAYOUT_OUT_NHWC ? M : 1; \
         (void)CG; (void)MG; (void)KD; (void)KH; (void)KW; (void)SD; (void)SH; (void)SW; \
         (void)DD; (void)DH; (void)DW; (void)PD; (void)PH; (void)PW; (void)ID; (void)IH; (void)IW; (void)G; \
         O2C_FOR(t) {                                                                \
-            const int64_t ts = t % TS, tn = (t / TS) % TN, n = t / (TN * TS);       \
-            const int64_t m0 = tn * O2C_PW_NR;                                      \
-            const int64_t s0 = ts * O2C_PW_MR + O2C_PW_MR > S && S >= O2C_PW_MR ? S - O2C_PW_MR : ts * O2C_PW_MR; \
+            const o2c_int ts = t % TS, tn = (t / TS) % TN, n = t / (TN * TS);       \
+            const o2c_int m0 = tn * O2C_PW_NR;                                      \
+            const o2c_int s0 = ts * O2C_PW_MR + O2C_PW_MR > S && S >= O2C_PW_MR ? S - O2C_PW_MR : ts * O2C_PW_MR; \
             const T *xn = X + n * C * S;                                            \
             T bias[O2C_PW_NR];                                                      \
             for (int j = 0; j < O2C_PW_NR; j++) bias[j] = Bs && m0 + j < M ? Bs[m0 + j] : (T)0; \
@@ -509,16 +509,16 @@
     {                                                                               \
         T acc[O2C_DF_BLOCK];                                                        \
         for (int j = 0; j < O2C_DF_BLOCK; j++) acc[j] = bias;                       \
-        for (int64_t kh = 0; kh < KH; kh++)                                         \
-            for (int64_t kw = 0; kw < KW; kw++) {                                   \
+        for (o2c_int kh = 0; kh < KH; kh++)                                         \
+            for (o2c_int kw = 0; kw < KW; kw++) {                                   \
                 const T w = wp[kh * KW + kw];                                       \
                 const T *b = Bp + SW * q0 + kh * DH * Wp + kw * DW;                 \
                 for (int j = 0; j < (BW); j++) acc[j] = O2C_FMA_f32(acc[j], w, b[j * SW]); \
             }                                                                       \
-        int64_t oh = q0 / Wp, ow = q0 - oh * Wp;                                    \
+        o2c_int oh = q0 / Wp, ow = q0 - oh * Wp;                                    \
         for (int j = 0; j < (BW); j++) {                                            \
             if (ow < OW) {                                                          \
-                const int64_t y = i * OH * OW + oh * OW + ow;                       \
+                const o2c_int y = i * OH * OW + oh * OW + ow;                       \
                 Y[y] = epi ? EPI(acc[j], y, m, p) : acc[j];                         \
             }                                                                       \
             if (++ow == Wp) { ow = 0; oh++; }                                       \
@@ -529,22 +529,22 @@
     {                                                                               \
         O2C_CONV_OPERANDS(T);                                                       \
         T *Bp = (T *)p->y[1];   /* scratch */                                      \
-        const int64_t Wp = (OW - 1) * SW + (KW - 1) * DW + 1, Hp = SH * OH + (KH - 1) * DH; \
-        const int64_t NB = Hp * Wp + (KW - 1) * DW, Q = OH * Wp;                    \
+        const o2c_int Wp = (OW - 1) * SW + (KW - 1) * DW + 1, Hp = SH * OH + (KH - 1) * DH; \
+        const o2c_int NB = Hp * Wp + (KW - 1) * DW, Q = OH * Wp;                    \
         (void)CG; (void)ID; (void)OD; (void)KD; (void)SD; (void)DD; (void)PD;      \
         O2C_FOR(i) {                                                                \
-            const int64_t m = i % M, n = i / M, g = m / MG;                         \
+            const o2c_int m = i % M, n = i / M, g = m / MG;                         \
             const T *xc = X + (n * C + g) * IH * IW;                                \
             const T *wp = Wt + m * KH * KW;                                         \
             const T bias = Bs ? Bs[m] : (T)0;                                       \
-            for (int64_t t = 0; t < NB; t++) Bp[t] = (T)0;                          \
-            for (int64_t r = 0; r < IH; r++) {                                      \
-                const int64_t br = r + PH;                                          \
+            for (o2c_int t = 0; t < NB; t++) Bp[t] = (T)0;                          \
+            for (o2c_int r = 0; r < IH; r++) {                                      \
+                const o2c_int br = r + PH;                                          \
                 if (br >= Hp) break;                                                \
-                const int64_t c0 = PW, n0 = IW < Wp - PW ? IW : Wp - PW;            \
-                for (int64_t c = 0; c < n0; c++) Bp[br * Wp + c0 + c] = xc[r * IW + c]; \
+                const o2c_int c0 = PW, n0 = IW < Wp - PW ? IW : Wp - PW;            \
+                for (o2c_int c = 0; c < n0; c++) Bp[br * Wp + c0 + c] = xc[r * IW + c]; \
             }                                                                       \
-            int64_t q0 = 0;                                                         \
+            o2c_int q0 = 0;                                                         \
             for (; q0 + O2C_DF_BLOCK <= Q; q0 += O2C_DF_BLOCK) O2C_DF_RUN(T, EPI, O2C_DF_BLOCK) \
             if (q0 < Q) {                                                           \
                 if (Q >= O2C_DF_BLOCK) { q0 = Q - O2C_DF_BLOCK; O2C_DF_RUN(T, EPI, O2C_DF_BLOCK) } \
@@ -576,20 +576,20 @@
 #define O2C_DWC_CB 32      /* channels a block (portable path, 32 channels or more) */
 #define O2C_DWC_CB_WIDE 64 /* for 64 channels or more */
 #define O2C_DWC_BLOCK(T, EPI, CB)                                                   \
-    for (int64_t c0 = 0; c0 < C; c0 += (CB)) {                                      \
-        const int64_t cb = c0 + (CB) > C ? C - (CB) : c0;                           \
+    for (o2c_int c0 = 0; c0 < C; c0 += (CB)) {                                      \
+        const o2c_int cb = c0 + (CB) > C ? C - (CB) : c0;                           \
         T acc[CB];                                                                  \
         for (int j = 0; j < (CB); j++) acc[j] = Bs ? Bs[cb + j] : (T)0;             \
-        for (int64_t kh = kh0; kh < kh1; kh++) {                                    \
-            const int64_t ih = oh * SH - PH + kh * DH;                              \
-            for (int64_t kw = kw0; kw < kw1; kw++) {                                \
-                const int64_t iw = ow * SW - PW + kw * DW;                          \
+        for (o2c_int kh = kh0; kh < kh1; kh++) {                                    \
+            const o2c_int ih = oh * SH - PH + kh * DH;                              \
+            for (o2c_int kw = kw0; kw < kw1; kw++) {                                \
+                const o2c_int iw = ow * SW - PW + kw * DW;                          \
                 const T *xs = xn + (ih * IW + iw) * C + cb, *ws = Wt + (kh * KW + kw) * C + cb; \
                 for (int j = 0; j < (CB); j++) acc[j] = O2C_FMA_f32(acc[j], ws[j], xs[j]); \
             }                                                                       \
         }                                                                           \
         for (int j = 0; j < (CB); j++) {                                            \
-            const int64_t y = yo + cb + j;                                          \
+            const o2c_int y = yo + cb + j;                                          \
             Y[y] = epi ? EPI(acc[j], y, cb + j, p) : acc[j];                        \
         }                                                                           \
     }
@@ -598,14 +598,14 @@
  * each other (one 16-channel accumulator made a 5x5 depthwise conv wait on
  * the FMA latency: 22 GFLOP/s; four: 70) */
 #define O2C_DWC_V16(T, EPI, NV)                                                     \
-    for (int64_t c0 = 0; c0 < C; c0 += 16 * (NV)) {                                \
-        const int64_t cb = c0 + 16 * (NV) > C ? C - 16 * (NV) : c0;                 \
+    for (o2c_int c0 = 0; c0 < C; c0 += 16 * (NV)) {                                \
+        const o2c_int cb = c0 + 16 * (NV) > C ? C - 16 * (NV) : c0;                 \
         o2c_v16 acc[NV];                                                            \
         for (int v = 0; v < (NV); v++) acc[v] = Bs ? o2c_v16_load(Bs + cb + 16 * v) : o2c_v16_zero(); \
-        for (int64_t kh = kh0; kh < kh1; kh++) {                                    \
-            const int64_t ih = oh * SH - PH + kh * DH;                              \
-            for (int64_t kw = kw0; kw < kw1; kw++) {                                \
-                const int64_t iw = ow * SW - PW + kw * DW;                          \
+        for (o2c_int kh = kh0; kh < kh1; kh++) {                                    \
+            const o2c_int ih = oh * SH - PH + kh * DH;                              \
+            for (o2c_int kw = kw0; kw < kw1; kw++) {                                \
+                const o2c_int iw = ow * SW - PW + kw * DW;                          \
                 const T *ws = Wt + (kh * KW + kw) * C + cb, *xs = xn + (ih * IW + iw) * C + cb; \
                 for (int v = 0; v < (NV); v++)                                      \
                     acc[v] = o2c_v16_fma(acc[v], o2c_v16_load(ws + 16 * v), o2c_v16_load(xs + 16 * v)); \
@@ -615,7 +615,7 @@
             T v[16 * (NV)];                                                         \
             for (int u = 0; u < (NV); u++) o2c_v16_store(v + 16 * u, acc[u]);       \
             for (int j = 0; j < 16 * (NV); j++) {                                   \
-                const int64_t y = yo + cb + j;                                      \
+                const o2c_int y = yo + cb + j;                                      \
                 Y[y] = EPI(v[j], y, cb + j, p);                                     \
             }                                                                       \
         } else                                                                      \
@@ -626,16 +626,16 @@
  * channel counts (mobilenet_block's 16 channels at 36 x 36, one pixel, one
  * accumulator: 32 GFLOP/s; four pixels: 110) */
 #define O2C_DWC_V16_PIX(T, EPI, NV, PX)                                             \
-    for (int64_t c0 = 0; c0 < C; c0 += 16 * (NV)) {                                \
-        const int64_t cb = c0 + 16 * (NV) > C ? C - 16 * (NV) : c0;                 \
+    for (o2c_int c0 = 0; c0 < C; c0 += 16 * (NV)) {                                \
+        const o2c_int cb = c0 + 16 * (NV) > C ? C - 16 * (NV) : c0;                 \
         o2c_v16 acc[(PX) * (NV)];                                                   \
         for (int u = 0; u < (PX); u++)                                              \
             for (int v = 0; v < (NV); v++)                                          \
                 acc[u * (NV) + v] = Bs ? o2c_v16_load(Bs + cb + 16 * v) : o2c_v16_zero(); \
-        for (int64_t kh = kh0; kh < kh1; kh++) {                                    \
-            const int64_t ih = oh * SH - PH + kh * DH;                              \
-            for (int64_t kw = 0; kw < KW; kw++) {                                   \
-                const int64_t iw = ow * SW - PW + kw * DW;                          \
+        for (o2c_int kh = kh0; kh < kh1; kh++) {                                    \
+            const o2c_int ih = oh * SH - PH + kh * DH;                              \
+            for (o2c_int kw = 0; kw < KW; kw++) {                                   \
+                const o2c_int iw = ow * SW - PW + kw * DW;                          \
                 const T *ws = Wt + (kh * KW + kw) * C + cb, *xs = xn + (ih * IW + iw) * C + cb; \
                 for (int v = 0; v < (NV); v++) {                                    \
                     const o2c_v16 w = o2c_v16_load(ws + 16 * v);                    \
@@ -645,12 +645,12 @@
             }                                                                       \
         }                                                                           \
         for (int u = 0; u < (PX); u++) {                                            \
-            const int64_t yu = yo + u * C;                                          \
+            const o2c_int yu = yo + u * C;                                          \
             if (epi) {                                                              \
                 T v[16 * (NV)];                                                     \
                 for (int w = 0; w < (NV); w++) o2c_v16_store(v + 16 * w, acc[u * (NV) + w]); \
                 for (int j = 0; j < 16 * (NV); j++) {                               \
-                    const int64_t y = yu + cb + j;                                  \
+                    const o2c_int y = yu + cb + j;                                  \
                     Y[y] = EPI(v[j], y, cb + j, p);                                 \
                 }                                                                   \
             } else                                                                  \
@@ -663,15 +663,15 @@
         O2C_CONV_OPERANDS(T);                                                       \
         (void)CG; (void)MG; (void)G; (void)ID; (void)OD; (void)KD; (void)SD; (void)DD; (void)PD; \
         O2C_FOR(r) {                                                                \
-            const int64_t oh = r % OH, n = r / OH;                                  \
+            const o2c_int oh = r % OH, n = r / OH;                                  \
             const T *xn = X + n * IH * IW * C;                                      \
-            int64_t kh0 = 0, kh1 = KH;   /* the taps' rows inside the input */      \
+            o2c_int kh0 = 0, kh1 = KH;   /* the taps' rows inside the input */      \
             while (kh0 < KH && oh * SH - PH + kh0 * DH < 0) kh0++;                  \
             while (kh1 > kh0 && oh * SH - PH + (kh1 - 1) * DH >= IH) kh1--;         \
-            for (int64_t ow = 0; ow < OW; ow++) {                                   \
-                const int64_t yo = (r * OW + ow) * C;                               \
+            for (o2c_int ow = 0; ow < OW; ow++) {                                   \
+                const o2c_int yo = (r * OW + ow) * C;                               \
                 /* 4 / NV pixels at once, where all their taps are inside */       \
-                const int64_t px = O2C_V16_NATIVE && C < 64 ? (C >= 32 ? 2 : 4) : 1;   \
+                const o2c_int px = O2C_V16_NATIVE && C < 64 ? (C >= 32 ? 2 : 4) : 1;   \
                 if (px > 1 && ow * SW - PW >= 0 && ow + px <= OW &&                 \
                     (ow + px - 1) * SW - PW + (KW - 1) * DW < IW) {                 \
                     if (C >= 32) O2C_DWC_V16_PIX(T, EPI, 2, 2)                      \
@@ -679,7 +679,7 @@
                     ow += px - 1;                                                   \
                     continue;                                                       \
                 }                                                                   \
-                int64_t kw0 = 0, kw1 = KW;                                          \
+                o2c_int kw0 = 0, kw1 = KW;                                          \
                 while (kw0 < KW && ow * SW - PW + kw0 * DW < 0) kw0++;              \
                 while (kw1 > kw0 && ow * SW - PW + (kw1 - 1) * DW >= IW) kw1--;     \
                 if (O2C_V16_NATIVE && C >= 64) O2C_DWC_V16(T, EPI, 4)               \
@@ -706,9 +706,9 @@
 #define O2C_DW_SPAN 80    /* a block's input row span, (CW - 1) * stride + (KW - 1) * dilation + 1, at most */
 #define O2C_DW_ROWS 8     /* taps' rows (KD x KH) at most */
 #define O2C_DW_BLOCK(T, EPI, CW, CWMAX)                                             \
-    for (int64_t ow0 = 0; ow0 < OW; ow0 += (CW)) {                                  \
+    for (o2c_int ow0 = 0; ow0 < OW; ow0 += (CW)) {                                  \
         if (ow0 + (CW) > OW) ow0 = OW - (CW);                                       \
-        const int64_t iw0 = ow0 * SW - PW, span = ((CW) - 1) * SW + (KW - 1) * DW + 1; \
+        const o2c_int iw0 = ow0 * SW - PW, span = ((CW) - 1) * SW + (KW - 1) * DW + 1; \
         const int inside = iw0 >= 0 && iw0 + span <= IW;                            \
         /* the input rows of the taps (padded copies at the edges) */               \
         const T *rows[O2C_DW_ROWS], *wrow[O2C_DW_ROWS];                             \
@@ -719,9 +719,9 @@
             if (inside) rows[nrows] = xr + iw0;                                     \
             else {                                                                  \
                 T *b = xb + nrows * O2C_DW_SPAN;                                    \
-                const int64_t lo = iw0 < 0 ? (-iw0 < span ? -iw0 : span) : 0;       \
-                const int64_t hi = IW - iw0 < span ? IW - iw0 : span;               \
-                int64_t t = 0;                                                      \
+                const o2c_int lo = iw0 < 0 ? (-iw0 < span ? -iw0 : span) : 0;       \
+                const o2c_int hi = IW - iw0 < span ? IW - iw0 : span;               \
+                o2c_int t = 0;                                                      \
                 for (; t < lo; t++) b[t] = (T)0;                                    \
                 for (; t < hi; t++) b[t] = xr[iw0 + t];                             \
                 for (; t < span; t++) b[t] = (T)0;                                  \
@@ -731,13 +731,13 @@
         T acc[CWMAX];                                                               \
         for (int j = 0; j < (CW); j++) acc[j] = bias;                               \
         for (int rr = 0; rr < nrows; rr++)                                          \
-            for (int64_t kw = 0; kw < KW; kw++) {                                   \
+            for (o2c_int kw = 0; kw < KW; kw++) {                                   \
                 const T w = wrow[rr][kw];                                           \
                 const T *xk = rows[rr] + kw * DW;                                   \
                 for (int j = 0; j < (CW); j++) acc[j] = O2C_FMA_f32(acc[j], w, xk[j * SW]); \
             }                                                                       \
         for (int j = 0; j < (CW); j++) {                                            \
-            const int64_t y = i * OW + ow0 + j;                                     \
+            const o2c_int y = i * OW + ow0 + j;                                     \
             Y[y] = epi ? EPI(acc[j], y, m, p) : acc[j];                             \
         }                                                                           \
         if (ow0 + (CW) >= OW) break;                                                \
@@ -749,10 +749,10 @@
         T xb[O2C_DW_ROWS * O2C_DW_SPAN];                                            \
         (void)CG;                                                                   \
         O2C_FOR(i) {                                                                \
-            int64_t r = i;                                                          \
-            const int64_t oh = r % OH; r /= OH;                                     \
-            const int64_t od = r % OD; r /= OD;                                     \
-            const int64_t m = r % M, n = r / M, g = m / MG;                         \
+            o2c_int r = i;                                                          \
+            const o2c_int oh = r % OH; r /= OH;                                     \
+            const o2c_int od = r % OD; r /= OD;                                     \
+            const o2c_int m = r % M, n = r / M, g = m / MG;                         \
             const T *xp = X + (n * C + g) * ID * IH * IW;                           \
             const T *wp = Wt + m * KD * KH * KW;                                    \
             const T bias = Bs ? Bs[m] : (T)0;                                       \
@@ -815,25 +815,25 @@ O2C_KERNEL(o2c_convt_ks_f32)
     (void)G; (void)CG; (void)MG; (void)ID; (void)OD; (void)KD; (void)SD; (void)DD; (void)DH; (void)DW;
     (void)PD; (void)PH; (void)PW;
     O2C_FOR(t) {
-        const int64_t kh = t % KH, ih = t / KH % IH, m = t / KH / IH % M, n = t / KH / IH / M;
-        const int64_t oh = ih * SH + kh;
-        for (int64_t kw = 0; kw < KW; kw++)
-            for (int64_t iw = 0; iw < IW; iw++) acc[kw * IW + iw] = 0;
-        for (int64_t c = 0; c < C; c++) {
+        const o2c_int kh = t % KH, ih = t / KH % IH, m = t / KH / IH % M, n = t / KH / IH / M;
+        const o2c_int oh = ih * SH + kh;
+        for (o2c_int kw = 0; kw < KW; kw++)
+            for (o2c_int iw = 0; iw < IW; iw++) acc[kw * IW + iw] = 0;
+        for (o2c_int c = 0; c < C; c++) {
             const float *O2C_RESTRICT xr = X + ((n * C + c) * IH + ih) * IW;
             const float *wr = Wt + ((c * M + m) * KH + kh) * KW;
-            for (int64_t kw = 0; kw < KW; kw++) {
+            for (o2c_int kw = 0; kw < KW; kw++) {
                 const float w = wr[kw];
                 float *O2C_RESTRICT ar = acc + kw * IW;
-                for (int64_t iw = 0; iw < IW; iw++) ar[iw] += xr[iw] * w;
+                for (o2c_int iw = 0; iw < IW; iw++) ar[iw] += xr[iw] * w;
             }
         }
         {
             const float b = Bs ? Bs[m] : 0.0f;
-            const int64_t y0 = ((n * M + m) * OH + oh) * OW;
-            for (int64_t iw = 0; iw < IW; iw++)
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    const int64_t i = y0 + iw * SW + kw;
+            const o2c_int y0 = ((n * M + m) * OH + oh) * OW;
+            for (o2c_int iw = 0; iw < IW; iw++)
+                for (o2c_int kw = 0; kw < KW; kw++) {
+                    const o2c_int i = y0 + iw * SW + kw;
                     const float v = b + acc[kw * IW + iw];
                     Y[i] = epi ? o2c_epi_f32(v, i, m, p) : v;
                 }

@@ -45,21 +45,21 @@
         typedef TY T;                                                       \
         const T *XA = (const T *)p->x[0], *XB = (const T *)p->x[1];         \
         TO *Y = (TO *)p->y[0];                                              \
-        const int64_t r = p->k[O2C_EW_RANK];                                \
+        const o2c_int r = p->k[O2C_EW_RANK];                                \
         if (r == 0) {                                                       \
             O2C_FOR(i) { const T a = XA[i], b = XB[i]; Y[i] = (TO)(EXPR); } \
         } else {                                                            \
             /* a run along the last axis at a time: offsets computed once a \
              * run, then stepped by the operands' last strides (0 or 1 for \
              * a broadcast channel scale: a loop the compiler vectorizes) */ \
-            const int64_t D = O2C_EW_DIMS_P(p)[r - 1];                      \
-            const int64_t sa = O2C_EW_STR(p, 0)[r - 1], sb = O2C_EW_STR(p, 1)[r - 1]; \
-            for (int64_t i = i0; i < i1;) {                                 \
+            const o2c_int D = O2C_EW_DIMS_P(p)[r - 1];                      \
+            const o2c_int sa = O2C_EW_STR(p, 0)[r - 1], sb = O2C_EW_STR(p, 1)[r - 1]; \
+            for (o2c_int i = i0; i < i1;) {                                 \
                 const T *pa = XA + o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 0)); \
                 const T *pb = XB + o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 1)); \
-                int64_t n = D - i % D;                                      \
+                o2c_int n = D - i % D;                                      \
                 if (n > i1 - i) n = i1 - i;                                 \
-                for (int64_t j = 0; j < n; j++) {                           \
+                for (o2c_int j = 0; j < n; j++) {                           \
                     const T a = pa[j * sa], b = pb[j * sb];                 \
                     Y[i + j] = (TO)(EXPR);                                  \
                 }                                                           \
@@ -198,9 +198,9 @@ O2C_KERNEL(o2c_where)
     const uint8_t *XC = (const uint8_t *)p->x[0];
     const uint8_t *XA = (const uint8_t *)p->x[1], *XB = (const uint8_t *)p->x[2];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t r = p->k[O2C_EW_RANK], es = p->k[O2C_EW_ESIZE];
+    const o2c_int r = p->k[O2C_EW_RANK], es = p->k[O2C_EW_ESIZE];
     O2C_FOR(i) {
-        int64_t ic = i, ia = i, ib = i;
+        o2c_int ic = i, ia = i, ib = i;
         if (r) {
             ic = o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 0));
             ia = o2c_offset(i, r, O2C_EW_DIMS_P(p), O2C_EW_STR(p, 1));
@@ -224,10 +224,10 @@ O2C_KERNEL(o2c_h2f_f32)
     const uint16_t *X = (const uint16_t *)p->x[0];
     float *Y = (float *)p->y[0];
 #if defined(__F16C__) && defined(__AVX__) && !defined(__CUDACC__)
-    const int64_t vec = (i1 - i0) / 8 * 8;   /* (a count first: gcc's loop analysis accepts the tail after it) */
-    for (int64_t v = 0; v < vec; v += 8)
+    const o2c_int vec = (i1 - i0) / 8 * 8;   /* (a count first: gcc's loop analysis accepts the tail after it) */
+    for (o2c_int v = 0; v < vec; v += 8)
         _mm256_storeu_ps(Y + i0 + v, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(X + i0 + v))));
-    for (int64_t i = i0 + vec; i < i1; i++) Y[i] = o2c_h2f(X[i]);
+    for (o2c_int i = i0 + vec; i < i1; i++) Y[i] = o2c_h2f(X[i]);
 #elif defined(__ARM_FP16_FORMAT_IEEE) && !defined(__CUDACC__)
     O2C_FOR(i) {
         __fp16 h;

@@ -12,7 +12,7 @@
     {                                                                       \
         const TY *A = (const TY *)p->x[0], *B = (const TY *)p->x[1];        \
         TY *Y = (TY *)p->y[0];                                              \
-        const int64_t r = p->k[O2C_IPOW_RANK];                              \
+        const o2c_int r = p->k[O2C_IPOW_RANK];                              \
         O2C_FOR(i) {                                                        \
             const TY a = r ? A[o2c_offset(i, r, p->k + O2C_IPOW_DIMS, p->k + O2C_IPOW_SA)] : A[i]; \
             TY e = r ? B[o2c_offset(i, r, p->k + O2C_IPOW_DIMS, p->k + O2C_IPOW_SB)] : B[i]; \
@@ -50,24 +50,24 @@
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         T *Y = (T *)p->y[0];                                                \
-        const int64_t rank = p->k[O2C_CUMPROD_RANK];                        \
-        int64_t ax = p->k[O2C_CUMPROD_AXSIZE] == 4 ? (int64_t) * (const int32_t *)p->x[1] \
+        const o2c_int rank = p->k[O2C_CUMPROD_RANK];                        \
+        o2c_int ax = p->k[O2C_CUMPROD_AXSIZE] == 4 ? (o2c_int) * (const int32_t *)p->x[1] \
                                    : *(const int64_t *)p->x[1];             \
         if (ax < 0) ax += rank;                                             \
-        int64_t n = 1, inner = 1, incl = p->k[O2C_CUMPROD_EXCLUSIVE] ? 0 : 1; \
+        o2c_int n = 1, inner = 1, incl = p->k[O2C_CUMPROD_EXCLUSIVE] ? 0 : 1; \
         if (ax >= 0 && ax < rank) {                                         \
             n = p->k[O2C_CUMPROD_DIMS + ax];                                \
-            for (int64_t d = ax + 1; d < rank; d++) inner *= p->k[O2C_CUMPROD_DIMS + d]; \
+            for (o2c_int d = ax + 1; d < rank; d++) inner *= p->k[O2C_CUMPROD_DIMS + d]; \
         } else {                                                            \
             incl = 1;                                                       \
         }                                                                   \
         O2C_FOR(i) {                                                        \
-            const int64_t j = (i / inner) % n, base = i - j * inner;        \
+            const o2c_int j = (i / inner) % n, base = i - j * inner;        \
             T s = 1;                                                        \
             if (!p->k[O2C_CUMPROD_REVERSE]) {                               \
-                for (int64_t t = 0; t < j + incl; t++) s *= X[base + t * inner]; \
+                for (o2c_int t = 0; t < j + incl; t++) s *= X[base + t * inner]; \
             } else {                                                        \
-                for (int64_t t = n - 1; t > j - incl; t--) s *= X[base + t * inner]; \
+                for (o2c_int t = n - 1; t > j - incl; t--) s *= X[base + t * inner]; \
             }                                                               \
             Y[i] = s;                                                       \
         }                                                                   \
@@ -85,23 +85,23 @@
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0], *SC = (const T *)p->x[1], *BI = (const T *)p->x[2]; \
         T *Y = (T *)p->y[0];                                                \
-        const int64_t G = p->k[O2C_GROUPNORM_G], cpg = p->k[O2C_GROUPNORM_CPG]; \
-        const int64_t S = p->k[O2C_GROUPNORM_S], pg = p->k[O2C_GROUPNORM_PERGROUP]; \
-        const int64_t m = cpg * S;                                          \
+        const o2c_int G = p->k[O2C_GROUPNORM_G], cpg = p->k[O2C_GROUPNORM_CPG]; \
+        const o2c_int S = p->k[O2C_GROUPNORM_S], pg = p->k[O2C_GROUPNORM_PERGROUP]; \
+        const o2c_int m = cpg * S;                                          \
         const T eps = O2C_PF(TY, p, O2C_GROUPNORM_F_EPS);                   \
         O2C_FOR(i) {                                                        \
             const T *x = X + i * m;                                         \
             T *y = Y + i * m;                                               \
-            const int64_t g = i % G;                                        \
+            const o2c_int g = i % G;                                        \
             T mean = 0, var = 0;                                            \
-            for (int64_t j = 0; j < m; j++) mean += x[j];                   \
+            for (o2c_int j = 0; j < m; j++) mean += x[j];                   \
             mean /= (T)m;                                                   \
-            for (int64_t j = 0; j < m; j++) var += (x[j] - mean) * (x[j] - mean); \
+            for (o2c_int j = 0; j < m; j++) var += (x[j] - mean) * (x[j] - mean); \
             const T inv = 1 / O2C_M(TY, sqrt)(var / (T)m + eps);            \
-            for (int64_t c = 0; c < cpg; c++) {                             \
-                const int64_t ch = pg ? g : g * cpg + c;                    \
+            for (o2c_int c = 0; c < cpg; c++) {                             \
+                const o2c_int ch = pg ? g : g * cpg + c;                    \
                 const T a = inv * SC[ch], b = BI[ch];                       \
-                for (int64_t s = 0; s < S; s++)                             \
+                for (o2c_int s = 0; s < S; s++)                             \
                     y[c * S + s] = (x[c * S + s] - mean) * a + b;           \
             }                                                               \
         }                                                                   \
@@ -119,19 +119,19 @@
     {                                                                               \
         const TY *X = (const TY *)p->x[0];                                          \
         int64_t *TB = (int64_t *)p->y[0], *CNT = (int64_t *)p->y[1];                \
-        const int64_t M = p->k[O2C_UNIQUE_M], outer = p->k[O2C_UNIQUE_OUTER];       \
-        const int64_t inner = p->k[O2C_UNIQUE_INNER], sorted = p->k[O2C_UNIQUE_SORTED]; \
+        const o2c_int M = p->k[O2C_UNIQUE_M], outer = p->k[O2C_UNIQUE_OUTER];       \
+        const o2c_int inner = p->k[O2C_UNIQUE_INNER], sorted = p->k[O2C_UNIQUE_SORTED]; \
         int64_t *first = TB, *inv = TB + M, *cnt = TB + 2 * M, *perm = TB + 3 * M;   \
         int64_t *rank = TB + 4 * M, *tmp = TB + 5 * M;                              \
         O2C_FOR(i0_) {                                                              \
-            int64_t u = 0;                                                          \
+            o2c_int u = 0;                                                          \
             (void)i0_;                                                              \
-            for (int64_t s = 0; s < M; s++) {                                       \
-                int64_t g = 0;                                                      \
+            for (o2c_int s = 0; s < M; s++) {                                       \
+                o2c_int g = 0;                                                      \
                 for (; g < u; g++) {                                                \
                     int c = 0;                                                      \
-                    for (int64_t o = 0; o < outer && !c; o++)                       \
-                        for (int64_t e = 0; e < inner && !c; e++) {                 \
+                    for (o2c_int o = 0; o < outer && !c; o++)                       \
+                        for (o2c_int e = 0; e < inner && !c; e++) {                 \
                             const TY a = X[(o * M + s) * inner + e], b = X[(o * M + first[g]) * inner + e]; \
                             c = ISNAN(a) ? !ISNAN(b) : ISNAN(b) ? 1 : a != b;       \
                         }                                                           \
@@ -146,13 +146,13 @@
                 inv[s] = g;                                                         \
             }                                                                       \
             if (sorted) {   /* insertion sort of the groups by their slices */      \
-                for (int64_t g = 0; g < u; g++) {                                   \
-                    int64_t k = g;                                                  \
+                for (o2c_int g = 0; g < u; g++) {                                   \
+                    o2c_int k = g;                                                  \
                     for (; k > 0; k--) {                                            \
                         int c = 0;                                                  \
-                        const int64_t sa = first[g], sb = first[perm[k - 1]];       \
-                        for (int64_t o = 0; o < outer && !c; o++)                   \
-                            for (int64_t e = 0; e < inner && !c; e++) {             \
+                        const o2c_int sa = first[g], sb = first[perm[k - 1]];       \
+                        for (o2c_int o = 0; o < outer && !c; o++)                   \
+                            for (o2c_int e = 0; e < inner && !c; e++) {             \
                                 const TY a = X[(o * M + sa) * inner + e], b = X[(o * M + sb) * inner + e]; \
                                 c = ISNAN(a) ? (ISNAN(b) ? 0 : 1) : ISNAN(b) ? -1 : a < b ? -1 : a > b ? 1 : 0; \
                             }                                                       \
@@ -161,12 +161,12 @@
                     }                                                               \
                     perm[k] = g;                                                    \
                 }                                                                   \
-                for (int64_t k = 0; k < u; k++) rank[perm[k]] = k;                  \
-                for (int64_t k = 0; k < u; k++) tmp[k] = first[perm[k]];            \
-                for (int64_t k = 0; k < u; k++) first[k] = tmp[k];                  \
-                for (int64_t k = 0; k < u; k++) tmp[k] = cnt[perm[k]];              \
-                for (int64_t k = 0; k < u; k++) cnt[k] = tmp[k];                    \
-                for (int64_t s = 0; s < M; s++) inv[s] = rank[inv[s]];              \
+                for (o2c_int k = 0; k < u; k++) rank[perm[k]] = k;                  \
+                for (o2c_int k = 0; k < u; k++) tmp[k] = first[perm[k]];            \
+                for (o2c_int k = 0; k < u; k++) first[k] = tmp[k];                  \
+                for (o2c_int k = 0; k < u; k++) tmp[k] = cnt[perm[k]];              \
+                for (o2c_int k = 0; k < u; k++) cnt[k] = tmp[k];                    \
+                for (o2c_int s = 0; s < M; s++) inv[s] = rank[inv[s]];              \
             }                                                                       \
             *CNT = u;                                                               \
         }                                                                           \
@@ -188,31 +188,31 @@
     {                                                                               \
         const TY *BX = (const TY *)p->x[0], *SC = (const TY *)p->x[1];              \
         int64_t *TB = (int64_t *)p->y[0], *CNT = (int64_t *)p->y[1];                \
-        const int64_t B = p->k[O2C_NMS_B], N = p->k[O2C_NMS_N], C = p->k[O2C_NMS_C]; \
-        const int64_t center = p->k[O2C_NMS_CENTER], rows = p->k[O2C_NMS_ROWS];     \
+        const o2c_int B = p->k[O2C_NMS_B], N = p->k[O2C_NMS_N], C = p->k[O2C_NMS_C]; \
+        const o2c_int center = p->k[O2C_NMS_CENTER], rows = p->k[O2C_NMS_ROWS];     \
         const int64_t maxk = p->x[2] ? *(const int64_t *)p->x[2] : p->k[O2C_NMS_MAXK]; \
         const TY iou = p->x[3] ? *(const TY *)p->x[3] : (TY)p->FS[O2C_NMS_F_IOU];    \
         const int has_sthr = p->x[4] != 0;                                          \
         const TY sthr = has_sthr ? *(const TY *)p->x[4] : (TY)0;                    \
         int64_t *cand = TB + rows * 3, *kept = cand + N;                            \
         O2C_FOR(i0_) {                                                              \
-            int64_t total = 0;                                                      \
+            o2c_int total = 0;                                                      \
             (void)i0_;                                                              \
-            for (int64_t b = 0; b < B; b++)                                         \
-                for (int64_t c = 0; c < C; c++) {                                   \
+            for (o2c_int b = 0; b < B; b++)                                         \
+                for (o2c_int c = 0; c < C; c++) {                                   \
                     const TY *sc = SC + (b * C + c) * N, *bx = BX + b * N * 4;      \
-                    int64_t nc = 0, nk = 0;                                         \
-                    for (int64_t j = 0; j < N; j++) {   /* insertion by score */    \
-                        int64_t k;                                                  \
+                    o2c_int nc = 0, nk = 0;                                         \
+                    for (o2c_int j = 0; j < N; j++) {   /* insertion by score */    \
+                        o2c_int k;                                                  \
                         if (has_sthr && !(sc[j] > sthr)) continue;                  \
                         for (k = nc; k > 0 && sc[cand[k - 1]] < sc[j]; k--) cand[k] = cand[k - 1]; \
                         cand[k] = j;                                                \
                         nc++;                                                       \
                     }                                                               \
-                    for (int64_t j = 0; j < nc && nk < maxk && total < rows; j++) { \
+                    for (o2c_int j = 0; j < nc && nk < maxk && total < rows; j++) { \
                         const TY *b1 = bx + cand[j] * 4;                            \
                         int keep = 1;                                               \
-                        for (int64_t k = 0; k < nk && keep; k++) {                  \
+                        for (o2c_int k = 0; k < nk && keep; k++) {                  \
                             const TY *b2 = bx + kept[k] * 4;                        \
                             TY x1lo, x1hi, y1lo, y1hi, x2lo, x2hi, y2lo, y2hi;      \
                             if (center) {                                           \
@@ -259,16 +259,16 @@ O2C_KERNEL(o2c_revseq)
     const uint8_t *X = (const uint8_t *)p->x[0];
     const int64_t *LEN = (const int64_t *)p->x[1];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t d1 = p->k[O2C_REVSEQ_D1], inner = p->k[O2C_REVSEQ_INNER];
-    const int64_t bax = p->k[O2C_REVSEQ_BATCH_AXIS], es = p->k[O2C_REVSEQ_ESIZE];
-    const int64_t nt = bax ? p->k[O2C_REVSEQ_D0] : d1;
+    const o2c_int d1 = p->k[O2C_REVSEQ_D1], inner = p->k[O2C_REVSEQ_INNER];
+    const o2c_int bax = p->k[O2C_REVSEQ_BATCH_AXIS], es = p->k[O2C_REVSEQ_ESIZE];
+    const o2c_int nt = bax ? p->k[O2C_REVSEQ_D0] : d1;
     O2C_FOR(i) {
-        const int64_t in = i % inner, i1 = (i / inner) % d1, i0 = i / (inner * d1);
-        const int64_t b = bax ? i1 : i0, t = bax ? i0 : i1;
-        int64_t len = LEN[b];
+        const o2c_int in = i % inner, i1 = (i / inner) % d1, i0 = i / (inner * d1);
+        const o2c_int b = bax ? i1 : i0, t = bax ? i0 : i1;
+        o2c_int len = LEN[b];
         if (len > nt) len = nt;
-        const int64_t st = t < len ? len - 1 - t : t;
-        const int64_t src = ((bax ? st * d1 + b : b * d1 + st) * inner + in) * es;
+        const o2c_int st = t < len ? len - 1 - t : t;
+        const o2c_int src = ((bax ? st * d1 + b : b * d1 + st) * inner + in) * es;
         memcpy(Y + i * es, X + src, (size_t)es);
     }
 }
@@ -282,10 +282,10 @@ O2C_KERNEL(o2c_compress)
     const uint8_t *X = (const uint8_t *)p->x[0];
     const int64_t *IDX = (const int64_t *)p->x[1];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t axn = p->k[O2C_COMPRESS_AXN], k = p->k[O2C_COMPRESS_K];
-    const int64_t inner = p->k[O2C_COMPRESS_INNER], es = p->k[O2C_COMPRESS_ESIZE];
+    const o2c_int axn = p->k[O2C_COMPRESS_AXN], k = p->k[O2C_COMPRESS_K];
+    const o2c_int inner = p->k[O2C_COMPRESS_INNER], es = p->k[O2C_COMPRESS_ESIZE];
     O2C_FOR(i) {
-        const int64_t in = i % inner, j = (i / inner) % k, o = i / (inner * k);
+        const o2c_int in = i % inner, j = (i / inner) % k, o = i / (inner * k);
         memcpy(Y + i * es, X + ((o * axn + IDX[j]) * inner + in) * es, (size_t)es);
     }
 }
@@ -299,7 +299,7 @@ O2C_KERNEL(o2c_compress)
 
 /* element e of ESIZE bytes is nonzero: any bit set (a float: apart from the
  * sign, so -0.0 counts as zero and NaN as nonzero) */
-O2C_HD static inline int o2c_nonzero_at(const uint8_t *X, int64_t e, int64_t es, int64_t fl)
+O2C_HD static inline int o2c_nonzero_at(const uint8_t *X, o2c_int e, o2c_int es, o2c_int fl)
 {
     switch (es) {
     case 2: { uint16_t v; memcpy(&v, X + e * 2, 2); return fl ? (uint16_t)(v << 1) != 0 : v != 0; }
@@ -317,16 +317,16 @@ O2C_KERNEL(o2c_nonzero_dyn)
 {
     const uint8_t *X = (const uint8_t *)p->x[0];
     int64_t *Y = (int64_t *)p->y[0], *CNT = (int64_t *)p->y[1];
-    const int64_t n = p->k[O2C_NONZERO_N], es = p->k[O2C_NONZERO_ESIZE], fl = p->k[O2C_NONZERO_FLOAT];
-    const int64_t r = p->k[O2C_NONZERO_RANK];
+    const o2c_int n = p->k[O2C_NONZERO_N], es = p->k[O2C_NONZERO_ESIZE], fl = p->k[O2C_NONZERO_FLOAT];
+    const o2c_int r = p->k[O2C_NONZERO_RANK];
     O2C_FOR(i) {
-        int64_t cnt = 0, j = 0;
+        o2c_int cnt = 0, j = 0;
         (void)i;
-        for (int64_t e = 0; e < n; e++) cnt += o2c_nonzero_at(X, e, es, fl);
-        for (int64_t e = 0; e < n; e++) {
+        for (o2c_int e = 0; e < n; e++) cnt += o2c_nonzero_at(X, e, es, fl);
+        for (o2c_int e = 0; e < n; e++) {
             if (!o2c_nonzero_at(X, e, es, fl)) continue;
-            for (int64_t d = r - 1, rest = e; d >= 0; d--) {
-                const int64_t dim = p->k[O2C_NONZERO_DIMS + d];
+            for (o2c_int d = r - 1, rest = e; d >= 0; d--) {
+                const o2c_int dim = p->k[O2C_NONZERO_DIMS + d];
                 Y[d * cnt + j] = rest % dim;
                 rest /= dim;
             }
@@ -346,14 +346,14 @@ O2C_KERNEL(o2c_compress_dyn)
     const uint8_t *X = (const uint8_t *)p->x[0], *C = (const uint8_t *)p->x[1];
     uint8_t *Y = (uint8_t *)p->y[0];
     int64_t *CNT = (int64_t *)p->y[1];
-    const int64_t axn = p->k[O2C_COMPRESS_AXN], clen = p->k[O2C_COMPRESS_K];
-    const int64_t inner = p->k[O2C_COMPRESS_INNER], es = p->k[O2C_COMPRESS_ESIZE], outer = p->k[O2C_COMPRESS_OUTER];
+    const o2c_int axn = p->k[O2C_COMPRESS_AXN], clen = p->k[O2C_COMPRESS_K];
+    const o2c_int inner = p->k[O2C_COMPRESS_INNER], es = p->k[O2C_COMPRESS_ESIZE], outer = p->k[O2C_COMPRESS_OUTER];
     O2C_FOR(i) {
-        int64_t cnt = 0;
+        o2c_int cnt = 0;
         (void)i;
-        for (int64_t j = 0; j < clen; j++) cnt += C[j] != 0;
-        for (int64_t o = 0; o < outer; o++)
-            for (int64_t j = 0, jj = 0; j < clen; j++)
+        for (o2c_int j = 0; j < clen; j++) cnt += C[j] != 0;
+        for (o2c_int o = 0; o < outer; o++)
+            for (o2c_int j = 0, jj = 0; j < clen; j++)
                 if (C[j]) {
                     memcpy(Y + (o * cnt + jj) * inner * es, X + (o * axn + j) * inner * es, (size_t)(inner * es));
                     jj++;
@@ -398,12 +398,12 @@ O2C_KERNEL(o2c_unique_take)
     const uint8_t *X = (const uint8_t *)p->x[0];
     const int64_t *first = (const int64_t *)p->x[1], n = *(const int64_t *)p->x[2];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t M = p->k[O2C_UNIQUE_M], outer = p->k[O2C_UNIQUE_OUTER], inner = p->k[O2C_UNIQUE_INNER];
-    const int64_t es = p->k[O2C_UNIQUE_ESIZE];
+    const o2c_int M = p->k[O2C_UNIQUE_M], outer = p->k[O2C_UNIQUE_OUTER], inner = p->k[O2C_UNIQUE_INNER];
+    const o2c_int es = p->k[O2C_UNIQUE_ESIZE];
     O2C_FOR(i) {
         (void)i;
-        for (int64_t o = 0; o < outer; o++)
-            for (int64_t k = 0; k < n; k++)
+        for (o2c_int o = 0; o < outer; o++)
+            for (o2c_int k = 0; k < n; k++)
                 memcpy(Y + (o * n + k) * inner * es, X + (o * M + first[k]) * inner * es, (size_t)(inner * es));
     }
 }
@@ -446,20 +446,20 @@ O2C_KERNEL(o2c_tfidf)
     const int64_t *TB = (const int64_t *)p->x[1];
     const float *W = (const float *)p->x[2];
     float *Y = (float *)p->y[0];
-    const int64_t C = p->k[O2C_TFIDF_C], xs = p->k[O2C_TFIDF_XSIZE], nc = p->k[O2C_TFIDF_NCOLS];
-    const int64_t minn = p->k[O2C_TFIDF_MINN], maxn = p->k[O2C_TFIDF_MAXN];
-    const int64_t maxskip = p->k[O2C_TFIDF_MAXSKIP], mode = p->k[O2C_TFIDF_MODE], tl = p->k[O2C_TFIDF_TLEN];
+    const o2c_int C = p->k[O2C_TFIDF_C], xs = p->k[O2C_TFIDF_XSIZE], nc = p->k[O2C_TFIDF_NCOLS];
+    const o2c_int minn = p->k[O2C_TFIDF_MINN], maxn = p->k[O2C_TFIDF_MAXN];
+    const o2c_int maxskip = p->k[O2C_TFIDF_MAXSKIP], mode = p->k[O2C_TFIDF_MODE], tl = p->k[O2C_TFIDF_TLEN];
     O2C_FOR(r) {
         float *y = Y + r * nc;
-        for (int64_t c = 0; c < nc; c++) y[c] = 0;
-        for (int64_t e = 0; e < tl; e += 2 + TB[e]) {
-            const int64_t n = TB[e];
+        for (o2c_int c = 0; c < nc; c++) y[c] = 0;
+        for (o2c_int e = 0; e < tl; e += 2 + TB[e]) {
+            const o2c_int n = TB[e];
             if (n < minn || n > maxn || TB[e + 1] < 0) continue;
-            for (int64_t sd = 1; sd <= (n == 1 ? 1 : maxskip + 1); sd++)
-                for (int64_t s = 0; s + (n - 1) * sd < C; s++) {
-                    int64_t q = 0;
+            for (o2c_int sd = 1; sd <= (n == 1 ? 1 : maxskip + 1); sd++)
+                for (o2c_int s = 0; s + (n - 1) * sd < C; s++) {
+                    o2c_int q = 0;
                     for (; q < n; q++) {
-                        const int64_t at = r * C + s + q * sd;
+                        const o2c_int at = r * C + s + q * sd;
                         const int64_t v = xs == 4 ? (int64_t)((const int32_t *)p->x[0])[at]
                                                   : ((const int64_t *)p->x[0])[at];
                         if (v != TB[e + 2 + q]) break;
@@ -467,7 +467,7 @@ O2C_KERNEL(o2c_tfidf)
                     if (q == n) y[TB[e + 1]] += 1;
                 }
         }
-        for (int64_t c = 0; c < nc; c++) {
+        for (o2c_int c = 0; c < nc; c++) {
             if (mode == O2C_TFIDF_MODE_IDF) y[c] = y[c] > 0 ? (W ? W[c] : 1) : 0;
             else if (mode == O2C_TFIDF_MODE_TFIDF && W) y[c] *= W[c];
         }

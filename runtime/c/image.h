@@ -28,7 +28,7 @@
  * coordinate, d the axis length. Writes the source indices (-1: outside,
  * reads as zero) and weights; returns their number (1, 2 or 4). */
 #define O2C_GS_TAPS_DEF(NAME, T, REFLECT)                                  \
-    O2C_HD static inline int NAME(T v, int64_t d, int64_t mode, int64_t pad, int64_t align, int64_t *idx, T *w) \
+    O2C_HD static inline int NAME(T v, o2c_int d, o2c_int mode, o2c_int pad, o2c_int align, o2c_int *idx, T *w) \
     {                                                                      \
         const T lo = align ? (T)0 : (T)-0.5, hi = align ? (T)(d - 1) : (T)d - (T)0.5; \
         int nt, k;                                                         \
@@ -42,12 +42,12 @@
         if (!(v >= (T)-8)) v = (T)-8;                                      \
         if (v > (T)(d + 8)) v = (T)(d + 8);                                \
         if (mode == O2C_GS_NEAREST) {                                      \
-            idx[0] = (int64_t)v;                                           \
+            idx[0] = (o2c_int)v;                                           \
             w[0] = 1;                                                      \
             nt = 1;                                                        \
         } else {                                                           \
             const T f = O2C_M(T, floor)(v), t = v - f;                     \
-            const int64_t x0 = (int64_t)f;                                 \
+            const o2c_int x0 = (o2c_int)f;                                 \
             if (mode == O2C_GS_LINEAR) {                                   \
                 idx[0] = x0;                                               \
                 idx[1] = x0 + 1;                                           \
@@ -65,12 +65,12 @@
             }                                                              \
         }                                                                  \
         for (k = 0; k < nt; k++) {                                         \
-            int64_t j = idx[k];                                            \
+            o2c_int j = idx[k];                                            \
             if (j >= 0 && j < d) continue;                                 \
             if (pad == O2C_GS_PAD_ZEROS) idx[k] = -1;                      \
             else if (pad == O2C_GS_PAD_BORDER) idx[k] = j < 0 ? 0 : d - 1; \
             else {                                                         \
-                j = (int64_t)REFLECT((T)j, lo, hi);                        \
+                j = (o2c_int)REFLECT((T)j, lo, hi);                        \
                 idx[k] = j < 0 ? 0 : (j > d - 1 ? d - 1 : j);              \
             }                                                              \
         }                                                                  \
@@ -80,8 +80,8 @@
 /* GridSample's X: its r spatial dims xd, their row-major strides st and
  * the elements of a plane (one image's channel); a: an axis, for the caller */
 #define O2C_GS_STRIDES                                                     \
-    const int64_t *xd = p->k + O2C_GS_XDIMS;                               \
-    int64_t st[O2C_MAX_RANK], plane = 1, a;                                \
+    const o2c_int *xd = p->k + O2C_GS_XDIMS;                               \
+    o2c_int st[O2C_MAX_RANK], plane = 1, a;                                \
     for (a = r - 1; a >= 0; a--) {                                         \
         st[a] = plane;                                                     \
         plane *= xd[a];                                                    \
@@ -99,14 +99,14 @@
         const T *X = (const T *)p->x[0];                                   \
         const T *GR = (const T *)p->x[1];                                  \
         T *Y = (T *)p->y[0];                                               \
-        const int64_t r = p->k[O2C_GS_NSP], C = p->k[O2C_GS_C], G = p->k[O2C_GS_G]; \
-        const int64_t mode = p->k[O2C_GS_MODE], pad = p->k[O2C_GS_PAD], align = p->k[O2C_GS_ALIGN]; \
+        const o2c_int r = p->k[O2C_GS_NSP], C = p->k[O2C_GS_C], G = p->k[O2C_GS_G]; \
+        const o2c_int mode = p->k[O2C_GS_MODE], pad = p->k[O2C_GS_PAD], align = p->k[O2C_GS_ALIGN]; \
         O2C_GS_STRIDES;                                                    \
         O2C_FOR(i) {                                                       \
-            const int64_t g = i % G, nc = i / G, n = nc / C;               \
+            const o2c_int g = i % G, nc = i / G, n = nc / C;               \
             const T *gp = GR + (n * G + g) * r;                            \
             const T *xp = X + nc * plane;                                  \
-            int64_t idx[O2C_MAX_RANK][4], tot = 1, t;                      \
+            o2c_int idx[O2C_MAX_RANK][4], tot = 1, t;                      \
             T w[O2C_MAX_RANK][4], acc = 0;                                 \
             int nt[O2C_MAX_RANK];                                          \
             for (a = 0; a < r; a++) {                                      \
@@ -114,11 +114,11 @@
                 tot *= nt[a];                                              \
             }                                                              \
             for (t = 0; t < tot; t++) {                                    \
-                int64_t u = t, off = 0;                                    \
+                o2c_int u = t, off = 0;                                    \
                 T wt = 1;                                                  \
                 int out = 0;                                               \
                 for (a = r - 1; a >= 0; a--) {                             \
-                    const int64_t k = u % nt[a];                           \
+                    const o2c_int k = u % nt[a];                           \
                     u /= nt[a];                                            \
                     if (idx[a][k] < 0) { out = 1; break; }                 \
                     off += idx[a][k] * st[a];                              \
@@ -139,13 +139,13 @@
         const unsigned char *X = (const unsigned char *)p->x[0];           \
         const T *GR = (const T *)p->x[1];                                  \
         unsigned char *Y = (unsigned char *)p->y[0];                       \
-        const int64_t r = p->k[O2C_GS_NSP], C = p->k[O2C_GS_C], G = p->k[O2C_GS_G]; \
-        const int64_t pad = p->k[O2C_GS_PAD], align = p->k[O2C_GS_ALIGN], es = p->k[O2C_GS_ESIZE]; \
+        const o2c_int r = p->k[O2C_GS_NSP], C = p->k[O2C_GS_C], G = p->k[O2C_GS_G]; \
+        const o2c_int pad = p->k[O2C_GS_PAD], align = p->k[O2C_GS_ALIGN], es = p->k[O2C_GS_ESIZE]; \
         O2C_GS_STRIDES;                                                    \
         O2C_FOR(i) {                                                       \
-            const int64_t g = i % G, nc = i / G, n = nc / C;               \
+            const o2c_int g = i % G, nc = i / G, n = nc / C;               \
             const T *gp = GR + (n * G + g) * r;                            \
-            int64_t off = nc * plane, idx[4];                              \
+            o2c_int off = nc * plane, idx[4];                              \
             T w[4];                                                        \
             int out = 0;                                                   \
             for (a = 0; a < r; a++) {                                      \
@@ -168,17 +168,17 @@
     {                                                                      \
         const T *TH = (const T *)p->x[0];                                  \
         T *Y = (T *)p->y[0];                                               \
-        const int64_t r = p->k[O2C_AG_NSP], al = p->k[O2C_AG_ALIGN];       \
-        const int64_t *sz = p->k + O2C_AG_DIMS + 3 - r;                    \
-        int64_t S = 1, a;                                                  \
+        const o2c_int r = p->k[O2C_AG_NSP], al = p->k[O2C_AG_ALIGN];       \
+        const o2c_int *sz = p->k + O2C_AG_DIMS + 3 - r;                    \
+        o2c_int S = 1, a;                                                  \
         for (a = 0; a < r; a++) S *= sz[a];                                \
         O2C_FOR(i) {                                                       \
-            const int64_t n = i / S;                                       \
-            int64_t q = i - n * S;                                         \
+            const o2c_int n = i / S;                                       \
+            o2c_int q = i - n * S;                                         \
             T base[4];                                                     \
             const T *th = TH + n * r * (r + 1);                            \
             for (a = r - 1; a >= 0; a--) {                                 \
-                const int64_t s = sz[a], c = q % s;                        \
+                const o2c_int s = sz[a], c = q % s;                        \
                 T v;                                                       \
                 q /= s;                                                    \
                 if (al) v = s > 1 ? (T)-1 + (T)(2 * c) / (T)(s - 1) : (T)0; \
@@ -188,7 +188,7 @@
             base[r] = 1;                                                   \
             for (a = 0; a < r; a++) {                                      \
                 T acc = 0;                                                 \
-                int64_t j;                                                 \
+                o2c_int j;                                                 \
                 for (j = 0; j <= r; j++) acc += th[a * (r + 1) + j] * base[j]; \
                 Y[i * r + a] = acc;                                        \
             }                                                              \
@@ -205,27 +205,27 @@
     {                                                                      \
         const T *X = (const T *)p->x[0];                                   \
         T *Y = (T *)p->y[0];                                               \
-        const int64_t r = p->k[O2C_C2I_NSP];                               \
-        const int64_t *img = p->k + O2C_C2I_IMG, *blk = p->k + O2C_C2I_BLK, *col = p->k + O2C_C2I_COL; \
-        const int64_t *s = p->k + O2C_C2I_S, *dl = p->k + O2C_C2I_D, *pb = p->k + O2C_C2I_PB; \
-        int64_t P = 1, K = 1, L = 1, a;                                    \
+        const o2c_int r = p->k[O2C_C2I_NSP];                               \
+        const o2c_int *img = p->k + O2C_C2I_IMG, *blk = p->k + O2C_C2I_BLK, *col = p->k + O2C_C2I_COL; \
+        const o2c_int *s = p->k + O2C_C2I_S, *dl = p->k + O2C_C2I_D, *pb = p->k + O2C_C2I_PB; \
+        o2c_int P = 1, K = 1, L = 1, a;                                    \
         for (a = 0; a < r; a++) {                                          \
             P *= img[a];                                                   \
             K *= blk[a];                                                   \
             L *= col[a];                                                   \
         }                                                                  \
         O2C_FOR(i) {                                                       \
-            const int64_t nc = i / P, pix = i - nc * P;                    \
-            int64_t pc[O2C_MAX_RANK], q = pix, k;                          \
+            const o2c_int nc = i / P, pix = i - nc * P;                    \
+            o2c_int pc[O2C_MAX_RANK], q = pix, k;                          \
             T acc = 0;                                                     \
             for (a = r - 1; a >= 0; a--) {                                 \
                 pc[a] = q % img[a];                                        \
                 q /= img[a];                                               \
             }                                                              \
             for (k = 0; k < K; k++) {                                      \
-                int64_t u = k, l = 0, ls = 1, ok = 1;                      \
+                o2c_int u = k, l = 0, ls = 1, ok = 1;                      \
                 for (a = r - 1; a >= 0 && ok; a--) {                       \
-                    const int64_t ko = u % blk[a], e = pc[a] + pb[a] - ko * dl[a]; \
+                    const o2c_int ko = u % blk[a], e = pc[a] + pb[a] - ko * dl[a]; \
                     u /= blk[a];                                           \
                     if (e < 0 || e % s[a] != 0 || e / s[a] >= col[a]) ok = 0; \
                     l += e / s[a] * ls;                                    \
@@ -251,18 +251,18 @@
         const T *RO = (const T *)p->x[1];                                  \
         const int64_t *BI = (const int64_t *)p->x[2];                      \
         T *Y = (T *)p->y[0];                                               \
-        const int64_t C = p->k[O2C_ROI_C], H = p->k[O2C_ROI_H], W = p->k[O2C_ROI_W]; \
-        const int64_t PH = p->k[O2C_ROI_PH], PW = p->k[O2C_ROI_PW], NB = p->k[O2C_ROI_N]; \
-        const int64_t ratio = p->k[O2C_ROI_RATIO], mx = p->k[O2C_ROI_MAX], half = p->k[O2C_ROI_HALF]; \
+        const o2c_int C = p->k[O2C_ROI_C], H = p->k[O2C_ROI_H], W = p->k[O2C_ROI_W]; \
+        const o2c_int PH = p->k[O2C_ROI_PH], PW = p->k[O2C_ROI_PW], NB = p->k[O2C_ROI_N]; \
+        const o2c_int ratio = p->k[O2C_ROI_RATIO], mx = p->k[O2C_ROI_MAX], half = p->k[O2C_ROI_HALF]; \
         const T scale = O2C_PF(T, p, O2C_ROI_F_SCALE), off = half ? (T)0.5 : (T)0; \
         O2C_FOR(i) {                                                       \
-            const int64_t pw = i % PW, ph = (i / PW) % PH, c = (i / (PW * PH)) % C, r = i / (PW * PH * C); \
-            const int64_t b = BI[r];                                       \
+            const o2c_int pw = i % PW, ph = (i / PW) % PH, c = (i / (PW * PH)) % C, r = i / (PW * PH * C); \
+            const o2c_int b = BI[r];                                       \
             const T *ro = RO + r * 4;                                      \
             const T sw = ro[0] * scale - off, sh = ro[1] * scale - off;    \
             T rw = ro[2] * scale - off - sw, rh = ro[3] * scale - off - sh; \
             T bh, bw, acc = 0, gq;                                         \
-            int64_t gh, gw, iy, ix, first = 1;                             \
+            o2c_int gh, gw, iy, ix, first = 1;                             \
             const T *xp;                                                   \
             if (b < 0 || b >= NB) { Y[i] = 0; continue; }                  \
             xp = X + (b * C + c) * H * W;                                  \
@@ -273,21 +273,21 @@
             bh = rh / (T)PH;                                               \
             bw = rw / (T)PW;                                               \
             gq = O2C_M(T, ceil)(rh / (T)PH);                               \
-            gh = ratio > 0 ? ratio : (gq > 0 ? (gq < (T)65536 ? (int64_t)gq : 65536) : 0); \
+            gh = ratio > 0 ? ratio : (gq > 0 ? (gq < (T)65536 ? (o2c_int)gq : 65536) : 0); \
             gq = O2C_M(T, ceil)(rw / (T)PW);                               \
-            gw = ratio > 0 ? ratio : (gq > 0 ? (gq < (T)65536 ? (int64_t)gq : 65536) : 0); \
+            gw = ratio > 0 ? ratio : (gq > 0 ? (gq < (T)65536 ? (o2c_int)gq : 65536) : 0); \
             for (iy = 0; iy < gh; iy++) {                                  \
                 const T yy = sh + (T)ph * bh + ((T)iy + (T)0.5) * bh / (T)gh; \
                 for (ix = 0; ix < gw; ix++) {                              \
                     T x = sw + (T)pw * bw + ((T)ix + (T)0.5) * bw / (T)gw, y = yy; \
                     T v = 0;                                               \
                     if (y >= -1 && y <= (T)H && x >= -1 && x <= (T)W) {    \
-                        int64_t y0, x0, y1, x1;                            \
+                        o2c_int y0, x0, y1, x1;                            \
                         T ly, lx, hy, hx, v1, v2, v3, v4;                  \
                         if (y < 0) y = 0;                                  \
                         if (x < 0) x = 0;                                  \
-                        y0 = (int64_t)y;                                   \
-                        x0 = (int64_t)x;                                   \
+                        y0 = (o2c_int)y;                                   \
+                        x0 = (o2c_int)x;                                   \
                         if (y0 >= H - 1) { y0 = y1 = H - 1; y = (T)y0; } else y1 = y0 + 1; \
                         if (x0 >= W - 1) { x0 = x1 = W - 1; x = (T)x0; } else x1 = x0 + 1; \
                         ly = y - (T)y0;                                    \
@@ -334,25 +334,25 @@
         const T *BS = (const T *)p->x[3];                                  \
         const T *MK = (const T *)p->x[4];                                  \
         T *Y = (T *)p->y[0];                                               \
-        const int64_t C = p->k[O2C_DC_C], H = p->k[O2C_DC_H], W = p->k[O2C_DC_W]; \
-        const int64_t M = p->k[O2C_DC_M], OH = p->k[O2C_DC_OH], OW = p->k[O2C_DC_OW]; \
-        const int64_t KH = p->k[O2C_DC_KH], KW = p->k[O2C_DC_KW];          \
-        const int64_t SH = p->k[O2C_DC_SH], SW = p->k[O2C_DC_SW], DH = p->k[O2C_DC_DH], DW = p->k[O2C_DC_DW]; \
-        const int64_t PH = p->k[O2C_DC_PH], PW = p->k[O2C_DC_PW];          \
-        const int64_t G = p->k[O2C_DC_GROUP], OG = p->k[O2C_DC_OGROUP];    \
-        const int64_t icg = C / G, ocg = M / G, icog = C / OG, K = KH * KW, S = OH * OW; \
+        const o2c_int C = p->k[O2C_DC_C], H = p->k[O2C_DC_H], W = p->k[O2C_DC_W]; \
+        const o2c_int M = p->k[O2C_DC_M], OH = p->k[O2C_DC_OH], OW = p->k[O2C_DC_OW]; \
+        const o2c_int KH = p->k[O2C_DC_KH], KW = p->k[O2C_DC_KW];          \
+        const o2c_int SH = p->k[O2C_DC_SH], SW = p->k[O2C_DC_SW], DH = p->k[O2C_DC_DH], DW = p->k[O2C_DC_DW]; \
+        const o2c_int PH = p->k[O2C_DC_PH], PW = p->k[O2C_DC_PW];          \
+        const o2c_int G = p->k[O2C_DC_GROUP], OG = p->k[O2C_DC_OGROUP];    \
+        const o2c_int icg = C / G, ocg = M / G, icog = C / OG, K = KH * KW, S = OH * OW; \
         O2C_FOR(i) {                                                       \
-            const int64_t j = i % OW, oi = (i / OW) % OH, m = (i / S) % M, n = i / (S * M); \
-            const int64_t g = m / ocg, pos = oi * OW + j;                  \
+            const o2c_int j = i % OW, oi = (i / OW) % OH, m = (i / S) % M, n = i / (S * M); \
+            const o2c_int g = m / ocg, pos = oi * OW + j;                  \
             T acc = BS ? BS[m] : (T)0;                                     \
-            int64_t ic;                                                    \
+            o2c_int ic;                                                    \
             for (ic = g * icg; ic < (g + 1) * icg; ic++) {                 \
-                const int64_t og = ic / icog;                              \
+                const o2c_int og = ic / icog;                              \
                 const T *xp = X + (n * C + ic) * H * W;                    \
                 const T *wp = WT + (m * icg + (ic - g * icg)) * K;         \
-                int64_t k;                                                 \
+                o2c_int k;                                                 \
                 for (k = 0; k < K; k++) {                                  \
-                    const int64_t kh = k / KW, kw = k - kh * KW;           \
+                    const o2c_int kh = k / KW, kw = k - kh * KW;           \
                     const T *op = OF + ((n * OG + og) * K * 2 + k * 2) * S + pos; \
                     const T y = (T)(oi * SH - PH + kh * DH) + op[0];       \
                     const T x = (T)(j * SW - PW + kw * DW) + op[S];        \
@@ -361,7 +361,7 @@
                     if (y > -1 && y < (T)H && x > -1 && x < (T)W) {        \
                         const T fy = O2C_M(T, floor)(y), fx = O2C_M(T, floor)(x); \
                         const T ty = y - fy, tx = x - fx;                  \
-                        const int64_t y0 = (int64_t)fy, x0 = (int64_t)fx;  \
+                        const o2c_int y0 = (o2c_int)fy, x0 = (o2c_int)fx;  \
                         if (y0 >= 0 && x0 >= 0) v += (1 - ty) * (1 - tx) * xp[y0 * W + x0]; \
                         if (y0 >= 0 && x0 + 1 < W) v += (1 - ty) * tx * xp[y0 * W + x0 + 1]; \
                         if (y0 + 1 < H && x0 >= 0) v += ty * (1 - tx) * xp[(y0 + 1) * W + x0]; \
@@ -426,13 +426,13 @@ O2C_KERNEL(o2c_crop_pad)
 {
     const unsigned char *X = (const unsigned char *)p->x[0];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t r = p->k[O2C_CROP_RANK], es = p->k[O2C_CROP_ESIZE];
-    const int64_t *yd = p->k + O2C_CROP_YDIMS, *xd = p->k + O2C_CROP_XDIMS, *sh = p->k + O2C_CROP_SHIFT;
+    const o2c_int r = p->k[O2C_CROP_RANK], es = p->k[O2C_CROP_ESIZE];
+    const o2c_int *yd = p->k + O2C_CROP_YDIMS, *xd = p->k + O2C_CROP_XDIMS, *sh = p->k + O2C_CROP_SHIFT;
     O2C_FOR(i) {
-        int64_t q = i, off = 0, xs = 1, d;
+        o2c_int q = i, off = 0, xs = 1, d;
         int out = 0;
         for (d = r - 1; d >= 0; d--) {
-            const int64_t c = q % yd[d] - sh[d];
+            const o2c_int c = q % yd[d] - sh[d];
             q /= yd[d];
             if (c < 0 || c >= xd[d]) out = 1;
             off += c * xs;
@@ -461,19 +461,19 @@ O2C_KERNEL(o2c_maxunpool)
     const unsigned char *X = (const unsigned char *)p->x[0];
     const int64_t *IX = (const int64_t *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_UNPOOL_ESIZE], nx = p->k[O2C_UNPOOL_NX], r = p->k[O2C_UNPOOL_RANK];
-    const int64_t *id = p->k + O2C_UNPOOL_IDIMS, *yd = p->k + O2C_UNPOOL_YDIMS;
-    int64_t ni = 1, ny = 1, d;
+    const o2c_int es = p->k[O2C_UNPOOL_ESIZE], nx = p->k[O2C_UNPOOL_NX], r = p->k[O2C_UNPOOL_RANK];
+    const o2c_int *id = p->k + O2C_UNPOOL_IDIMS, *yd = p->k + O2C_UNPOOL_YDIMS;
+    o2c_int ni = 1, ny = 1, d;
     for (d = 0; d < r; d++) {
         ni *= id[d];
         ny *= yd[d];
     }
     O2C_FOR(i) {
-        int64_t e;
+        o2c_int e;
         (void)i;
         memset(Y, 0, (size_t)(ny * es));
         for (e = 0; e < nx; e++) {
-            int64_t q = IX[e], off = 0, ys = 1;
+            o2c_int q = IX[e], off = 0, ys = 1;
             if (q < 0 || q >= ni) continue;
             for (d = r - 1; d >= 0; d--) {
                 off += (q % id[d]) * ys;

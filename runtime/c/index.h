@@ -38,24 +38,24 @@
  *   O2C_ELEMENTS_* (runtime/c/params/index.h) */
 #define O2C_SCATTER_ELEMENTS_BODY(MOVE)                                              \
     const unsigned char *XI = (const unsigned char *)p->x[0];                        \
-    const int64_t ies = p->k[O2C_ELEMENTS_IESIZE], r = p->k[O2C_ELEMENTS_RANK];      \
-    const int64_t ax = p->k[O2C_ELEMENTS_AXIS], n = p->k[O2C_ELEMENTS_AXLEN];        \
-    const int64_t *dims = p->k + O2C_ELEMENTS_DIMS, *ys = p->k + O2C_ELEMENTS_STR;   \
+    const o2c_int ies = p->k[O2C_ELEMENTS_IESIZE], r = p->k[O2C_ELEMENTS_RANK];      \
+    const o2c_int ax = p->k[O2C_ELEMENTS_AXIS], n = p->k[O2C_ELEMENTS_AXLEN];        \
+    const o2c_int *dims = p->k + O2C_ELEMENTS_DIMS, *ys = p->k + O2C_ELEMENTS_STR;   \
     O2C_FOR(l) {                                                                     \
-        int64_t q = l, yo = 0, io = 0, is = 1, ias = 1;                              \
-        for (int64_t d = r - 1; d >= 0; d--) {                                       \
+        o2c_int q = l, yo = 0, io = 0, is = 1, ias = 1;                              \
+        for (o2c_int d = r - 1; d >= 0; d--) {                                       \
             if (d == ax) { ias = is; is *= dims[d]; continue; }                      \
-            const int64_t nq = q / dims[d], c = q - nq * dims[d];                    \
+            const o2c_int nq = q / dims[d], c = q - nq * dims[d];                    \
             yo += c * ys[d];                                                         \
             io += c * is;                                                            \
             is *= dims[d];                                                           \
             q = nq;                                                                  \
         }                                                                            \
-        for (int64_t j = 0; j < dims[ax]; j++) {                                     \
-            const int64_t src = io + j * ias;                                        \
-            const int64_t v = o2c_ix_wrap(o2c_ix_get(XI, src, ies), n);              \
+        for (o2c_int j = 0; j < dims[ax]; j++) {                                     \
+            const o2c_int src = io + j * ias;                                        \
+            const o2c_int v = o2c_ix_wrap(o2c_ix_get(XI, src, ies), n);              \
             if (v < 0) continue;                                                     \
-            const int64_t dst = yo + v * ys[ax];                                     \
+            const o2c_int dst = yo + v * ys[ax];                                     \
             MOVE;                                                                    \
         }                                                                            \
     }
@@ -66,7 +66,7 @@
         typedef TY T;                                                                \
         const T *U = (const T *)p->x[1];                                             \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t mode = p->k[O2C_ELEMENTS_MODE];                                \
+        const o2c_int mode = p->k[O2C_ELEMENTS_MODE];                                \
         O2C_SCATTER_ELEMENTS_BODY(O2C_SCATTER_APPLY(T, mode, Y[dst], U[src]))        \
     }
 
@@ -79,20 +79,20 @@
  *   O2C_ND_* */
 #define O2C_SCATTER_ND_BODY(MOVE)                                                    \
     const unsigned char *XI = (const unsigned char *)p->x[0];                        \
-    const int64_t ies = p->k[O2C_ND_IESIZE], m = p->k[O2C_ND_M], S = p->k[O2C_ND_S]; \
-    const int64_t NT = p->k[O2C_ND_NT];                                              \
-    const int64_t *dims = p->k + O2C_ND_DIMS, *ys = p->k + O2C_ND_STR;               \
+    const o2c_int ies = p->k[O2C_ND_IESIZE], m = p->k[O2C_ND_M], S = p->k[O2C_ND_S]; \
+    const o2c_int NT = p->k[O2C_ND_NT];                                              \
+    const o2c_int *dims = p->k + O2C_ND_DIMS, *ys = p->k + O2C_ND_STR;               \
     O2C_FOR(s) {                                                                     \
-        for (int64_t t = 0; t < NT; t++) {                                           \
-            int64_t off = s;                                                         \
+        for (o2c_int t = 0; t < NT; t++) {                                           \
+            o2c_int off = s;                                                         \
             int bad = 0;                                                             \
-            for (int64_t j = 0; j < m; j++) {                                        \
-                const int64_t v = o2c_ix_wrap(o2c_ix_get(XI, t * m + j, ies), dims[j]); \
+            for (o2c_int j = 0; j < m; j++) {                                        \
+                const o2c_int v = o2c_ix_wrap(o2c_ix_get(XI, t * m + j, ies), dims[j]); \
                 if (v < 0) { bad = 1; break; }                                       \
                 off += v * ys[j];                                                    \
             }                                                                        \
             if (bad) continue;                                                       \
-            const int64_t src = t * S + s, dst = off;                                \
+            const o2c_int src = t * S + s, dst = off;                                \
             MOVE;                                                                    \
         }                                                                            \
     }
@@ -103,7 +103,7 @@
         typedef TY T;                                                                \
         const T *U = (const T *)p->x[1];                                             \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t mode = p->k[O2C_ND_MODE];                                      \
+        const o2c_int mode = p->k[O2C_ND_MODE];                                      \
         O2C_SCATTER_ND_BODY(O2C_SCATTER_APPLY(T, mode, Y[dst], U[src]))              \
     }
 
@@ -121,18 +121,18 @@
         const T *X = (const T *)p->x[0];                                             \
         T *V = (T *)p->y[0];                                                         \
         int64_t *IX = (int64_t *)p->y[1];                                            \
-        const int64_t A = p->k[O2C_TOPK_A], inner = p->k[O2C_TOPK_INNER];            \
+        const o2c_int A = p->k[O2C_TOPK_A], inner = p->k[O2C_TOPK_INNER];            \
         const int64_t K = p->x[1] ? *(const int64_t *)p->x[1] : p->k[O2C_TOPK_K];  \
-        const int64_t lg = p->k[O2C_TOPK_LARGEST];                                   \
+        const o2c_int lg = p->k[O2C_TOPK_LARGEST];                                   \
         O2C_FOR(i) {                                                                 \
-            const int64_t o = i / inner, in = i - o * inner;                         \
+            const o2c_int o = i / inner, in = i - o * inner;                         \
             const T *x = X + o * A * inner + in;                                     \
             T *v = V + o * K * inner + in;                                           \
             int64_t *ix = IX + o * K * inner + in;                                   \
-            int64_t cnt = 0;                                                         \
-            for (int64_t j = 0; j < A; j++) {                                        \
+            o2c_int cnt = 0;                                                         \
+            for (o2c_int j = 0; j < A; j++) {                                        \
                 const T a = x[j * inner];                                            \
-                int64_t pos = cnt < K ? cnt : K;                                     \
+                o2c_int pos = cnt < K ? cnt : K;                                     \
                 while (pos > 0) {                                                    \
                     const T b = v[(pos - 1) * inner];                                \
                     const int better = lg ? (a > b || (ISNAN(a) && !ISNAN(b)))       \
@@ -171,13 +171,13 @@
         typedef TY T;                                                                \
         const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                    \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t mode = p->k[O2C_NORMGROUP_MODE], ro = p->k[O2C_NORMGROUP_RO];  \
-        const int64_t ri = p->k[O2C_NORMGROUP_RI], N = p->k[O2C_NORMGROUP_N];        \
+        const o2c_int mode = p->k[O2C_NORMGROUP_MODE], ro = p->k[O2C_NORMGROUP_RO];  \
+        const o2c_int ri = p->k[O2C_NORMGROUP_RI], N = p->k[O2C_NORMGROUP_N];        \
         const T eps = O2C_PF(TY, p, O2C_NORMGROUP_F_EPS);                            \
         O2C_FOR(i) {                                                                 \
-            const int64_t base = o2c_offset(i, ro, p->k + O2C_NORMGROUP_ODIMS, p->k + O2C_NORMGROUP_OSTR); \
+            const o2c_int base = o2c_offset(i, ro, p->k + O2C_NORMGROUP_ODIMS, p->k + O2C_NORMGROUP_OSTR); \
             T s1 = 0, s2 = 0;                                                   \
-            int64_t j;                                                               \
+            o2c_int j;                                                               \
             for (j = 0; j < N; j++) {                                                \
                 const T x = (T)X[base + o2c_offset(j, ri, p->k + O2C_NORMGROUP_IDIMS, p->k + O2C_NORMGROUP_ISTR)]; \
                 s1 += mode == 1 ? O2C_M(TY, fabs)(x) : x;                                       \
@@ -201,7 +201,7 @@
                 mul = 1 / O2C_M(TY, sqrt)(s2 / (T)N + eps);                                \
             }                                                                        \
             for (j = 0; j < N; j++) {                                                \
-                const int64_t o = base + o2c_offset(j, ri, p->k + O2C_NORMGROUP_IDIMS, p->k + O2C_NORMGROUP_ISTR); \
+                const o2c_int o = base + o2c_offset(j, ri, p->k + O2C_NORMGROUP_IDIMS, p->k + O2C_NORMGROUP_ISTR); \
                 T y = ((T)X[o] - sub) * mul;                               \
                 if (mode == 3) y *= (T)W[o2c_offset(j, ri, p->k + O2C_NORMGROUP_IDIMS, p->k + O2C_NORMGROUP_SSTR)]; \
                 Y[o] = (T)y;                                                         \
@@ -219,13 +219,13 @@
         typedef TY T;                                                                \
         const T *X = (const T *)p->x[0];                                             \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t C = p->k[O2C_LRN_C], inner = p->k[O2C_LRN_INNER], size = p->k[O2C_LRN_SIZE]; \
-        const int64_t lo = (size - 1) / 2, hi = size / 2;                            \
+        const o2c_int C = p->k[O2C_LRN_C], inner = p->k[O2C_LRN_INNER], size = p->k[O2C_LRN_SIZE]; \
+        const o2c_int lo = (size - 1) / 2, hi = size / 2;                            \
         O2C_FOR(i) {                                                                 \
-            const int64_t c = (i / inner) % C, base = i - c * inner;                 \
-            const int64_t c0 = c - lo < 0 ? 0 : c - lo, c1 = c + hi > C - 1 ? C - 1 : c + hi; \
+            const o2c_int c = (i / inner) % C, base = i - c * inner;                 \
+            const o2c_int c0 = c - lo < 0 ? 0 : c - lo, c1 = c + hi > C - 1 ? C - 1 : c + hi; \
             T s = 0;                                                            \
-            for (int64_t cc = c0; cc <= c1; cc++) {                                  \
+            for (o2c_int cc = c0; cc <= c1; cc++) {                                  \
                 const T x = (T)X[base + cc * inner];                       \
                 s += x * x;                                                          \
             }                                                                        \
@@ -246,22 +246,22 @@
     {                                                                                \
         typedef TY T;                                                                \
         T *Y = (T *)p->y[0];                                                         \
-        const int64_t nin = p->k[O2C_EINSUM_NIN], no = p->k[O2C_EINSUM_NO];          \
-        const int64_t ns = p->k[O2C_EINSUM_NS], nl = no + ns;                        \
-        const int64_t *od = p->k + O2C_EINSUM_DIMS, *sd = p->k + O2C_EINSUM_DIMS + no; \
-        int64_t total = 1;                                                           \
-        for (int64_t d = 0; d < ns; d++) total *= sd[d];                             \
+        const o2c_int nin = p->k[O2C_EINSUM_NIN], no = p->k[O2C_EINSUM_NO];          \
+        const o2c_int ns = p->k[O2C_EINSUM_NS], nl = no + ns;                        \
+        const o2c_int *od = p->k + O2C_EINSUM_DIMS, *sd = p->k + O2C_EINSUM_DIMS + no; \
+        o2c_int total = 1;                                                           \
+        for (o2c_int d = 0; d < ns; d++) total *= sd[d];                             \
         O2C_FOR(i) {                                                                 \
-            int64_t off[4] = {0, 0, 0, 0}, cnt[16];                                  \
-            int64_t q = i, t, d;                                                     \
+            o2c_int off[4] = {0, 0, 0, 0}, cnt[16];                                  \
+            o2c_int q = i, t, d;                                                     \
             for (d = no - 1; d >= 0; d--) {                                          \
-                const int64_t nq = q / od[d], c = q - nq * od[d];                    \
+                const o2c_int nq = q / od[d], c = q - nq * od[d];                    \
                 for (t = 0; t < nin; t++) off[t] += c * p->k[O2C_EINSUM_STR_AT(nl, t) + d]; \
                 q = nq;                                                              \
             }                                                                        \
             for (d = 0; d < ns; d++) cnt[d] = 0;                                     \
             ACC acc = 0;                                                             \
-            for (int64_t s = 0; s < total; s++) {                                    \
+            for (o2c_int s = 0; s < total; s++) {                                    \
                 ACC prod = 1;                                                        \
                 for (t = 0; t < nin; t++) prod *= (ACC)((const T *)p->x[t])[off[t]]; \
                 acc += prod;                                                         \
@@ -279,7 +279,7 @@
 /*@ o2c_ix_wrap */
 /* A possibly negative index into an axis of size n: the element position,
  * or -1 when it is out of range. */
-O2C_HD static inline int64_t o2c_ix_wrap(int64_t v, int64_t n)
+O2C_HD static inline o2c_int o2c_ix_wrap(o2c_int v, o2c_int n)
 {
     if (v < 0) v += n;
     return v < 0 || v >= n ? -1 : v;
@@ -296,20 +296,20 @@ O2C_KERNEL(o2c_gather_elements)
     const unsigned char *X = (const unsigned char *)p->x[0];
     const unsigned char *XI = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_ELEMENTS_ESIZE], ies = p->k[O2C_ELEMENTS_IESIZE];
-    const int64_t r = p->k[O2C_ELEMENTS_RANK], ax = p->k[O2C_ELEMENTS_AXIS];
-    const int64_t n = p->k[O2C_ELEMENTS_AXLEN];
-    const int64_t *dims = p->k + O2C_ELEMENTS_DIMS, *xs = p->k + O2C_ELEMENTS_STR;
+    const o2c_int es = p->k[O2C_ELEMENTS_ESIZE], ies = p->k[O2C_ELEMENTS_IESIZE];
+    const o2c_int r = p->k[O2C_ELEMENTS_RANK], ax = p->k[O2C_ELEMENTS_AXIS];
+    const o2c_int n = p->k[O2C_ELEMENTS_AXLEN];
+    const o2c_int *dims = p->k + O2C_ELEMENTS_DIMS, *xs = p->k + O2C_ELEMENTS_STR;
     O2C_FOR(i) {
-        int64_t q = i, off = 0;
-        for (int64_t d = r - 1; d >= 0; d--) {
-            const int64_t nq = q / dims[d];
+        o2c_int q = i, off = 0;
+        for (o2c_int d = r - 1; d >= 0; d--) {
+            const o2c_int nq = q / dims[d];
             if (d != ax) off += (q - nq * dims[d]) * xs[d];
             q = nq;
         }
-        const int64_t v = o2c_ix_wrap(o2c_ix_get(XI, i, ies), n);
+        const o2c_int v = o2c_ix_wrap(o2c_ix_get(XI, i, ies), n);
         if (v < 0) {
-            for (int64_t b = 0; b < es; b++) Y[i * es + b] = 0;
+            for (o2c_int b = 0; b < es; b++) Y[i * es + b] = 0;
         } else {
             o2c_mv_elem(Y + i * es, X + (off + v * xs[ax]) * es, es);
         }
@@ -329,21 +329,21 @@ O2C_KERNEL(o2c_gather_nd)
     const unsigned char *X = (const unsigned char *)p->x[0];
     const unsigned char *XI = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_ND_ESIZE], ies = p->k[O2C_ND_IESIZE];
-    const int64_t m = p->k[O2C_ND_M], S = p->k[O2C_ND_S], G = p->k[O2C_ND_NT];
-    const int64_t BS = p->k[O2C_ND_BATCH];
-    const int64_t *dims = p->k + O2C_ND_DIMS, *xs = p->k + O2C_ND_STR;
+    const o2c_int es = p->k[O2C_ND_ESIZE], ies = p->k[O2C_ND_IESIZE];
+    const o2c_int m = p->k[O2C_ND_M], S = p->k[O2C_ND_S], G = p->k[O2C_ND_NT];
+    const o2c_int BS = p->k[O2C_ND_BATCH];
+    const o2c_int *dims = p->k + O2C_ND_DIMS, *xs = p->k + O2C_ND_STR;
     O2C_FOR(i) {
-        const int64_t t = i / S, s = i - t * S;
-        int64_t off = (t / G) * BS + s;
+        const o2c_int t = i / S, s = i - t * S;
+        o2c_int off = (t / G) * BS + s;
         int bad = 0;
-        for (int64_t j = 0; j < m; j++) {
-            const int64_t v = o2c_ix_wrap(o2c_ix_get(XI, t * m + j, ies), dims[j]);
+        for (o2c_int j = 0; j < m; j++) {
+            const o2c_int v = o2c_ix_wrap(o2c_ix_get(XI, t * m + j, ies), dims[j]);
             if (v < 0) { bad = 1; break; }
             off += v * xs[j];
         }
         if (bad) {
-            for (int64_t b = 0; b < es; b++) Y[i * es + b] = 0;
+            for (o2c_int b = 0; b < es; b++) Y[i * es + b] = 0;
         } else {
             o2c_mv_elem(Y + i * es, X + off * es, es);
         }
@@ -355,7 +355,7 @@ O2C_KERNEL(o2c_scatter_elements)
 {
     const unsigned char *U = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_ELEMENTS_ESIZE];
+    const o2c_int es = p->k[O2C_ELEMENTS_ESIZE];
     O2C_SCATTER_ELEMENTS_BODY(o2c_mv_elem(Y + dst * es, U + src * es, es))
 }
 
@@ -364,7 +364,7 @@ O2C_KERNEL(o2c_scatter_nd)
 {
     const unsigned char *U = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_ND_ESIZE];
+    const o2c_int es = p->k[O2C_ND_ESIZE];
     O2C_SCATTER_ND_BODY(o2c_mv_elem(Y + dst * es, U + src * es, es))
 }
 
@@ -383,12 +383,12 @@ O2C_KERNEL(o2c_tensor_scatter)
     const unsigned char *U = (const unsigned char *)p->x[0];
     const int64_t *W = (const int64_t *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_TSCATTER_ESIZE], mode = p->k[O2C_TSCATTER_MODE];
-    const int64_t L = p->k[O2C_TSCATTER_LEN], inner = p->k[O2C_TSCATTER_INNER];
-    const int64_t M = p->k[O2C_TSCATTER_MAX], per = p->k[O2C_TSCATTER_PER];
+    const o2c_int es = p->k[O2C_TSCATTER_ESIZE], mode = p->k[O2C_TSCATTER_MODE];
+    const o2c_int L = p->k[O2C_TSCATTER_LEN], inner = p->k[O2C_TSCATTER_INNER];
+    const o2c_int M = p->k[O2C_TSCATTER_MAX], per = p->k[O2C_TSCATTER_PER];
     O2C_FOR(i) {
-        const int64_t in = i % inner, t = i / inner, s = t % L, o = t / L;
-        int64_t pos = (W ? W[i / per] : 0) + s;
+        const o2c_int in = i % inner, t = i / inner, s = t % L, o = t / L;
+        o2c_int pos = (W ? W[i / per] : 0) + s;
         if (mode == 1) {
             pos %= M;
             if (pos < 0) pos += M;

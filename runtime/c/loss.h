@@ -26,8 +26,8 @@
 /* The loss and weight of sample e (inside O2C_NLL) into lo and wo. */
 #define O2C_NLL_SAMPLE(T, e, lo, wo)                                                  \
     do {                                                                              \
-        const int64_t n_ = (e) / D, d_ = (e) - n_ * D;                                \
-        const int64_t c_ = o2c_ix_get(L, (e), ls);                                \
+        const o2c_int n_ = (e) / D, d_ = (e) - n_ * D;                                \
+        const o2c_int c_ = o2c_ix_get(L, (e), ls);                                \
         if (hii && c_ == ii) {                                                        \
             (lo) = 0;                                                                 \
             (wo) = 0;                                                                 \
@@ -48,9 +48,9 @@
         const unsigned char *L = (const unsigned char *)p->x[1];                      \
         const T *W = (const T *)p->x[2];                                              \
         T *Y = (T *)p->y[0];                                                          \
-        const int64_t N = p->k[O2C_NLL_N], C = p->k[O2C_NLL_C], D = p->k[O2C_NLL_D];  \
-        const int64_t ls = p->k[O2C_NLL_LSIZE], red = p->k[O2C_NLL_REDUCTION];        \
-        const int64_t hii = p->k[O2C_NLL_HAS_II], ii = p->k[O2C_NLL_II];              \
+        const o2c_int N = p->k[O2C_NLL_N], C = p->k[O2C_NLL_C], D = p->k[O2C_NLL_D];  \
+        const o2c_int ls = p->k[O2C_NLL_LSIZE], red = p->k[O2C_NLL_REDUCTION];        \
+        const o2c_int hii = p->k[O2C_NLL_HAS_II], ii = p->k[O2C_NLL_II];              \
         O2C_FOR(i) {                                                                  \
             T l, w;                                                                   \
             if (red == O2C_LOSS_NONE) {                                               \
@@ -59,7 +59,7 @@
                 continue;                                                             \
             }                                                                         \
             T s = 0, sw = 0;                                                          \
-            for (int64_t e = 0; e < N * D; e++) {                                     \
+            for (o2c_int e = 0; e < N * D; e++) {                                     \
                 O2C_NLL_SAMPLE(T, e, l, w);                                           \
                 s += l;                                                               \
                 sw += w;                                                              \

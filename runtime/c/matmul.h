@@ -14,8 +14,8 @@
     const WT *B = (const WT *)p->x[1];                                              \
     const T *Cm = (const T *)p->x[2];                                               \
     T *Y = (T *)p->y[0];                                                            \
-    const int64_t M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
-    const int64_t sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK]
+    const o2c_int M = p->k[O2C_MATMUL_M], N = p->k[O2C_MATMUL_N], K = p->k[O2C_MATMUL_K]; \
+    const o2c_int sam = p->k[O2C_MATMUL_SAM], sak = p->k[O2C_MATMUL_SAK]
 
 /* O2C_MATMUL_WT: B of type WT read by LDW(pointer) (o2c_matmul_f32h:
  * --fp16 weights in half, read where they are) */
@@ -24,12 +24,12 @@
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
         O2C_MATMUL_OPERANDS_WT(T, WT);                                              \
-        const int64_t sbk = p->k[O2C_MATMUL_SBK], sbn = p->k[O2C_MATMUL_SBN];       \
-        const int64_t r = p->k[O2C_MATMUL_R];                                       \
+        const o2c_int sbk = p->k[O2C_MATMUL_SBK], sbn = p->k[O2C_MATMUL_SBN];       \
+        const o2c_int r = p->k[O2C_MATMUL_R];                                       \
         const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         O2C_FOR(i) {                                                                \
-            const int64_t n = i % N, m = (i / N) % M, b = i / (M * N);              \
+            const o2c_int n = i % N, m = (i / N) % M, b = i / (M * N);              \
             const T *a = A + m * sam;                                               \
             const WT *bb = B + n * sbn;                                             \
             if (r) {                                                                \
@@ -37,7 +37,7 @@
                 bb += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_BSTR); \
             }                                                                       \
             T acc = 0;                                                              \
-            for (int64_t kk = 0; kk < K; kk++) acc += a[kk * sak] * LDW(bb + kk * sbk); \
+            for (o2c_int kk = 0; kk < K; kk++) acc += a[kk * sak] * LDW(bb + kk * sbk); \
             acc *= alpha;                                                           \
             if (p->k[O2C_MATMUL_HASC]) acc += beta * Cm[m * p->k[O2C_MATMUL_SCM] + n * p->k[O2C_MATMUL_SCN]]; \
             Y[i] = epi ? EPI(acc, i, n, p) : acc;                                   \
@@ -52,17 +52,17 @@
         const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                  \
         const T *Cb = (const T *)p->x[2];                                           \
         T *Y = (T *)p->y[0];                                                        \
-        const int64_t M = p->k[O2C_POOLGEMM_M], C = p->k[O2C_POOLGEMM_C], S = p->k[O2C_POOLGEMM_S]; \
-        const int64_t swm = p->k[O2C_POOLGEMM_SWM], swc = p->k[O2C_POOLGEMM_SWC];   \
+        const o2c_int M = p->k[O2C_POOLGEMM_M], C = p->k[O2C_POOLGEMM_C], S = p->k[O2C_POOLGEMM_S]; \
+        const o2c_int swm = p->k[O2C_POOLGEMM_SWM], swc = p->k[O2C_POOLGEMM_SWC];   \
         const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
         O2C_FOR(i) {                                                                \
-            const int64_t m = i % M, n = i / M;                                     \
+            const o2c_int m = i % M, n = i / M;                                     \
             T acc = 0;                                                              \
-            for (int64_t c = 0; c < C; c++) {                                       \
+            for (o2c_int c = 0; c < C; c++) {                                       \
                 const T *xp = X + (n * C + c) * S;                                  \
                 T sum = 0;                                                          \
-                for (int64_t s = 0; s < S; s++) sum += xp[s];                       \
+                for (o2c_int s = 0; s < S; s++) sum += xp[s];                       \
                 acc += sum / (T)S * W[m * swm + c * swc];                           \
             }                                                                       \
             acc *= alpha;                                                           \
@@ -95,7 +95,7 @@
         T acc[O2C_MM_MR][O2C_MM_NR];                                                \
         for (int i = 0; i < (ROWS); i++)                                            \
             for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] = 0;                      \
-        for (int64_t kk = 0; kk < K; kk++) {                                        \
+        for (o2c_int kk = 0; kk < K; kk++) {                                        \
             const T *brow = bb + kk * sbk, *acol = a + kk * sak;                    \
             for (int i = 0; i < (ROWS); i++) {                                      \
                 const T av = acol[i * sam];                                         \
@@ -104,7 +104,7 @@
         }                                                                           \
         for (int i = 0; i < (ROWS); i++)                                            \
             for (int j = 0; j < (COLS); j++) {                                      \
-                const int64_t y = y0 + i * N + j;                                   \
+                const o2c_int y = y0 + i * N + j;                                   \
                 T v = acc[i][j] * alpha;                                            \
                 if (p->k[O2C_MATMUL_HASC]) v += beta * Cm[(m0 + i) * p->k[O2C_MATMUL_SCM] + (n0 + j) * p->k[O2C_MATMUL_SCN]]; \
                 Y[y] = epi ? EPI(v, y, n0 + j, p) : v;                              \
@@ -115,38 +115,38 @@
     {                                                                               \
         O2C_MATMUL_OPERANDS(T);                                                     \
         const int packed = p->k[O2C_MATMUL_BPACKED] != 0;                           \
-        const int64_t sbk = packed ? O2C_MM_NR : p->k[O2C_MATMUL_SBK];              \
-        const int64_t r = p->k[O2C_MATMUL_R];                                       \
+        const o2c_int sbk = packed ? O2C_MM_NR : p->k[O2C_MATMUL_SBK];              \
+        const o2c_int r = p->k[O2C_MATMUL_R];                                       \
         const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
-        const int64_t TM = (M + O2C_MM_MR - 1) / O2C_MM_MR;                         \
-        const int64_t TN = (N + O2C_MM_NR - 1) / O2C_MM_NR;                         \
+        const o2c_int TM = (M + O2C_MM_MR - 1) / O2C_MM_MR;                         \
+        const o2c_int TN = (N + O2C_MM_NR - 1) / O2C_MM_NR;                         \
         O2C_FOR(t) {                                                                \
             /* tile order: the column tiles in cache blocks of NCB (a K x    \
              * NCB*NR block of B stays in cache while every row tile sweeps \
              * it); within a block, row tiles outer. NCB 0 is one block of  \
              * all (row tiles outer: a row tile of A stays in cache while it \
              * sweeps B); NCB 1 reads a B too large for the cache once. */   \
-            const int64_t ncb = p->k[O2C_MATMUL_NCB] > 0 && p->k[O2C_MATMUL_NCB] < TN ? p->k[O2C_MATMUL_NCB] : TN; \
-            const int64_t b = t / (TM * TN), u = t % (TM * TN), blk = u / (TM * ncb), w = u % (TM * ncb); \
-            const int64_t nb = TN - blk * ncb < ncb ? TN - blk * ncb : ncb;       \
-            const int64_t tm = w / nb, tn = blk * ncb + w % nb;                   \
+            const o2c_int ncb = p->k[O2C_MATMUL_NCB] > 0 && p->k[O2C_MATMUL_NCB] < TN ? p->k[O2C_MATMUL_NCB] : TN; \
+            const o2c_int b = t / (TM * TN), u = t % (TM * TN), blk = u / (TM * ncb), w = u % (TM * ncb); \
+            const o2c_int nb = TN - blk * ncb < ncb ? TN - blk * ncb : ncb;       \
+            const o2c_int tm = w / nb, tn = blk * ncb + w % nb;                   \
             /* the last column tile moves left to stay full (its first columns \
              * are computed twice, to the same values) */                         \
-            const int64_t n0 = tn * O2C_MM_NR + O2C_MM_NR > N && N >= O2C_MM_NR ? N - O2C_MM_NR : tn * O2C_MM_NR; \
+            const o2c_int n0 = tn * O2C_MM_NR + O2C_MM_NR > N && N >= O2C_MM_NR ? N - O2C_MM_NR : tn * O2C_MM_NR; \
             /* so does the last row tile move up (a partial tile's rows are  \
              * a runtime count: its accumulators leave the registers, 10x   \
              * slower than the full tiles: 25 x 1024 x 8210 took 23 ms, 24 \
              * rows 2.3) */                                                  \
-            const int64_t m0 = tm * O2C_MM_MR + O2C_MM_MR > M && M >= O2C_MM_MR ? M - O2C_MM_MR : tm * O2C_MM_MR; \
-            const int64_t mr = M - m0 < O2C_MM_MR ? M - m0 : O2C_MM_MR;             \
-            const int64_t nr = N - n0 < O2C_MM_NR ? N - n0 : O2C_MM_NR;             \
+            const o2c_int m0 = tm * O2C_MM_MR + O2C_MM_MR > M && M >= O2C_MM_MR ? M - O2C_MM_MR : tm * O2C_MM_MR; \
+            const o2c_int mr = M - m0 < O2C_MM_MR ? M - m0 : O2C_MM_MR;             \
+            const o2c_int nr = N - n0 < O2C_MM_NR ? N - n0 : O2C_MM_NR;             \
             const T *a = A + m0 * sam, *bb = packed ? B + tn * K * O2C_MM_NR : B + n0; \
             if (r) {                                                                \
                 a += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_ASTR); \
                 bb += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_BSTR); \
             }                                                                       \
-            const int64_t y0 = (b * M + m0) * N + n0;                               \
+            const o2c_int y0 = (b * M + m0) * N + n0;                               \
             if (mr == O2C_MM_MR && nr == O2C_MM_NR) O2C_MM_TILE_RUN(T, EPI, O2C_MM_MR, O2C_MM_NR) \
             else O2C_MM_TILE_RUN(T, EPI, mr, nr)                                    \
         }                                                                           \

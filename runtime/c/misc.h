@@ -13,24 +13,24 @@
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         T *Y = (T *)p->y[0];                                                \
-        const int64_t rank = p->k[O2C_CUMSUM_RANK];                         \
-        int64_t ax = p->k[O2C_CUMSUM_AXSIZE] == 4 ? (int64_t) * (const int32_t *)p->x[1] \
+        const o2c_int rank = p->k[O2C_CUMSUM_RANK];                         \
+        o2c_int ax = p->k[O2C_CUMSUM_AXSIZE] == 4 ? (o2c_int) * (const int32_t *)p->x[1] \
                                   : *(const int64_t *)p->x[1];              \
         if (ax < 0) ax += rank;                                             \
-        int64_t n = 1, inner = 1, incl = p->k[O2C_CUMSUM_EXCLUSIVE] ? 0 : 1; \
+        o2c_int n = 1, inner = 1, incl = p->k[O2C_CUMSUM_EXCLUSIVE] ? 0 : 1; \
         if (ax >= 0 && ax < rank) {                                         \
             n = p->k[O2C_CUMSUM_DIMS + ax];                                 \
-            for (int64_t d = ax + 1; d < rank; d++) inner *= p->k[O2C_CUMSUM_DIMS + d]; \
+            for (o2c_int d = ax + 1; d < rank; d++) inner *= p->k[O2C_CUMSUM_DIMS + d]; \
         } else {                                                            \
             incl = 1;                                                       \
         }                                                                   \
         O2C_FOR(i) {                                                        \
-            const int64_t j = (i / inner) % n, base = i - j * inner;        \
+            const o2c_int j = (i / inner) % n, base = i - j * inner;        \
             T s = 0;                                                        \
             if (!p->k[O2C_CUMSUM_REVERSE]) {                                \
-                for (int64_t t = 0; t < j + incl; t++) s += X[base + t * inner]; \
+                for (o2c_int t = 0; t < j + incl; t++) s += X[base + t * inner]; \
             } else {                                                        \
-                for (int64_t t = n - 1; t > j - incl; t--) s += X[base + t * inner]; \
+                for (o2c_int t = n - 1; t > j - incl; t--) s += X[base + t * inner]; \
             }                                                               \
             Y[i] = s;                                                       \
         }                                                                   \
@@ -43,7 +43,7 @@
     {                                                                       \
         typedef TY T;                                                       \
         T *Y = (T *)p->y[0];                                                \
-        const int64_t w = p->k[O2C_EYELIKE_W], d = p->k[O2C_EYELIKE_K];     \
+        const o2c_int w = p->k[O2C_EYELIKE_W], d = p->k[O2C_EYELIKE_K];     \
         O2C_FOR(i) Y[i] = (T)(i % w - i / w == d ? 1 : 0);                  \
     }
 
@@ -57,12 +57,12 @@
         typedef TY T;                                                       \
         const T *X = (const T *)p->x[0];                                    \
         T *Y = (T *)p->y[0];                                                \
-        const int64_t n = p->k[O2C_HARDMAX_N], inner = p->k[O2C_HARDMAX_INNER]; \
+        const o2c_int n = p->k[O2C_HARDMAX_N], inner = p->k[O2C_HARDMAX_INNER]; \
         O2C_FOR(i) {                                                        \
-            const int64_t j = (i / inner) % n, base = i - j * inner;        \
-            int64_t best = 0;                                               \
+            const o2c_int j = (i / inner) % n, base = i - j * inner;        \
+            o2c_int best = 0;                                               \
             T bv = X[base];                                                 \
-            for (int64_t t = 1; t < n; t++)                                 \
+            for (o2c_int t = 1; t < n; t++)                                 \
                 if (X[base + t * inner] > bv) { bv = X[base + t * inner]; best = t; } \
             Y[i] = (T)(best == j ? 1 : 0);                                  \
         }                                                                   \
@@ -80,18 +80,18 @@
         const T *X = (const T *)p->x[0];                                    \
         T *Y = (T *)p->y[0];                                                \
         T *S = (T *)p->y[1];                                                \
-        const int64_t m = p->k[O2C_DET_M];                                  \
+        const o2c_int m = p->k[O2C_DET_M];                                  \
         O2C_FOR(i) {                                                        \
             T *A = S + i * m * m;                                      \
             T det = 1;                                                 \
-            for (int64_t e = 0; e < m * m; e++) A[e] = X[i * m * m + e]; \
-            for (int64_t c = 0; c < m; c++) {                               \
-                int64_t piv = c;                                            \
-                for (int64_t r = c + 1; r < m; r++)                         \
+            for (o2c_int e = 0; e < m * m; e++) A[e] = X[i * m * m + e]; \
+            for (o2c_int c = 0; c < m; c++) {                               \
+                o2c_int piv = c;                                            \
+                for (o2c_int r = c + 1; r < m; r++)                         \
                     if (O2C_M(TY, fabs)(A[r * m + c]) > O2C_M(TY, fabs)(A[piv * m + c])) piv = r; \
                 if (A[piv * m + c] == 0) { det = 0; break; }                \
                 if (piv != c) {                                             \
-                    for (int64_t e = 0; e < m; e++) {                       \
+                    for (o2c_int e = 0; e < m; e++) {                       \
                         T t = A[c * m + e];                            \
                         A[c * m + e] = A[piv * m + e];                      \
                         A[piv * m + e] = t;                                 \
@@ -99,9 +99,9 @@
                     det = -det;                                             \
                 }                                                           \
                 det *= A[c * m + c];                                        \
-                for (int64_t r = c + 1; r < m; r++) {                       \
+                for (o2c_int r = c + 1; r < m; r++) {                       \
                     const T f = A[r * m + c] / A[c * m + c];           \
-                    for (int64_t e = c + 1; e < m; e++) A[r * m + e] -= f * A[c * m + e]; \
+                    for (o2c_int e = c + 1; e < m; e++) A[r * m + e] -= f * A[c * m + e]; \
                 }                                                           \
             }                                                               \
             Y[i] = det;                                                      \
@@ -117,11 +117,11 @@ O2C_KERNEL(o2c_trilu)
 {
     const uint8_t *X = (const uint8_t *)p->x[0];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t h = p->k[O2C_TRILU_H], w = p->k[O2C_TRILU_W];
-    const int64_t up = p->k[O2C_TRILU_UPPER], es = p->k[O2C_TRILU_ESIZE];
+    const o2c_int h = p->k[O2C_TRILU_H], w = p->k[O2C_TRILU_W];
+    const o2c_int up = p->k[O2C_TRILU_UPPER], es = p->k[O2C_TRILU_ESIZE];
     const int64_t d = p->x[1] ? *(const int64_t *)p->x[1] : 0;
     O2C_FOR(i) {
-        const int64_t c = i % w, r = (i / w) % h;
+        const o2c_int c = i % w, r = (i / w) % h;
         const int keep = up ? c - r >= d : c - r <= d;
         if (keep) memcpy(Y + i * es, X + i * es, (size_t)es);
         else memset(Y + i * es, 0, (size_t)es);
@@ -139,12 +139,12 @@ O2C_KERNEL(o2c_onehot)
     const int64_t *IX = (const int64_t *)p->x[0];
     const uint8_t *V = (const uint8_t *)p->x[1];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t depth = p->k[O2C_ONEHOT_DEPTH], inner = p->k[O2C_ONEHOT_INNER];
-    const int64_t es = p->k[O2C_ONEHOT_ESIZE];
+    const o2c_int depth = p->k[O2C_ONEHOT_DEPTH], inner = p->k[O2C_ONEHOT_INNER];
+    const o2c_int es = p->k[O2C_ONEHOT_ESIZE];
     O2C_FOR(i) {
-        const int64_t in = i % inner, t = i / inner;
-        const int64_t d = t % depth, o = t / depth;
-        int64_t idx = IX[o * inner + in];
+        const o2c_int in = i % inner, t = i / inner;
+        const o2c_int d = t % depth, o = t / depth;
+        o2c_int idx = IX[o * inner + in];
         if (idx < 0) idx = p->k[O2C_ONEHOT_NOWRAP] ? -1 : idx + depth;
         memcpy(Y + i * es, V + (idx == d ? es : 0), (size_t)es);
     }

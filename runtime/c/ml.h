@@ -19,9 +19,9 @@
         const TY *X = (const TY *)p->x[0];                                   \
         const int64_t *IX = (const int64_t *)p->x[1];                         \
         TY *Y = (TY *)p->y[0];                                               \
-        const int64_t cols = p->k[O2C_AFE_COLS], ni = p->k[O2C_AFE_NIDX];    \
+        const o2c_int cols = p->k[O2C_AFE_COLS], ni = p->k[O2C_AFE_NIDX];    \
         O2C_FOR(i) {                                                         \
-            const int64_t r = i / ni, c = IX[i % ni];                         \
+            const o2c_int r = i / ni, c = IX[i % ni];                         \
             Y[i] = c >= 0 && c < cols ? X[r * cols + c] : (TY)0;             \
         }                                                                    \
     }
@@ -37,19 +37,19 @@
         const TY *R = (const TY *)p->x[2];                                   \
         const int64_t *roots = (const int64_t *)p->x[3];                     \
         TY *Y = (TY *)p->y[0];                                               \
-        const int64_t nf = p->k[O2C_TREES_FEATURES], nt = p->k[O2C_TREES_TARGETS]; \
-        const int64_t nn = p->k[O2C_TREES_NODES], ntree = p->k[O2C_TREES_TREES]; \
-        const int64_t agg = p->k[O2C_TREES_AGGREGATE];                       \
+        const o2c_int nf = p->k[O2C_TREES_FEATURES], nt = p->k[O2C_TREES_TARGETS]; \
+        const o2c_int nn = p->k[O2C_TREES_NODES], ntree = p->k[O2C_TREES_TREES]; \
+        const o2c_int agg = p->k[O2C_TREES_AGGREGATE];                       \
         const TY *members = R + nn, *weights = members + p->k[O2C_TREES_MEMBERS]; \
         const int64_t *targets = roots + ntree;                              \
         O2C_FOR(i) {                                                         \
             const TY *x = X + i * nf;                                        \
             TY *y = Y + i * nt;                                              \
-            for (int64_t t = 0; t < nt; t++)                                 \
+            for (o2c_int t = 0; t < nt; t++)                                 \
                 y[t] = agg == O2C_TREES_MIN ? O2C_TREES_MAXVAL(TY) : agg == O2C_TREES_MAX ? -O2C_TREES_MAXVAL(TY) : (TY)0; \
-            for (int64_t tr = 0; tr < ntree; tr++) {                         \
-                int64_t at = roots[tr];                                      \
-                for (int64_t step = 0; at >= 0 && step < nn; step++) {      \
+            for (o2c_int tr = 0; tr < ntree; tr++) {                         \
+                o2c_int at = roots[tr];                                      \
+                for (o2c_int step = 0; at >= 0 && step < nn; step++) {      \
                     const int64_t *nd = N + at * O2C_TREE_COLS;              \
                     const TY v = x[nd[O2C_TREE_FEATURE]], s = R[at];         \
                     int go;                                                  \
@@ -62,7 +62,7 @@
                     case O2C_TREE_NEQ: go = v != s; break;                   \
                     default:                                                 \
                         go = 0;                                              \
-                        for (int64_t m = 0; m < nd[O2C_TREE_SET_LEN]; m++)   \
+                        for (o2c_int m = 0; m < nd[O2C_TREE_SET_LEN]; m++)   \
                             go |= v == members[nd[O2C_TREE_SET_AT] + m];     \
                         break;                                               \
                     }                                                        \
@@ -71,7 +71,7 @@
                 }                                                            \
                 if (at >= 0) continue;   /* unreachable for checked trees */ \
                 {                                                            \
-                    const int64_t leaf = -1 - at, t = targets[leaf];         \
+                    const o2c_int leaf = -1 - at, t = targets[leaf];         \
                     const TY w = weights[leaf];                              \
                     if (agg == O2C_TREES_MIN) y[t] = w < y[t] ? w : y[t];    \
                     else if (agg == O2C_TREES_MAX) y[t] = w > y[t] ? w : y[t]; \

@@ -16,7 +16,7 @@ O2C_KERNEL(o2c_copy)
 O2C_KERNEL(o2c_fill)
 {
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_FILL_ESIZE];
+    const o2c_int es = p->k[O2C_FILL_ESIZE];
     const unsigned char *v = (const unsigned char *)p->x[0];
     O2C_FOR(i) memcpy(Y + i * es, v, (size_t)es);
 }
@@ -24,7 +24,7 @@ O2C_KERNEL(o2c_fill)
 /*@ o2c_mv_elem */
 /* Copies one element of es bytes (constant sizes for the common cases so
  * that the compiler turns them into plain loads and stores). */
-O2C_HD static inline O2C_INLINE void o2c_mv_elem(unsigned char *d, const unsigned char *s, int64_t es)
+O2C_HD static inline O2C_INLINE void o2c_mv_elem(unsigned char *d, const unsigned char *s, o2c_int es)
 {
     switch (es) {
     case 1: *d = *s; break;
@@ -44,34 +44,34 @@ O2C_KERNEL(o2c_strided)
 {
     const unsigned char *X = (const unsigned char *)p->x[0];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_STRIDED_ESIZE], r = p->k[O2C_STRIDED_RANK];
-    const int64_t *dims = p->k + O2C_STRIDED_DIMS, *xs = p->k + O2C_STRIDED_XSTR;
-    const int64_t *ys = p->k + O2C_STRIDED_YSTR;
+    const o2c_int es = p->k[O2C_STRIDED_ESIZE], r = p->k[O2C_STRIDED_RANK];
+    const o2c_int *dims = p->k + O2C_STRIDED_DIMS, *xs = p->k + O2C_STRIDED_XSTR;
+    const o2c_int *ys = p->k + O2C_STRIDED_YSTR;
     /* a run along the last axis at a time: the offsets computed once a run
      * (divisions), then stepped by the last strides (a plain loop, a
      * vector copy where both are 1) */
-    const int64_t D = r > 0 ? dims[r - 1] : 1, sx = r > 0 ? xs[r - 1] : 0, sy = r > 0 ? ys[r - 1] : 0;
+    const o2c_int D = r > 0 ? dims[r - 1] : 1, sx = r > 0 ? xs[r - 1] : 0, sy = r > 0 ? ys[r - 1] : 0;
     /* short runs (a pixel shuffle's last axis of 3): the last two axes at a time */
-    const int64_t D2 = r > 1 && D < O2C_STRIDED_SHORT_RUN ? dims[r - 2] : 1;
-    const int64_t sx2 = r > 1 ? xs[r - 2] : 0, sy2 = r > 1 ? ys[r - 2] : 0;
-    for (int64_t i = i0; i < i1;) {
-        int64_t q = i, xo = p->k[O2C_STRIDED_XBASE], yo = p->k[O2C_STRIDED_YBASE];
-        for (int64_t d = r - 1; d >= 0; d--) {
-            const int64_t nq = q / dims[d], c = q - nq * dims[d];
+    const o2c_int D2 = r > 1 && D < O2C_STRIDED_SHORT_RUN ? dims[r - 2] : 1;
+    const o2c_int sx2 = r > 1 ? xs[r - 2] : 0, sy2 = r > 1 ? ys[r - 2] : 0;
+    for (o2c_int i = i0; i < i1;) {
+        o2c_int q = i, xo = p->k[O2C_STRIDED_XBASE], yo = p->k[O2C_STRIDED_YBASE];
+        for (o2c_int d = r - 1; d >= 0; d--) {
+            const o2c_int nq = q / dims[d], c = q - nq * dims[d];
             xo += c * xs[d];
             yo += c * ys[d];
             q = nq;
         }
         if (D2 > 1 && i % (D * D2) == 0 && i + D * D2 <= i1) {
-            for (int64_t a = 0; a < D2; a++)
-                for (int64_t j = 0; j < D; j++)
+            for (o2c_int a = 0; a < D2; a++)
+                for (o2c_int j = 0; j < D; j++)
                     o2c_mv_elem(Y + (yo + a * sy2 + j * sy) * es, X + (xo + a * sx2 + j * sx) * es, es);
             i += D * D2;
             continue;
         }
-        int64_t n = D - i % D;
+        o2c_int n = D - i % D;
         if (n > i1 - i) n = i1 - i;
-        for (int64_t j = 0; j < n; j++) o2c_mv_elem(Y + (yo + j * sy) * es, X + (xo + j * sx) * es, es);
+        for (o2c_int j = 0; j < n; j++) o2c_mv_elem(Y + (yo + j * sy) * es, X + (xo + j * sx) * es, es);
         i += n;
     }
 }
@@ -84,12 +84,12 @@ O2C_KERNEL(o2c_tile)
 {
     const unsigned char *X = (const unsigned char *)p->x[0];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_TILE_ESIZE], r = p->k[O2C_TILE_RANK];
-    const int64_t *yd = p->k + O2C_TILE_YDIMS, *xd = p->k + O2C_TILE_XDIMS;
+    const o2c_int es = p->k[O2C_TILE_ESIZE], r = p->k[O2C_TILE_RANK];
+    const o2c_int *yd = p->k + O2C_TILE_YDIMS, *xd = p->k + O2C_TILE_XDIMS;
     O2C_FOR(i) {
-        int64_t q = i, xo = 0, xs = 1;
-        for (int64_t d = r - 1; d >= 0; d--) {
-            const int64_t nq = q / yd[d], c = q - nq * yd[d];
+        o2c_int q = i, xo = 0, xs = 1;
+        for (o2c_int d = r - 1; d >= 0; d--) {
+            const o2c_int nq = q / yd[d], c = q - nq * yd[d];
             xo += (c % xd[d]) * xs;
             xs *= xd[d];
             q = nq;
@@ -109,21 +109,21 @@ O2C_KERNEL(o2c_pad)
     const unsigned char *X = (const unsigned char *)p->x[0];
     const unsigned char *V = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_PAD_ESIZE], r = p->k[O2C_PAD_RANK], mode = p->k[O2C_PAD_MODE];
-    const int64_t *yd = p->k + O2C_PAD_YDIMS, *xd = p->k + O2C_PAD_XDIMS;
-    const int64_t *pb = p->k + O2C_PAD_BEGIN;
+    const o2c_int es = p->k[O2C_PAD_ESIZE], r = p->k[O2C_PAD_RANK], mode = p->k[O2C_PAD_MODE];
+    const o2c_int *yd = p->k + O2C_PAD_YDIMS, *xd = p->k + O2C_PAD_XDIMS;
+    const o2c_int *pb = p->k + O2C_PAD_BEGIN;
     O2C_FOR(i) {
-        int64_t q = i, xo = 0, xs = 1;
+        o2c_int q = i, xo = 0, xs = 1;
         int outside = 0;
-        for (int64_t d = r - 1; d >= 0; d--) {
-            const int64_t nq = q / yd[d], n = xd[d];
-            int64_t c = q - nq * yd[d] - pb[d];
+        for (o2c_int d = r - 1; d >= 0; d--) {
+            const o2c_int nq = q / yd[d], n = xd[d];
+            o2c_int c = q - nq * yd[d] - pb[d];
             q = nq;
             if (c < 0 || c >= n) {
                 if (mode == 0 || n == 0) { outside = 1; break; }
                 if (mode == 1) c = c < 0 ? 0 : n - 1;
                 else if (mode == 2) {
-                    const int64_t per = 2 * (n - 1);
+                    const o2c_int per = 2 * (n - 1);
                     if (per == 0) c = 0;
                     else {
                         c %= per;
@@ -153,15 +153,15 @@ O2C_KERNEL(o2c_gather)
     const unsigned char *X = (const unsigned char *)p->x[0];
     const unsigned char *XI = (const unsigned char *)p->x[1];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_GATHER_ESIZE], inner = p->k[O2C_GATHER_INNER];
-    const int64_t ni = p->k[O2C_GATHER_NIDX], ax = p->k[O2C_GATHER_AXIS];
-    const int64_t ies = p->k[O2C_GATHER_IESIZE];
+    const o2c_int es = p->k[O2C_GATHER_ESIZE], inner = p->k[O2C_GATHER_INNER];
+    const o2c_int ni = p->k[O2C_GATHER_NIDX], ax = p->k[O2C_GATHER_AXIS];
+    const o2c_int ies = p->k[O2C_GATHER_IESIZE];
     O2C_FOR(i) {
-        const int64_t in = i % inner, t = i / inner, j = t % ni, outer = t / ni;
-        int64_t idx = o2c_ix_get(XI, j, ies);
+        const o2c_int in = i % inner, t = i / inner, j = t % ni, outer = t / ni;
+        o2c_int idx = o2c_ix_get(XI, j, ies);
         if (idx < 0) idx += ax;
         if (idx < 0 || idx >= ax) {
-            for (int64_t b = 0; b < es; b++) Y[i * es + b] = 0;
+            for (o2c_int b = 0; b < es; b++) Y[i * es + b] = 0;
         } else {
             o2c_mv_elem(Y + i * es, X + ((outer * ax + idx) * inner + in) * es, es);
         }

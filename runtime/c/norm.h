@@ -60,14 +60,14 @@
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0];                                              \
         T *Y = (T *)p->y[0];                                                          \
-        const int64_t A = p->k[O2C_SOFTMAX_A], inner = p->k[O2C_SOFTMAX_INNER];       \
-        const int64_t lg = p->k[O2C_SOFTMAX_LOG];                                     \
+        const o2c_int A = p->k[O2C_SOFTMAX_A], inner = p->k[O2C_SOFTMAX_INNER];       \
+        const o2c_int lg = p->k[O2C_SOFTMAX_LOG];                                     \
         O2C_FOR(i) {                                                                  \
-            const int64_t base = (i / inner) * A * inner + i % inner;                 \
+            const o2c_int base = (i / inner) * A * inner + i % inner;                 \
             const T *x = X + base;                                                    \
             T *y = Y + base;                                                          \
             T m = x[0];                                                               \
-            int64_t j;                                                                \
+            o2c_int j;                                                                \
             for (j = 1; j < A; j++)                                                   \
                 if (x[j * inner] > m || x[j * inner] != x[j * inner]) m = x[j * inner]; \
             T s = 0;                                                                  \
@@ -100,12 +100,12 @@
     {                                                                                 \
         const float *X = (const float *)p->x[0];                                      \
         float *Y = (float *)p->y[0];                                                  \
-        const int64_t A = p->k[O2C_SOFTMAX_A], lg = p->k[O2C_SOFTMAX_LOG];            \
+        const o2c_int A = p->k[O2C_SOFTMAX_A], lg = p->k[O2C_SOFTMAX_LOG];            \
         O2C_FOR(i) {                                                                  \
             const float *x = X + i * A;                                               \
             float *y = Y + i * A;                                                     \
             float m = x[0], m8[8];                                                    \
-            int64_t j;                                                                \
+            o2c_int j;                                                                \
             for (int u = 0; u < 8; u++) m8[u] = x[0];                                 \
             for (j = 0; j + 8 <= A; j += 8)   /* 8 partial maxima: vectorized */      \
                 for (int u = 0; u < 8; u++) m8[u] = x[j + u] > m8[u] ? x[j + u] : m8[u]; \
@@ -141,16 +141,16 @@
     {                                                                                 \
         const float *X = (const float *)p->x[0];                                      \
         float *Y = (float *)p->y[0];                                                  \
-        const int64_t A = p->k[O2C_SOFTMAX_A], inner = p->k[O2C_SOFTMAX_INNER];       \
-        const int64_t lg = p->k[O2C_SOFTMAX_LOG];                                     \
-        const int64_t nblk = (inner + O2C_SMC_CB - 1) / O2C_SMC_CB;                   \
+        const o2c_int A = p->k[O2C_SOFTMAX_A], inner = p->k[O2C_SOFTMAX_INNER];       \
+        const o2c_int lg = p->k[O2C_SOFTMAX_LOG];                                     \
+        const o2c_int nblk = (inner + O2C_SMC_CB - 1) / O2C_SMC_CB;                   \
         O2C_FOR(i) {                                                                  \
-            const int64_t c0 = i % nblk * O2C_SMC_CB, o = i / nblk;                   \
-            const int64_t nc = inner - c0 < O2C_SMC_CB ? inner - c0 : O2C_SMC_CB;     \
+            const o2c_int c0 = i % nblk * O2C_SMC_CB, o = i / nblk;                   \
+            const o2c_int nc = inner - c0 < O2C_SMC_CB ? inner - c0 : O2C_SMC_CB;     \
             const float *x = X + o * A * inner + c0;                                  \
             float *y = Y + o * A * inner + c0;                                        \
             float m[O2C_SMC_CB], s[O2C_SMC_CB];                                       \
-            int64_t j, c;                                                             \
+            o2c_int j, c;                                                             \
             for (c = 0; c < nc; c++) { m[c] = x[c]; s[c] = 0; }                       \
             for (j = 1; j < A; j++)                                                   \
                 for (c = 0; c < nc; c++) {                                            \
@@ -181,12 +181,12 @@
     {                                                                                 \
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0], *S = (const T *)p->x[1], *B = (const T *)p->x[2]; \
-        const int64_t N = p->k[O2C_LAYERNORM_N], mode = p->k[O2C_LAYERNORM_MODE];     \
-        const int64_t nr = p->k[O2C_LAYERNORM_NR];                                    \
+        const o2c_int N = p->k[O2C_LAYERNORM_N], mode = p->k[O2C_LAYERNORM_MODE];     \
+        const o2c_int nr = p->k[O2C_LAYERNORM_NR];                                    \
         const T eps = O2C_PF(TY, p, O2C_NORM_F_EPS);                                  \
         O2C_FOR(i) {                                                                  \
             const T *x = X + i * N;                                                   \
-            int64_t j;                                                                \
+            o2c_int j;                                                                \
             O2C_ROW_MEAN_VAR(T, x, N, j, mean, var);                                  \
             const T inv = 1 / O2C_M(TY, sqrt)(var + eps);                             \
             if (mode == 1) {                                                          \
@@ -196,7 +196,7 @@
             if (p->y[1]) ((UT *)p->y[1])[i] = (UT)mean;                               \
             T *y = (T *)p->y[0] + i * N;                                              \
             for (j = 0; j < N; j++) {                                                 \
-                int64_t js = j, jb = j;                                               \
+                o2c_int js = j, jb = j;                                               \
                 if (nr) {                                                             \
                     js = o2c_offset(j, nr, p->k + O2C_LAYERNORM_DIMS, p->k + O2C_LAYERNORM_SSTR); \
                     jb = o2c_offset(j, nr, p->k + O2C_LAYERNORM_DIMS, p->k + O2C_LAYERNORM_BSTR); \
@@ -224,9 +224,9 @@
         const T *X = (const T *)p->x[0], *B = (const T *)p->x[2], *M = (const T *)p->x[3]; \
         const T *P = (const T *)p->x[1];                                              \
         T *Y = (T *)p->y[0];                                                          \
-        const int64_t C = p->k[O2C_BATCHNORM_C], inner = p->k[O2C_BATCHNORM_INNER];   \
+        const o2c_int C = p->k[O2C_BATCHNORM_C], inner = p->k[O2C_BATCHNORM_INNER];   \
         O2C_FOR(i) {                                                                  \
-            const int64_t c = (i / inner) % C;                                        \
+            const o2c_int c = (i / inner) % C;                                        \
             Y[i] = (X[i] - M[c]) * P[c] + B[c];                                       \
         }                                                                             \
     }
@@ -238,10 +238,10 @@
         const T *X = (const T *)p->x[0], *S = (const T *)p->x[1], *B = (const T *)p->x[2]; \
         T *Y = (T *)p->y[0];                                                          \
         T *ST = (T *)p->y[1];                                               \
-        const int64_t N = p->k[O2C_BNTRAIN_N], C = p->k[O2C_BNTRAIN_C];               \
-        const int64_t inner = p->k[O2C_BNTRAIN_INNER];                                \
+        const o2c_int N = p->k[O2C_BNTRAIN_N], C = p->k[O2C_BNTRAIN_C];               \
+        const o2c_int inner = p->k[O2C_BNTRAIN_INNER];                                \
         O2C_FOR(c) {                                                                  \
-            int64_t b, j;                                                             \
+            o2c_int b, j;                                                             \
             T mean = 0, var = 0;                                                 \
             for (b = 0; b < N; b++)                                                   \
                 for (j = 0; j < inner; j++) mean += (T)X[(b * C + c) * inner + j]; \
@@ -255,7 +255,7 @@
             const T a = (T)S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, O2C_NORM_F_EPS)); \
             for (b = 0; b < N; b++)                                                   \
                 for (j = 0; j < inner; j++) {                                         \
-                    const int64_t o = (b * C + c) * inner + j;                        \
+                    const o2c_int o = (b * C + c) * inner + j;                        \
                     Y[o] = (T)(((T)X[o] - mean) * a + (T)B[c]);             \
                 }                                                                     \
             ST[c] = mean;                                                             \
@@ -270,7 +270,7 @@
         const T *M = (const T *)p->x[0], *V = (const T *)p->x[1];                     \
         const T *ST = (const T *)p->x[2];                                   \
         T *RM = (T *)p->y[0], *RV = (T *)p->y[1];                                     \
-        const int64_t C = p->k[O2C_BNRUN_C];                                          \
+        const o2c_int C = p->k[O2C_BNRUN_C];                                          \
         const T mo = O2C_PF(TY, p, O2C_NORM_F_MOMENTUM);                              \
         O2C_FOR(c) {                                                                  \
             if (RM) RM[c] = (T)((T)M[c] * mo + ST[c] * (1 - mo));                \
@@ -284,12 +284,12 @@
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0], *S = (const T *)p->x[1], *B = (const T *)p->x[2]; \
         T *Y = (T *)p->y[0];                                                          \
-        const int64_t C = p->k[O2C_INSTNORM_C], N = p->k[O2C_INSTNORM_S];             \
+        const o2c_int C = p->k[O2C_INSTNORM_C], N = p->k[O2C_INSTNORM_S];             \
         O2C_FOR(i) {                                                                  \
             const T *x = X + i * N;                                                   \
             T *y = Y + i * N;                                                         \
-            const int64_t c = i % C;                                                  \
-            int64_t j;                                                                \
+            const o2c_int c = i % C;                                                  \
+            o2c_int j;                                                                \
             O2C_ROW_MEAN_VAR(T, x, N, j, mean, var);                                  \
             const T a = S[c] / O2C_M(TY, sqrt)(var + O2C_PF(TY, p, O2C_NORM_F_EPS)), b = B[c]; \
             for (j = 0; j < N; j++) y[j] = (x[j] - mean) * a + b;                     \
@@ -301,14 +301,14 @@ O2C_KERNEL(o2c_softmax16_f32)
 {
     const float *X = (const float *)p->x[0];
     float *Y = (float *)p->y[0];
-    const int64_t A = p->k[O2C_SOFTMAX_A], inner = p->k[O2C_SOFTMAX_INNER];
-    const int64_t h = p->k[O2C_SOFTMAX_HALF];
+    const o2c_int A = p->k[O2C_SOFTMAX_A], inner = p->k[O2C_SOFTMAX_INNER];
+    const o2c_int h = p->k[O2C_SOFTMAX_HALF];
     O2C_FOR(i) {
-        const int64_t base = (i / inner) * A * inner + i % inner;
+        const o2c_int base = (i / inner) * A * inner + i % inner;
         const float *x = X + base;
         float *y = Y + base;
         float m = x[0], s = 0;
-        int64_t j;
+        o2c_int j;
         for (j = 1; j < A; j++)
             if (x[j * inner] > m || x[j * inner] != x[j * inner]) m = x[j * inner];
         for (j = 0; j < A; j++) {

@@ -2,7 +2,7 @@
  * (constant folding), the generated C and the generated CUDA.
  *
  * Every kernel has the signature
- *     void kernel(int64_t i0, int64_t i1, const o2c_p *p)
+ *     void kernel(o2c_int i0, o2c_int i1, const o2c_p *p)
  * and computes the elements i0 <= i < i1 of its parallel index space
  * (usually the output elements). C runs it once over [0, n); CUDA runs
  * one thread per index. Pointers and shape parameters travel in o2c_p. */
@@ -42,6 +42,20 @@
 #endif
 #endif
 
+/* Index arithmetic: o2c_int, the type of every index, size, stride and
+ * shape parameter (k[]) of the kernels. 64-bit unless the file says
+ * O2C_INDEX_BITS 32: the compiler writes that where every size the model
+ * addresses (the arena, constants, graph inputs and outputs, each call's
+ * index space and parameters) fits in 31 bits, which --target cortex-m
+ * asks for (a 32-bit core divides 32-bit integers in one instruction and
+ * 64-bit ones in a run-time library call, __aeabi_ldivmod) and
+ * --index-bits 32 forces. Tensor data of type int64 stays int64_t. */
+#if defined(O2C_INDEX_BITS) && O2C_INDEX_BITS == 32
+typedef int32_t o2c_int;
+#else
+typedef int64_t o2c_int;
+#endif
+
 #define O2C_MAX_RANK 8
 #define O2C_MAX_X 8
 #define O2C_MAX_Y 2
@@ -56,7 +70,7 @@
 typedef struct o2c_p {
     const void *x[O2C_MAX_X];   /* inputs */
     void *y[O2C_MAX_Y];         /* outputs */
-    int64_t k[O2C_NK];          /* integer parameters (shapes, strides) */
+    o2c_int k[O2C_NK];          /* integer parameters (shapes, strides) */
     double f[O2C_NF];           /* real parameters (alpha, epsilon, ...) */
     float ff[O2C_NF];           /* the same, rounded to float (float kernels read these) */
 } o2c_p;
@@ -91,7 +105,7 @@ typedef struct o2c_p {
 #define O2C_PF_uint32_t(p, j) ((uint32_t)(p)->f[j])
 #define O2C_PF_uint64_t(p, j) ((uint64_t)(p)->f[j])
 
-typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
+typedef void (*o2c_kernel_fn)(o2c_int i0, o2c_int i1, const o2c_p *p);
 
 /* Kernels are inlined at every call of the schedule, so that the C compiler
  * sees each call's constant parameters (shapes, strides, epilogue) and
@@ -127,8 +141,8 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
 #else
 #define O2C_NOINLINE
 #endif
-#define O2C_KERNEL(name) O2C_HD static inline O2C_INLINE void name(int64_t i0, int64_t i1, const o2c_p *p)
-#define O2C_FOR(i) for (int64_t i = i0; i < i1; i++)
+#define O2C_KERNEL(name) O2C_HD static inline O2C_INLINE void name(o2c_int i0, o2c_int i1, const o2c_p *p)
+#define O2C_FOR(i) for (o2c_int i = i0; i < i1; i++)
 
 /* a + b * c in one rounding where the target has a fused multiply-add
  * instruction (the predefined macros say so: x86 FMA, Arm VFPv4/NEON),
@@ -178,9 +192,9 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
  * channel ch): residual and activation as the O2C_EPI_* slots say. The
  * activations are those of the element-wise kernels, in the element type. */
 #define O2C_EPI(NAME, T)                                                            \
-    O2C_HD static inline O2C_INLINE T NAME(T v, int64_t i, int64_t ch, const o2c_p *p) \
+    O2C_HD static inline O2C_INLINE T NAME(T v, o2c_int i, o2c_int ch, const o2c_p *p) \
     {                                                                               \
-        const int64_t res = p->k[O2C_EPI_RES];                                      \
+        const o2c_int res = p->k[O2C_EPI_RES];                                      \
         const T A = O2C_PF(T, p, O2C_EPI_FA), B = O2C_PF(T, p, O2C_EPI_FB);         \
         if (res == O2C_RES_BEFORE) v += ((const T *)p->x[O2C_EPI_XRES])[i];         \
         switch (p->k[O2C_EPI_ACT]) {                                                \
@@ -216,12 +230,12 @@ typedef void (*o2c_kernel_fn)(int64_t i0, int64_t i1, const o2c_p *p);
 /*@ o2c_offset */
 /* Row-major flat index i of a tensor with dims[0..rank) -> offset with the
  * given strides (0 stride: broadcast axis). */
-O2C_HD static inline O2C_INLINE int64_t o2c_offset(int64_t i, int64_t rank, const int64_t *dims,
-                                       const int64_t *strides)
+O2C_HD static inline O2C_INLINE o2c_int o2c_offset(o2c_int i, o2c_int rank, const o2c_int *dims,
+                                       const o2c_int *strides)
 {
-    int64_t off = 0;
-    for (int64_t d = rank - 1; d >= 0; d--) {
-        int64_t q = i / dims[d];
+    o2c_int off = 0;
+    for (o2c_int d = rank - 1; d >= 0; d--) {
+        o2c_int q = i / dims[d];
         off += (i - q * dims[d]) * strides[d];
         i = q;
     }
@@ -231,16 +245,19 @@ O2C_HD static inline O2C_INLINE int64_t o2c_offset(int64_t i, int64_t rank, cons
 /*@ o2c_ix_get */
 /* Element j of an int32 (ies 4) or int64 (ies 8) index tensor (Gather's,
  * GatherElements', ScatterND's indices, a loss's class labels). */
-O2C_HD static inline O2C_INLINE int64_t o2c_ix_get(const unsigned char *ip, int64_t j, int64_t ies)
+O2C_HD static inline O2C_INLINE o2c_int o2c_ix_get(const unsigned char *ip, o2c_int j, o2c_int ies)
 {
-    if (ies == 8) {
+    if (ies == 8) {   /* an int64 element (a 32-bit o2c_int takes its value where it fits) */
         int64_t v;
         memcpy(&v, ip + j * 8, 8);
-        return v;
+#if defined(O2C_INDEX_BITS) && O2C_INDEX_BITS == 32
+        if (v > INT32_MAX || v < -INT32_MAX) v = v < 0 ? -INT32_MAX : INT32_MAX;   /* still out of range */
+#endif
+        return (o2c_int)v;
     } else {
         int32_t v;
         memcpy(&v, ip + j * 4, 4);
-        return (int64_t)v;
+        return (o2c_int)v;
     }
 }
 
@@ -258,20 +275,20 @@ O2C_HD static inline O2C_INLINE int64_t o2c_ix_get(const unsigned char *ip, int6
  *   window axis whose input position x = x0 + k * dil lies in [0, len),
  *   the statements ... (other taps read nothing: outside, zero padding). */
 #define O2C_WIN3_GEOMETRY(IN, OUT, K, S, D, PB)                                     \
-    const int64_t ID = p->k[(IN)], IH = p->k[(IN) + 1], IW = p->k[(IN) + 2];        \
-    const int64_t OD = p->k[(OUT)], OH = p->k[(OUT) + 1], OW = p->k[(OUT) + 2];     \
-    const int64_t KD = p->k[(K)], KH = p->k[(K) + 1], KW = p->k[(K) + 2];           \
-    const int64_t SD = p->k[(S)], SH = p->k[(S) + 1], SW = p->k[(S) + 2];           \
-    const int64_t DD = p->k[(D)], DH = p->k[(D) + 1], DW = p->k[(D) + 2];           \
-    const int64_t PD = p->k[(PB)], PH = p->k[(PB) + 1], PW = p->k[(PB) + 2]
+    const o2c_int ID = p->k[(IN)], IH = p->k[(IN) + 1], IW = p->k[(IN) + 2];        \
+    const o2c_int OD = p->k[(OUT)], OH = p->k[(OUT) + 1], OW = p->k[(OUT) + 2];     \
+    const o2c_int KD = p->k[(K)], KH = p->k[(K) + 1], KW = p->k[(K) + 2];           \
+    const o2c_int SD = p->k[(S)], SH = p->k[(S) + 1], SW = p->k[(S) + 2];           \
+    const o2c_int DD = p->k[(D)], DH = p->k[(D) + 1], DW = p->k[(D) + 2];           \
+    const o2c_int PD = p->k[(PB)], PH = p->k[(PB) + 1], PW = p->k[(PB) + 2]
 #define O2C_WIN3_OUT(i)                                                             \
-    int64_t r = (i);                                                                \
-    const int64_t ow = r % OW; r /= OW;                                             \
-    const int64_t oh = r % OH; r /= OH;                                             \
-    const int64_t od = r % OD; r /= OD
+    o2c_int r = (i);                                                                \
+    const o2c_int ow = r % OW; r /= OW;                                             \
+    const o2c_int oh = r % OH; r /= OH;                                             \
+    const o2c_int od = r % OD; r /= OD
 #define O2C_WIN_TAPS(k, n, x, len, x0, dil, ...)                                    \
-    for (int64_t k = 0; k < (n); k++) {                                             \
-        const int64_t x = (x0) + k * (dil);                                         \
+    for (o2c_int k = 0; k < (n); k++) {                                             \
+        const o2c_int x = (x0) + k * (dil);                                         \
         if (x < 0 || x >= (len)) continue;                                          \
         __VA_ARGS__                                                                 \
     }

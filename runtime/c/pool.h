@@ -26,8 +26,8 @@
 
 #define O2C_POOL_INDEX                                                              \
     O2C_WIN3_OUT(i);                                                                \
-    const int64_t plane = r;                                                        \
-    const int64_t d0 = od * SD - PD, h0 = oh * SH - PH, w0 = ow * SW - PW
+    const o2c_int plane = r;                                                        \
+    const o2c_int d0 = od * SD - PD, h0 = oh * SH - PH, w0 = ow * SW - PW
 
 #define O2C_MAXPOOL(NAME, T)                                                        \
     O2C_KERNEL(NAME)                                                                \
@@ -36,12 +36,12 @@
         T *Y = (T *)p->y[0];                                                        \
         int64_t *Ind = (int64_t *)p->y[1];                                          \
         O2C_POOL_PARAMS;                                                            \
-        const int64_t order = p->k[O2C_POOL_MODE];                                  \
+        const o2c_int order = p->k[O2C_POOL_MODE];                                  \
         O2C_FOR(i) {                                                                \
             O2C_POOL_INDEX;                                                         \
             const T *xp = X + plane * ID * IH * IW;                                 \
             T best = O2C_PF(T, p, O2C_POOL_F_PARAM);                                \
-            int64_t bd = 0, bh = 0, bw = 0;                                         \
+            o2c_int bd = 0, bh = 0, bw = 0;                                         \
             int found = 0;                                                          \
             O2C_WIN_TAPS(kd, KD, id, ID, d0, DD,                                    \
             O2C_WIN_TAPS(kh, KH, ih, IH, h0, DH,                                    \
@@ -78,34 +78,34 @@
         float *V = (float *)p->y[1];   /* scratch: the padded row */               \
         const float none = p->ff[O2C_POOL_F_PARAM];                                 \
         O2C_POOL_PARAMS;                                                            \
-        const int64_t VW = (OW - 1) * SW + (KW - 1) * DW + 1;                       \
+        const o2c_int VW = (OW - 1) * SW + (KW - 1) * DW + 1;                       \
         (void)ID; (void)OD; (void)KD; (void)SD; (void)DD; (void)PD;                 \
         O2C_FOR(i) {                                                                \
-            const int64_t oh = i % OH, plane = i / OH, h0 = oh * SH - PH;           \
+            const o2c_int oh = i % OH, plane = i / OH, h0 = oh * SH - PH;           \
             const float *xp = X + plane * IH * IW;                                  \
             float *y = Y + i * OW;                                                  \
-            int64_t ih1 = -1;   /* the first row inside the image */               \
-            for (int64_t j = 0; j < VW; j++) V[j] = none;                           \
+            o2c_int ih1 = -1;   /* the first row inside the image */               \
+            for (o2c_int j = 0; j < VW; j++) V[j] = none;                           \
             O2C_WIN_TAPS(kh, KH, ih, IH, h0, DH,                                    \
                 if (ih1 < 0) ih1 = ih;                                              \
                 const float *xr = xp + ih * IW;   /* V[j] is column j - PW */      \
-                const int64_t j1 = IW + PW < VW ? IW + PW : VW;                     \
-                for (int64_t j = PW; j < j1; j++) {                                 \
+                const o2c_int j1 = IW + PW < VW ? IW + PW : VW;                     \
+                for (o2c_int j = PW; j < j1; j++) {                                 \
                     const float v = xr[j - PW];                                     \
                     V[j] = v > V[j] ? v : V[j];                                     \
                 })                                                                  \
-            for (int64_t ow = 0; ow < OW; ow++) y[ow] = none;                       \
-            for (int64_t kw = 0; kw < KW; kw++) {                                   \
+            for (o2c_int ow = 0; ow < OW; ow++) y[ow] = none;                       \
+            for (o2c_int kw = 0; kw < KW; kw++) {                                   \
                 const float *vk = V + kw * DW;                                      \
-                for (int64_t ow = 0; ow < OW; ow++) {                               \
+                for (o2c_int ow = 0; ow < OW; ow++) {                               \
                     const float v = vk[ow * SW];                                    \
                     y[ow] = v > y[ow] ? v : y[ow];                                  \
                 }                                                                   \
             }                                                                       \
             if (ih1 < 0) continue;                                                  \
             /* the first tap inside the image, NaN: the reference's result */      \
-            for (int64_t ow = 0; ow < OW; ow++) {                                   \
-                int64_t iw = ow * SW - PW;                                          \
+            for (o2c_int ow = 0; ow < OW; ow++) {                                   \
+                o2c_int iw = ow * SW - PW;                                          \
                 if (iw < 0) iw += (-iw + DW - 1) / DW * DW;                         \
                 if (iw < IW && iw <= ow * SW - PW + (KW - 1) * DW) {                \
                     const float v = xp[ih1 * IW + iw];                              \
@@ -121,15 +121,15 @@
         const T *X = (const T *)p->x[0];                                            \
         T *Y = (T *)p->y[0];                                                        \
         O2C_POOL_PARAMS;                                                            \
-        const int64_t ED = p->k[O2C_POOL_PE], EH = p->k[O2C_POOL_PE + 1];           \
-        const int64_t EW = p->k[O2C_POOL_PE + 2];                                   \
-        const int64_t mode = p->k[O2C_POOL_MODE];                                   \
+        const o2c_int ED = p->k[O2C_POOL_PE], EH = p->k[O2C_POOL_PE + 1];           \
+        const o2c_int EW = p->k[O2C_POOL_PE + 2];                                   \
+        const o2c_int mode = p->k[O2C_POOL_MODE];                                   \
         const T pw = O2C_PF(T, p, O2C_POOL_F_PARAM);                                \
         O2C_FOR(i) {                                                                \
             O2C_POOL_INDEX;                                                         \
             const T *xp = X + plane * ID * IH * IW;                                 \
             T acc = 0;                                                              \
-            int64_t cnt = 0;                                                        \
+            o2c_int cnt = 0;                                                        \
             O2C_WIN_TAPS(kd, KD, id, ID, d0, DD,                                    \
             O2C_WIN_TAPS(kh, KH, ih, IH, h0, DH,                                    \
             O2C_WIN_TAPS(kw, KW, iw, IW, w0, DW,                                    \
@@ -141,12 +141,12 @@
                 continue;                                                           \
             }                                                                       \
             if (mode == 1) { /* taps inside the padded extent, per axis */         \
-                int64_t cd = 0, ch = 0, cw = 0;                                     \
-                for (int64_t kd = 0; kd < KD; kd++)                                 \
+                o2c_int cd = 0, ch = 0, cw = 0;                                     \
+                for (o2c_int kd = 0; kd < KD; kd++)                                 \
                     cd += d0 + kd * DD < ID + ED;                                   \
-                for (int64_t kh = 0; kh < KH; kh++)                                 \
+                for (o2c_int kh = 0; kh < KH; kh++)                                 \
                     ch += h0 + kh * DH < IH + EH;                                   \
-                for (int64_t kw = 0; kw < KW; kw++)                                 \
+                for (o2c_int kw = 0; kw < KW; kw++)                                 \
                     cw += w0 + kw * DW < IW + EW;                                   \
                 cnt = cd * ch * cw;                                                 \
             }                                                                       \
@@ -165,11 +165,11 @@
     {                                                                               \
         const float *X = (const float *)p->x[0];                                    \
         float *Y = (float *)p->y[0];                                                \
-        const int64_t S = p->k[O2C_POOL_IN] * p->k[O2C_POOL_IN + 1] * p->k[O2C_POOL_IN + 2]; \
+        const o2c_int S = p->k[O2C_POOL_IN] * p->k[O2C_POOL_IN + 1] * p->k[O2C_POOL_IN + 2]; \
         O2C_FOR(i) {                                                                \
             const float *x = X + i * S;                                             \
             float s16[16] = {0}, s = 0;                                             \
-            int64_t j = 0;                                                          \
+            o2c_int j = 0;                                                          \
             for (; j + 16 <= S; j += 16)                                            \
                 for (int u = 0; u < 16; u++) s16[u] += x[j + u];                    \
             for (; j < S; j++) s += x[j];                                           \

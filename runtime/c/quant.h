@@ -58,7 +58,7 @@
         _mm256_storeu_ps(acc[r] + 8, hi[r]);                                \
     }
 #define O2C_WQ_FMA_ROWS(nr, k, wf)                                          \
-    for (int64_t r = 0; r < (nr); r++) {                                    \
+    for (o2c_int r = 0; r < (nr); r++) {                                    \
         const float a = ar[r][k];                                           \
         for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = O2C_FMA_f32(acc[r][j], a, (wf)[j]); \
     }
@@ -76,15 +76,15 @@
  * column n0, nn of them); BLOCK fills acc, then Y = acc * SCALE + B. */
 #define O2C_WQ_TILES(BLOCK, SCALE)                                          \
     O2C_FOR(t) {                                                            \
-        const int64_t nb = t % NBLK, r0 = t / NBLK * O2C_WQMM_RB, n0 = nb * O2C_WQMM_NR; \
-        const int64_t nr = R - r0 < O2C_WQMM_RB ? R - r0 : O2C_WQMM_RB;     \
-        const int64_t nn = N - n0 < O2C_WQMM_NR ? N - n0 : O2C_WQMM_NR;     \
+        const o2c_int nb = t % NBLK, r0 = t / NBLK * O2C_WQMM_RB, n0 = nb * O2C_WQMM_NR; \
+        const o2c_int nr = R - r0 < O2C_WQMM_RB ? R - r0 : O2C_WQMM_RB;     \
+        const o2c_int nn = N - n0 < O2C_WQMM_NR ? N - n0 : O2C_WQMM_NR;     \
         const float *ar[O2C_WQMM_RB];                                       \
         float acc[O2C_WQMM_RB][O2C_WQMM_NR];                                \
-        for (int64_t r = 0; r < nr; r++) ar[r] = A + (r0 + r) * K;          \
+        for (o2c_int r = 0; r < nr; r++) ar[r] = A + (r0 + r) * K;          \
         BLOCK;                                                              \
-        for (int64_t r = 0; r < nr; r++)                                    \
-            for (int64_t j = 0; j < nn; j++)                                \
+        for (o2c_int r = 0; r < nr; r++)                                    \
+            for (o2c_int j = 0; j < nn; j++)                                \
                 Y[(r0 + r) * N + n0 + j] = acc[r][j] * (SCALE) + (B ? B[n0 + j] : 0.0f); \
     }
 
@@ -101,7 +101,7 @@
         const R *X = (const R *)p->x[0], *S = (const R *)p->x[1];           \
         const Q *Z = (const Q *)p->x[2];                                    \
         Q *Y = (Q *)p->y[0];                                                \
-        const int64_t prec = p->k[O2C_QUANT_PREC];                          \
+        const o2c_int prec = p->k[O2C_QUANT_PREC];                          \
         (void)prec;                                                         \
         if (!p->k[O2C_QP_SO] && !p->k[O2C_QP_SA] && !p->k[O2C_QP_SI] && prec == O2C_QPREC_NONE) { \
             /* one scale and the type's own precision (most often): the    \
@@ -115,7 +115,7 @@
             return;                                                         \
         }                                                                   \
         O2C_FOR(i) {                                                        \
-            const int64_t s = p->k[O2C_QP_SO] || p->k[O2C_QP_SA] || p->k[O2C_QP_SI] ? o2c_q_pidx(i, p) : 0; \
+            const o2c_int s = p->k[O2C_QP_SO] || p->k[O2C_QP_SA] || p->k[O2C_QP_SI] ? o2c_q_pidx(i, p) : 0; \
             const R x = O2C_Q_ROUND_##R(X[i], prec);                        \
             const R sc = O2C_Q_ROUND_##R(S[s], prec);                       \
             R q = O2C_Q_ROUND_##R(x / sc, prec);                            \
@@ -140,7 +140,7 @@
             return;                                                         \
         }                                                                   \
         O2C_FOR(i) {                                                        \
-            const int64_t s = o2c_q_pidx(i, p);                             \
+            const o2c_int s = o2c_q_pidx(i, p);                             \
             Y[i] = (float)((D)X[i] - (Z ? (D)Z[s] : (D)0)) * S[s];          \
         }                                                                   \
     }
@@ -157,13 +157,13 @@
         const float *YS = (const float *)p->x[6];                           \
         const TY *YZ = (const TY *)p->x[7];                                 \
         TY *Y = (TY *)p->y[0];                                              \
-        const int64_t M = p->k[O2C_QMM_M], N = p->k[O2C_QMM_N], K = p->k[O2C_QMM_K]; \
-        const int64_t R = p->k[O2C_QMM_R], prec = p->k[O2C_QMM_PREC];       \
+        const o2c_int M = p->k[O2C_QMM_M], N = p->k[O2C_QMM_N], K = p->k[O2C_QMM_K]; \
+        const o2c_int R = p->k[O2C_QMM_R], prec = p->k[O2C_QMM_PREC];       \
         O2C_FOR(i) {                                                        \
-            const int64_t n = i % N, m = i / N % M;                         \
-            int64_t b = i / N / M, ao = 0, bo = 0;                          \
-            for (int64_t d = R - 1; d >= 0; d--) {                          \
-                const int64_t bd = p->k[O2C_QMM_BDIMS + d], j = b % bd;     \
+            const o2c_int n = i % N, m = i / N % M;                         \
+            o2c_int b = i / N / M, ao = 0, bo = 0;                          \
+            for (o2c_int d = R - 1; d >= 0; d--) {                          \
+                const o2c_int bd = p->k[O2C_QMM_BDIMS + d], j = b % bd;     \
                 b /= bd;                                                    \
                 ao += j * p->k[O2C_QMM_ASTR + d];                           \
                 bo += j * p->k[O2C_QMM_BSTR + d];                           \
@@ -174,12 +174,12 @@
                 const int32_t az = AZ ? (int32_t)AZ[m * p->k[O2C_QMM_AZ_M]] : 0; \
                 const int32_t bz = BZ ? (int32_t)BZ[n * p->k[O2C_QMM_BZ_N]] : 0; \
                 uint32_t acc = 0;                                           \
-                for (int64_t k = 0; k < K; k++)                             \
+                for (o2c_int k = 0; k < K; k++)                             \
                     acc += (uint32_t)(((int32_t)ar[k] - az) * ((int32_t)bc[k * N] - bz)); \
                 if (REQ) {                                                  \
                     const float ab = o2c_q_prec(AS[m * p->k[O2C_QMM_AS_M]] * BS[n * p->k[O2C_QMM_BS_N]], prec); \
                     const float mul = o2c_q_prec(ab / YS[m * p->k[O2C_QMM_YS_M] + n * p->k[O2C_QMM_YS_N]], prec); \
-                    const int64_t yz = YZ ? (int64_t)YZ[m * p->k[O2C_QMM_YZ_M] + n * p->k[O2C_QMM_YZ_N]] : 0; \
+                    const o2c_int yz = YZ ? (o2c_int)YZ[m * p->k[O2C_QMM_YZ_M] + n * p->k[O2C_QMM_YZ_N]] : 0; \
                     Y[i] = (TY)o2c_q_requant((int32_t)acc, mul, yz, LO, HI); \
                 } else {                                                    \
                     Y[i] = (TY)(int32_t)acc;                                \
@@ -201,16 +201,16 @@
         const float *MUL = (const float *)p->x[5];                          \
         const TY *YZ = (const TY *)p->x[6];                                 \
         TY *Y = (TY *)p->y[0];                                              \
-        const int64_t C = p->k[O2C_QCONV_C], M = p->k[O2C_QCONV_M], G = p->k[O2C_QCONV_GROUP]; \
+        const o2c_int C = p->k[O2C_QCONV_C], M = p->k[O2C_QCONV_M], G = p->k[O2C_QCONV_GROUP]; \
         O2C_WIN3_GEOMETRY(O2C_QCONV_IN, O2C_QCONV_OUT, O2C_QCONV_K, O2C_QCONV_S, O2C_QCONV_D, O2C_QCONV_PB); \
-        const int64_t CG = C / G, MG = M / G;                               \
+        const o2c_int CG = C / G, MG = M / G;                               \
         const int32_t xz = XZ ? (int32_t)XZ[0] : 0;                         \
         O2C_FOR(i) {                                                        \
             O2C_WIN3_OUT(i);                                                \
-            const int64_t m = r % M, n = r / M, g = m / MG;                 \
+            const o2c_int m = r % M, n = r / M, g = m / MG;                 \
             const int32_t wz = WZ ? (int32_t)WZ[m * p->k[O2C_QCONV_WZ_M]] : 0; \
             uint32_t acc = Bs ? (uint32_t)Bs[m] : 0u;                       \
-            for (int64_t c = 0; c < CG; c++) {                              \
+            for (o2c_int c = 0; c < CG; c++) {                              \
                 const TX *xp = X + (n * C + g * CG + c) * ID * IH * IW;     \
                 const TW *wp = Wt + (m * CG + c) * KD * KH * KW;            \
                 O2C_WIN_TAPS(kd, KD, id, ID, od * SD - PD, DD,              \
@@ -221,7 +221,7 @@
             }                                                               \
             if (REQ)                                                        \
                 Y[i] = (TY)o2c_q_requant((int32_t)acc, MUL[m * p->k[O2C_QCONV_MUL_M]], \
-                                         YZ ? (int64_t)YZ[0] : 0, p->k[O2C_QCONV_QMIN], p->k[O2C_QCONV_QMAX]); \
+                                         YZ ? (o2c_int)YZ[0] : 0, p->k[O2C_QCONV_QMIN], p->k[O2C_QCONV_QMAX]); \
             else                                                            \
                 Y[i] = (TY)(int32_t)acc;                                    \
         }                                                                   \
@@ -239,18 +239,18 @@
         const float *SC = (const float *)p->x[5];                           \
         const TY *YZ = (const TY *)p->x[6];                                 \
         TY *Y = (TY *)p->y[0];                                              \
-        const int64_t N = p->k[O2C_QGEMM_N], K = p->k[O2C_QGEMM_K];         \
-        const int64_t sam = p->k[O2C_QGEMM_SAM], sak = p->k[O2C_QGEMM_SAK]; \
-        const int64_t sbk = p->k[O2C_QGEMM_SBK], sbn = p->k[O2C_QGEMM_SBN]; \
+        const o2c_int N = p->k[O2C_QGEMM_N], K = p->k[O2C_QGEMM_K];         \
+        const o2c_int sam = p->k[O2C_QGEMM_SAM], sak = p->k[O2C_QGEMM_SAK]; \
+        const o2c_int sbk = p->k[O2C_QGEMM_SBK], sbn = p->k[O2C_QGEMM_SBN]; \
         const int32_t az = AZ ? (int32_t)AZ[0] : 0;                         \
         const float yz = YZ ? (float)YZ[0] : 0.0f;                          \
         (void)yz;                                                           \
         O2C_FOR(i) {                                                        \
-            const int64_t n = i % N, m = i / N;                             \
+            const o2c_int n = i % N, m = i / N;                             \
             const int32_t bz = BZ ? (int32_t)BZ[n * p->k[O2C_QGEMM_BZ_N]] : 0; \
             uint32_t acc = Cb ? (uint32_t)Cb[m * p->k[O2C_QGEMM_SCM] + n * p->k[O2C_QGEMM_SCN]] : 0u; \
             float v;                                                        \
-            for (int64_t k = 0; k < K; k++)                                 \
+            for (o2c_int k = 0; k < K; k++)                                 \
                 acc += (uint32_t)(((int32_t)A[m * sam + k * sak] - az) * ((int32_t)B[k * sbk + n * sbn] - bz)); \
             v = (float)(int32_t)acc * SC[n * p->k[O2C_QGEMM_SC_N]];         \
             if (REQ) {                                                      \
@@ -276,13 +276,13 @@
         const float ra = as / cs, rb = bs / cs, rab = as * bs / cs;         \
         const int32_t az = AZ ? (int32_t)AZ[0] : 0, bz = BZ ? (int32_t)BZ[0] : 0; \
         const float cz = CZ ? (float)CZ[0] : 0.0f;                          \
-        const int64_t rank = p->k[O2C_QBIN_RANK];                           \
+        const o2c_int rank = p->k[O2C_QBIN_RANK];                           \
         T *Y = (T *)p->y[0];                                                \
         (void)ra; (void)rb; (void)rab;                                      \
         if (!rank) { /* same shapes: a loop the C compiler vectorizes */    \
             const T *O2C_RESTRICT a = A, *O2C_RESTRICT b = B;               \
             T *O2C_RESTRICT y = Y;                                          \
-            for (int64_t i = i0; i < i1; i++) {                             \
+            for (o2c_int i = i0; i < i1; i++) {                             \
                 const int32_t da = (int32_t)a[i] - az, db = (int32_t)b[i] - bz; \
                 float v = MUL ? (float)(da * db) * rab + cz                 \
                               : ra * (float)da + rb * (float)db + cz;       \
@@ -292,13 +292,13 @@
             return;                                                         \
         }                                                                   \
         { /* broadcasting: the operands' offsets once a row of the last axis */ \
-            const int64_t W = p->k[O2C_QBIN_DIMS + rank - 1];               \
-            const int64_t sa = p->k[O2C_QBIN_SA + rank - 1], sb = p->k[O2C_QBIN_SB + rank - 1]; \
-            for (int64_t i = i0; i < i1;) {                                 \
-                const int64_t j0 = i % W, jn = i1 - i < W - j0 ? j0 + (i1 - i) : W; \
-                const int64_t ia = o2c_offset(i - j0, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SA); \
-                const int64_t ib = o2c_offset(i - j0, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SB); \
-                for (int64_t j = j0; j < jn; j++) {                         \
+            const o2c_int W = p->k[O2C_QBIN_DIMS + rank - 1];               \
+            const o2c_int sa = p->k[O2C_QBIN_SA + rank - 1], sb = p->k[O2C_QBIN_SB + rank - 1]; \
+            for (o2c_int i = i0; i < i1;) {                                 \
+                const o2c_int j0 = i % W, jn = i1 - i < W - j0 ? j0 + (i1 - i) : W; \
+                const o2c_int ia = o2c_offset(i - j0, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SA); \
+                const o2c_int ib = o2c_offset(i - j0, rank, p->k + O2C_QBIN_DIMS, p->k + O2C_QBIN_SB); \
+                for (o2c_int j = j0; j < jn; j++) {                         \
                     const int32_t da = (int32_t)A[ia + j * sa] - az, db = (int32_t)B[ib + j * sb] - bz; \
                     float v = MUL ? (float)(da * db) * rab + cz             \
                                   : ra * (float)da + rb * (float)db + cz;   \
@@ -341,14 +341,14 @@
         const float xs = *(const float *)p->x[1], ys = *(const float *)p->x[3]; \
         const int32_t xz = (int32_t) * (const T *)p->x[2];                  \
         const float yz = (float)*(const T *)p->x[4];                        \
-        const int64_t C = p->k[O2C_QGAP_C], S = p->k[O2C_QGAP_S];           \
+        const o2c_int C = p->k[O2C_QGAP_C], S = p->k[O2C_QGAP_S];           \
         const float sc = xs / (ys * (float)S);                              \
         T *Y = (T *)p->y[0];                                                \
         O2C_FOR(i) {                                                        \
-            const int64_t c = i % C, n = i / C;                             \
+            const o2c_int c = i % C, n = i / C;                             \
             int32_t acc = -xz * (int32_t)S;                                 \
             float v;                                                        \
-            for (int64_t s = 0; s < S; s++)                                 \
+            for (o2c_int s = 0; s < S; s++)                                 \
                 acc += (int32_t)(p->k[O2C_QGAP_CL] ? X[(n * S + s) * C + c] : X[(n * C + c) * S + s]); \
             v = nearbyintf((float)acc * sc) + yz;                           \
             Y[i] = (T)O2C_Q_SAT(float, v, O2C_Q_LO_##SFX, O2C_Q_HI_##SFX);  \
@@ -364,12 +364,12 @@
         const float xs = *(const float *)p->x[1], ys = *(const float *)p->x[3]; \
         const int32_t xz = p->x[2] ? (int32_t) * (const T *)p->x[2] : 0;    \
         const float yz = p->x[4] ? (float)*(const T *)p->x[4] : 0.0f;       \
-        const int64_t C = p->k[O2C_QAP_C], cl = p->k[O2C_QAP_CL];           \
-        const int64_t ID = p->k[O2C_QAP_IN], IH = p->k[O2C_QAP_IN + 1], IW = p->k[O2C_QAP_IN + 2]; \
-        const int64_t OD = p->k[O2C_QAP_OUT], OH = p->k[O2C_QAP_OUT + 1], OW = p->k[O2C_QAP_OUT + 2]; \
+        const o2c_int C = p->k[O2C_QAP_C], cl = p->k[O2C_QAP_CL];           \
+        const o2c_int ID = p->k[O2C_QAP_IN], IH = p->k[O2C_QAP_IN + 1], IW = p->k[O2C_QAP_IN + 2]; \
+        const o2c_int OD = p->k[O2C_QAP_OUT], OH = p->k[O2C_QAP_OUT + 1], OW = p->k[O2C_QAP_OUT + 2]; \
         T *Y = (T *)p->y[0];                                                \
         O2C_FOR(i) {                                                        \
-            int64_t r = i, c = 0, o[3], st[3], en[3], cnt = 1;              \
+            o2c_int r = i, c = 0, o[3], st[3], en[3], cnt = 1;              \
             float v = 0.0f;                                                 \
             if (cl) { c = r % C; r /= C; }                                  \
             o[2] = r % OW; r /= OW;                                         \
@@ -377,17 +377,17 @@
             o[0] = r % OD; r /= OD;                                         \
             if (!cl) { c = r % C; r /= C; }                                 \
             for (int d = 0; d < 3; d++) {                                   \
-                const int64_t in = p->k[O2C_QAP_IN + d];                    \
+                const o2c_int in = p->k[O2C_QAP_IN + d];                    \
                 st[d] = o[d] * p->k[O2C_QAP_S + d] - p->k[O2C_QAP_PB + d];  \
                 en[d] = st[d] + p->k[O2C_QAP_K + d] < in ? st[d] + p->k[O2C_QAP_K + d] : in; \
                 if (st[d] < 0) st[d] = 0;                                   \
                 cnt *= p->k[O2C_QAP_INCL] ? p->k[O2C_QAP_K + d] : en[d] - st[d]; \
             }                                                               \
-            for (int64_t id = st[0]; id < en[0]; id++)                      \
-                for (int64_t ih = st[1]; ih < en[1]; ih++)                  \
-                    for (int64_t iw = st[2]; iw < en[2]; iw++) {            \
-                        const int64_t sp = (id * IH + ih) * IW + iw;        \
-                        const int64_t at = cl ? (r * ID * IH * IW + sp) * C + c : (r * C + c) * ID * IH * IW + sp; \
+            for (o2c_int id = st[0]; id < en[0]; id++)                      \
+                for (o2c_int ih = st[1]; ih < en[1]; ih++)                  \
+                    for (o2c_int iw = st[2]; iw < en[2]; iw++) {            \
+                        const o2c_int sp = (id * IH + ih) * IW + iw;        \
+                        const o2c_int at = cl ? (r * ID * IH * IW + sp) * C + c : (r * C + c) * ID * IH * IW + sp; \
                         v += xs * (float)((int32_t)X[at] - xz);             \
                     }                                                       \
             v /= (float)cnt;                                                \
@@ -406,7 +406,7 @@
         const float xs = *(const float *)p->x[1], ys = *(const float *)p->x[3]; \
         const T xz = *(const T *)p->x[2], yz = *(const T *)p->x[4];         \
         const int copy = xs == ys && xz == yz;                              \
-        const int64_t pin = p->k[O2C_QCAT_PIN], pout = p->k[O2C_QCAT_POUT], off = p->k[O2C_QCAT_OFF]; \
+        const o2c_int pin = p->k[O2C_QCAT_PIN], pout = p->k[O2C_QCAT_POUT], off = p->k[O2C_QCAT_OFF]; \
         T *Y = (T *)p->y[0];                                                \
         O2C_FOR(i) {                                                        \
             T v = X[i];                                                     \
@@ -424,7 +424,7 @@
  * (O2C_QPREC_F16: 11 significant bits, subnormal below 2^-14, infinite
  * beyond 65504) or bfloat16 (O2C_QPREC_BF16: 8 bits), returned as float:
  * the value a computation in that type would hold. O2C_QPREC_NONE: v. */
-O2C_HD static inline float o2c_q_prec(float v, int64_t prec)
+O2C_HD static inline float o2c_q_prec(float v, o2c_int prec)
 {
     int e = 0, bits, emin, qe;
     float q;
@@ -476,9 +476,9 @@ O2C_HD static inline int64_t o2c_q_requant(int32_t acc, float m, int64_t zp, int
 
 /*@ o2c_q_pidx */
 /* the index of element i's scale and zero point (O2C_QP_* slots) */
-O2C_HD static inline int64_t o2c_q_pidx(int64_t i, const o2c_p *p)
+O2C_HD static inline o2c_int o2c_q_pidx(o2c_int i, const o2c_p *p)
 {
-    const int64_t inner = p->k[O2C_QP_INNER], d = p->k[O2C_QP_D];
+    const o2c_int inner = p->k[O2C_QP_INNER], d = p->k[O2C_QP_D];
     return i / (inner * d) * p->k[O2C_QP_SO] + (i / inner) % d / p->k[O2C_QP_B] * p->k[O2C_QP_SA] +
            i % inner * p->k[O2C_QP_SI];
 }
@@ -510,13 +510,13 @@ O2C_KERNEL(o2c_quantize_f32_n)
     const float *X = (const float *)p->x[0], *S = (const float *)p->x[1];
     const uint8_t *Z = (const uint8_t *)p->x[2];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t prec = p->k[O2C_QUANT_PREC];
+    const o2c_int prec = p->k[O2C_QUANT_PREC];
     const int nt = (int)p->k[O2C_QUANTN_NT], sat = (int)p->k[O2C_QUANTN_SAT];
     const int is_int = o2c_nt_is_int(nt);
     const float lo = nt == O2C_NT_I4 ? -8.0f : nt == O2C_NT_I2 ? -2.0f : 0.0f;
     const float hi = nt == O2C_NT_I4 ? 7.0f : nt == O2C_NT_U4 ? 15.0f : nt == O2C_NT_I2 ? 1.0f : 3.0f;
     O2C_FOR(i) {
-        const int64_t s = o2c_q_pidx(i, p);
+        const o2c_int s = o2c_q_pidx(i, p);
         const float q = o2c_q_prec(o2c_q_prec(X[i], prec) / o2c_q_prec(S[s], prec), prec);
         if (is_int) {
             float v = nearbyintf(q) + (Z ? (float)o2c_nint(Z[s], nt) : 0.0f);
@@ -538,7 +538,7 @@ O2C_KERNEL(o2c_dequantize_n_f32)
     float *Y = (float *)p->y[0];
     const int nt = (int)p->k[O2C_DEQUANTN_NT];
     O2C_FOR(i) {
-        const int64_t s = o2c_q_pidx(i, p);
+        const o2c_int s = o2c_q_pidx(i, p);
         Y[i] = (o2c_n_to_f32(X[i], nt) - (Z ? o2c_n_to_f32(Z[s], nt) : 0.0f)) * S[s];
     }
 }
@@ -563,10 +563,10 @@ O2C_KERNEL(o2c_dynq_params_f32)
     const float *X = (const float *)p->x[0];
     float *SC = (float *)p->y[0];
     uint8_t *ZP = (uint8_t *)p->y[1];
-    const int64_t n = p->k[O2C_DYNQ_N];
+    const o2c_int n = p->k[O2C_DYNQ_N];
     O2C_FOR(i) {
         float lo = 0, hi = 0, sc, z;
-        for (int64_t j = 0; j < n; j++) {
+        for (o2c_int j = 0; j < n; j++) {
             if (X[j] < lo) lo = X[j];
             if (X[j] > hi) hi = X[j];
         }
@@ -726,12 +726,12 @@ O2C_QCAT_DEF(o2c_qconcat_i8, int8_t, i8)
  * differ only where the float product rounds across a half, by one.) */
 #if defined(__AVX2__) && !defined(__CUDACC__)
 #include <immintrin.h>
-static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, int64_t mstride, int32_t yz,
-                                        int32_t lo, int32_t hi, int32_t *out, int64_t n)
+static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, o2c_int mstride, int32_t yz,
+                                        int32_t lo, int32_t hi, int32_t *out, o2c_int n)
 {
     const __m256 flo = _mm256_set1_ps((float)(lo - yz)), fhi = _mm256_set1_ps((float)(hi - yz));
     const __m256i z = _mm256_set1_epi32(yz);
-    int64_t i = 0;
+    o2c_int i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 m = mstride ? _mm256_loadu_ps(mul + i) : _mm256_set1_ps(mul[0]);
         __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(acc + i))), m);
@@ -745,11 +745,11 @@ static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, in
     }
 }
 #else
-O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, int64_t mstride, int32_t yz,
-                                               int32_t lo, int32_t hi, int32_t *out, int64_t n)
+O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *mul, o2c_int mstride, int32_t yz,
+                                               int32_t lo, int32_t hi, int32_t *out, o2c_int n)
 {
     const float flo = (float)(lo - yz), fhi = (float)(hi - yz);
-    for (int64_t i = 0; i < n; i++) {
+    for (o2c_int i = 0; i < n; i++) {
         float v = (float)acc[i] * mul[i * mstride];
         v = !(v >= flo) ? flo : v > fhi ? fhi : v;
         out[i] = (int32_t)nearbyintf(v) + yz;
@@ -766,13 +766,13 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
     const float *MUL = (const float *)p->x[4];                              \
     const TY *YZ = (const TY *)p->x[5];                                     \
     TY *Y = (TY *)p->y[0];                                                  \
-    const int64_t C = p->k[O2C_QLIN_C], M = p->k[O2C_QLIN_M];               \
-    const int64_t IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];           \
-    const int64_t OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];           \
-    const int64_t KH = p->k[O2C_QLIN_KH], KW = p->k[O2C_QLIN_KW];           \
-    const int64_t SH = p->k[O2C_QLIN_SH], SW = p->k[O2C_QLIN_SW];           \
-    const int64_t DH = p->k[O2C_QLIN_DH], DW = p->k[O2C_QLIN_DW];           \
-    const int64_t PH = p->k[O2C_QLIN_PH], PW = p->k[O2C_QLIN_PW];           \
+    const o2c_int C = p->k[O2C_QLIN_C], M = p->k[O2C_QLIN_M];               \
+    const o2c_int IH = p->k[O2C_QLIN_IH], IW = p->k[O2C_QLIN_IW];           \
+    const o2c_int OH = p->k[O2C_QLIN_OH], OW = p->k[O2C_QLIN_OW];           \
+    const o2c_int KH = p->k[O2C_QLIN_KH], KW = p->k[O2C_QLIN_KW];           \
+    const o2c_int SH = p->k[O2C_QLIN_SH], SW = p->k[O2C_QLIN_SW];           \
+    const o2c_int DH = p->k[O2C_QLIN_DH], DW = p->k[O2C_QLIN_DW];           \
+    const o2c_int PH = p->k[O2C_QLIN_PH], PW = p->k[O2C_QLIN_PW];           \
     const int32_t lo = (int32_t)p->k[O2C_QLIN_QMIN], hi = (int32_t)p->k[O2C_QLIN_QMAX]; \
     const int32_t xz = XZ ? (int32_t)XZ[0] : 0, yz = YZ ? (int32_t)YZ[0] : 0; \
     const int32_t *OFF = (const int32_t *)p->x[6];                          \
@@ -789,28 +789,28 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
         O2C_QLIN_OPERANDS(TX, TY);                                          \
         int32_t *O2C_RESTRICT acc = (int32_t *)p->y[1];                     \
         O2C_FOR(t) {                                                        \
-            const int64_t oh = t % OH, c = t / OH % C, n = t / OH / C;      \
+            const o2c_int oh = t % OH, c = t / OH % C, n = t / OH / C;      \
             const int32_t b = Bs ? Bs[c] : 0;                               \
             TY *O2C_RESTRICT yr = Y + ((n * C + c) * OH + oh) * OW;         \
-            for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;                \
-            for (int64_t kh = 0; kh < KH; kh++) {                           \
-                const int64_t ih = oh * SH - PH + kh * DH;                  \
+            for (o2c_int ow = 0; ow < OW; ow++) acc[ow] = b;                \
+            for (o2c_int kh = 0; kh < KH; kh++) {                           \
+                const o2c_int ih = oh * SH - PH + kh * DH;                  \
                 const TX *O2C_RESTRICT xr = X + ((n * C + c) * IH + ih) * IW; \
                 if (ih < 0 || ih >= IH) continue;                           \
-                for (int64_t kw = 0; kw < KW; kw++) {                       \
-                    const int64_t off = kw * DW - PW;                       \
-                    const int64_t owlo = off < 0 ? (-off + SW - 1) / SW : 0; \
-                    int64_t owhi = IW - off > 0 ? (IW - off + SW - 1) / SW : 0; \
+                for (o2c_int kw = 0; kw < KW; kw++) {                       \
+                    const o2c_int off = kw * DW - PW;                       \
+                    const o2c_int owlo = off < 0 ? (-off + SW - 1) / SW : 0; \
+                    o2c_int owhi = IW - off > 0 ? (IW - off + SW - 1) / SW : 0; \
                     const int32_t w = W[(c * KH + kh) * KW + kw];           \
                     if (owhi > OW) owhi = OW;                               \
                     if (SW == 1)                                            \
-                        for (int64_t ow = owlo; ow < owhi; ow++) acc[ow] += w * ((int32_t)xr[ow + off] - xz); \
+                        for (o2c_int ow = owlo; ow < owhi; ow++) acc[ow] += w * ((int32_t)xr[ow + off] - xz); \
                     else                                                    \
-                        for (int64_t ow = owlo; ow < owhi; ow++) acc[ow] += w * ((int32_t)xr[ow * SW + off] - xz); \
+                        for (o2c_int ow = owlo; ow < owhi; ow++) acc[ow] += w * ((int32_t)xr[ow * SW + off] - xz); \
                 }                                                           \
             }                                                               \
             o2c_qlin_requant_row(acc, MUL + c, 0, yz, lo, hi, acc, OW);     \
-            for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (TY)acc[ow];       \
+            for (o2c_int ow = 0; ow < OW; ow++) yr[ow] = (TY)acc[ow];       \
         }                                                                   \
     }
 
@@ -850,14 +850,14 @@ O2C_HD static inline void o2c_qlin_requant_row(const int32_t *acc, const float *
 /* the panel P of KP x PB pairs of int16 as (KP + 1) / 2 x PB quads of
  * bytes, in place: quad row q is written over bytes the pair rows before
  * 2q held, pixel by pixel after its own pairs are read */
-static inline void o2c_qlin_quads(int16_t *P, int64_t KP, int64_t PB, int32_t xu)
+static inline void o2c_qlin_quads(int16_t *P, o2c_int KP, o2c_int PB, int32_t xu)
 {
     uint8_t *U = (uint8_t *)P;
-    for (int64_t q = 0; q < (KP + 1) / 2; q++) {
+    for (o2c_int q = 0; q < (KP + 1) / 2; q++) {
         const int16_t *a = P + 2 * q * PB * 2;
         const int16_t *b = 2 * q + 1 < KP ? a + PB * 2 : NULL;
         uint8_t *u = U + q * PB * 4;
-        int64_t j0 = 0;
+        o2c_int j0 = 0;
 #if defined(__AVX2__) && !defined(__CUDACC__)
         /* 8 pixels a step: both rows' pairs plus xu packed to bytes (a
          * 128-bit lane: 4 pixels' a pairs, then their b pairs), reordered
@@ -866,7 +866,7 @@ static inline void o2c_qlin_quads(int16_t *P, int64_t KP, int64_t PB, int32_t xu
         const __m256i order = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
                                                0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
         j0 = PB / 8 * 8;
-        for (int64_t j = 0; j < j0; j += 8) {
+        for (o2c_int j = 0; j < j0; j += 8) {
             const __m256i va = _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(a + 2 * j)), z);
             const __m256i vb = b ? _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(b + 2 * j)), z) : z;
             _mm256_storeu_si256((__m256i *)(u + 4 * j), _mm256_shuffle_epi8(_mm256_packus_epi16(va, vb), order));
@@ -877,14 +877,14 @@ static inline void o2c_qlin_quads(int16_t *P, int64_t KP, int64_t PB, int32_t xu
          * the bytes are the low 8 bits) */
         const int16x8_t z = vdupq_n_s16((int16_t)xu);
         j0 = PB / 4 * 4;
-        for (int64_t j = 0; j < j0; j += 4) {
+        for (o2c_int j = 0; j < j0; j += 4) {
             const int8x8_t na = vmovn_s16(vaddq_s16(vld1q_s16(a + 2 * j), z));
             const int8x8_t nb = b ? vmovn_s16(vaddq_s16(vld1q_s16(b + 2 * j), z)) : vmovn_s16(z);
             const uint16x4x2_t r = vzip_u16(vreinterpret_u16_s8(na), vreinterpret_u16_s8(nb));
             vst1q_u8(u + 4 * j, vreinterpretq_u8_u16(vcombine_u16(r.val[0], r.val[1])));
         }
 #endif
-        for (int64_t j = j0; j < PB; j++) {
+        for (o2c_int j = j0; j < PB; j++) {
             const int32_t a0 = a[2 * j], a1 = a[2 * j + 1];
             const int32_t b0 = b ? b[2 * j] : 0, b1 = b ? b[2 * j + 1] : 0;
             u[4 * j] = (uint8_t)(a0 + xu);
@@ -911,14 +911,14 @@ static inline void o2c_qlin_quads(int16_t *P, int64_t KP, int64_t PB, int32_t xu
 #define O2C_QLIN_Q_PIXEL(j)                                                 \
     memcpy(&v, u + 4 * (j), sizeof v);                                      \
     a##j = _mm512_dpbusd_epi32(a##j, _mm512_set1_epi32(v), w);
-static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP, int64_t PB, int32_t xu,
+static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, o2c_int KP, o2c_int PB, int32_t xu,
                                    int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
 {
     const __m512i ones = _mm512_set1_epi8(1);
     const __m512i order = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15);
     __m512i s = _mm512_setzero_si512(), a0 = s, a1 = s, a2 = s, a3 = s, a4 = s;
     int32_t v;
-    for (int64_t q = 0; q < (KP + 1) / 2; q++) {
+    for (o2c_int q = 0; q < (KP + 1) / 2; q++) {
         O2C_QLIN_Q_ROWS(w0, w1)
         const __m512i w = O2C_QLIN_Q_WEIGHTS(w0, w1);
         const uint8_t *u = U + q * PB * 4;
@@ -955,14 +955,14 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP
     x = _mm256_set1_epi32(v);                                               \
     a##j##0 = _mm256_dpbusd_avx_epi32(a##j##0, x, wl);                      \
     a##j##1 = _mm256_dpbusd_avx_epi32(a##j##1, x, wh);
-static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP, int64_t PB, int32_t xu,
+static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, o2c_int KP, o2c_int PB, int32_t xu,
                                    int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
 {
     const __m256i ones = _mm256_set1_epi8(1);
     __m256i sl = _mm256_setzero_si256(), sh = sl, x;
     __m256i a00 = sl, a01 = sl, a10 = sl, a11 = sl, a20 = sl, a21 = sl, a30 = sl, a31 = sl, a40 = sl, a41 = sl;
     int32_t v;
-    for (int64_t q = 0; q < (KP + 1) / 2; q++) {
+    for (o2c_int q = 0; q < (KP + 1) / 2; q++) {
         O2C_QLIN_Q_ROWS(w0, w1)
         const __m256i wl = _mm256_unpacklo_epi16(w0, w1), wh = _mm256_unpackhi_epi16(w0, w1);
         const uint8_t *u = U + q * PB * 4;
@@ -1011,7 +1011,7 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP
     a##j##1 = vdotq_laneq_s32(a##j##1, q1, X, L);                           \
     a##j##2 = vdotq_laneq_s32(a##j##2, q2, X, L);                           \
     a##j##3 = vdotq_laneq_s32(a##j##3, q3, X, L);
-static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP, int64_t PB, int32_t xu,
+static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, o2c_int KP, o2c_int PB, int32_t xu,
                                    int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
 {
     const int8x16_t ones = vdupq_n_s8(1), none = vdupq_n_s8(0);
@@ -1019,7 +1019,7 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP
     int32x4_t a00 = s0, a01 = s0, a02 = s0, a03 = s0, a10 = s0, a11 = s0, a12 = s0, a13 = s0;
     int32x4_t a20 = s0, a21 = s0, a22 = s0, a23 = s0, a30 = s0, a31 = s0, a32 = s0, a33 = s0;
     int32x4_t a40 = s0, a41 = s0, a42 = s0, a43 = s0;
-    for (int64_t q = 0; q < (KP + 1) / 2; q++) {
+    for (o2c_int q = 0; q < (KP + 1) / 2; q++) {
         const int8_t *wr = W + 2 * q * 2 * O2C_QLIN_MR;
         const int has1 = 2 * q + 1 < KP;
         const int8x16_t w0l = vld1q_s8(wr), w0h = vld1q_s8(wr + 16);
@@ -1060,10 +1060,10 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP
 #undef O2C_QLIN_QN_PIXEL
 #undef O2C_QLIN_QN_ZIP
 #else
-static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP, int64_t PB, int32_t xu,
+static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, o2c_int KP, o2c_int PB, int32_t xu,
                                    int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
 {
-    for (int64_t q = 0; q < (KP + 1) / 2; q++) {
+    for (o2c_int q = 0; q < (KP + 1) / 2; q++) {
         const int8_t *w0 = W + 2 * q * 2 * O2C_QLIN_MR, *w1 = 2 * q + 1 < KP ? w0 + 2 * O2C_QLIN_MR : NULL;
         const uint8_t *u = U + q * PB * 4;
         for (int j = 0; j < O2C_QLIN_NR; j++)
@@ -1080,7 +1080,7 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, int64_t KP
 #define O2C_QLIN_TILE(XS, Wt, j0, acc)                                      \
     o2c_qlin_tile_q(Wt, (const uint8_t *)P + (j0) * 4, KP, PB, xz + (XS) - O2C_QLIN_Q_SIGNED, acc)
 #elif defined(__AVX2__) && !defined(__CUDACC__)
-static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, int64_t PB,
+static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, o2c_int KP, o2c_int PB,
                                  int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
 {
     __m256i a00 = _mm256_loadu_si256((const __m256i *)acc[0]), a01 = _mm256_loadu_si256((const __m256i *)(acc[0] + 8));
@@ -1095,8 +1095,8 @@ static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, 
      * stay in registers, ymm11-ymm15 hold the two weight vectors, the
      * broadcast and two products */
     if (KP > 0) {
-        int64_t n = KP;
-        const int64_t stride = PB * 2 * (int64_t)sizeof(int16_t);
+        o2c_int n = KP;
+        const o2c_int stride = PB * 2 * (o2c_int)sizeof(int16_t);
 #define O2C_QLIN_ASM_PIXEL(j, off)                                          \
         "vpbroadcastd " off "(%[p]), %%ymm13\n\t"                           \
         "vpmaddwd %%ymm13, %%ymm11, %%ymm14\n\t"                            \
@@ -1123,7 +1123,7 @@ static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, 
 #undef O2C_QLIN_ASM_PIXEL
     }
 #else
-    for (int64_t kp = 0; kp < KP; kp++) {
+    for (o2c_int kp = 0; kp < KP; kp++) {
         const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(W + kp * 2 * O2C_QLIN_MR)));
         const __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(W + kp * 2 * O2C_QLIN_MR + 16)));
         const int16_t *pr = P + kp * PB * 2;
@@ -1159,7 +1159,7 @@ static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, 
 #if O2C_QLIN_MR != 16 || O2C_QLIN_NR != 5
 #error "o2c_qlin_tile's NEON loop is written for a 16 x 5 tile"
 #endif
-static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, int64_t PB,
+static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, o2c_int KP, o2c_int PB,
                                  int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
 {
 #define O2C_QLIN_NEON_LOAD(j)                                               \
@@ -1171,7 +1171,7 @@ static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, 
     O2C_QLIN_NEON_LOAD(3);
     O2C_QLIN_NEON_LOAD(4);
 #undef O2C_QLIN_NEON_LOAD
-    for (int64_t kp = 0; kp < KP; kp++) {
+    for (o2c_int kp = 0; kp < KP; kp++) {
         const int8x16x2_t w = vld2q_s8(W + kp * 2 * O2C_QLIN_MR);   /* val[0]: k0 of channels 0-15, val[1]: k1 */
         const int16x8_t e0 = vmovl_s8(vget_low_s8(w.val[0])), e1 = vmovl_high_s8(w.val[0]);
         const int16x8_t o0 = vmovl_s8(vget_low_s8(w.val[1])), o1 = vmovl_high_s8(w.val[1]);
@@ -1211,10 +1211,10 @@ static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, 
 }
 
 #else
-O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64_t KP, int64_t PB,
+O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, o2c_int KP, o2c_int PB,
                                         int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR])
 {
-    for (int64_t kp = 0; kp < KP; kp++) {
+    for (o2c_int kp = 0; kp < KP; kp++) {
         const int8_t *w = W + kp * 2 * O2C_QLIN_MR;
         const int16_t *pr = P + kp * PB * 2;
         for (int j = 0; j < O2C_QLIN_NR; j++) {
@@ -1238,33 +1238,33 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
  * O2C_QLIN_DEF. */
 #define O2C_QLIN_GATHER(TX, R, k, c, kh, kw)                                \
     if ((k) >= K) {                                                         \
-        for (int64_t j = 0; j < PB; j++) R[j] = 0;                          \
+        for (o2c_int j = 0; j < PB; j++) R[j] = 0;                          \
     } else {                                                                \
-        const int64_t off = (kw) * DW - PW, cs = cl ? C : 1;                \
+        const o2c_int off = (kw) * DW - PW, cs = cl ? C : 1;                \
         /* the output columns whose tap is inside the row: [owlo, owhi) */  \
-        const int64_t owlo = off < 0 ? (SW == 1 ? -off : (-off + SW - 1) / SW) : 0; \
-        const int64_t owhi = IW - off > 0 ? (SW == 1 ? IW - off : (IW - off + SW - 1) / SW) : 0; \
-        int64_t j = 0, oh = oh0, ow0 = ow00;                                \
+        const o2c_int owlo = off < 0 ? (SW == 1 ? -off : (-off + SW - 1) / SW) : 0; \
+        const o2c_int owhi = IW - off > 0 ? (SW == 1 ? IW - off : (IW - off + SW - 1) / SW) : 0; \
+        o2c_int j = 0, oh = oh0, ow0 = ow00;                                \
         while (j < np) {                                                    \
-            const int64_t len = OW - ow0 < np - j ? OW - ow0 : np - j;      \
-            const int64_t ih = oh * SH - PH + (kh) * DH;                    \
-            int64_t qlo = owlo - ow0, qhi = owhi - ow0;                     \
+            const o2c_int len = OW - ow0 < np - j ? OW - ow0 : np - j;      \
+            const o2c_int ih = oh * SH - PH + (kh) * DH;                    \
+            o2c_int qlo = owlo - ow0, qhi = owhi - ow0;                     \
             if (qlo < 0) qlo = 0;                                           \
             if (qhi > len) qhi = len;                                       \
             if (ih < 0 || ih >= IH || qhi <= qlo) {                         \
-                for (int64_t q = 0; q < len; q++) R[j + q] = 0;             \
+                for (o2c_int q = 0; q < len; q++) R[j + q] = 0;             \
             } else {                                                        \
                 const TX *xr = X + (cl ? ((n * IH + ih) * IW) * C + (c) : ((n * C + (c)) * IH + ih) * IW); \
-                for (int64_t q = 0; q < qlo; q++) R[j + q] = 0;             \
+                for (o2c_int q = 0; q < qlo; q++) R[j + q] = 0;             \
                 if (cs == 1 && SW == 1) {                                   \
                     const TX *O2C_RESTRICT xs = xr + ow0 + off;             \
                     int16_t *O2C_RESTRICT rs = R + j;                       \
-                    for (int64_t q = qlo; q < qhi; q++) rs[q] = (int16_t)((int32_t)xs[q] - xz); \
+                    for (o2c_int q = qlo; q < qhi; q++) rs[q] = (int16_t)((int32_t)xs[q] - xz); \
                 } else {                                                    \
-                    for (int64_t q = qlo; q < qhi; q++)                     \
+                    for (o2c_int q = qlo; q < qhi; q++)                     \
                         R[j + q] = (int16_t)((int32_t)xr[((ow0 + q) * SW + off) * cs] - xz); \
                 }                                                           \
-                for (int64_t q = qhi; q < len; q++) R[j + q] = 0;           \
+                for (o2c_int q = qhi; q < len; q++) R[j + q] = 0;           \
             }                                                               \
             j += len;                                                       \
             oh++;                                                           \
@@ -1290,48 +1290,48 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
  * Inside O2C_QLIN_DEF. */
 #define O2C_QLIN_BAND(TX)                                                   \
     int16_t *O2C_RESTRICT band = P + KP * PB * 2;                           \
-    const int64_t oh0 = p0 / OW, ow00 = p0 % OW, BW = (OW - 1) * SW + (KW - 1) * DW + 1, ih0 = oh0 * SH - PH; \
-    const int64_t blo = PW < BW ? PW : BW, bhi = PW + IW < BW ? PW + IW : BW; \
-    for (int64_t c = 0; c < C; c++)                                         \
-        for (int64_t br = 0; br < BR; br++) {                               \
+    const o2c_int oh0 = p0 / OW, ow00 = p0 % OW, BW = (OW - 1) * SW + (KW - 1) * DW + 1, ih0 = oh0 * SH - PH; \
+    const o2c_int blo = PW < BW ? PW : BW, bhi = PW + IW < BW ? PW + IW : BW; \
+    for (o2c_int c = 0; c < C; c++)                                         \
+        for (o2c_int br = 0; br < BR; br++) {                               \
             int16_t *O2C_RESTRICT row = band + (c * BR + br) * BW;          \
-            const int64_t ih = ih0 + br;                                    \
+            const o2c_int ih = ih0 + br;                                    \
             if (ih < 0 || ih >= IH) {                                       \
-                for (int64_t b = 0; b < BW; b++) row[b] = 0;                \
+                for (o2c_int b = 0; b < BW; b++) row[b] = 0;                \
                 continue;                                                   \
             }                                                               \
             const TX *O2C_RESTRICT xr = X + ((n * C + c) * IH + ih) * IW;   \
-            for (int64_t b = 0; b < blo; b++) row[b] = 0;                   \
-            for (int64_t b = blo; b < bhi; b++) row[b] = (int16_t)((int32_t)xr[b - PW] - xz); \
-            for (int64_t b = bhi; b < BW; b++) row[b] = 0;                  \
+            for (o2c_int b = 0; b < blo; b++) row[b] = 0;                   \
+            for (o2c_int b = blo; b < bhi; b++) row[b] = (int16_t)((int32_t)xr[b - PW] - xz); \
+            for (o2c_int b = bhi; b < BW; b++) row[b] = 0;                  \
         }                                                                   \
-    int64_t ca = 0, kha = 0, kwa = 0;                                       \
-    for (int64_t kp = 0; kp < KP; kp++) {                                   \
+    o2c_int ca = 0, kha = 0, kwa = 0;                                       \
+    for (o2c_int kp = 0; kp < KP; kp++) {                                   \
         int16_t *O2C_RESTRICT dst = P + kp * PB * 2;                        \
-        int64_t cb = ca, khb = kha, kwb = kwa;                              \
+        o2c_int cb = ca, khb = kha, kwb = kwa;                              \
         O2C_QLIN_NEXT_K(cb, khb, kwb)                                       \
         const int hasb = 2 * kp + 1 < K;                                    \
         const int16_t *ra = band + (ca * BR + kha * DH) * BW + kwa * DW;    \
         const int16_t *rb = hasb ? band + (cb * BR + khb * DH) * BW + kwb * DW : ra; \
-        int64_t j = 0, r = 0, ow0 = ow00;                                   \
+        o2c_int j = 0, r = 0, ow0 = ow00;                                   \
         while (j < np) {                                                    \
-            const int64_t len = OW - ow0 < np - j ? OW - ow0 : np - j;      \
+            const o2c_int len = OW - ow0 < np - j ? OW - ow0 : np - j;      \
             const int16_t *O2C_RESTRICT sa = ra + r * SH * BW + ow0 * SW;   \
             const int16_t *O2C_RESTRICT sb = hasb ? rb + r * SH * BW + ow0 * SW : sa; \
             int16_t *O2C_RESTRICT d = dst + 2 * j;                          \
             if (SW == 1) {                                                  \
-                for (int64_t q = 0; q < len; q++) {                         \
+                for (o2c_int q = 0; q < len; q++) {                         \
                     d[2 * q] = sa[q];                                       \
                     d[2 * q + 1] = sb[q];                                   \
                 }                                                           \
             } else {                                                        \
-                for (int64_t q = 0; q < len; q++) {                         \
+                for (o2c_int q = 0; q < len; q++) {                         \
                     d[2 * q] = sa[q * SW];                                  \
                     d[2 * q + 1] = sb[q * SW];                              \
                 }                                                           \
             }                                                               \
             if (!hasb)                                                      \
-                for (int64_t q = 0; q < len; q++) d[2 * q + 1] = 0;         \
+                for (o2c_int q = 0; q < len; q++) d[2 * q + 1] = 0;         \
             j += len;                                                       \
             r++;                                                            \
             ow0 = 0;                                                        \
@@ -1353,78 +1353,78 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
         O2C_QLIN_OPERANDS(TX, TY);                                          \
         int16_t *P = (int16_t *)p->y[1];                                    \
         int32_t csum[O2C_QLIN_PB];                                          \
-        const int64_t cl = p->k[O2C_QLIN_CL];                               \
-        const int64_t K = C * KH * KW, KP = (K + 1) / 2, S = OH * OW;       \
-        const int64_t PB = p->k[O2C_QLIN_PBW], PPB = p->k[O2C_QLIN_PPB], NB = (S + PPB - 1) / PPB; \
-        const int64_t BR = p->k[O2C_QLIN_BR];                               \
-        const int64_t MT = (M + O2C_QLIN_MR - 1) / O2C_QLIN_MR;             \
+        const o2c_int cl = p->k[O2C_QLIN_CL];                               \
+        const o2c_int K = C * KH * KW, KP = (K + 1) / 2, S = OH * OW;       \
+        const o2c_int PB = p->k[O2C_QLIN_PBW], PPB = p->k[O2C_QLIN_PPB], NB = (S + PPB - 1) / PPB; \
+        const o2c_int BR = p->k[O2C_QLIN_BR];                               \
+        const o2c_int MT = (M + O2C_QLIN_MR - 1) / O2C_QLIN_MR;             \
         const int pointwise = !cl && KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 && \
                               OH == IH && OW == IW;                         \
         O2C_FOR(t) {                                                        \
-            const int64_t n = t / NB, p0 = t % NB * PPB;                    \
-            const int64_t np = S - p0 < PPB ? S - p0 : PPB;                 \
+            const o2c_int n = t / NB, p0 = t % NB * PPB;                    \
+            const o2c_int np = S - p0 < PPB ? S - p0 : PPB;                 \
             if (pointwise) { /* the rows are the channels' planes: one pass */ \
-                for (int64_t kp = 0; kp < KP; kp++) {                       \
+                for (o2c_int kp = 0; kp < KP; kp++) {                       \
                     int16_t *O2C_RESTRICT dst = P + kp * PB * 2;            \
                     const TX *O2C_RESTRICT xa = X + (n * C + 2 * kp) * S + p0; \
-                    const int64_t m = 2 * kp + 1 < K ? np : 0;              \
+                    const o2c_int m = 2 * kp + 1 < K ? np : 0;              \
                     const TX *O2C_RESTRICT xb = m ? xa + S : xa;            \
-                    for (int64_t j = 0; j < m; j++) {                       \
+                    for (o2c_int j = 0; j < m; j++) {                       \
                         dst[2 * j] = (int16_t)((int32_t)xa[j] - xz);        \
                         dst[2 * j + 1] = (int16_t)((int32_t)xb[j] - xz);    \
                     }                                                       \
-                    for (int64_t j = m; j < np; j++) {                      \
+                    for (o2c_int j = m; j < np; j++) {                      \
                         dst[2 * j] = (int16_t)((int32_t)xa[j] - xz);        \
                         dst[2 * j + 1] = 0;                                 \
                     }                                                       \
-                    for (int64_t j = np; j < PB; j++) dst[2 * j] = dst[2 * j + 1] = 0; \
+                    for (o2c_int j = np; j < PB; j++) dst[2 * j] = dst[2 * j + 1] = 0; \
                 }                                                           \
             } else if (BR) {                                                \
                 O2C_QLIN_BAND(TX)                                           \
             } else {                                                        \
-                const int64_t oh0 = p0 / OW, ow00 = p0 % OW;                \
-                int64_t c = 0, kh = 0, kw = 0;                              \
-                for (int64_t kp = 0; kp < KP; kp++) {                       \
+                const o2c_int oh0 = p0 / OW, ow00 = p0 % OW;                \
+                o2c_int c = 0, kh = 0, kw = 0;                              \
+                for (o2c_int kp = 0; kp < KP; kp++) {                       \
                     int16_t ra[O2C_QLIN_PB], rb[O2C_QLIN_PB];               \
                     int16_t *O2C_RESTRICT dst = P + kp * PB * 2;            \
                     O2C_QLIN_GATHER(TX, ra, 2 * kp, c, kh, kw)              \
                     O2C_QLIN_NEXT_K(c, kh, kw)                              \
                     O2C_QLIN_GATHER(TX, rb, 2 * kp + 1, c, kh, kw)          \
                     O2C_QLIN_NEXT_K(c, kh, kw)                              \
-                    for (int64_t j = 0; j < PB; j++) {                      \
+                    for (o2c_int j = 0; j < PB; j++) {                      \
                         dst[2 * j] = ra[j];                                 \
                         dst[2 * j + 1] = rb[j];                             \
                     }                                                       \
                 }                                                           \
             }                                                               \
             if (OFF) /* the panel's column sums: the weights' offsets times them */ \
-                for (int64_t j = 0; j < np; j++) {                          \
+                for (o2c_int j = 0; j < np; j++) {                          \
                     int32_t sum = 0;                                        \
-                    for (int64_t kp = 0; kp < KP; kp++)                     \
+                    for (o2c_int kp = 0; kp < KP; kp++)                     \
                         sum += (int32_t)P[kp * PB * 2 + 2 * j] + (int32_t)P[kp * PB * 2 + 2 * j + 1]; \
                     csum[j] = sum;                                          \
                 }                                                           \
             O2C_QLIN_PANEL_READY(XS)                                        \
-            for (int64_t mt = 0; mt < MT; mt++) {                           \
-                const int64_t m0 = mt * O2C_QLIN_MR;                        \
-                const int64_t mn = M - m0 < O2C_QLIN_MR ? M - m0 : O2C_QLIN_MR; \
-                for (int64_t j0 = 0; j0 < np; j0 += O2C_QLIN_NR) {          \
+            for (o2c_int mt = 0; mt < MT; mt++) {                           \
+                const o2c_int m0 = mt * O2C_QLIN_MR;                        \
+                const o2c_int mn = M - m0 < O2C_QLIN_MR ? M - m0 : O2C_QLIN_MR; \
+                for (o2c_int j0 = 0; j0 < np; j0 += O2C_QLIN_NR) {          \
                     int32_t acc[O2C_QLIN_NR][O2C_QLIN_MR], q[O2C_QLIN_MR];  \
                     for (int j = 0; j < O2C_QLIN_NR; j++)                   \
                         for (int i = 0; i < O2C_QLIN_MR; i++) acc[j][i] = Bs && i < mn ? Bs[m0 + i] : 0; \
                     O2C_QLIN_TILE(XS, W + mt * KP * 2 * O2C_QLIN_MR, j0, acc); \
-                    for (int64_t j = 0; j < O2C_QLIN_NR && j0 + j < np; j++) { \
-                        const int64_t px = p0 + j0 + j;                     \
+                    for (o2c_int j = 0; j < O2C_QLIN_NR && j0 + j < np; j++) { \
+                        const o2c_int px = p0 + j0 + j;                     \
                         if (OFF)                                            \
-                            for (int64_t i = 0; i < mn; i++) acc[j][i] += OFF[m0 + i] * csum[j0 + j]; \
+                            for (o2c_int i = 0; i < mn; i++) acc[j][i] += OFF[m0 + i] * csum[j0 + j]; \
                         if (MUL)                                            \
                             o2c_qlin_requant_row(acc[j], MUL + m0, 1, yz, lo, hi, q, mn); \
                         else /* int32 out: the sums */                      \
-                            for (int64_t i = 0; i < mn; i++) q[i] = acc[j][i]; \
+                            for (o2c_int i = 0; i < mn; i++) q[i] = acc[j][i]; \
                         if (cl)                                             \
-                            for (int64_t i = 0; i < mn; i++) Y[(n * S + px) * M + m0 + i] = (TY)q[i]; \
+                            for (o2c_int i = 0; i < mn; i++) Y[(n * S + px) * M + m0 + i] = (TY)q[i]; \
                         else                                                \
-                            for (int64_t i = 0; i < mn; i++) Y[(n * M + m0 + i) * S + px] = (TY)q[i]; \
+                            for (o2c_int i = 0; i < mn; i++) Y[(n * M + m0 + i) * S + px] = (TY)q[i]; \
                     }                                                       \
                 }                                                           \
             }                                                               \
@@ -1443,31 +1443,31 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, int64
  * left alone multiplies by (w, 0) and (0, w). */
 #if defined(__AVX2__) && !defined(__CUDACC__)
 #define O2C_QDW_MAXT 64   /* taps listed ahead (more: the plain loop) */
-static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, int64_t PS, const int8_t *W, int64_t KH, int64_t KW,
-                                int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t RW, int64_t NA, int32_t b)
+static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, o2c_int PS, const int8_t *W, o2c_int KH, o2c_int KW,
+                                o2c_int SH, o2c_int SW, o2c_int DH, o2c_int DW, o2c_int RW, o2c_int NA, int32_t b)
 {
     /* the taps as a list made once: offset, the int16 weight pair (w0, w1)
      * or (w, 0), and whether it is a pair */
-    int64_t off[O2C_QDW_MAXT];
+    o2c_int off[O2C_QDW_MAXT];
     uint32_t wp[O2C_QDW_MAXT];
     int two[O2C_QDW_MAXT], nt = 0;
     if (KH * KW > O2C_QDW_MAXT) {
-        for (int64_t i = 0; i < NA; i++) acc[i] = b;
-        for (int64_t kh = 0; kh < KH; kh++)
-            for (int64_t kw = 0; kw < KW; kw++) {
+        for (o2c_int i = 0; i < NA; i++) acc[i] = b;
+        for (o2c_int kh = 0; kh < KH; kh++)
+            for (o2c_int kw = 0; kw < KW; kw++) {
                 const int32_t w = W[kh * KW + kw];
                 const int16_t *src = P + ((kh * DH % SH) * SW + kw * DW % SW) * PS + (kh * DH / SH) * RW + kw * DW / SW;
-                for (int64_t i = 0; i < NA; i++) acc[i] += w * src[i];
+                for (o2c_int i = 0; i < NA; i++) acc[i] += w * src[i];
             }
         return;
     }
-    for (int64_t kh = 0; kh < KH; kh++) {
-        const int64_t row = (kh * DH % SH) * SW * PS + (kh * DH / SH) * RW;
+    for (o2c_int kh = 0; kh < KH; kh++) {
+        const o2c_int row = (kh * DH % SH) * SW * PS + (kh * DH / SH) * RW;
         const int8_t *wr = W + kh * KW;
         /* DW 1: the taps ph, ph + SW, ... lie side by side in plane ph: pairs */
-        const int64_t step = DW == 1 ? SW : 1;
-        for (int64_t ph = 0; ph < step; ph++) {
-            int64_t kw = ph;
+        const o2c_int step = DW == 1 ? SW : 1;
+        for (o2c_int ph = 0; ph < step; ph++) {
+            o2c_int kw = ph;
             for (; DW == 1 && kw + step < KW; kw += 2 * step, nt++) {
                 off[nt] = row + ph * PS + kw / SW;
                 wp[nt] = (uint32_t)(uint16_t)(int16_t)wr[kw] | (uint32_t)(uint16_t)(int16_t)wr[kw + step] << 16;
@@ -1480,7 +1480,7 @@ static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, int64_t PS, cons
             }
         }
     }
-    for (int64_t i0 = 0; i0 < NA; i0 += 16) {
+    for (o2c_int i0 = 0; i0 < NA; i0 += 16) {
         __m256i e = _mm256_set1_epi32(b), o = e, lo, hi;
         for (int t = 0; t < nt; t++) {
             const int16_t *pr = P + off[t] + i0;
@@ -1501,16 +1501,16 @@ static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, int64_t PS, cons
     }
 }
 #else
-O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, int64_t PS, const int8_t *W, int64_t KH,
-                                       int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t RW,
-                                       int64_t NA, int32_t b)
+O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, o2c_int PS, const int8_t *W, o2c_int KH,
+                                       o2c_int KW, o2c_int SH, o2c_int SW, o2c_int DH, o2c_int DW, o2c_int RW,
+                                       o2c_int NA, int32_t b)
 {
-    for (int64_t i = 0; i < NA; i++) acc[i] = b;
-    for (int64_t kh = 0; kh < KH; kh++)
-        for (int64_t kw = 0; kw < KW; kw++) {
+    for (o2c_int i = 0; i < NA; i++) acc[i] = b;
+    for (o2c_int kh = 0; kh < KH; kh++)
+        for (o2c_int kw = 0; kw < KW; kw++) {
             const int32_t w = W[kh * KW + kw];
             const int16_t *src = P + ((kh * DH % SH) * SW + kw * DW % SW) * PS + (kh * DH / SH) * RW + kw * DW / SW;
-            for (int64_t i = 0; i < NA; i++) acc[i] += w * src[i];
+            for (o2c_int i = 0; i < NA; i++) acc[i] += w * src[i];
         }
 }
 #endif
@@ -1532,47 +1532,47 @@ O2C_HD static inline void o2c_qdw_taps(int32_t *acc, const int16_t *P, int64_t P
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
         O2C_QLIN_OPERANDS(TX, TY);                                          \
-        const int64_t RW = OW + (KW - 1) * DW / SW, PR = OH + (KH - 1) * DH / SH; \
-        const int64_t PS = PR * RW + O2C_QDW_SLACK, NA = (OH - 1) * RW + OW; \
+        const o2c_int RW = OW + (KW - 1) * DW / SW, PR = OH + (KH - 1) * DH / SH; \
+        const o2c_int PS = PR * RW + O2C_QDW_SLACK, NA = (OH - 1) * RW + OW; \
         int32_t *O2C_RESTRICT acc = (int32_t *)p->y[1];                     \
         int16_t *O2C_RESTRICT P = (int16_t *)(acc + OH * RW + O2C_QDW_SLACK); \
         O2C_FOR(t) {                                                        \
-            const int64_t c = t % C, n = t / C;                             \
+            const o2c_int c = t % C, n = t / C;                             \
             const TX *xp = X + (n * C + c) * IH * IW;                       \
             const int32_t b = Bs ? Bs[c] : 0;                               \
-            for (int64_t a = 0; a < SH; a++)                                \
-                for (int64_t bp = 0; bp < SW; bp++) {                       \
+            for (o2c_int a = 0; a < SH; a++)                                \
+                for (o2c_int bp = 0; bp < SW; bp++) {                       \
                     int16_t *O2C_RESTRICT pl = P + (a * SW + bp) * PS;      \
-                    for (int64_t r = 0; r < PR; r++) {                      \
-                        const int64_t ih = r * SH + a - PH;                 \
+                    for (o2c_int r = 0; r < PR; r++) {                      \
+                        const o2c_int ih = r * SH + a - PH;                 \
                         int16_t *O2C_RESTRICT pr = pl + r * RW;             \
                         if (ih < 0 || ih >= IH) {                           \
-                            for (int64_t q = 0; q < RW; q++) pr[q] = 0;     \
+                            for (o2c_int q = 0; q < RW; q++) pr[q] = 0;     \
                             continue;                                       \
                         }                                                   \
                         /* the columns q of the row inside it: iw = q SW + bp - PW in [0, IW) */ \
                         const TX *O2C_RESTRICT xr = xp + ih * IW;           \
-                        const int64_t sh0 = bp - PW;                        \
-                        int64_t q0 = PW - bp > 0 ? (PW - bp + SW - 1) / SW : 0; \
-                        int64_t q1 = IW + PW - bp > 0 ? (IW + PW - bp + SW - 1) / SW : 0; \
+                        const o2c_int sh0 = bp - PW;                        \
+                        o2c_int q0 = PW - bp > 0 ? (PW - bp + SW - 1) / SW : 0; \
+                        o2c_int q1 = IW + PW - bp > 0 ? (IW + PW - bp + SW - 1) / SW : 0; \
                         if (q1 > RW) q1 = RW;                               \
                         if (q0 > q1) q0 = q1;                               \
-                        for (int64_t q = 0; q < q0; q++) pr[q] = 0;         \
+                        for (o2c_int q = 0; q < q0; q++) pr[q] = 0;         \
                         if (SW == 1)                                        \
-                            for (int64_t q = q0; q < q1; q++) pr[q] = (int16_t)((int32_t)xr[q + sh0] - xz); \
+                            for (o2c_int q = q0; q < q1; q++) pr[q] = (int16_t)((int32_t)xr[q + sh0] - xz); \
                         else                                                \
-                            for (int64_t q = q0; q < q1; q++) pr[q] = (int16_t)((int32_t)xr[q * SW + sh0] - xz); \
-                        for (int64_t q = q1; q < RW; q++) pr[q] = 0;        \
+                            for (o2c_int q = q0; q < q1; q++) pr[q] = (int16_t)((int32_t)xr[q * SW + sh0] - xz); \
+                        for (o2c_int q = q1; q < RW; q++) pr[q] = 0;        \
                     }                                                       \
-                    for (int64_t i = PR * RW; i < PS; i++) pl[i] = 0;       \
+                    for (o2c_int i = PR * RW; i < PS; i++) pl[i] = 0;       \
                 }                                                           \
             o2c_qdw_taps(acc, P, PS, W + c * KH * KW, KH, KW, SH, SW, DH, DW, RW, NA, b); \
             /* the plane's sums requantized at once (short rows stay vectors) */ \
             o2c_qlin_requant_row(acc, MUL + c, 0, yz, lo, hi, acc, NA);     \
-            for (int64_t oh = 0; oh < OH; oh++) {                           \
+            for (o2c_int oh = 0; oh < OH; oh++) {                           \
                 TY *O2C_RESTRICT yr = Y + ((n * C + c) * OH + oh) * OW;     \
                 const int32_t *O2C_RESTRICT ar = acc + oh * RW;             \
-                for (int64_t ow = 0; ow < OW; ow++) yr[ow] = (TY)ar[ow];    \
+                for (o2c_int ow = 0; ow < OW; ow++) yr[ow] = (TY)ar[ow];    \
             }                                                               \
         }                                                                   \
     }
@@ -1745,7 +1745,7 @@ static O2C_NOINLINE void o2c_qmcu_cols(const unsigned char *W, int32_t KP4, int3
  * time: their two im2col columns of X - xz as int16 (K rounded up to KP4,
  * a multiple of 4, with zeros) in y[1], then o2c_qmcu_cols. x[2] W: M x
  * KP4 int8 packed for it. Index space N x ceil(OH OW / 2). */
-static void o2c_qmcu_gemm(int64_t i0, int64_t i1, const o2c_p *p, int xs)
+static void o2c_qmcu_gemm(o2c_int i0, o2c_int i1, const o2c_p *p, int xs)
 {
     O2C_QMCU_GEOMETRY;
     const unsigned char *X = (const unsigned char *)p->x[0];
@@ -1793,7 +1793,7 @@ static void o2c_qmcu_gemm(int64_t i0, int64_t i1, const o2c_p *p, int xs)
  * step: its int32 sums in y[1] (OW values), tap by tap over the columns
  * whose tap is inside the row (no test per product). Index space
  * N x C x OH. */
-static void o2c_qmcu_dw(int64_t i0, int64_t i1, const o2c_p *p, int xs)
+static void o2c_qmcu_dw(o2c_int i0, o2c_int i1, const o2c_p *p, int xs)
 {
     O2C_QMCU_GEOMETRY;
     const unsigned char *X = (const unsigned char *)p->x[0];
@@ -1868,7 +1868,7 @@ O2C_KERNEL(o2c_qmcudw_i8_i8) { o2c_qmcu_dw(i0, i1, p, 1); }
 #define O2C_WQMM_AVX2_ROWS(R)                                               \
     {                                                                       \
         O2C_WQ_AVX2_INIT(R);                                                \
-        for (int64_t k = 0; k < K; k++) {                                   \
+        for (o2c_int k = 0; k < K; k++) {                                   \
             const __m128i b = _mm_loadu_si128((const __m128i *)(w + k * O2C_WQMM_NR)); \
             __m256i il = sgn ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b); \
             __m256i ih = sgn ? _mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)) : _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)); \
@@ -1878,21 +1878,21 @@ O2C_KERNEL(o2c_qmcudw_i8_i8) { o2c_qmcu_dw(i0, i1, p, 1); }
         }                                                                   \
         O2C_WQ_AVX2_STORE(R)                                                \
     }
-static inline void o2c_wqmm_block(const unsigned char *w, const int32_t *z, const float *const *ar, int64_t nr,
-                                  int64_t K, int sgn, float (*acc)[O2C_WQMM_NR])
+static inline void o2c_wqmm_block(const unsigned char *w, const int32_t *z, const float *const *ar, o2c_int nr,
+                                  o2c_int K, int sgn, float (*acc)[O2C_WQMM_NR])
 {
     const __m256i zl = _mm256_loadu_si256((const __m256i *)z), zh = _mm256_loadu_si256((const __m256i *)(z + 8));
     if (nr == 4) O2C_WQMM_AVX2_ROWS(4)
     else
-        for (int64_t r0 = 0; r0 < nr; r0++, ar++, acc++) O2C_WQMM_AVX2_ROWS(1)
+        for (o2c_int r0 = 0; r0 < nr; r0++, ar++, acc++) O2C_WQMM_AVX2_ROWS(1)
 }
 #else
-O2C_HD static inline void o2c_wqmm_block(const unsigned char *w, const int32_t *z, const float *const *ar, int64_t nr,
-                                         int64_t K, int sgn, float (*acc)[O2C_WQMM_NR])
+O2C_HD static inline void o2c_wqmm_block(const unsigned char *w, const int32_t *z, const float *const *ar, o2c_int nr,
+                                         o2c_int K, int sgn, float (*acc)[O2C_WQMM_NR])
 {
-    for (int64_t r = 0; r < nr; r++)
+    for (o2c_int r = 0; r < nr; r++)
         for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = 0.0f;
-    for (int64_t k = 0; k < K; k++, w += O2C_WQMM_NR) {
+    for (o2c_int k = 0; k < K; k++, w += O2C_WQMM_NR) {
         float wf[O2C_WQMM_NR];
         for (int j = 0; j < O2C_WQMM_NR; j++)
             wf[j] = (float)((sgn ? O2C_Q_BYTE_i8(w[j]) : (int32_t)w[j]) - z[j]);
@@ -1905,8 +1905,8 @@ O2C_HD static inline void o2c_wqmm_block(const unsigned char *w, const int32_t *
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
         O2C_WQ_OPERANDS(int32_t);                                           \
-        const int64_t R = p->k[O2C_WQMM_ROWS], K = p->k[O2C_WQMM_K], N = p->k[O2C_WQMM_N]; \
-        const int64_t NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR;           \
+        const o2c_int R = p->k[O2C_WQMM_ROWS], K = p->k[O2C_WQMM_K], N = p->k[O2C_WQMM_N]; \
+        const o2c_int NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR;           \
         O2C_WQ_TILES(o2c_wqmm_block(Wp + nb * K * O2C_WQMM_NR, Z + n0, ar, nr, K, SGN, acc), S[n0 + j]) \
     }
 
@@ -1931,14 +1931,14 @@ O2C_WQMM_DEF(o2c_wqmm_u8_f32, 0)
 #define O2C_WQMMB_AVX2_ROWS(R)                                              \
     {                                                                       \
         O2C_WQ_AVX2_INIT(R);                                                \
-        for (int64_t k0 = 0, kb = 0; k0 < K; k0 += BS, kb++) {              \
+        for (o2c_int k0 = 0, kb = 0; k0 < K; k0 += BS, kb++) {              \
             const unsigned char *zb = z + kb * O2C_WQMM_NR;                 \
             const float *sb = s + kb * O2C_WQMM_NR;                         \
             const __m256 zl = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)zb))); \
             const __m256 zh = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(zb + 8)))); \
             const __m256 sl = _mm256_loadu_ps(sb), sh = _mm256_loadu_ps(sb + 8); \
-            const int64_t k1 = K - k0 < BS ? K : k0 + BS;                   \
-            for (int64_t k = k0; k < k1; k++) {                             \
+            const o2c_int k1 = K - k0 < BS ? K : k0 + BS;                   \
+            for (o2c_int k = k0; k < k1; k++) {                             \
                 __m128i bl, bh;                                             \
                 if (bits == 4) {                                            \
                     const __m128i v = _mm_loadl_epi64((const __m128i *)(w + k * (O2C_WQMM_NR / 2))); \
@@ -1956,26 +1956,26 @@ O2C_WQMM_DEF(o2c_wqmm_u8_f32, 0)
         O2C_WQ_AVX2_STORE(R)                                                \
     }
 static inline void o2c_wqmmb_block(const unsigned char *w, const unsigned char *z, const float *s, const float *const *ar,
-                                   int64_t nr, int64_t K, int64_t BS, int bits, float (*acc)[O2C_WQMM_NR])
+                                   o2c_int nr, o2c_int K, o2c_int BS, int bits, float (*acc)[O2C_WQMM_NR])
 {
     const __m128i nib = _mm_set1_epi8(15);
     if (nr == 4) O2C_WQMMB_AVX2_ROWS(4)
     else
-        for (int64_t r0 = 0; r0 < nr; r0++, ar++, acc++) O2C_WQMMB_AVX2_ROWS(1)
+        for (o2c_int r0 = 0; r0 < nr; r0++, ar++, acc++) O2C_WQMMB_AVX2_ROWS(1)
 }
 #else
 O2C_HD static inline void o2c_wqmmb_block(const unsigned char *w, const unsigned char *z, const float *s,
-                                          const float *const *ar, int64_t nr, int64_t K, int64_t BS, int bits,
+                                          const float *const *ar, o2c_int nr, o2c_int K, o2c_int BS, int bits,
                                           float (*acc)[O2C_WQMM_NR])
 {
-    const int64_t H = O2C_WQMM_NR / 2;
-    for (int64_t r = 0; r < nr; r++)
+    const o2c_int H = O2C_WQMM_NR / 2;
+    for (o2c_int r = 0; r < nr; r++)
         for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = 0.0f;
-    for (int64_t k = 0; k < K; k++) {
+    for (o2c_int k = 0; k < K; k++) {
         const unsigned char *zb = z + k / BS * O2C_WQMM_NR;
         const float *sb = s + k / BS * O2C_WQMM_NR;
         float wf[O2C_WQMM_NR];
-        for (int64_t j = 0; j < O2C_WQMM_NR; j++) {
+        for (o2c_int j = 0; j < O2C_WQMM_NR; j++) {
             const int u = bits == 4 ? (j < H ? w[k * H + j] & 15 : w[k * H + j - H] >> 4) : w[k * O2C_WQMM_NR + j];
             wf[j] = ((float)u - zb[j]) * sb[j];
         }
@@ -1988,9 +1988,9 @@ O2C_HD static inline void o2c_wqmmb_block(const unsigned char *w, const unsigned
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
         O2C_WQ_OPERANDS(unsigned char);                                     \
-        const int64_t R = p->k[O2C_WQMMB_ROWS], K = p->k[O2C_WQMMB_K], N = p->k[O2C_WQMMB_N]; \
-        const int64_t BS = p->k[O2C_WQMMB_BS], KB = (K + BS - 1) / BS;      \
-        const int64_t NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR;           \
+        const o2c_int R = p->k[O2C_WQMMB_ROWS], K = p->k[O2C_WQMMB_K], N = p->k[O2C_WQMMB_N]; \
+        const o2c_int BS = p->k[O2C_WQMMB_BS], KB = (K + BS - 1) / BS;      \
+        const o2c_int NBLK = (N + O2C_WQMM_NR - 1) / O2C_WQMM_NR;           \
         O2C_WQ_TILES(o2c_wqmmb_block(Wp + nb * K * (O2C_WQMM_NR * (BITS) / 8), Z + nb * KB * O2C_WQMM_NR, \
                                      S + nb * KB * O2C_WQMM_NR, ar, nr, K, BS, BITS, acc), 1.0f) \
     }
@@ -2005,22 +2005,22 @@ O2C_WQMMB_DEF(o2c_wqmmb_w8_f32, 8)
  * holds each weight as o2c_wqmmb makes it, (W - z) s, and the sums run in
  * the same order: the same bits as o2c_wqmmb, the conversion paid once per
  * column block instead of once per O2C_WQMM_RB rows. */
-static inline void o2c_wqmmp_panel(const unsigned char *w, const unsigned char *z, const float *s, int64_t K,
-                                   int64_t BS, int bits, float *P)
+static inline void o2c_wqmmp_panel(const unsigned char *w, const unsigned char *z, const float *s, o2c_int K,
+                                   o2c_int BS, int bits, float *P)
 {
-    const int64_t H = O2C_WQMM_NR / 2;
-    for (int64_t k = 0; k < K; k++) {
+    const o2c_int H = O2C_WQMM_NR / 2;
+    for (o2c_int k = 0; k < K; k++) {
         const unsigned char *zb = z + k / BS * O2C_WQMM_NR;
         const float *sb = s + k / BS * O2C_WQMM_NR;
         const unsigned char *wk = w + k * (O2C_WQMM_NR * bits / 8);
         float *pk = P + k * O2C_WQMM_NR;
         if (bits == 4)
-            for (int64_t j = 0; j < H; j++) {
+            for (o2c_int j = 0; j < H; j++) {
                 pk[j] = ((float)(wk[j] & 15) - (float)zb[j]) * sb[j];
                 pk[j + H] = ((float)(wk[j] >> 4) - (float)zb[j + H]) * sb[j + H];
             }
         else
-            for (int64_t j = 0; j < O2C_WQMM_NR; j++) pk[j] = ((float)wk[j] - (float)zb[j]) * sb[j];
+            for (o2c_int j = 0; j < O2C_WQMM_NR; j++) pk[j] = ((float)wk[j] - (float)zb[j]) * sb[j];
     }
 }
 
@@ -2030,26 +2030,26 @@ static inline void o2c_wqmmp_panel(const unsigned char *w, const unsigned char *
 #define O2C_WQMMP_AVX2_ROWS(R)                                              \
     {                                                                       \
         O2C_WQ_AVX2_INIT(R);                                                \
-        for (int64_t k = 0; k < K; k++) {                                   \
+        for (o2c_int k = 0; k < K; k++) {                                   \
             const __m256 wl = _mm256_loadu_ps(P + k * O2C_WQMM_NR), wh = _mm256_loadu_ps(P + k * O2C_WQMM_NR + 8); \
             O2C_WQ_AVX2_FMA(R, k, wl, wh)                                   \
         }                                                                   \
         O2C_WQ_AVX2_STORE(R)                                                \
     }
-static inline void o2c_wqmmp_rows(const float *P, const float *const *ar, int64_t nr, int64_t K,
+static inline void o2c_wqmmp_rows(const float *P, const float *const *ar, o2c_int nr, o2c_int K,
                                   float (*acc)[O2C_WQMM_NR])
 {
     if (nr == O2C_WQMMP_RB) O2C_WQMMP_AVX2_ROWS(O2C_WQMMP_RB)
     else
-        for (int64_t r0 = 0; r0 < nr; r0++, ar++, acc++) O2C_WQMMP_AVX2_ROWS(1)
+        for (o2c_int r0 = 0; r0 < nr; r0++, ar++, acc++) O2C_WQMMP_AVX2_ROWS(1)
 }
 #else
-static inline void o2c_wqmmp_rows(const float *P, const float *const *ar, int64_t nr, int64_t K,
+static inline void o2c_wqmmp_rows(const float *P, const float *const *ar, o2c_int nr, o2c_int K,
                                   float (*acc)[O2C_WQMM_NR])
 {
-    for (int64_t r = 0; r < nr; r++)
+    for (o2c_int r = 0; r < nr; r++)
         for (int j = 0; j < O2C_WQMM_NR; j++) acc[r][j] = 0.0f;
-    for (int64_t k = 0; k < K; k++) O2C_WQ_FMA_ROWS(nr, k, P + k * O2C_WQMM_NR)
+    for (o2c_int k = 0; k < K; k++) O2C_WQ_FMA_ROWS(nr, k, P + k * O2C_WQMM_NR)
 }
 #endif
 
@@ -2058,20 +2058,20 @@ static inline void o2c_wqmmp_rows(const float *P, const float *const *ar, int64_
     {                                                                       \
         O2C_WQ_OPERANDS(unsigned char);                                     \
         float *P = (float *)p->y[1];                                        \
-        const int64_t R = p->k[O2C_WQMMB_ROWS], K = p->k[O2C_WQMMB_K], N = p->k[O2C_WQMMB_N]; \
-        const int64_t BS = p->k[O2C_WQMMB_BS], KB = (K + BS - 1) / BS;      \
+        const o2c_int R = p->k[O2C_WQMMB_ROWS], K = p->k[O2C_WQMMB_K], N = p->k[O2C_WQMMB_N]; \
+        const o2c_int BS = p->k[O2C_WQMMB_BS], KB = (K + BS - 1) / BS;      \
         O2C_FOR(nb) {                                                       \
-            const int64_t n0 = nb * O2C_WQMM_NR, nn = N - n0 < O2C_WQMM_NR ? N - n0 : O2C_WQMM_NR; \
+            const o2c_int n0 = nb * O2C_WQMM_NR, nn = N - n0 < O2C_WQMM_NR ? N - n0 : O2C_WQMM_NR; \
             o2c_wqmmp_panel(Wp + nb * K * (O2C_WQMM_NR * (BITS) / 8), Z + nb * KB * O2C_WQMM_NR, \
                             S + nb * KB * O2C_WQMM_NR, K, BS, BITS, P);     \
-            for (int64_t r0 = 0; r0 < R; r0 += O2C_WQMMP_RB) {              \
-                const int64_t nr = R - r0 < O2C_WQMMP_RB ? R - r0 : O2C_WQMMP_RB; \
+            for (o2c_int r0 = 0; r0 < R; r0 += O2C_WQMMP_RB) {              \
+                const o2c_int nr = R - r0 < O2C_WQMMP_RB ? R - r0 : O2C_WQMMP_RB; \
                 const float *ar[O2C_WQMMP_RB];                              \
                 float acc[O2C_WQMMP_RB][O2C_WQMM_NR];                       \
-                for (int64_t r = 0; r < nr; r++) ar[r] = A + (r0 + r) * K;  \
+                for (o2c_int r = 0; r < nr; r++) ar[r] = A + (r0 + r) * K;  \
                 o2c_wqmmp_rows(P, ar, nr, K, acc);                          \
-                for (int64_t r = 0; r < nr; r++)                            \
-                    for (int64_t j = 0; j < nn; j++)                        \
+                for (o2c_int r = 0; r < nr; r++)                            \
+                    for (o2c_int j = 0; j < nn; j++)                        \
                         Y[(r0 + r) * N + n0 + j] = acc[r][j] + (B ? B[n0 + j] : 0.0f); \
             }                                                               \
         }                                                                   \
@@ -2094,18 +2094,18 @@ O2C_WQMMP_DEF(o2c_wqmmp_w8_f32, 8)
         const float ys = *(const float *)p->x[2];                           \
         const TY *YZ = (const TY *)p->x[3];                                 \
         TY *Y = (TY *)p->y[0];                                              \
-        const int64_t D = p->k[O2C_QSM_D], IN = p->k[O2C_QSM_INNER];        \
+        const o2c_int D = p->k[O2C_QSM_D], IN = p->k[O2C_QSM_INNER];        \
         const float yz = YZ ? (float)YZ[0] : 0.0f;                          \
         O2C_FOR(r) {                                                        \
             const TX *x = X + r / IN * D * IN + r % IN;                     \
             TY *y = Y + r / IN * D * IN + r % IN;                           \
             int32_t m = x[0];                                               \
             float sum = 0.0f, inv;                                          \
-            for (int64_t d = 1; d < D; d++)                                 \
+            for (o2c_int d = 1; d < D; d++)                                 \
                 if (x[d * IN] > m) m = x[d * IN];                           \
-            for (int64_t d = 0; d < D; d++) sum += E[m - x[d * IN]];        \
+            for (o2c_int d = 0; d < D; d++) sum += E[m - x[d * IN]];        \
             inv = 1.0f / (sum * ys);                                        \
-            for (int64_t d = 0; d < D; d++) {                               \
+            for (o2c_int d = 0; d < D; d++) {                               \
                 const float v = nearbyintf(E[m - x[d * IN]] * inv) + yz;    \
                 y[d * IN] = (TY)O2C_Q_SAT(float, v, LO, HI);                \
             }                                                               \

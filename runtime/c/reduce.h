@@ -34,12 +34,12 @@
         typedef UT U;                                                                 \
         const T *X = (const T *)p->x[0];                                              \
         T *Y = (T *)p->y[0];                                                          \
-        const int64_t op = p->k[O2C_REDUCE_OP], R = p->k[O2C_REDUCE_R];               \
-        const int64_t rk = p->k[O2C_REDUCE_NKEPT], rr = p->k[O2C_REDUCE_NRED];        \
-        const int64_t rs = p->k[O2C_REDUCE_RED_STR];                                  \
+        const o2c_int op = p->k[O2C_REDUCE_OP], R = p->k[O2C_REDUCE_R];               \
+        const o2c_int rk = p->k[O2C_REDUCE_NKEPT], rr = p->k[O2C_REDUCE_NRED];        \
+        const o2c_int rs = p->k[O2C_REDUCE_RED_STR];                                  \
         O2C_FOR(i) {                                                                  \
             const T *x = X + (rk ? o2c_offset(i, rk, p->k + O2C_REDUCE_KEPT_DIMS, p->k + O2C_REDUCE_KEPT_STR) : 0); \
-            int64_t j;                                                                \
+            o2c_int j;                                                                \
             switch (op) {                                                             \
             case O2C_RED_MAX:                                                         \
             case O2C_RED_MIN:                                                         \
@@ -106,14 +106,14 @@
         typedef TY T;                                                                 \
         const T *X = (const T *)p->x[0];                                              \
         int64_t *Y = (int64_t *)p->y[0];                                              \
-        const int64_t A = p->k[O2C_ARGEXT_A], inner = p->k[O2C_ARGEXT_INNER];         \
-        const int64_t last = p->k[O2C_ARGEXT_LAST], mx = p->k[O2C_ARGEXT_MAX];        \
+        const o2c_int A = p->k[O2C_ARGEXT_A], inner = p->k[O2C_ARGEXT_INNER];         \
+        const o2c_int last = p->k[O2C_ARGEXT_LAST], mx = p->k[O2C_ARGEXT_MAX];        \
         O2C_FOR(i) {                                                                  \
             const T *x = X + (i / inner) * A * inner + i % inner;                     \
             T best = x[0];                                                            \
-            int64_t bi = 0;                                                           \
+            o2c_int bi = 0;                                                           \
             int isn = O2C_RNAN_##F(best);                                             \
-            for (int64_t j = 1; j < A; j++) {                                         \
+            for (o2c_int j = 1; j < A; j++) {                                         \
                 const T v = x[j * inner];                                             \
                 if (O2C_RNAN_##F(v)) {                                                \
                     if (!isn || last) { bi = j; best = v; }                           \

@@ -26,14 +26,14 @@
         const int64_t *OFF = (const int64_t *)p->x[1];                      \
         const TY *W = (const TY *)p->x[2];                                  \
         TY *Y = (TY *)p->y[0];                                              \
-        const int64_t r = p->k[O2C_RESIZE_RANK];                            \
-        const int64_t *yd = p->k + O2C_RESIZE_YDIMS, *T = p->k + O2C_RESIZE_T; \
-        const int64_t *B = p->k + O2C_RESIZE_B;                             \
+        const o2c_int r = p->k[O2C_RESIZE_RANK];                            \
+        const o2c_int *yd = p->k + O2C_RESIZE_YDIMS, *T = p->k + O2C_RESIZE_T; \
+        const o2c_int *B = p->k + O2C_RESIZE_B;                             \
         O2C_FOR(i) {                                                        \
-            int64_t e[O2C_MAX_RANK], q = i, tot = 1;                        \
+            o2c_int e[O2C_MAX_RANK], q = i, tot = 1;                        \
             int outside = 0;                                                \
-            for (int64_t d = r - 1; d >= 0; d--) {                          \
-                const int64_t nq = q / yd[d];                               \
+            for (o2c_int d = r - 1; d >= 0; d--) {                          \
+                const o2c_int nq = q / yd[d];                               \
                 e[d] = B[d] + (q - nq * yd[d]) * T[d];                      \
                 q = nq;                                                     \
                 if (OFF[e[d]] < 0) outside = 1;                             \
@@ -44,11 +44,11 @@
                 continue;                                                   \
             }                                                               \
             TY acc = 0;                                                     \
-            for (int64_t t = 0; t < tot; t++) {                             \
-                int64_t u = t, off = 0;                                     \
+            for (o2c_int t = 0; t < tot; t++) {                             \
+                o2c_int u = t, off = 0;                                     \
                 TY w = 1;                                                   \
-                for (int64_t d = r - 1; d >= 0; d--) {                      \
-                    const int64_t nu = u / T[d], ke = e[d] + (u - nu * T[d]); \
+                for (o2c_int d = r - 1; d >= 0; d--) {                      \
+                    const o2c_int nu = u / T[d], ke = e[d] + (u - nu * T[d]); \
                     off += OFF[ke];                                         \
                     w *= W[ke];                                             \
                     u = nu;                                                 \
@@ -66,16 +66,16 @@ O2C_KERNEL(o2c_resize_nearest)
     const int64_t *OFF = (const int64_t *)p->x[1];
     const unsigned char *V = (const unsigned char *)p->x[2];
     unsigned char *Y = (unsigned char *)p->y[0];
-    const int64_t es = p->k[O2C_RESIZE_NEAREST_ESIZE], r = p->k[O2C_RESIZE_NEAREST_RANK];
-    const int64_t *yd = p->k + O2C_RESIZE_NEAREST_YDIMS, *B = p->k + O2C_RESIZE_NEAREST_B;
-    const int64_t W = r > 0 ? yd[r - 1] : 1;
+    const o2c_int es = p->k[O2C_RESIZE_NEAREST_ESIZE], r = p->k[O2C_RESIZE_NEAREST_RANK];
+    const o2c_int *yd = p->k + O2C_RESIZE_NEAREST_YDIMS, *B = p->k + O2C_RESIZE_NEAREST_B;
+    const o2c_int W = r > 0 ? yd[r - 1] : 1;
     const int64_t *ow = r > 0 ? OFF + B[r - 1] : NULL;
     /* row by row: the outer axes' offset once a row, then the row's columns */
-    for (int64_t i = i0; i < i1;) {
-        int64_t q = i / W, j0 = i - q * W, jn = W, off = 0;
+    for (o2c_int i = i0; i < i1;) {
+        o2c_int q = i / W, j0 = i - q * W, jn = W, off = 0;
         int outside = 0;
-        for (int64_t d = r - 2; d >= 0; d--) {
-            const int64_t nq = q / yd[d], o = OFF[B[d] + (q - nq * yd[d])];
+        for (o2c_int d = r - 2; d >= 0; d--) {
+            const o2c_int nq = q / yd[d], o = OFF[B[d] + (q - nq * yd[d])];
             q = nq;
             if (o < 0) outside = 1;
             off += o;
@@ -86,9 +86,9 @@ O2C_KERNEL(o2c_resize_nearest)
         } else if (es == 1 && !outside) {
             const unsigned char *xr = X + off;
             unsigned char *yr = Y + i - j0;
-            for (int64_t j = j0; j < jn; j++) yr[j] = ow[j] < 0 ? V[0] : xr[ow[j]];
+            for (o2c_int j = j0; j < jn; j++) yr[j] = ow[j] < 0 ? V[0] : xr[ow[j]];
         } else {
-            for (int64_t j = j0; j < jn; j++)
+            for (o2c_int j = j0; j < jn; j++)
                 o2c_mv_elem(Y + (i + j - j0) * es, outside || ow[j] < 0 ? V : X + (off + ow[j]) * es, es);
         }
         i += jn - j0;

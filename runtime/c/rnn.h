@@ -27,19 +27,19 @@
  * activation (not the cell state). */
 
 #define O2C_RNN_STEP_PARAMS(T)                                                      \
-    const int64_t D = p->k[O2C_RNN_D], B = p->k[O2C_RNN_B], H = p->k[O2C_RNN_H];    \
-    const int64_t TT = p->k[O2C_RNN_T];                                             \
-    const int64_t s = p->k[O2C_RNN_S], rev0 = p->k[O2C_RNN_REV0], has_clip = p->k[O2C_RNN_HAS_CLIP]; \
+    const o2c_int D = p->k[O2C_RNN_D], B = p->k[O2C_RNN_B], H = p->k[O2C_RNN_H];    \
+    const o2c_int TT = p->k[O2C_RNN_T];                                             \
+    const o2c_int s = p->k[O2C_RNN_S], rev0 = p->k[O2C_RNN_REV0], has_clip = p->k[O2C_RNN_HAS_CLIP]; \
     const T clip = O2C_PF(T, p, O2C_RNN_F_CLIP);                                    \
     (void)D
 
 /* element (d, b, h) of the index space, its time step t and whether the
  * step is inside b's sequence */
 #define O2C_RNN_STEP_INDEX(i)                                                       \
-    const int64_t h = (i) % H, b = ((i) / H) % B, d = (i) / (H * B);               \
-    const int64_t t = (d == 1 || rev0) ? TT - 1 - s : s;                           \
-    const int valid = !Lens || t < (int64_t)Lens[b];                               \
-    const int64_t *act = p->k + O2C_RNN_ACT_AT(d, 0)
+    const o2c_int h = (i) % H, b = ((i) / H) % B, d = (i) / (H * B);               \
+    const o2c_int t = (d == 1 || rev0) ? TT - 1 - s : s;                           \
+    const int valid = !Lens || t < (o2c_int)Lens[b];                               \
+    const o2c_int *act = p->k + O2C_RNN_ACT_AT(d, 0)
 
 #define O2C_RNN_CLIP(v) (has_clip ? ((v) > clip ? clip : ((v) < -clip ? -clip : (v))) : (v))
 
@@ -47,7 +47,7 @@
  * 0 Sigmoid, 1 Tanh, 2 Relu, 3 HardSigmoid, 4 LeakyRelu, 5 ThresholdedRelu,
  * 6 ScaledTanh, 7 Affine, 8 Elu, 9 Softsign, 10 Softplus */
 #define O2C_RNN_ACT(NAME, T)                                                        \
-    O2C_HD static inline O2C_INLINE T NAME(T x, const int64_t *a)                   \
+    O2C_HD static inline O2C_INLINE T NAME(T x, const o2c_int *a)                   \
     {                                                                               \
         T A, Bt;                                                                    \
         if (sizeof(T) == 4) {                                                       \
@@ -87,17 +87,17 @@
         const T *X = (const T *)p->x[0], *W = (const T *)p->x[1];                  \
         const T *Bias = (const T *)p->x[2];                                         \
         T *P = (T *)p->y[0];                                                        \
-        const int64_t TT = p->k[O2C_RNN_PROJ_T], D = p->k[O2C_RNN_PROJ_D];          \
-        const int64_t B = p->k[O2C_RNN_PROJ_B], GH = p->k[O2C_RNN_PROJ_GH];         \
-        const int64_t NI = p->k[O2C_RNN_PROJ_I], layout = p->k[O2C_RNN_PROJ_LAYOUT]; \
-        const int64_t rb_end = p->k[O2C_RNN_PROJ_RBEND];                            \
+        const o2c_int TT = p->k[O2C_RNN_PROJ_T], D = p->k[O2C_RNN_PROJ_D];          \
+        const o2c_int B = p->k[O2C_RNN_PROJ_B], GH = p->k[O2C_RNN_PROJ_GH];         \
+        const o2c_int NI = p->k[O2C_RNN_PROJ_I], layout = p->k[O2C_RNN_PROJ_LAYOUT]; \
+        const o2c_int rb_end = p->k[O2C_RNN_PROJ_RBEND];                            \
         O2C_FOR(i) {                                                                \
-            const int64_t j = i % GH, b = (i / GH) % B, d = (i / (GH * B)) % D;     \
-            const int64_t t = i / (GH * B * D);                                     \
+            const o2c_int j = i % GH, b = (i / GH) % B, d = (i / (GH * B)) % D;     \
+            const o2c_int t = i / (GH * B * D);                                     \
             const T *x = X + (layout ? b * TT + t : t * B + b) * NI;                \
             const T *w = W + (d * GH + j) * NI;                                     \
             T acc = 0;                                                              \
-            for (int64_t k = 0; k < NI; k++) acc += x[k] * w[k];                     \
+            for (o2c_int k = 0; k < NI; k++) acc += x[k] * w[k];                     \
             if (Bias) {                                                             \
                 acc += Bias[d * 2 * GH + j];                                        \
                 if (j < rb_end) acc += Bias[d * 2 * GH + GH + j];                   \
@@ -116,11 +116,11 @@
     {                                                                               \
         const T *H0 = (const T *)p->x[0], *C0 = (const T *)p->x[1];                \
         T *S = (T *)p->y[0], *C = (T *)p->y[1];                                     \
-        const int64_t D = p->k[O2C_RNN_INIT_D], B = p->k[O2C_RNN_INIT_B];           \
-        const int64_t H = p->k[O2C_RNN_INIT_H], layout = p->k[O2C_RNN_INIT_LAYOUT]; \
+        const o2c_int D = p->k[O2C_RNN_INIT_D], B = p->k[O2C_RNN_INIT_B];           \
+        const o2c_int H = p->k[O2C_RNN_INIT_H], layout = p->k[O2C_RNN_INIT_LAYOUT]; \
         O2C_FOR(i) {                                                                \
-            const int64_t h = i % H, b = (i / H) % B, d = i / (H * B);              \
-            const int64_t src = layout ? (b * D + d) * H + h : i;                   \
+            const o2c_int h = i % H, b = (i / H) % B, d = i / (H * B);              \
+            const o2c_int src = layout ? (b * D + d) * H + h : i;                   \
             S[i] = H0 ? H0[src] : (T)0;                                             \
             if (C) C[i] = C0 ? C0[src] : (T)0;                                      \
         }                                                                           \
@@ -142,7 +142,7 @@
             if (!valid) { hn[h] = hp[h]; continue; }                                \
             const T *r = R + (d * H + h) * H;                                       \
             T acc = P[((t * D + d) * B + b) * H + h];                               \
-            for (int64_t k = 0; k < H; k++) acc += hp[k] * r[k];                    \
+            for (o2c_int k = 0; k < H; k++) acc += hp[k] * r[k];                    \
             hn[h] = ACT((T)O2C_RNN_CLIP(acc), act);                                 \
         }                                                                           \
     }
@@ -164,7 +164,7 @@
             if (!valid) { RH[i] = 0; continue; }                                    \
             const T *r = R + (d * 3 * H + H + h) * H;                               \
             T acc = P[((t * D + d) * B + b) * 3 * H + H + h];                       \
-            for (int64_t k = 0; k < H; k++) acc += hp[k] * r[k];                    \
+            for (o2c_int k = 0; k < H; k++) acc += hp[k] * r[k];                    \
             RH[i] = ACT((T)O2C_RNN_CLIP(acc), act) * hp[h];                         \
         }                                                                           \
     }
@@ -183,7 +183,7 @@
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *S = (T *)p->y[0];                                                        \
         O2C_RNN_STEP_PARAMS(T);                                                      \
-        const int64_t lbr = p->k[O2C_RNN_FLAG];                                     \
+        const o2c_int lbr = p->k[O2C_RNN_FLAG];                                     \
         O2C_FOR(i) {                                                                \
             O2C_RNN_STEP_INDEX(i);                                                  \
             const T *hp = S + ((s * D + d) * B + b) * H;                            \
@@ -194,11 +194,11 @@
             const T *rr = R + (d * 3 * H + H + h) * H;                              \
             const T *rh = R + (d * 3 * H + 2 * H + h) * H;                          \
             T az = pg[h], ah = 0;                                                   \
-            for (int64_t k = 0; k < H; k++) az += hp[k] * rz[k];                    \
+            for (o2c_int k = 0; k < H; k++) az += hp[k] * rz[k];                    \
             const T z = ACT((T)O2C_RNN_CLIP(az), act);                              \
             if (lbr) {                                                              \
                 T ar = pg[H + h];                                                   \
-                for (int64_t k = 0; k < H; k++) {                                   \
+                for (o2c_int k = 0; k < H; k++) {                                   \
                     ar += hp[k] * rr[k];                                            \
                     ah += hp[k] * rh[k];                                            \
                 }                                                                   \
@@ -206,7 +206,7 @@
                 ah *= ACT((T)O2C_RNN_CLIP(ar), act);                                \
             } else {                                                                \
                 const T *rhp = X2 + (d * B + b) * H;                                \
-                for (int64_t k = 0; k < H; k++) ah += rhp[k] * rh[k];               \
+                for (o2c_int k = 0; k < H; k++) ah += rhp[k] * rh[k];               \
             }                                                                       \
             ah += pg[2 * H + h];                                                    \
             const T hh = ACT((T)O2C_RNN_CLIP(ah), act + O2C_RNN_ACT_SLOTS);                         \
@@ -228,7 +228,7 @@
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *S = (T *)p->y[0], *C = (T *)p->y[1];                                     \
         O2C_RNN_STEP_PARAMS(T);                                                      \
-        const int64_t input_forget = p->k[O2C_RNN_FLAG];                            \
+        const o2c_int input_forget = p->k[O2C_RNN_FLAG];                            \
         O2C_FOR(i) {                                                                \
             O2C_RNN_STEP_INDEX(i);                                                  \
             const T *hp = S + ((s * D + d) * B + b) * H;                            \
@@ -239,7 +239,7 @@
             for (int q = 0; q < 4; q++) {                                           \
                 const T *r = R + (d * 4 * H + q * H + h) * H;                       \
                 T acc = pg[q * H + h];                                              \
-                for (int64_t k = 0; k < H; k++) acc += hp[k] * r[k];                \
+                for (o2c_int k = 0; k < H; k++) acc += hp[k] * r[k];                \
                 g[q] = acc;                                                         \
             }                                                                       \
             const T cp = C[i];                                                      \
@@ -267,16 +267,16 @@
         const T *S = (const T *)p->x[0];                                            \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *Y = (T *)p->y[0];                                                        \
-        const int64_t D = p->k[O2C_RNN_Y_D], B = p->k[O2C_RNN_Y_B];                 \
-        const int64_t H = p->k[O2C_RNN_Y_H], TT = p->k[O2C_RNN_Y_T];                \
-        const int64_t layout = p->k[O2C_RNN_Y_LAYOUT], rev0 = p->k[O2C_RNN_Y_REV0]; \
+        const o2c_int D = p->k[O2C_RNN_Y_D], B = p->k[O2C_RNN_Y_B];                 \
+        const o2c_int H = p->k[O2C_RNN_Y_H], TT = p->k[O2C_RNN_Y_T];                \
+        const o2c_int layout = p->k[O2C_RNN_Y_LAYOUT], rev0 = p->k[O2C_RNN_Y_REV0]; \
         O2C_FOR(i) {                                                                \
-            const int64_t h = i % H;                                                \
-            int64_t r = i / H, b, d, t;                                             \
+            const o2c_int h = i % H;                                                \
+            o2c_int r = i / H, b, d, t;                                             \
             if (layout) { d = r % D; r /= D; t = r % TT; b = r / TT; }              \
             else { b = r % B; r /= B; d = r % D; t = r / D; }                       \
-            const int64_t s = (d == 1 || rev0) ? TT - 1 - t : t;                    \
-            if (Lens && t >= (int64_t)Lens[b]) Y[i] = 0;                            \
+            const o2c_int s = (d == 1 || rev0) ? TT - 1 - t : t;                    \
+            if (Lens && t >= (o2c_int)Lens[b]) Y[i] = 0;                            \
             else Y[i] = S[(((s + 1) * D + d) * B + b) * H + h];                     \
         }                                                                           \
     }
@@ -291,12 +291,12 @@
         const T *X = (const T *)p->x[0];                                            \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         T *Out = (T *)p->y[0];                                                      \
-        const int64_t D = p->k[O2C_RNN_LAST_D], B = p->k[O2C_RNN_LAST_B];           \
-        const int64_t H = p->k[O2C_RNN_LAST_H], layout = p->k[O2C_RNN_LAST_LAYOUT]; \
-        const int64_t off = p->k[O2C_RNN_LAST_OFF];                                 \
+        const o2c_int D = p->k[O2C_RNN_LAST_D], B = p->k[O2C_RNN_LAST_B];           \
+        const o2c_int H = p->k[O2C_RNN_LAST_H], layout = p->k[O2C_RNN_LAST_LAYOUT]; \
+        const o2c_int off = p->k[O2C_RNN_LAST_OFF];                                 \
         O2C_FOR(i) {                                                                \
-            const int64_t h = i % H, r = i / H;                                     \
-            const int64_t b = layout ? r / D : r % B, d = layout ? r % D : r / B;   \
+            const o2c_int h = i % H, r = i / H;                                     \
+            const o2c_int b = layout ? r / D : r % B, d = layout ? r % D : r / B;   \
             if (Lens && Lens[b] <= 0) Out[i] = 0;                                   \
             else Out[i] = X[off + (d * B + b) * H + h];                             \
         }                                                                           \
@@ -341,7 +341,7 @@
             af[e] = pg[2 * H + h0 + e];                                             \
             ac[e] = pg[3 * H + h0 + e];                                             \
         }                                                                           \
-        for (int64_t k = 0; k < H; k++) {                                           \
+        for (o2c_int k = 0; k < H; k++) {                                           \
             const float hv = hp[k];                                                 \
             const float *r = Rd + k * 4 * H + h0;                                   \
             for (int e = 0; e < (HB); e++) {                                        \
@@ -385,31 +385,31 @@
         const float *Pp = (const float *)p->x[2];                                   \
         const int32_t *Lens = (const int32_t *)p->x[3];                             \
         float *S = (float *)p->y[0], *C = (float *)p->y[1];                         \
-        const int64_t D = p->k[O2C_LSTM_SEQ_D], B = p->k[O2C_LSTM_SEQ_B];           \
-        const int64_t H = p->k[O2C_LSTM_SEQ_H], TT = p->k[O2C_LSTM_SEQ_T];          \
-        const int64_t rev0 = p->k[O2C_LSTM_SEQ_REV0];                               \
-        const int64_t has_clip = p->k[O2C_LSTM_SEQ_HAS_CLIP];                       \
-        const int64_t input_forget = p->k[O2C_LSTM_SEQ_INPUT_FORGET];               \
-        const int64_t layout = p->k[O2C_LSTM_SEQ_LAYOUT];                           \
+        const o2c_int D = p->k[O2C_LSTM_SEQ_D], B = p->k[O2C_LSTM_SEQ_B];           \
+        const o2c_int H = p->k[O2C_LSTM_SEQ_H], TT = p->k[O2C_LSTM_SEQ_T];          \
+        const o2c_int rev0 = p->k[O2C_LSTM_SEQ_REV0];                               \
+        const o2c_int has_clip = p->k[O2C_LSTM_SEQ_HAS_CLIP];                       \
+        const o2c_int input_forget = p->k[O2C_LSTM_SEQ_INPUT_FORGET];               \
+        const o2c_int layout = p->k[O2C_LSTM_SEQ_LAYOUT];                           \
         const float clip = p->ff[O2C_RNN_F_CLIP];                                   \
         O2C_FOR(i) {                                                                \
-            const int64_t b = i % B, d = i / B;                                     \
+            const o2c_int b = i % B, d = i / B;                                     \
             const float *Rd = Rt + d * H * 4 * H;                                   \
             const float *pp = Pp ? Pp + d * 3 * H : 0;                              \
             float *Cd = C + (d * B + b) * H;                                        \
-            for (int64_t s = 0; s < TT; s++) {                                      \
-                const int64_t t = (d == 1 || rev0) ? TT - 1 - s : s;                \
+            for (o2c_int s = 0; s < TT; s++) {                                      \
+                const o2c_int t = (d == 1 || rev0) ? TT - 1 - s : s;                \
                 const float *hp = S + ((s * D + d) * B + b) * H;                    \
                 float *hn = S + (((s + 1) * D + d) * B + b) * H;                    \
-                if (Lens && t >= (int64_t)Lens[b]) {                                \
-                    for (int64_t h = 0; h < H; h++) hn[h] = hp[h];                  \
+                if (Lens && t >= (o2c_int)Lens[b]) {                                \
+                    for (o2c_int h = 0; h < H; h++) hn[h] = hp[h];                  \
                     continue;                                                       \
                 }                                                                   \
                 const float *pg = P + ((layout ? b * TT + t : t * B + b) * D + d) * 4 * H; \
-                int64_t h0 = 0;                                                     \
+                o2c_int h0 = 0;                                                     \
                 for (; h0 + O2C_LSTM_HB <= H; h0 += O2C_LSTM_HB) O2C_LSTM_BLOCK(O2C_LSTM_HB) \
                 if (h0 < H) {                                                       \
-                    const int64_t hb = H - h0;                                      \
+                    const o2c_int hb = H - h0;                                      \
                     O2C_LSTM_BLOCK(hb)                                              \
                 }                                                                   \
             }                                                                       \
@@ -480,12 +480,12 @@ O2C_KERNEL(o2c_dqlstm_quant_f32)
     const float *X = (const float *)p->x[0], *WS = (const float *)p->x[1];
     int16_t *Q = (int16_t *)p->y[0];
     float *M = (float *)p->y[1];
-    const int64_t n = p->k[O2C_DQL_QUANT_N], off = p->k[O2C_DQL_QUANT_OFF];
-    const int64_t gstride = p->k[O2C_DQL_QUANT_GSTRIDE], nc = p->k[O2C_DQL_QUANT_NC];
+    const o2c_int n = p->k[O2C_DQL_QUANT_N], off = p->k[O2C_DQL_QUANT_OFF];
+    const o2c_int gstride = p->k[O2C_DQL_QUANT_GSTRIDE], nc = p->k[O2C_DQL_QUANT_NC];
     O2C_FOR(g) {
         const float *x = X + off + g * gstride;
         float lo = 0.0f, hi = 0.0f;
-        for (int64_t e = 0; e < n; e++) {
+        for (o2c_int e = 0; e < n; e++) {
             if (x[e] < lo) lo = x[e];
             if (x[e] > hi) hi = x[e];
         }
@@ -493,12 +493,12 @@ O2C_KERNEL(o2c_dqlstm_quant_f32)
         float z = 0.0f - lo / sc;
         z = nearbyintf(z < 0.0f ? 0.0f : (z > 255.0f ? 255.0f : z));
         const float qlo = -z, qhi = 255.0f - z;
-        for (int64_t e = 0; e < n; e++) {
+        for (o2c_int e = 0; e < n; e++) {
             float v = nearbyintf(x[e] / sc);
             v = v < qlo ? qlo : (v > qhi ? qhi : v);
             Q[g * n + e] = (int16_t)v;
         }
-        for (int64_t j = 0; j < nc; j++) M[g * nc + j] = sc * WS[g * nc + j];
+        for (o2c_int j = 0; j < nc; j++) M[g * nc + j] = sc * WS[g * nc + j];
     }
 }
 
@@ -512,12 +512,12 @@ O2C_KERNEL(o2c_dqlstm_proj_f32)
     const int16_t *Q = (const int16_t *)p->x[0], *W = (const int16_t *)p->x[1];
     const float *Mu = (const float *)p->x[2];
     float *P = (float *)p->y[0];
-    const int64_t N = p->k[O2C_DQL_PROJ_N], K = p->k[O2C_DQL_PROJ_K];
+    const o2c_int N = p->k[O2C_DQL_PROJ_N], K = p->k[O2C_DQL_PROJ_K];
     O2C_FOR(i) {
-        const int64_t n = i % N, m = i / N;
+        const o2c_int n = i % N, m = i / N;
         const int16_t *q = Q + m * K, *w = W + n * K;
         uint32_t acc = 0;
-        for (int64_t k = 0; k < K; k++) acc += (uint32_t)((int32_t)q[k] * (int32_t)w[k]);
+        for (o2c_int k = 0; k < K; k++) acc += (uint32_t)((int32_t)q[k] * (int32_t)w[k]);
         const float v = (float)(int32_t)acc;
         P[i] = v * Mu[n];
     }
@@ -541,7 +541,7 @@ O2C_KERNEL(o2c_dqlstm_step_f32)
     const float *Hm = (const float *)p->x[4], *Bias = (const float *)p->x[5], *Pp = (const float *)p->x[6];
     float *S = (float *)p->y[0], *C = (float *)p->y[1];
     O2C_RNN_STEP_PARAMS(float);
-    const int64_t input_forget = p->k[O2C_RNN_FLAG];
+    const o2c_int input_forget = p->k[O2C_RNN_FLAG];
     O2C_FOR(i) {
         O2C_RNN_STEP_INDEX(i);
         const float *hp = S + ((s * D + d) * B + b) * H;
@@ -551,10 +551,10 @@ O2C_KERNEL(o2c_dqlstm_step_f32)
         const int16_t *hq = Hq + (d * B + b) * H;
         float g[4], bias[4];
         for (int q = 0; q < 4; q++) {
-            const int64_t col = d * 4 * H + q * H + h;
+            const o2c_int col = d * 4 * H + q * H + h;
             const int16_t *r = R + col * H;
             uint32_t acc = 0;
-            for (int64_t k = 0; k < H; k++) acc += (uint32_t)((int32_t)hq[k] * (int32_t)r[k]);
+            for (o2c_int k = 0; k < H; k++) acc += (uint32_t)((int32_t)hq[k] * (int32_t)r[k]);
             const float v = (float)(int32_t)acc;
             const float pr = v * Hm[col];
             g[q] = pg[q * H + h] + pr;

@@ -23,10 +23,10 @@
         const T *X = (const T *)p->x[0];                                   \
         const T *TW = (const T *)p->x[1];                                  \
         T *Y = (T *)p->y[0];                                               \
-        const int64_t r = p->k[O2C_DFT_RANK], *dims = p->k + O2C_DFT_DIMS; \
-        const int64_t inv = p->k[O2C_DFT_INV], irfft = p->k[O2C_DFT_IRFFT]; \
-        const int64_t cin = dims[r - 1], cout = irfft ? 1 : 2;             \
-        int64_t ax = p->k[O2C_DFT_AXIS], L, n, K, inner = 1, d;            \
+        const o2c_int r = p->k[O2C_DFT_RANK], *dims = p->k + O2C_DFT_DIMS; \
+        const o2c_int inv = p->k[O2C_DFT_INV], irfft = p->k[O2C_DFT_IRFFT]; \
+        const o2c_int cin = dims[r - 1], cout = irfft ? 1 : 2;             \
+        o2c_int ax = p->k[O2C_DFT_AXIS], L, n, K, inner = 1, d;            \
         const T *tw;                                                       \
         if (ax < 0) {                                                      \
             ax = *(const int64_t *)p->x[2];                                \
@@ -45,25 +45,25 @@
         tw = TW + p->k[O2C_DFT_TW + ax];                                   \
         for (d = ax + 1; d < r - 1; d++) inner *= dims[d];                 \
         O2C_FOR(i) {                                                       \
-            const int64_t in = i % inner, k = (i / inner) % K, o = i / (inner * K); \
+            const o2c_int in = i % inner, k = (i / inner) % K, o = i / (inner * K); \
             const T *xp = X + (o * L * inner + in) * cin;                  \
-            const int64_t step = inner * cin;                              \
-            int64_t t;                                                     \
+            const o2c_int step = inner * cin;                              \
+            o2c_int t;                                                     \
             if (irfft) {                                                   \
-                const int64_t m = L < n / 2 + 1 ? L : n / 2 + 1;           \
+                const o2c_int m = L < n / 2 + 1 ? L : n / 2 + 1;           \
                 T acc = m > 0 ? xp[0] : (T)0;                              \
                 for (t = 1; t < m; t++) {                                  \
-                    const int64_t j = (t * k) % n;                         \
+                    const o2c_int j = (t * k) % n;                         \
                     const T xr = xp[t * step], xi = cin == 2 ? xp[t * step + 1] : (T)0; \
                     if (2 * t < n) acc += 2 * (xr * tw[2 * j] - xi * tw[2 * j + 1]); \
                     else acc += xr * tw[2 * j];                            \
                 }                                                          \
                 Y[i] = acc / (T)n;                                         \
             } else {                                                       \
-                const int64_t m = L < n ? L : n;                           \
+                const o2c_int m = L < n ? L : n;                           \
                 T re = 0, im = 0;                                          \
                 for (t = 0; t < m; t++) {                                  \
-                    const int64_t j = (t * k) % n;                         \
+                    const o2c_int j = (t * k) % n;                         \
                     const T xr = xp[t * step], xi = cin == 2 ? xp[t * step + 1] : (T)0; \
                     const T c = tw[2 * j], s = inv ? tw[2 * j + 1] : -tw[2 * j + 1]; \
                     re += xr * c - xi * s;                                 \
@@ -91,18 +91,18 @@
         const T *WN = (const T *)p->x[1];                                  \
         const T *TW = (const T *)p->x[2];                                  \
         T *Y = (T *)p->y[0];                                               \
-        const int64_t L = p->k[O2C_STFT_L], cin = p->k[O2C_STFT_CIN], step = p->k[O2C_STFT_STEP]; \
-        const int64_t n = p->k[O2C_STFT_NLEN], F = p->k[O2C_STFT_F], K = p->k[O2C_STFT_K]; \
+        const o2c_int L = p->k[O2C_STFT_L], cin = p->k[O2C_STFT_CIN], step = p->k[O2C_STFT_STEP]; \
+        const o2c_int n = p->k[O2C_STFT_NLEN], F = p->k[O2C_STFT_F], K = p->k[O2C_STFT_K]; \
         O2C_FOR(i) {                                                       \
-            const int64_t k = i % K, f = (i / K) % F, b = i / (K * F);     \
-            const int64_t s0 = f * step;                                   \
+            const o2c_int k = i % K, f = (i / K) % F, b = i / (K * F);     \
+            const o2c_int s0 = f * step;                                   \
             T re = 0, im = 0;                                              \
-            int64_t t;                                                     \
+            o2c_int t;                                                     \
             for (t = 0; t < n && s0 + t < L; t++) {                        \
                 const T *xp = X + (b * L + s0 + t) * cin;                  \
                 const T w = WN ? WN[t] : (T)1;                             \
                 const T xr = xp[0] * w, xi = cin == 2 ? xp[1] * w : (T)0;  \
-                const int64_t j = (t * k) % n;                             \
+                const o2c_int j = (t * k) % n;                             \
                 const T c = TW[2 * j], s = -TW[2 * j + 1];                 \
                 re += xr * c - xi * s;                                     \
                 im += xr * s + xi * c;                                     \

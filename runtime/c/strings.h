@@ -12,19 +12,19 @@
  * (and FULL set) when they do not fit its cap bytes. */
 static inline void o2c_strs_reset(void *space)
 {
-    int64_t *h = (int64_t *)space;
+    o2c_int *h = (o2c_int *)space;
     h[O2C_STRS_USED] = 0;
     h[O2C_STRS_FULL] = 0;
 }
 
 static inline int o2c_strs_full(const void *space)
 {
-    return ((const int64_t *)space)[O2C_STRS_FULL] != 0;
+    return ((const o2c_int *)space)[O2C_STRS_FULL] != 0;
 }
 
-static inline char *o2c_strs_take(const void *space_c, int64_t cap, int64_t n)
+static inline char *o2c_strs_take(const void *space_c, o2c_int cap, o2c_int n)
 {
-    int64_t *h = (int64_t *)(uintptr_t)space_c;   /* the space is passed among the inputs (x[O2C_STRS_X]) */
+    o2c_int *h = (o2c_int *)(uintptr_t)space_c;   /* the space is passed among the inputs (x[O2C_STRS_X]) */
     char *r;
     if (h[O2C_STRS_FULL] || n > cap - h[O2C_STRS_USED]) {
         h[O2C_STRS_FULL] = 1;
@@ -135,9 +135,9 @@ static inline int32_t o2c_case_cp(int32_t c, int upper)
 /*@ o2c_str_case needs o2c_case_cp o2c_utf8_next o2c_utf8_put */
 /* o2c_str_case: the bytes of s with every code point's case changed, into d
  * (d NULL: only the length, without the NUL). Invalid UTF-8 bytes are kept. */
-static inline int64_t o2c_str_case(const char *s, char *d, int upper)
+static inline o2c_int o2c_str_case(const char *s, char *d, int upper)
 {
-    int64_t n = 0;
+    o2c_int n = 0;
     const unsigned char *u = (const unsigned char *)s;
     while (*u) {
         int32_t c;
@@ -170,7 +170,7 @@ O2C_KERNEL(o2c_str_equal)
     const char *const *A = (const char *const *)p->x[0];
     const char *const *B = (const char *const *)p->x[1];
     uint8_t *Y = (uint8_t *)p->y[0];
-    const int64_t r = p->k[O2C_STR_RANK];
+    const o2c_int r = p->k[O2C_STR_RANK];
     O2C_FOR(i) {
         const char *a = A[r ? o2c_offset(i, r, p->k + O2C_STR_DIMS, p->k + O2C_STR_SA) : i];
         const char *b = B[r ? o2c_offset(i, r, p->k + O2C_STR_DIMS, p->k + O2C_STR_SB) : i];
@@ -186,9 +186,9 @@ O2C_KERNEL(o2c_str_concat)
     const char *const *A = (const char *const *)p->x[0];
     const char *const *B = (const char *const *)p->x[1];
     const char **Y = (const char **)p->y[0];
-    const int64_t r = p->k[O2C_STR_RANK];
+    const o2c_int r = p->k[O2C_STR_RANK];
     O2C_FOR(t) {
-        int64_t i;
+        o2c_int i;
         (void)t;
         for (i = 0; i < p->k[O2C_STR_N]; i++) {
             const char *a = A[r ? o2c_offset(i, r, p->k + O2C_STR_DIMS, p->k + O2C_STR_SA) : i];
@@ -196,7 +196,7 @@ O2C_KERNEL(o2c_str_concat)
             size_t la = strlen(a), lb = strlen(b);
             char *d;
             if (!lb || !la) { Y[i] = lb ? b : a; continue; }
-            d = o2c_strs_take(p->x[O2C_STRS_X], p->k[O2C_STR_CAP], (int64_t)(la + lb + 1));
+            d = o2c_strs_take(p->x[O2C_STRS_X], p->k[O2C_STR_CAP], (o2c_int)(la + lb + 1));
             if (!d) { Y[i] = ""; continue; }
             memcpy(d, a, la);
             memcpy(d + la, b, lb + 1);
@@ -214,13 +214,13 @@ O2C_KERNEL(o2c_str_case_k)
     const char **Y = (const char **)p->y[0];
     const int upper = (int)p->k[O2C_STRCASE_UPPER];
     O2C_FOR(t) {
-        int64_t i;
+        o2c_int i;
         (void)t;
         for (i = 0; i < p->k[O2C_STRCASE_N]; i++) {
             const char *s = X[i];
-            int64_t n = o2c_str_case(s, NULL, upper);
+            o2c_int n = o2c_str_case(s, NULL, upper);
             char *d;
-            if (n == (int64_t)strlen(s)) {   /* the same length: maybe the same bytes */
+            if (n == (o2c_int)strlen(s)) {   /* the same length: maybe the same bytes */
                 const unsigned char *u = (const unsigned char *)s;
                 int same = 1;
                 while (*u && same) {
@@ -244,15 +244,15 @@ O2C_KERNEL(o2c_str_case_k)
  * keys x[1]), else the default (the last value of x[2]). Index space: elements. */
 O2C_KERNEL(o2c_label_encode)
 {
-    const int64_t nk = p->k[O2C_LE_NKEYS], kind = p->k[O2C_LE_IN];
-    const int64_t vs = p->k[O2C_LE_VSIZE];
+    const o2c_int nk = p->k[O2C_LE_NKEYS], kind = p->k[O2C_LE_IN];
+    const o2c_int vs = p->k[O2C_LE_VSIZE];
     O2C_FOR(i) {
-        int64_t lo = 0, hi = nk - 1, at = nk;   /* not found: the default */
+        o2c_int lo = 0, hi = nk - 1, at = nk;   /* not found: the default */
         if (kind == O2C_LE_STR) {
             const char *s = ((const char *const *)p->x[0])[i];
             const char *const *K = (const char *const *)p->x[1];
             while (lo <= hi) {
-                int64_t m = lo + (hi - lo) / 2;
+                o2c_int m = lo + (hi - lo) / 2;
                 int c = strcmp(s, K[m]);
                 if (!c) { at = m; break; }
                 if (c < 0) hi = m - 1; else lo = m + 1;
@@ -264,18 +264,18 @@ O2C_KERNEL(o2c_label_encode)
                 if (p->k[O2C_LE_NAN] >= 0) at = p->k[O2C_LE_NAN];
             } else {
                 while (lo <= hi) {
-                    int64_t m = lo + (hi - lo) / 2;
+                    o2c_int m = lo + (hi - lo) / 2;
                     if (v == K[m]) { at = m; break; }
                     if (v < K[m]) hi = m - 1; else lo = m + 1;
                 }
             }
         } else {
             const int64_t v = kind == O2C_LE_I64 ? ((const int64_t *)p->x[0])[i]
-                            : kind == O2C_LE_I32 ? (int64_t)((const int32_t *)p->x[0])[i]
-                                                 : (int64_t)((const int16_t *)p->x[0])[i];
+                            : kind == O2C_LE_I32 ? (o2c_int)((const int32_t *)p->x[0])[i]
+                                                 : (o2c_int)((const int16_t *)p->x[0])[i];
             const int64_t *K = (const int64_t *)p->x[1];
             while (lo <= hi) {
-                int64_t m = lo + (hi - lo) / 2;
+                o2c_int m = lo + (hi - lo) / 2;
                 if (v == K[m]) { at = m; break; }
                 if (v < K[m]) hi = m - 1; else lo = m + 1;
             }
@@ -295,7 +295,7 @@ static inline int o2c_re_word(int c)
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-static inline int o2c_re_assert(int kind, const unsigned char *s, int64_t pos, int64_t len)
+static inline int o2c_re_assert(int kind, const unsigned char *s, o2c_int pos, o2c_int len)
 {
     int wb, wa;
     if (kind == O2C_RE_BOL) return pos == 0;
@@ -307,7 +307,7 @@ static inline int o2c_re_assert(int kind, const unsigned char *s, int64_t pos, i
 
 /* adds pc and the states reached from it without input to list (marked with gen) */
 static inline void o2c_re_add(const int32_t *P, int32_t *list, int32_t *n, int32_t *mark, int32_t *stack,
-                              int32_t gen, int32_t pc, const unsigned char *s, int64_t pos, int64_t len)
+                              int32_t gen, int32_t pc, const unsigned char *s, o2c_int pos, o2c_int len)
 {
     int32_t sp = 0;
     stack[sp++] = pc;
@@ -332,12 +332,12 @@ O2C_KERNEL(o2c_regex_full)
     const int32_t S = (int32_t)p->k[O2C_RE_STATES];
     int32_t *cl = (int32_t *)p->y[1], *nl = cl + S, *mark = nl + S, *stack = mark + S;
     O2C_FOR(t) {
-        int64_t i;
+        o2c_int i;
         (void)t;
         for (i = 0; i < p->k[O2C_RE_N]; i++) {
             const unsigned char *s = (const unsigned char *)X[i];
-            const int64_t len = (int64_t)strlen(X[i]);
-            int64_t pos = 0;
+            const o2c_int len = (o2c_int)strlen(X[i]);
+            o2c_int pos = 0;
             int32_t nc = 0, gen = 1, q, k, ok = 0;
             for (q = 0; q < S; q++) mark[q] = 0;
             o2c_re_add(P, cl, &nc, mark, stack, gen, 0, s, 0, len);

@@ -68,7 +68,7 @@
         T *Xn = (T *)p->y[0];                                                \
         const T alpha = O2C_PF(TY, p, O2C_ADAM_F_ALPHA), beta = O2C_PF(TY, p, O2C_ADAM_F_BETA); \
         const T eps = O2C_PF(TY, p, O2C_ADAM_F_EPS), post = O2C_PF(TY, p, O2C_ADAM_F_POST); \
-        const int64_t t = O2C_TRAIN_T;                                       \
+        const o2c_int t = O2C_TRAIN_T;                                       \
         T r = O2C_TRAIN_R(T);                                                \
         if (t > 0)                                                           \
             r = r * O2C_M(TY, sqrt)((T)1 - O2C_M(TY, pow)(beta, (T)t)) / ((T)1 - O2C_M(TY, pow)(alpha, (T)t)); \
