@@ -84,6 +84,37 @@ static int choose_index_bits(const EmitCtx *c, char *why, size_t nwhy)
     return 64;
 }
 
+/* The arguments of a run (run_impl's start; the caller's arena is checked
+ * by NAME_run_with_arena): NAME_ERR_ARGUMENT for a NULL inputs or outputs
+ * array, a NULL output, or
+ * an output whose bytes overlap an input's or another output's (the
+ * kernels read inputs after writing outputs: an alias would be read back
+ * changed). A NULL input is the caller's (an empty optional input). String
+ * tensors (arrays of pointers) are not compared. */
+static void emit_arg_check(FILE *f, const EmitCtx *c)
+{
+    const Graph *g = c->g;
+    fprintf(f, "    if (!inputs || !outputs) return %s_ERR_ARGUMENT;\n", c->o->name);
+    int nout = 0;
+    for (int j = 0; j < g->noutputs; j++) nout += g->outputs[j]->dtype != DT_STRING;
+    if (!nout) return;
+    fputs("    {   /* no output overlaps an input or another output */\n", f);
+    for (int j = 0; j < g->noutputs; j++) {
+        const Tensor *o = g->outputs[j];
+        if (o->dtype == DT_STRING) continue;
+        fprintf(f, "        if (!outputs[%d]) return %s_ERR_ARGUMENT;\n", j, c->o->name);
+        for (int i = 0; i < g->ninputs + j; i++) {
+            const Tensor *t = i < g->ninputs ? g->inputs[i] : g->outputs[i - g->ninputs];
+            if (t->dtype == DT_STRING || !tensor_bytes(t) || !tensor_bytes(o)) continue;
+            const char *tp = i < g->ninputs ? xfmt("inputs[%d]", i) : xfmt("outputs[%d]", i - g->ninputs);
+            fprintf(f, "        if (%s && (uintptr_t)%s < (uintptr_t)outputs[%d] + %lluu && (uintptr_t)outputs[%d] < "
+                       "(uintptr_t)%s + %lluu)\n            return %s_ERR_ARGUMENT;\n",
+                    tp, tp, j, (unsigned long long)tensor_bytes(o), j, tp, (unsigned long long)tensor_bytes(t), c->o->name);
+        }
+    }
+    fputs("    }\n", f);
+}
+
 static void emit_profile_key(FILE *f, const char *key, const EmitCtx *c);   /* @PROFILE_*@ (below) */
 static void debug_outputs(FILE *f, const KCall *k, const char *ind, const EmitCtx *c);   /* --debug-tensors (below) */
 
@@ -165,6 +196,8 @@ static void source_key(FILE *f, const char *key, void *ctx)
             fputs("/* index arithmetic in 32 bits (o2c_int): every size of the model fits */\n#define O2C_INDEX_BITS 32\n", f);
         else if (c->o->target == TARGET_CORTEX_M)
             fprintf(f, "/* index arithmetic in 64 bits (o2c_int): %s */\n", c_comment(c->index_why));
+    } else if (!strcmp(key, "ARG_CHECK")) {
+        emit_arg_check(f, c);
     } else if (!strcmp(key, "CONSTANTS")) {
         /* --weights-section / --arena-section: GNU C section attributes */
         const char *sec[2] = {c->o->weights_section, c->o->arena_section}, *mac[2] = {"O2C_WEIGHTS_SECTION", "O2C_ARENA_SECTION"};
@@ -323,7 +356,6 @@ static const char PROFILE_FUNCS[] =
     "    const double ms = 1e3 / (double)(O2C_PROFILE_UNITS_PER_SEC);\n"
     "    const double runs = o2c_prof_runs ? (double)o2c_prof_runs : 1.0;\n"
     "    double sum = 0.0, flops = 0.0;\n"
-    "    char opnode[96];\n"
     "    int i, j;\n"
     "    for (i = 0; i < @NAME@_PROFILE_ROWS; i++) {\n"
     "        const @NAME@_profile_row *r = &o2c_prof[i];\n"
@@ -335,17 +367,17 @@ static const char PROFILE_FUNCS[] =
     "    }\n"
     "    fprintf(f, \"onnx2c profile: @NAME@, %lu runs, %.3f ms a run (%.3f ms in kernels), %d kernel calls, by time\\n\",\n"
     "            (unsigned long)o2c_prof_runs, (double)o2c_prof_run_time * ms / runs, sum * ms / runs, @NAME@_PROFILE_ROWS);\n"
-    "    fprintf(f, \"%5s  %-28s %-44s %10s %12s %10s %7s %9s\\n\", \"#\", \"kernel\", \"op (node)\", \"calls\", \"total ms\",\n"
-    "            \"ms/run\", \"%\", \"GFLOP/s\");\n"
+    "    fprintf(f, \"%5s  %-28s %10s %12s %10s %7s %9s  %s\\n\", \"#\", \"kernel\", \"calls\", \"total ms\",\n"
+    "            \"ms/run\", \"%\", \"GFLOP/s\", \"op (node), the names in full\");\n"
     "    for (i = 0; i < @NAME@_PROFILE_ROWS; i++) {\n"
     "        const @NAME@_profile_row *r = &o2c_prof[order[i]];\n"
-    "        sprintf(opnode, \"%.40s (%.40s)\", r->op, r->node);\n"
-    "        fprintf(f, \"%5d  %-28s %-44s %10lu %12.3f %10.4f %7.2f \", order[i], r->kernel, opnode, (unsigned long)r->calls,\n"
+    "        fprintf(f, \"%5d  %-28s %10lu %12.3f %10.4f %7.2f \", order[i], r->kernel, (unsigned long)r->calls,\n"
     "                (double)r->time * ms, (double)r->time * ms / runs, sum > 0.0 ? 100.0 * (double)r->time / sum : 0.0);\n"
     "        if (r->flops > 0 && r->time > 0)\n"
-    "            fprintf(f, \"%9.2f\\n\", (double)r->flops * (double)r->calls / ((double)r->time * ms * 1e6));\n"
+    "            fprintf(f, \"%9.2f\", (double)r->flops * (double)r->calls / ((double)r->time * ms * 1e6));\n"
     "        else\n"
-    "            fprintf(f, \"%9s\\n\", \"-\");\n"
+    "            fprintf(f, \"%9s\", \"-\");\n"
+    "        fprintf(f, \"  %s (%s)\\n\", r->op, r->node);\n"
     "    }\n"
     "    fprintf(f, \"total: %d kernels, %.3f ms in kernels, %.4f ms/run\", @NAME@_PROFILE_ROWS, sum * ms, sum * ms / runs);\n"
     "    if (sum > 0.0 && flops > 0.0) fprintf(f, \", %.2f GFLOP/s\", flops / (sum * ms * 1e6));\n"

@@ -168,7 +168,7 @@ static void typed_param(FILE *f, Tensor *t, const char *name, int is_in)
     if (t->dtype == DT_STRING)   /* ops/strings.c: "const char *const x[2][3]" in, "const char *y[2][3]" out */
         fprintf(f, "const char *%s%s%s", is_in && t->rank < 2 ? "const " : "", arr ? "" : "*", name);
     else
-        fprintf(f, "%s%s %s%s", is_in && t->rank < 2 ? "const " : "", dtype_ctype(t->dtype), arr ? "" : "*", name);
+        fprintf(f, "%s%s %s%s", is_in ? "const " : "", dtype_ctype(t->dtype), arr ? "" : "*", name);
     if (arr)
         for (int d = 0; d < t->rank; d++) fprintf(f, "[%lld]", (long long)t->dims[d]);
 }
@@ -257,6 +257,10 @@ int emit_common_key(FILE *f, const char *key, const EmitCtx *c)
     else if (!strcmp(key, "SOURCE")) fputs(c_comment(source_name(diag_file)), f);
     else if (!strcmp(key, "HEADER")) fputs(c->o->header, f);
     else if (!strcmp(key, "GRAPH")) fputs(c_comment(g->name), f);
+    else if (!strcmp(key, "VERSION")) fputs(ONNX2C_VERSION, f);
+    else if (!strcmp(key, "MODEL_SHA256")) fputs(c->o->model_sha256, f);
+    else if (!strcmp(key, "FLAGS")) fputs(*c->o->flags_text ? c_comment(c->o->flags_text) : "(none)", f);
+    else if (!strcmp(key, "FLAGS_C")) fputs(c_string(c->o->flags_text ? c->o->flags_text : ""), f);
     else if (!strcmp(key, "IR")) fprintf(f, "%lld", (long long)g->ir_version);
     else if (!strcmp(key, "OPSET")) fprintf(f, "%d", g->opset);
     else if (!strcmp(key, "PRODUCER")) { if (*g->producer) fprintf(f, ", producer %s", c_comment(g->producer)); }
@@ -456,6 +460,13 @@ static void header_key(FILE *f, const char *key, void *ctx)
         fputs(c->cuda ? "device memory, allocated by the first run" : "its start must be 64-byte aligned", f);
     } else if (!strcmp(key, "IO_MACROS")) {
         io_macros(f, c->g, N);
+    } else if (!strcmp(key, "ARG_API")) {   /* emit_c.c's emit_arg_check */
+        if (!c->cuda)
+            fprintf(f, "/* A run's arguments are wrong (nothing is computed): a NULL inputs or outputs\n"
+                       " * array, a NULL output, an output whose bytes overlap an input's or another\n"
+                       " * output's (outputs must not alias inputs: the kernels read inputs after\n"
+                       " * writing outputs), or an arena that is NULL or not %s_ARENA_ALIGN-aligned. */\n"
+                       "#define %s_ERR_ARGUMENT 5\n\n", N, N);
     } else if (!strcmp(key, "BIND_API")) {
         int nb = 0;
         for (int i = 0; i < c->g->ninputs; i++) nb += c->g->inputs[i]->bound;

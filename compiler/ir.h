@@ -69,6 +69,10 @@ extern char diag_msg[2048];             /* the message of the last fail() */
 
 /* ---- files (files.c) ---------------------------------------------------- */
 
+/* sha256.c: SHA-256 of n bytes as 64 hex digits and a NUL */
+void sha256_hex(const unsigned char *data, size_t n, char hex[65]);
+int sha256_file(const char *path, char hex[65]);   /* 0: unreadable */
+
 /* A whole file in pool memory; `what` names it in messages. */
 uint8_t *file_read(const char *path, size_t *len, const char *what);
 /* A file mapped (private, writable) until pool_release: external data of
@@ -448,7 +452,7 @@ enum {
     FLOPS_IN,           /* factor * elements of input 0 (reductions) */
     FLOPS_ZERO,         /* data movement, views, shape values */
     FLOPS_INPUTS,       /* factor * output elements * (inputs - 1) (Sum, Max, ...) */
-    FLOPS_CONV, FLOPS_QCONV, FLOPS_CONVT, FLOPS_MATMUL, FLOPS_GEMM, FLOPS_POOL, FLOPS_RNN, FLOPS_GRU, FLOPS_LSTM,
+    FLOPS_CONV, FLOPS_QCONV, FLOPS_CONVT, FLOPS_MATMUL, FLOPS_GEMM, FLOPS_QGEMM, FLOPS_POOL, FLOPS_RNN, FLOPS_GRU, FLOPS_LSTM,
     FLOPS_SDPA          /* attention: Q K^T and P V, factor * (Q + Y elements) * keys */
 };
 typedef struct Flops { int rule, factor; } Flops;
@@ -745,8 +749,12 @@ enum {
 const char *target_name(int target);   /* "c", "avx2", ... */
 int target_tiled(int target);          /* may the lowering use the register-tiled variants */
 
+#define ONNX2C_VERSION "0.1.0"
+
 typedef struct Options {
     const char *input, *output;
+    const char *flags_text;    /* main.c: the command's flags, paths as their file names (the banner, NAME_ONNX2C_FLAGS) */
+    char model_sha256[65];     /* main.c: SHA-256 of the model file, hex (the banner, NAME_MODEL_SHA256) */
     int opt_level;             /* -O0 no passes, -O1 cleanups, -O2 (default) everything */
     const char *disabled[64];  /* --disable-pass NAME */
     int ndisabled;

@@ -16,7 +16,6 @@
 
 #include "ir.h"
 
-#define ONNX2C_VERSION "0.1.0"
 #define MAX_THREADS 1024   /* --threads */
 
 /* --int8's defaults (docs/PRECISION.md has the measurements behind them) */
@@ -521,6 +520,16 @@ static void commit_tmp(char **tmp, const char *final)
     *tmp = NULL;
 }
 
+/* An output that would be the model itself (the same file, by any path):
+ * refused before anything is written */
+static void not_the_input(const char *out, const Options *o)
+{
+    struct stat a, b;
+    if (out && strcmp(out, "-") && stat(out, &a) == 0 && stat(o->input, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        fail_plain("'%s' is the input model: onnx2c does not overwrite it (choose another output name)", out);
+}
+
 static void compile(Options *o)
 {
     diag_file = o->input;
@@ -532,6 +541,14 @@ static void compile(Options *o)
         for (int j = 0; j < i; j++)
             if (extra[i] && extra[j] && !strcmp(extra[i], extra[j]))
                 fail_plain("'%s' is given for two outputs", extra[i]);
+    for (int i = 0; i < 3; i++) not_the_input(extra[i], o);
+    if (o->output) {
+        not_the_input(o->output, o);
+        char *h = xstrdup(o->output);
+        strcpy(strrchr(h, '.'), ".h");
+        not_the_input(h, o);
+        not_the_input(o->weights_bin, o);
+    }
     for (int i = 0; i < 3; i++)
         if (extra[i]) fx[i] = open_tmp(extra[i], &tmp_extra[i]);
     char *src = NULL, *hdr = NULL;
@@ -561,6 +578,8 @@ static void compile(Options *o)
     }
 
     Graph *g = load_model(o->input);
+    if (!sha256_file(o->input, o->model_sha256))   /* the model's fingerprint (the banner, NAME_MODEL_SHA256) */
+        fail_plain("cannot read '%s' again to hash it: %s", o->input, strerror(errno));
     for (int b = 0; b < o->nbinds; b++) {   /* --bind values */
         Tensor *v = xalloc(sizeof *v);
         v->name = o->binds[b].name;
@@ -601,6 +620,24 @@ static void compile(Options *o)
     note("wrote %s and %s (%d kernel calls, arena %lld bytes)", src, hdr, L.n, (long long)arena);
 }
 
+/* The flags as the generated files record them (NAME_ONNX2C_FLAGS): every
+ * argument but the model's path, one that names a path as its file name
+ * (the files do not change with the folder onnx2c ran in), quoted where it
+ * holds a space. */
+static const char *flags_text(int argc, char **argv, const Options *o)
+{
+    const char *t = "";
+    for (int i = 1; i < argc; i++) {
+        if (argv[i] == o->input) continue;
+        const char *v = argv[i], *eq = !strncmp(v, "--", 2) ? strchr(v, '=') : NULL;   /* --flag=VALUE */
+        if (eq) v = eq + 1;
+        const char *a = strrchr(v, '/') ? strrchr(v, '/') + 1 : v;
+        if (eq) a = xfmt("%.*s%s", (int)(eq + 1 - argv[i]), argv[i], a);
+        t = xfmt("%s%s%s%s%s", t, *t ? " " : "", strchr(a, ' ') || !*a ? "'" : "", a, strchr(a, ' ') || !*a ? "'" : "");
+    }
+    return t;
+}
+
 int main(int argc, char **argv)
 {
     static Options o;
@@ -617,6 +654,7 @@ int main(int argc, char **argv)
         return 1;
     }
     parse_args(argc, argv, &o);
+    o.flags_text = flags_text(argc, argv, &o);
     compile(&o);
     pool_release();
     return 0;

@@ -76,7 +76,7 @@ def t_two_models_one_program(c):
 #include "beta_net.h"
 int main(void)
 {
-    static float x[2][8] = {{%s}};   /* an ordinary array: no cast or const needed */
+    static const float x[2][8] = {{%s}};   /* a const input: the typed entry's inputs are const */
     float ya[2][4], yb[2][4];
     int i;
     if (alpha_predict(x, ya) || beta_predict(x, yb)) return 1;
@@ -180,9 +180,10 @@ int main(void)
     float x[2][8], y[2][4], y2[2][4];
     int i;
     for (i = 0; i < 16; i++) x[i / 8][i % 8] = (float)i / 8.0f - 1.0f;
-    if (nostate_predict(x, y, a1)) return 1;
+    /* an ordinary array: ISO C before C23 (gcc -pedantic) wants the cast to const */
+    if (nostate_predict((const float (*)[8])x, y, a1)) return 1;
     memset(a2, 0xAB, sizeof a2);
-    if (nostate_predict(x, y2, a2)) return 1;
+    if (nostate_predict((const float (*)[8])x, y2, a2)) return 1;
     if (memcmp(y, y2, sizeof y)) return 2;
     for (i = 0; i < 8; i++) printf("%.9g\n", (double)y[i / 4][i % 4]);
     return 0;
@@ -543,6 +544,90 @@ def t_targets(c):
 
 
 TESTS.append(t_targets)
+
+
+def t_provenance(c):
+    """the banner and the header carry onnx2c's version, the flags (paths as their file names) and the
+    model's SHA-256 (as hashlib computes it); the files do not depend on the folders"""
+    import hashlib
+    m = os.path.join(c.tmp, "a.onnx")
+    mlp(m, 7)
+    for sub in ("one", "two/deeper"):
+        os.makedirs(os.path.join(c.tmp, sub))
+        r = c.onnx2c(m, "-o", os.path.join(c.tmp, sub, "prov.c"), "--report=" + os.path.join(c.tmp, sub, "r.txt"))
+        assert r.returncode == 0, r.stderr
+    sha = hashlib.sha256(open(m, "rb").read()).hexdigest()
+    for f in ("prov.c", "prov.h"):
+        a, b = (open(os.path.join(c.tmp, sub, f)).read() for sub in ("one", "two/deeper"))
+        assert a == b, f
+        assert ("onnx2c %s from a.onnx (SHA-256 %s)" % (run([c.compiler, "--version"]).stdout.split()[1], sha)) in a, a[:300]
+        assert " * with the flags: -o prov.c --report=r.txt. Do not edit." in a, a[:300]
+    hdr = open(os.path.join(c.tmp, "one", "prov.h")).read()
+    assert '#define prov_MODEL_SHA256 "%s"' % sha in hdr
+    assert '#define prov_ONNX2C_FLAGS "-o prov.c --report=r.txt"' in hdr
+    assert re.search(r'#define prov_ONNX2C_VERSION "\d+\.\d+\.\d+"', hdr)
+
+
+def t_no_overwrite(c):
+    """-o, --emit-onnx, --report or --dot naming the input model (by any path) is refused: exit 1,
+    the model unchanged, nothing written"""
+    m = os.path.join(c.tmp, "model.onnx")
+    mlp(m, 8)
+    before = open(m, "rb").read()
+    os.makedirs(os.path.join(c.tmp, "sub"))
+    alias = os.path.join(c.tmp, "sub", "..", "model.onnx")
+    for flags in (["--emit-onnx", alias], ["--report=" + m], ["--dot", alias]):
+        r = c.onnx2c(m, "-o", os.path.join(c.tmp, "out.c"), *flags)
+        assert r.returncode == 1 and "is the input model" in r.stderr, (flags, r.stderr)
+        assert open(m, "rb").read() == before
+        assert not os.path.exists(os.path.join(c.tmp, "out.c"))
+
+
+def t_run_arguments(c):
+    """NAME_ERR_ARGUMENT: a NULL inputs/outputs array, a NULL output, a NULL or misaligned arena, an
+    output overlapping an input or another output; a correct run still returns 0; const inputs"""
+    m = os.path.join(c.tmp, "a.onnx")
+    mlp(m, 9)
+    r = c.onnx2c(m, "-o", os.path.join(c.tmp, "args_net.c"))
+    assert r.returncode == 0, r.stderr
+    main = os.path.join(c.tmp, "args.c")
+    open(main, "w").write(r"""
+#include <stdio.h>
+#include "args_net.h"
+static unsigned char arena[args_net_ARENA_SIZE + 64] __attribute__((aligned(64)));
+static float x[2][8], y[2][4];
+static float both[64];
+int main(void)
+{
+    static const float cx[2][8] = {{1, 2, 3, 4, 5, 6, 7, 8}};   /* a const input, no cast */
+    const void *in[1] = {x};
+    void *out[1] = {y};
+    const void *in_alias[1] = {both};
+    void *out_alias[1] = {both + 12};   /* the output's 32 bytes inside the input's 64 */
+    void *out_null[1] = {0};
+    int e = args_net_ERR_ARGUMENT;
+    if (args_net_run_with_arena(in, out, arena) != 0) return 1;
+    if (args_net_run(in, out) != 0) return 2;
+    if (args_net_predict(cx, y) != 0) return 3;
+    if (args_net_run_with_arena(in, out, 0) != e) return 4;
+    if (args_net_run_with_arena(in, out, arena + 4) != e) return 5;
+    if (args_net_run(0, out) != e || args_net_run(in, 0) != e) return 6;
+    if (args_net_run(in, out_null) != e) return 7;
+    if (args_net_run(in_alias, out_alias) != e) return 8;
+    out_alias[0] = both + 16;   /* just past the input: fine */
+    if (args_net_run(in_alias, out_alias) != 0) return 9;
+    printf("ok %d\n", e);
+    return 0;
+}
+""")
+    exe = os.path.join(c.tmp, "args")
+    r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main, os.path.join(c.tmp, "args_net.c"), "-lm"])
+    assert r.returncode == 0, r.stderr
+    r = run([exe])
+    assert r.returncode == 0 and r.stdout.strip() == "ok 5", (r.returncode, r.stdout, r.stderr[-400:])
+
+
+TESTS += [t_provenance, t_no_overwrite, t_run_arguments]
 
 
 def t_bind(c):

@@ -52,6 +52,10 @@ int64_t node_flops(const Node *n)
         int64_t k = x && x->rank == 2 ? x->dims[attr_i(n, "transA") ? 0 : 1] : 1;
         return f * out * k + (n->nin > 2 && n->in[2] ? 2 * out : 0);
     }
+    case FLOPS_QGEMM: {     /* com.microsoft QGemm: A input 0 (transA), the bias input 6 */
+        int64_t k = x && x->rank == 2 ? x->dims[attr_i(n, "transA") ? 0 : 1] : 1;
+        return f * out * k + (n->nin > 6 && n->in[6] ? out : 0);
+    }
     case FLOPS_POOL: {
         const int64_t *ks;
         int nk = attr_ints(n, "kernel_shape", &ks);
