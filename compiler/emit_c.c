@@ -252,6 +252,7 @@ void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, F
 {
     EmitCtx c = {g, L, o, arena, 0, NULL, 0, emit_profile_key, NULL, NULL, 64, ""};
     emit_model(&c, "model.c.in", source_key, src, hdr);
+    if (o->test_main_file) emit_test_main(o->test_main_file, &c);   /* --emit-test-main */
 }
 
 /* ---- --profile: a profiling build ---------------------------------------

@@ -358,6 +358,51 @@ static void emit_dyn_funcs(FILE *f, const EmitCtx *c)
     }
 }
 
+/* The inputs' and outputs' facts as array initializers, for a harness that
+ * walks any model's inputs and outputs (--emit-test-main's, examples/demo):
+ * static const char *const names[] = NAME_INPUT_NAMES; ... */
+static void io_arrays(FILE *f, Graph *g, const char *N)
+{
+    int maxr = 1;
+    for (int i = 0; i < g->ninputs + g->noutputs; i++) {
+        const Tensor *t = i < g->ninputs ? g->inputs[i] : g->outputs[i - g->ninputs];
+        if (t->rank > maxr) maxr = t->rank;
+    }
+    fprintf(f, "/* The same as array initializers, one entry an input (output), for a harness\n"
+               " * over any model: static const char *const names[] = %s_INPUT_NAMES; ...\n"
+               " * TYPES: the ONNX names; ONNX_TYPES: TensorProto.DataType codes; ELEM_BYTES:\n"
+               " * bytes an element; SIZES: elements; DIMS: each padded with 0 to %s_IO_MAX_RANK.\n"
+               " * A model without inputs (outputs) has one 0 entry. */\n#define %s_IO_MAX_RANK %d\n", N, N, N, maxr);
+    for (int io = 0; io < 2; io++) {
+        int n = io ? g->noutputs : g->ninputs;
+        Tensor *const *ts = io ? g->outputs : g->inputs;
+        const char *kind = io ? "OUTPUT" : "INPUT";
+        static const char *const FIELD[6] = {"NAMES", "TYPES", "ONNX_TYPES", "ELEM_BYTES", "RANKS", "SIZES"};
+        for (int fld = 0; fld < 7; fld++) {
+            fprintf(f, "#define %s_%s_%s {", N, kind, fld < 6 ? FIELD[fld] : "DIMS");
+            for (int i = 0; i < n; i++) {
+                const Tensor *t = ts[i];
+                if (i) fputs(", ", f);
+                switch (fld) {
+                case 0: fprintf(f, "\"%s\"", c_string(t->name)); break;
+                case 1: fprintf(f, "\"%s\"", dtype_name(t->dtype)); break;
+                case 2: fprintf(f, "%d", (int)t->dtype); break;
+                case 3: fprintf(f, "%d", (int)dtype_size(t->dtype)); break;
+                case 4: fprintf(f, "%d", t->rank); break;
+                case 5: fprintf(f, "%lld", (long long)tensor_numel(t)); break;
+                default:
+                    fputc('{', f);
+                    for (int d = 0; d < maxr; d++) fprintf(f, "%s%lld", d ? ", " : "", d < t->rank ? (long long)t->dims[d] : 0LL);
+                    fputc('}', f);
+                }
+            }
+            if (!n) fputs(fld == 6 ? "{0}" : "0", f);
+            fputs("}\n", f);
+        }
+    }
+    fputc('\n', f);
+}
+
 static void io_macros(FILE *f, Graph *g, const char *N)
 {
     for (int i = 0; i < g->ninputs + g->noutputs; i++) {
@@ -382,6 +427,7 @@ static void io_macros(FILE *f, Graph *g, const char *N)
         fputc('\n', f);
     }
     seq_io_notes(f, g, N);   /* sequence and optional inputs/outputs: their slots (ops/sequence.c) */
+    io_arrays(f, g, N);
 }
 
 /* The stack a run takes on a Cortex-M4F (--target cortex-m): the entry

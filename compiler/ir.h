@@ -774,6 +774,8 @@ typedef struct Options {
     int caller_arena;          /* --caller-arena: only NAME_run_with_arena, no mutable static state (C target) */
     const char *weights_section, *arena_section;   /* --weights-section / --arena-section NAME (C target) */
     const char *weights_bin;   /* --weights-bin FILE.bin: the constants as binary data (weights_bin.c) */
+    const char *test_main;     /* --emit-test-main FILE.c: a verification harness (emit_test_main.c) */
+    FILE *test_main_file;      /* main.c: FILE.c's temporary, open for writing */
     FILE *weights_bin_file;    /* main.c: FILE.bin's temporary, open for writing */
     struct { char *name; int rank; int64_t dims[MAX_RANK]; const char *text; } shapes[64];   /* rank -1: a sequence's or optional's shapes (text) */
     int nshapes;
@@ -1008,6 +1010,8 @@ int float_text_fast(float v, char *buf);
 /* weights_bin.c: --weights-bin, the constants in a binary file linked by .incbin */
 int weights_bin_holds(const Tensor *t);                  /* a constant that goes into the file */
 void emit_weights_bin(FILE *f, const EmitCtx *c);        /* writes the file, and the stub into f */
+/* emit_test_main.c: --emit-test-main, the harness that checks a run against expected outputs */
+void emit_test_main(FILE *f, EmitCtx *c);
 
 /* ---- sequences and optionals (ops/sequence.c) --------------------------- */
 /* Before bind_inputs: sequence/optional graph inputs become their element

@@ -60,6 +60,9 @@ static void usage(FILE *f)
           "                  file has no mutable static state (C target)\n"
           "  --weights-section NAME, --arena-section NAME  put the constants / the static arena\n"
           "                  of NAME_run in that linker section (GNU C attribute; C target)\n"
+          "  --emit-test-main FILE.c  also write a verification harness: a C program that reads\n"
+          "                  the inputs and expected outputs (.pb or raw files), runs the model\n"
+          "                  and prints each output's error; exit 0 within tolerance (C target)\n"
           "  --weights-bin FILE.bin  write the constants as binary data into FILE.bin, which the\n"
           "                  .c links by an assembler .incbin (GCC/Clang, ELF; C target): no\n"
           "                  weight text to parse (large models; docs/LARGE_MODELS.md)\n"
@@ -303,6 +306,12 @@ static void parse_args(int argc, char **argv, Options *o)
             i++;
             continue;
         }
+        if (!strcmp(a, "--emit-test-main")) {   /* emit_test_main.c */
+            if (!val || !*val) fail_plain("%s needs a file name (see --help)", a);
+            o->test_main = val;
+            i++;
+            continue;
+        }
         if (!strcmp(a, "--weights-bin")) {   /* weights_bin.c */
             if (!val || !*val) fail_plain("%s needs a file name (see --help)", a);
             o->weights_bin = val;
@@ -420,6 +429,8 @@ static void parse_args(int argc, char **argv, Options *o)
         o->disabled[o->ndisabled++] = "layout";
     }
     if (o->weights_bin && !o->output) fail_plain("--weights-bin needs -o OUT.c (the C file that links it)");
+    if (o->test_main && (!o->output || o->cuda))
+        fail_plain("--emit-test-main needs -o OUT.c: the harness runs the C file (the CUDA target has none yet)");
     if (!o->output) {
         if (!o->report && !o->emit_onnx && !o->dot)
             fail_plain("no output given: use -o OUT.c (C) or -o OUT.cu (CUDA), or --report, --emit-onnx, --dot");
@@ -472,7 +483,7 @@ static void parse_args(int argc, char **argv, Options *o)
     }
 }
 
-static char *tmp_src, *tmp_hdr, *tmp_bin;
+static char *tmp_src, *tmp_hdr, *tmp_bin, *tmp_test;
 static char *tmp_extra[3];    /* --report=FILE, --emit-onnx, --dot */
 
 static void cleanup_tmp(void)
@@ -480,6 +491,7 @@ static void cleanup_tmp(void)
     if (tmp_src) unlink(tmp_src);
     if (tmp_hdr) unlink(tmp_hdr);
     if (tmp_bin) unlink(tmp_bin);
+    if (tmp_test) unlink(tmp_test);
     for (int i = 0; i < 3; i++)
         if (tmp_extra[i]) unlink(tmp_extra[i]);
 }
@@ -548,6 +560,7 @@ static void compile(Options *o)
         strcpy(strrchr(h, '.'), ".h");
         not_the_input(h, o);
         not_the_input(o->weights_bin, o);
+        not_the_input(o->test_main, o);
     }
     for (int i = 0; i < 3; i++)
         if (extra[i]) fx[i] = open_tmp(extra[i], &tmp_extra[i]);
@@ -568,7 +581,13 @@ static void compile(Options *o)
                 fail_plain("'%s' is given for two outputs", extra[i]);
         fs = open_tmp(src, &tmp_src);
         fh = open_tmp(hdr, &tmp_hdr);
+        const char *mine[3] = {src, hdr, o->weights_bin};
+        for (int i = 0; i < 3 && o->test_main; i++)
+            if (mine[i] && !strcmp(o->test_main, mine[i])) fail_plain("'%s' is given for two outputs", o->test_main);
+        for (int i = 0; i < 3 && o->test_main; i++)
+            if (extra[i] && !strcmp(o->test_main, extra[i])) fail_plain("'%s' is given for two outputs", o->test_main);
         if (o->weights_bin) o->weights_bin_file = open_tmp(o->weights_bin, &tmp_bin);
+        if (o->test_main) o->test_main_file = open_tmp(o->test_main, &tmp_test);
     } else if (!o->name) {
         const char *base = strrchr(o->input, '/');
         base = base ? base + 1 : o->input;
@@ -597,6 +616,7 @@ static void compile(Options *o)
         close_tmp(fs, src);
         close_tmp(fh, hdr);
         if (o->weights_bin_file) close_tmp(o->weights_bin_file, o->weights_bin);
+        if (o->test_main_file) close_tmp(o->test_main_file, o->test_main);
     }
     if (o->report) write_report(fx[0] ? fx[0] : stdout, g, &L, arena, o);
     if (o->emit_onnx && !o->int8) emit_onnx(g, fx[1]);   /* --int8: the QDQ model (pipeline.c) */
@@ -609,11 +629,13 @@ static void compile(Options *o)
         if (tmp_extra[i]) commit_tmp(&tmp_extra[i], extra[i]);
     if (!o->output) return;
     if (tmp_bin) commit_tmp(&tmp_bin, o->weights_bin);
+    if (tmp_test) commit_tmp(&tmp_test, o->test_main);
     commit_tmp(&tmp_hdr, hdr);
     if (tmp_src && rename(tmp_src, src) != 0) {
         int e = errno;
         if (!special_file(hdr)) unlink(hdr);
         if (o->weights_bin && !special_file(o->weights_bin)) unlink(o->weights_bin);
+        if (o->test_main && !special_file(o->test_main)) unlink(o->test_main);
         fail_plain("cannot write '%s': %s", src, strerror(e));
     }
     tmp_src = NULL;

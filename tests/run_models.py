@@ -85,6 +85,18 @@ class CaseFailed(Exception):
     pass
 
 
+# the lines where the generated files record onnx2c's flags (the banner,
+# NAME_ONNX2C_FLAGS): builds with other flags compare without them
+_FLAGS_LINE = r"^ \* with the flags: .*$|^#define \w+_ONNX2C_FLAGS .*$"
+
+
+def without_flags(text):
+    """text (str or bytes) with its flags lines replaced by a mark"""
+    if isinstance(text, bytes):
+        return re.sub(_FLAGS_LINE.encode(), b"(flags)", text, flags=re.M)
+    return re.sub(_FLAGS_LINE, "(flags)", text, flags=re.M)
+
+
 def load_pb(path):
     t = onnx.TensorProto()
     with open(path, "rb") as f:

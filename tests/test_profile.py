@@ -42,8 +42,6 @@ import onnx  # noqa: E402
 
 ROOT = rm.ROOT
 RUNS = 3
-# the lines that record onnx2c's flags (the banner, NAME_ONNX2C_FLAGS)
-FLAGS_LINE = re.compile(r"^ \* with the flags: .*$|^#define m_ONNX2C_FLAGS .*$", re.M)
 # '#, kernel, calls, total ms, ms/run, %, GFLOP/s, op (node)': the names last, in full
 ROW = re.compile(r"^\s*(\d+)\s+(o2c_\w+)\s+(\d+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(\S+)  (.*)$")
 REPORT_ROW = re.compile(r"^\s*(\d+)\s+(o2c_\w+)\s", re.M)
@@ -185,7 +183,7 @@ def check_model(args, test):
             raise AssertionError("the ordinary build holds profiling text")
         sc, sh_ = strip_profile(pc, ph)
         # the flags the files record (the banner, NAME_ONNX2C_FLAGS) differ by --profile: set aside
-        sc, sh_, oc, oh = (FLAGS_LINE.sub("(flags)", t) for t in (sc, sh_, oc, oh))
+        sc, sh_, oc, oh = (rm.without_flags(t) for t in (sc, sh_, oc, oh))
         if sc != oc or sh_ != oh:
             raise AssertionError("the profiling build differs from the ordinary one outside its profile blocks")
         calls = rm.count_kernels(c)

@@ -4,7 +4,7 @@
  *
  * Build: cc -std=c99 -I<dir of MODEL.h> -DMODEL_HEADER='"small_convnet.h"'
  *        -DMODEL=small_convnet demo.c small_convnet.c -lm
- * Run:   ./demo input_0.pb output_0.pb
+ * Run:   ./demo TEST_DATA_DIR    (its input_K.pb and output_K.pb, any number)
  *
  * It reads the ONNX TensorProto files with a tiny protobuf reader (dims,
  * data_type, raw_data, float_data): enough for float tensors. */
@@ -78,30 +78,52 @@ static int read_tensor(const char *path, Tensor *t)
 
 int main(int argc, char **argv)
 {
-    Tensor in, want;
-    if (argc != 3) { fprintf(stderr, "usage: demo input_0.pb output_0.pb\n"); return 2; }
-    if (read_tensor(argv[1], &in) || read_tensor(argv[2], &want)) return 1;
-    if (in.n != M(_INPUT0_SIZE) || want.n != M(_OUTPUT0_SIZE)) {
-        fprintf(stderr, "demo: the test data does not match the model's shapes\n");
-        return 1;
+    /* the model's inputs and outputs, as the header's array macros list them */
+    enum { NI = M(_NUM_INPUTS), NO = M(_NUM_OUTPUTS) };
+    static const char *const in_names[NI ? NI : 1] = M(_INPUT_NAMES), *const out_names[NO ? NO : 1] = M(_OUTPUT_NAMES);
+    static const int in_types[NI ? NI : 1] = M(_INPUT_ONNX_TYPES), out_types[NO ? NO : 1] = M(_OUTPUT_ONNX_TYPES);
+    static const long in_n[NI ? NI : 1] = M(_INPUT_SIZES), out_n[NO ? NO : 1] = M(_OUTPUT_SIZES);
+    Tensor in[NI ? NI : 1], want[NO ? NO : 1];
+    const void *inputs[NI ? NI : 1];
+    void *outputs[NO ? NO : 1];
+    char path[4096];
+    int k, bad = 0;
+    if (argc != 2) { fprintf(stderr, "usage: demo TEST_DATA_DIR (with input_K.pb and output_K.pb)\n"); return 2; }
+    for (k = 0; k < NI + NO; k++) {   /* float tensors only: this reader's limit (--emit-test-main reads any) */
+        int is_in = k < NI, j = is_in ? k : k - NI;
+        if ((is_in ? in_types[j] : out_types[j]) != 1) {
+            fprintf(stderr, "demo: %s '%s' is not float32: this demo reads float tensors only\n",
+                    is_in ? "input" : "output", is_in ? in_names[j] : out_names[j]);
+            return 2;
+        }
+        snprintf(path, sizeof path, "%s/%s_%d.pb", argv[1], is_in ? "input" : "output", j);
+        if (read_tensor(path, is_in ? &in[j] : &want[j])) return 1;
+        if ((is_in ? in[j].n : want[j].n) != (is_in ? in_n[j] : out_n[j])) {
+            fprintf(stderr, "demo: %s holds %ld values, the model's tensor %ld\n", path, is_in ? in[j].n : want[j].n,
+                    is_in ? in_n[j] : out_n[j]);
+            return 1;
+        }
+        if (is_in) inputs[j] = in[j].data;
+        else if (!(outputs[j] = malloc((size_t)(out_n[j] ? out_n[j] : 1) * sizeof(float)))) return 1;
     }
-    static float out[M(_OUTPUT0_SIZE)];
-    const void *inputs[1];
-    void *outputs[1];
-    inputs[0] = in.data;
-    outputs[0] = out;
     if (M(_run)(inputs, outputs) != 0) { fprintf(stderr, "demo: the model failed\n"); return 1; }
-    printf("input '%s': %ld values; output '%s': %ld values\n", M(_INPUT0_NAME), in.n, M(_OUTPUT0_NAME), want.n);
-    printf("%6s %14s %14s %10s\n", "index", "onnx2c", "onnxruntime", "|diff|");
-    double worst = 0;
-    for (long i = 0; i < want.n; i++) {
-        double d = fabs((double)out[i] - (double)want.data[i]);
-        if (d > worst) worst = d;
-        if (i < 20) printf("%6ld %14.7g %14.7g %10.2e\n", i, out[i], want.data[i], d);
+    for (k = 0; k < NO; k++) {
+        const float *out = (const float *)outputs[k];
+        double worst = 0;
+        long i;
+        printf("output %d '%s': %ld values\n%6s %14s %14s %10s\n", k, out_names[k], want[k].n, "index", "onnx2c",
+               "onnxruntime", "|diff|");
+        for (i = 0; i < want[k].n; i++) {
+            double d = fabs((double)out[i] - (double)want[k].data[i]);
+            if (d > worst) worst = d;
+            if (i < 20) printf("%6ld %14.7g %14.7g %10.2e\n", i, out[i], want[k].data[i], d);
+        }
+        if (want[k].n > 20) printf("   ... (%ld more)\n", want[k].n - 20);
+        printf("max |diff| = %.3g over %ld values: %s\n", worst, want[k].n, worst <= 1e-4 ? "MATCH" : "MISMATCH");
+        bad |= worst > 1e-4;
+        free(outputs[k]);
+        free(want[k].data);
     }
-    if (want.n > 20) printf("   ... (%ld more)\n", want.n - 20);
-    printf("max |diff| = %.3g over %ld values: %s\n", worst, want.n, worst <= 1e-4 ? "MATCH" : "MISMATCH");
-    free(in.data);
-    free(want.data);
-    return worst <= 1e-4 ? 0 : 1;
+    for (k = 0; k < NI; k++) free(in[k].data);
+    return bad;
 }

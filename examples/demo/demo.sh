@@ -12,5 +12,5 @@ grep -E "^#define .*(_(INPUT|OUTPUT)0_(NAME|DIMS)|_ARENA_SIZE)" "generated/$EX.h
 echo "== cc -std=c99 -pedantic -Wall -Wextra -O2 examples/demo/demo.c generated/$EX.c -lm"
 cc -std=c99 -pedantic -Wall -Wextra -O2 -Igenerated -DMODEL_HEADER="\"$EX.h\"" -DMODEL="$EX" \
    -o "generated/demo_$EX" examples/demo/demo.c "generated/$EX.c" -lm
-echo "== generated/demo_$EX examples/$EX/test_data_set_0/input_0.pb examples/$EX/test_data_set_0/output_0.pb"
-"generated/demo_$EX" "examples/$EX/test_data_set_0/input_0.pb" "examples/$EX/test_data_set_0/output_0.pb"
+echo "== generated/demo_$EX examples/$EX/test_data_set_0"
+"generated/demo_$EX" "examples/$EX/test_data_set_0"
