@@ -766,6 +766,8 @@ typedef struct Options {
     int cuda;
     int profile;               /* --profile: time every kernel call (C target) */
     int threads;               /* --threads N: large calls split across N OpenMP threads (host C targets; 0: one) */
+    int64_t max_arena;         /* --max-arena BYTES: the arena's budget (0: none; main.c) */
+    int reference_kernels;     /* main.c, --max-arena: lower with the reference kernels only (pipeline.c) */
     int index_bits;            /* --index-bits 32|64 (0: 32 for cortex-m where every size fits, else 64; emit_c.c) */
     int64_t thread_grain;      /* --thread-grain FLOPS: the least work a call splits (-1: threads.c's default) */
     int debug_tensors;         /* --debug-tensors: every computed tensor to a callback (C target) */
@@ -895,6 +897,7 @@ void matmul_pack_panels(const float *B, int64_t K, int64_t N, int64_t sbk, float
 void conv_wino_weights(const float *W, int64_t M, int64_t C, float *dst);
 int64_t plan_graph(Graph *g, Lowering *L);           /* plan.c: returns the arena size */
 void plan_check(Lowering *L);                        /* plan.c: no call writes bytes still to be read */
+void plan_budget_fail(const Lowering *L, int64_t arena, int64_t budget);   /* plan.c: --max-arena not met */
 void lower_node(Node *n, Lowering *L);
 void emit_c(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr);    /* emit_c.c */
 void emit_cuda(Graph *g, Lowering *L, const Options *o, int64_t arena, FILE *src, FILE *hdr); /* emit_cuda.c */

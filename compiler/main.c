@@ -94,6 +94,9 @@ static void usage(FILE *f)
           "                  file stops with #error where the ISA is missing), cortex-m (the\n"
           "                  compact reference kernels: no register tiles, no scratch panels),\n"
           "                  cuda (the .cu output)\n"
+          "  --max-arena BYTES  the most scratch memory a run may take (k, M: KiB, MiB): over\n"
+          "                  it, the reference kernels (no packed panels) are tried, then the\n"
+          "                  compile fails naming the tensors live at the peak\n"
           "  --index-bits N  32 or 64: the width of the generated code's index arithmetic\n"
           "                  (o2c_int). Default: 32 for --target cortex-m where every size\n"
           "                  fits in 31 bits (else 64, said in the file), 64 elsewhere; 32\n"
@@ -209,6 +212,17 @@ static void parse_args(int argc, char **argv, Options *o)
             long long v = strtoll(val, &end, 10);
             if (end == val || *end || v < 0) fail_plain("--thread-grain %s: expected a number of FLOPs, 0 or more", val);
             o->thread_grain = v;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--max-arena")) {
+            char *end;
+            long long v = val ? strtoll(val, &end, 10) : 0;
+            if (!val || end == val || v <= 0) fail_plain("--max-arena: expected a number of bytes (with k or M: KiB, MiB)");
+            if (*end == 'k' || *end == 'K') v *= 1024, end++;
+            else if (*end == 'M') v *= 1024 * 1024, end++;
+            if (*end) fail_plain("--max-arena %s: expected a number of bytes (with k or M: KiB, MiB)", val);
+            o->max_arena = v;
             i++;
             continue;
         }
@@ -609,6 +623,22 @@ static void compile(Options *o)
     o->read_tensor = load_tensor_file;
     Lowering L = {0};
     int64_t arena = pipeline_run(g, &L, o);   /* infer, passes, tune, schedule, lower, plan (pipeline.c) */
+    if (o->max_arena && arena > o->max_arena && target_tiled(o->target)) {
+        /* over the budget: the model again with the reference kernels, which
+         * keep no packed panels or scratch in the arena; taken if smaller */
+        Options ref = *o;
+        ref.reference_kernels = 1;
+        ref.tune = 0;
+        ref.tune_file = NULL;
+        ref.qdq_onnx = NULL;   /* --int8: written once, by the first run */
+        Graph *g2 = load_model(o->input);
+        Lowering L2 = {0};
+        int64_t small = pipeline_run(g2, &L2, &ref);
+        note("--max-arena %lld: arena %lld bytes with the tiled kernels, %lld with the reference kernels",
+             (long long)o->max_arena, (long long)arena, (long long)small);
+        if (small < arena) g = g2, L = L2, arena = small;
+    }
+    if (o->max_arena && arena > o->max_arena) plan_budget_fail(&L, arena, o->max_arena);
 
     if (o->output) {
         if (o->cuda) emit_cuda(g, &L, o, arena, fs, fh);

@@ -683,3 +683,39 @@ int64_t plan_graph(Graph *g, Lowering *L)
          (long long)size, n, (long long)L->live_bound, L->live_bound_at, (long long)L->naive_arena);
     return size;
 }
+
+static int by_bytes_desc(const void *a, const void *b)
+{
+    size_t x = tensor_bytes(*(Tensor *const *)a), y = tensor_bytes(*(Tensor *const *)b);
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* --max-arena BYTES not met: the message names the call at the peak of live
+ * bytes and the tensors live there, largest first */
+void plan_budget_fail(const Lowering *L, int64_t arena, int64_t budget)
+{
+    int at = L->live_bound_at, n = 0;
+    Tensor **live = xalloc(sizeof(Tensor *) * (size_t)(2 * L->n * (O2C_MAX_X + O2C_MAX_Y) + 1));
+    for (int c = 0; c < L->n; c++)
+        for (int j = 0; j < O2C_MAX_X + O2C_MAX_Y; j++) {
+            Tensor *t = j < O2C_MAX_X ? L->calls[c].x[j] : L->calls[c].y[j - O2C_MAX_X];
+            if (!t) continue;
+            t = root(t);
+            if (t->share) t = t->share;
+            if (t->storage != ST_ARENA || !tensor_bytes(t) || t->first > at || t->last < at) continue;
+            int dup = 0;
+            for (int i = 0; i < n && !dup; i++) dup = live[i] == t;
+            if (!dup) live[n++] = t;
+        }
+    qsort(live, (size_t)n, sizeof *live, by_bytes_desc);
+    const char *list = "";
+    for (int i = 0; i < n && i < 8; i++)
+        list = xfmt("%s%s'%s' %lld bytes", list, i ? ", " : "", live[i]->name, (long long)tensor_bytes(live[i]));
+    if (n > 8) list = xfmt("%s and %d more", list, n - 8);
+    const KCall *k = &L->calls[at];
+    fail_plain("--max-arena %lld: the arena needs %lld bytes; at its peak, call #%d (%s%s%s%s), %lld bytes are live: %s. "
+               "No order or kernel variant onnx2c has needs less (the reference kernels were tried); a smaller input "
+               "shape, or a model whose largest layers are smaller, would fit", (long long)budget, (long long)arena, at,
+               k->kernel ? k->kernel->name : "?", k->node ? " for '" : "", k->node ? k->node->name : "",
+               k->node ? "'" : "", (long long)L->live_bound, list);
+}

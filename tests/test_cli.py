@@ -630,6 +630,39 @@ int main(void)
 TESTS += [t_provenance, t_no_overwrite, t_run_arguments]
 
 
+def t_max_arena(c):
+    """--max-arena: over the budget the reference kernels are taken where their plan is smaller, and the
+    model still computes its expected outputs (the --emit-test-main harness); a budget no plan meets
+    fails (exit 1, nothing written) naming the peak's call and the tensors live there; the flag's syntax"""
+    for ex, budget, want in (("small_convnet", "5000", 4096), ("self_attention", "1k", 768),
+                             ("quantized_convnet", "4100", 4096)):
+        test = os.path.join(ROOT, "examples", ex)
+        d = os.path.join(c.tmp, ex)
+        os.makedirs(d)
+        r = c.onnx2c(os.path.join(test, "model.onnx"), "-o", os.path.join(d, "m.c"), "--max-arena", budget,
+                     "--emit-test-main", os.path.join(d, "t.c"))
+        assert r.returncode == 0, (ex, r.stderr)
+        size = int(re.search(r"#define m_ARENA_SIZE (\d+)", open(os.path.join(d, "m.h")).read()).group(1))
+        assert size == want, (ex, size)
+        r = run(["gcc"] + CFLAGS + ["-o", os.path.join(d, "t"), os.path.join(d, "t.c"), os.path.join(d, "m.c"), "-lm"])
+        assert r.returncode == 0, r.stderr
+        r = run([os.path.join(d, "t")], cwd=os.path.join(test, "test_data_set_0"))
+        assert r.returncode == 0 and "PASS" in r.stdout, (ex, r.stdout, r.stderr[-300:])
+    for ex in ("small_convnet", "two_heads"):   # the reference kernels smaller, and not
+        out = os.path.join(c.tmp, "no_" + ex + ".c")
+        r = c.onnx2c(os.path.join(ROOT, "examples", ex, "model.onnx"), "-o", out, "--max-arena", "10")
+        assert r.returncode == 1 and "--max-arena 10: the arena needs" in r.stderr and "bytes are live: '" in r.stderr, \
+            (ex, r.stderr)
+        assert not os.path.exists(out)
+    for bad in ("0", "-5", "12x", "k"):
+        r = c.onnx2c(os.path.join(ROOT, "examples", "two_heads", "model.onnx"), "-o", os.path.join(c.tmp, "b.c"),
+                     "--max-arena", bad)
+        assert r.returncode == 1 and "--max-arena" in r.stderr, (bad, r.stderr)
+
+
+TESTS.append(t_max_arena)
+
+
 def t_bind(c):
     """--bind: a refusal names the shape-deciding inputs as `--bind NAME=` (and
     only those), leaves no file; bound, the code computes and returns
