@@ -433,6 +433,9 @@ static void parse_args(int argc, char **argv, Options *o)
     if (!o->input) { usage(stderr); fail_plain("no model given"); }
     check_precision(o);
     if (o->tune && !o->tune_file) fail_plain("--tune needs --tune-file FILE, where it writes the choices");
+    if (o->tune && o->target == TARGET_CORTEX_M)
+        fail_plain("--tune: --target cortex-m has one kernel per layer (the compact reference kernels), so there is "
+                   "nothing to time; its cost is counted by `make bench-mcu-models` (instructions under QEMU)");
     if (o->tune_runner && !o->tune) fail_plain("--tune-runner is only used with --tune");
     if (o->tune_budget > 0 && !o->tune) fail_plain("--tune-budget is only used with --tune");
     if (o->profile && !o->output) fail_plain("--profile needs -o OUT.c (it makes a profiling build of the generated C)");

@@ -89,6 +89,8 @@ SUITES = [
     # --emit-test-main: the generated harness on every example, node tests of every element
     # type, its errors, and on QEMU's Cortex-M4F through semihosting (tests/test_test_main.py)
     ("test-main", [PY, "tests/test_test_main.py", "--compiler", ASAN_CC]),
+    # integration/onnx2c.cmake and onnx2c.mk building examples/firmware for QEMU's Cortex-M4F
+    ("integration", [PY, "tests/test_integration.py", "--compiler", ASAN_CC]),
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
     # --weights-bin: the constants as a binary file linked by .incbin, bit-identical to the C arrays
     ("weights-bin", [PY, "tests/test_weights_bin.py", "--compiler", ASAN_CC]),

@@ -663,6 +663,53 @@ def t_max_arena(c):
 TESTS.append(t_max_arena)
 
 
+def t_firmware_flags(c):
+    """--index-bits: 32 on the host computes the same as 64 (and writes O2C_INDEX_BITS 32), refused where a
+    size passes 31 bits; --target cortex-m takes 32 by default; --tune --target cortex-m and
+    --emit-test-main for CUDA refused with their reasons; bad values refused"""
+    m = os.path.join(c.tmp, "a.onnx")
+    A = mlp(m, 11)
+    outs = []
+    for flags in ([], ["--index-bits", "32"], ["--index-bits", "64"], ["--target", "cortex-m"]):
+        src = os.path.join(c.tmp, "ib.c")
+        r = c.onnx2c(m, "-o", src, *flags)
+        assert r.returncode == 0, (flags, r.stderr)
+        text = open(src).read()
+        assert ("#define O2C_INDEX_BITS 32" in text) == (flags in (["--index-bits", "32"], ["--target", "cortex-m"])), flags
+        main = os.path.join(c.tmp, "ib_main.c")
+        open(main, "w").write('#include <stdio.h>\n#include "ib.h"\nint main(void)\n{\n    static const float x[2][8] = '
+                              '{{1, 2, 3, 4, 5, 6, 7, 8}, {-1, 0.5f, 2, 0, 1, 1, 3, -2}};\n    float y[2][4];\n    int i;\n'
+                              '    if (ib_predict(x, y)) return 1;\n    for (i = 0; i < 8; i++) printf("%.9g\\n", (double)y[i / 4][i % 4]);\n'
+                              '    return 0;\n}\n')
+        exe = os.path.join(c.tmp, "ib")
+        r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main, src, "-lm"])
+        assert r.returncode == 0, r.stderr
+        r = run([exe])
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout)
+    assert outs[0] == outs[1] == outs[2], outs
+    from onnx import TensorProto as T
+    n = 600000000
+    g = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, n])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, n])])
+    big = os.path.join(c.tmp, "big.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), big)
+    r = c.onnx2c(big, "-o", os.path.join(c.tmp, "big.c"), "--index-bits", "32")
+    assert r.returncode == 1 and "past 32-bit index arithmetic" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(c.tmp, "big.c"))
+    r = c.onnx2c(big, "-o", os.path.join(c.tmp, "big.c"))   # the host: 64-bit, compiles
+    assert r.returncode == 0 and "#define O2C_INDEX_BITS 32" not in open(os.path.join(c.tmp, "big.c")).read()
+    for flags, text in ((["--target", "cortex-m", "--tune", "--tune-file", os.path.join(c.tmp, "t.txt")], "nothing to time"),
+                        (["--index-bits", "16"], "expected 32 or 64"),
+                        (["--emit-test-main", os.path.join(c.tmp, "tm.c")], "needs -o OUT.c")):
+        out = os.path.join(c.tmp, "r.cu" if "--emit-test-main" in flags else "r.c")
+        r = c.onnx2c(m, "-o", out, *flags)
+        assert r.returncode == 1 and text in r.stderr, (flags, r.stderr)
+
+
+TESTS.append(t_firmware_flags)
+
+
 def t_bind(c):
     """--bind: a refusal names the shape-deciding inputs as `--bind NAME=` (and
     only those), leaves no file; bound, the code computes and returns

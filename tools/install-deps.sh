@@ -13,6 +13,8 @@ python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 command -v arm-none-eabi-gcc >/dev/null || need+=(gcc-arm-none-eabi)
 [ -f /usr/lib/arm-none-eabi/newlib/libc.a ] || [ -f /usr/lib/arm-none-eabi/lib/libc.a ] || need+=(libnewlib-arm-none-eabi)
 # tests only: the generated C's NEON path, compiled for AArch64 and run under
+# CMake: the build-system integration's test (tests/test_integration.py)
+command -v cmake >/dev/null || need+=(cmake)
 # qemu's user-mode emulator (tests/test_isa.py)
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
 [ -d /usr/aarch64-linux-gnu/lib ] || need+=(libc6-dev-arm64-cross)
