@@ -446,8 +446,7 @@ static void parse_args(int argc, char **argv, Options *o)
         o->disabled[o->ndisabled++] = "layout";
     }
     if (o->weights_bin && !o->output) fail_plain("--weights-bin needs -o OUT.c (the C file that links it)");
-    if (o->test_main && (!o->output || o->cuda))
-        fail_plain("--emit-test-main needs -o OUT.c: the harness runs the C file (the CUDA target has none yet)");
+    if (o->test_main && !o->output) fail_plain("--emit-test-main needs -o OUT.c (the harness runs the C file)");
     if (!o->output) {
         if (!o->report && !o->emit_onnx && !o->dot)
             fail_plain("no output given: use -o OUT.c (C) or -o OUT.cu (CUDA), or --report, --emit-onnx, --dot");
@@ -462,6 +461,8 @@ static void parse_args(int argc, char **argv, Options *o)
     if (n > 3 && !strcmp(o->output + n - 3, ".cu")) o->cuda = 1;
     else if (!(n > 2 && !strcmp(o->output + n - 2, ".c")))
         fail_plain("-o %s: the output must end in .c (C) or .cu (CUDA)", o->output);
+    if (o->test_main && o->cuda)
+        fail_plain("--emit-test-main needs -o OUT.c: the harness runs the C file (the CUDA target has none yet)");
     if (o->cuda && o->target_given && o->target != TARGET_CUDA)
         fail_plain("--target %s is a C target; -o %s writes CUDA (use -o OUT.c)", target_name(o->target), o->output);
     if (!o->cuda && o->target == TARGET_CUDA)

@@ -531,7 +531,12 @@ static KCall *conv_call(Lowering *L, Node *n, const char *kind, int64_t C, int64
     }
     if (L->tiled && !strcmp(kind, "convt") && n->in[0]->dtype == DT_FLOAT) convt_tiled(L, c, y->dims[0]);
     if (L->tiled && !strcmp(kind, "conv") && n->in[0]->dtype == DT_FLOAT) conv_tiled(L, c, y->dims[0]);
-    else if (n->in[0]->layout != LAYOUT_NCHW || y->layout != LAYOUT_NCHW)
+    else if (L->target == TARGET_CORTEX_M && !strcmp(kind, "conv") && n->in[0]->dtype == DT_FLOAT && g->out[2] > 0 &&
+             n->in[0]->layout == LAYOUT_NCHW && y->layout == LAYOUT_NCHW) {
+        /* a core without a vector unit: the reference sums by rows, no division per output */
+        c->kernel = kernel_find("o2c_conv_rows_f32");
+        c->count = tensor_numel(y) / g->out[2];
+    } else if (n->in[0]->layout != LAYOUT_NCHW || y->layout != LAYOUT_NCHW)
         fail("internal: a channels-innermost tensor outside the C target's convs");
     return c;
 }

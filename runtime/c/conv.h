@@ -61,6 +61,82 @@
         }                                                                           \
     }
 
+/* o2c_conv_rows_f32 (and _f32h, half weights): the reference convolution
+ * by output rows, what a core without a vector unit runs (--target
+ * cortex-m). Index space: N x M x OD x OH rows. The row's place is divided
+ * out once per row, not per output; along the row the first tap's input
+ * column advances by the stride and each output's taps inside the image
+ * are found by comparisons, no division; four outputs whose taps all lie
+ * in the row are computed at once, each weight loaded once for them. Each
+ * output sums the bias and the taps in the reference's order:
+ * bit-identical to o2c_conv_f32. */
+#define O2C_CONV_ROWS_WT(NAME, T, WT, LDW, EPI)                                        \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        O2C_CONV_OPERANDS_WT(T, WT);                                                \
+        const o2c_int PLANE = ID * IH * IW, TAPS = KD * KH * KW;                    \
+        O2C_FOR(t) {                                                                \
+            o2c_int r = t;                                                          \
+            const o2c_int oh = r % OH; r /= OH;                                     \
+            const o2c_int od = r % OD; r /= OD;                                     \
+            const o2c_int m = r % M, n = r / M, g = m / MG;                         \
+            const o2c_int d0 = od * SD - PD, h0 = oh * SH - PH;                     \
+            o2c_int kd0 = 0, kd1 = KD, kh0 = 0, kh1 = KH;                           \
+            while (kd0 < KD && d0 + kd0 * DD < 0) kd0++;                            \
+            while (kd1 > kd0 && d0 + (kd1 - 1) * DD >= ID) kd1--;                   \
+            while (kh0 < KH && h0 + kh0 * DH < 0) kh0++;                            \
+            while (kh1 > kh0 && h0 + (kh1 - 1) * DH >= IH) kh1--;                   \
+            const T *xn = X + (n * C + g * CG) * PLANE;                             \
+            const WT *wm = Wt + m * CG * TAPS;                                      \
+            const T b = Bs ? Bs[m] : (T)0;                                          \
+            T *yr = Y + t * OW;                                                     \
+            o2c_int w0 = -PW, ow = 0;                                               \
+            while (ow < OW) {                                                       \
+                if (ow + 4 <= OW && w0 >= 0 && w0 + 3 * SW + (KW - 1) * DW < IW) {  \
+                    /* four outputs whose taps all lie in the row: each weight \
+                     * loaded once for the four (a register tile) */             \
+                    T a0 = b, a1 = b, a2 = b, a3 = b;                               \
+                    for (o2c_int c = 0; c < CG; c++)                                \
+                        for (o2c_int kd = kd0; kd < kd1; kd++)                      \
+                            for (o2c_int kh = kh0; kh < kh1; kh++) {                \
+                                const T *xr = xn + c * PLANE + ((d0 + kd * DD) * IH + h0 + kh * DH) * IW + w0; \
+                                const WT *wr = wm + c * TAPS + (kd * KH + kh) * KW; \
+                                for (o2c_int kw = 0; kw < KW; kw++) {               \
+                                    const T wv = LDW(wr + kw), *xk = xr + kw * DW;  \
+                                    a0 += xk[0] * wv;                               \
+                                    a1 += xk[SW] * wv;                              \
+                                    a2 += xk[2 * SW] * wv;                          \
+                                    a3 += xk[3 * SW] * wv;                          \
+                                }                                                   \
+                            }                                                       \
+                    yr[ow] = epi ? EPI(a0, t * OW + ow, m, p) : a0;                 \
+                    yr[ow + 1] = epi ? EPI(a1, t * OW + ow + 1, m, p) : a1;         \
+                    yr[ow + 2] = epi ? EPI(a2, t * OW + ow + 2, m, p) : a2;         \
+                    yr[ow + 3] = epi ? EPI(a3, t * OW + ow + 3, m, p) : a3;         \
+                    ow += 4, w0 += 4 * SW;                                          \
+                    continue;                                                       \
+                }                                                                   \
+                o2c_int kw0 = 0, kw1 = KW;                                          \
+                while (kw0 < KW && w0 + kw0 * DW < 0) kw0++;                        \
+                while (kw1 > kw0 && w0 + (kw1 - 1) * DW >= IW) kw1--;               \
+                T acc = b;                                                          \
+                for (o2c_int c = 0; c < CG; c++) {                                  \
+                    const T *xc = xn + c * PLANE;                                   \
+                    const WT *wc = wm + c * TAPS;                                   \
+                    for (o2c_int kd = kd0; kd < kd1; kd++)                          \
+                        for (o2c_int kh = kh0; kh < kh1; kh++) {                    \
+                            const T *xr = xc + ((d0 + kd * DD) * IH + h0 + kh * DH) * IW; \
+                            const WT *wr = wc + (kd * KH + kh) * KW;                \
+                            for (o2c_int kw = kw0; kw < kw1; kw++)                  \
+                                acc += xr[w0 + kw * DW] * LDW(wr + kw);             \
+                        }                                                           \
+                }                                                                   \
+                yr[ow] = epi ? EPI(acc, t * OW + ow, m, p) : acc;                   \
+                ow++, w0 += SW;                                                     \
+            }                                                                       \
+        }                                                                           \
+    }
+
 #define O2C_CONVT(NAME, T, EPI)                                                        \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
@@ -766,6 +842,10 @@
 O2C_CONV(o2c_conv_f32, float, o2c_epi_f32)
 /*@ o2c_conv_f32h needs o2c_win3 o2c_epi_f32 o2c_ldh params O2C_CONV O2C_EPI split */
 O2C_CONV_WT(o2c_conv_f32h, float, uint16_t, o2c_ldh, o2c_epi_f32)
+/*@ o2c_conv_rows_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+O2C_CONV_ROWS_WT(o2c_conv_rows_f32, float, float, O2C_LD, o2c_epi_f32)
+/*@ o2c_conv_rows_f32h needs o2c_win3 o2c_epi_f32 o2c_ldh params O2C_CONV O2C_EPI split */
+O2C_CONV_ROWS_WT(o2c_conv_rows_f32h, float, uint16_t, o2c_ldh, o2c_epi_f32)
 /*@ o2c_conv_f64 needs o2c_win3 o2c_epi_f64 params O2C_CONV O2C_EPI split */
 O2C_CONV(o2c_conv_f64, double, o2c_epi_f64)
 /*@ o2c_conv_tile_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
@@ -847,4 +927,4 @@ O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f32h, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_panel_f32_4x32, F) K(o2c_conv_panel_f32_8x16, F) K(o2c_conv_panel_f32_4x64, F) K(o2c_conv_panel_f32_12x32, F) K(o2c_conv_panel_f32_16x16, F) K(o2c_conv_panel_f32_4x16, F) K(o2c_conv_panel_f32_6x16, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_ks_f32, F) K(o2c_convt_f64, F)
+#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f32h, F) K(o2c_conv_rows_f32, F) K(o2c_conv_rows_f32h, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_panel_f32_4x32, F) K(o2c_conv_panel_f32_8x16, F) K(o2c_conv_panel_f32_4x64, F) K(o2c_conv_panel_f32_12x32, F) K(o2c_conv_panel_f32_16x16, F) K(o2c_conv_panel_f32_4x16, F) K(o2c_conv_panel_f32_6x16, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_ks_f32, F) K(o2c_convt_f64, F)
