@@ -15,10 +15,15 @@
  * so each constant is a const object of its real type and size (hidden
  * visibility: it does not leave a shared library). GCC and Clang accept
  * file-scope __asm__ under -std=c99 -pedantic; the assembler reads FILE.bin
- * (gcc -c model.c, from the folder onnx2c ran in, or with
+ * by its path from the .c's folder (NAME_WEIGHTS_BIN; gcc -I<the .c's
+ * folder> -c model.c from any build folder: GCC and Clang pass the include
+ * folders to the assembler, which searches them for .incbin; or
  * -DNAME_WEIGHTS_BIN='"/path/model.bin"'). ELF targets (Linux, Cortex-M
  * firmware with arm-none-eabi-gcc); elsewhere the .c stops with #error. With
  * --weights-section S the blob goes in section S instead. */
+#define _XOPEN_SOURCE 700   /* realpath */
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
@@ -28,6 +33,34 @@
 int weights_bin_holds(const Tensor *t)
 {
     return t->dtype != DT_STRING;
+}
+
+/* The .bin's path from the .c's folder, as the .c records it (the
+ * assembler's .incbin searches the include folders: -I<the .c's folder>
+ * finds it from any build folder): the file name where both are in one
+ * folder, else a path of ../ steps and names; the path as given where the
+ * folders cannot be resolved. */
+static const char *bin_path_from_source(const Options *o)
+{
+    const char *bs = strrchr(o->weights_bin, '/'), *cs = strrchr(o->output, '/');
+    char *bdir = bs ? xfmt("%.*s", (int)(bs - o->weights_bin), o->weights_bin) : xstrdup(".");
+    char *cdir = cs ? xfmt("%.*s", (int)(cs - o->output), o->output) : xstrdup(".");
+    char b[PATH_MAX], c[PATH_MAX];
+    if (!*bdir) bdir = xstrdup("/");
+    if (!*cdir) cdir = xstrdup("/");
+    if (!realpath(bdir, b) || !realpath(cdir, c)) return o->weights_bin;
+    const char *name = bs ? bs + 1 : o->weights_bin;
+    if (!strcmp(b, c)) return name;
+    /* from c up to the folders' common prefix (at a '/'), then down to b */
+    size_t lb = strlen(b), lc = strlen(c), k = 0;
+    while (k < lb && k < lc && b[k] == c[k]) k++;
+    while (k > 0 && !((k == lb || b[k] == '/') && (k == lc || c[k] == '/'))) k--;
+    const char *up = "";
+    for (const char *p = c + k; *p; p++)
+        if (*p == '/') up = xfmt("%s../", up);
+    const char *down = b + k;
+    while (*down == '/') down++;
+    return xfmt("%s%s%s%s", up, down, *down ? "/" : "", name);
 }
 
 /* Its bytes in the blob: its C array's (at least one element). */
@@ -73,11 +106,14 @@ void emit_weights_bin(FILE *f, const EmitCtx *c)
         if (!weights_bin_holds(c->consts[i]))
             emit_const_array(f, c->consts[i], "static const", o->weights_section != NULL, o->target == TARGET_CORTEX_M);
     if (!nbin) return;
+    const char *rel = bin_path_from_source(o);
     fprintf(f, "\n/* ---- weights and other constants: %zu bytes in %s (onnx2c --weights-bin), linked by the\n"
-               " * assembler's .incbin below: compile from the folder onnx2c ran in, or define %s_WEIGHTS_BIN\n"
-               " * as the file's path in quotes (-D'%s_WEIGHTS_BIN=\"/path/to/file.bin\"'); rebuild when it\n"
-               " * changes. GCC or Clang, ELF targets (Linux, Cortex-M and other firmware). ---- */\n",
-            pos, c_comment(o->weights_bin), nm, nm);
+               " * assembler's .incbin below, which finds it by its path from this file's folder: compile\n"
+               " * with -I<this file's folder> (GCC and Clang pass it to the assembler: from any build\n"
+               " * folder), or define %s_WEIGHTS_BIN as the file's path in quotes\n"
+               " * (-D'%s_WEIGHTS_BIN=\"/path/to/file.bin\"'); rebuild when it changes. GCC or Clang, ELF\n"
+               " * targets (Linux, Cortex-M and other firmware). ---- */\n",
+            pos, c_comment(rel), nm, nm);
     fprintf(f, "#if !defined(__GNUC__) || !defined(__ELF__)\n"
                "#error \"onnx2c --weights-bin: the weights are linked by a GNU assembler .incbin (GCC or Clang, "
                "an ELF target); for this compiler generate the C arrays (without --weights-bin)\"\n"
@@ -88,7 +124,7 @@ void emit_weights_bin(FILE *f, const EmitCtx *c)
                "#endif\n"
                "#ifndef %s_WEIGHTS_BIN\n#define %s_WEIGHTS_BIN \"%s\"\n#endif\n"
                "#define O2C_WB_HIDDEN __attribute__((visibility(\"hidden\")))\n",
-            nm, nm, c_string(o->weights_bin));
+            nm, nm, c_string(rel));
     if (o->weights_section)
         fprintf(f, "__asm__(\".pushsection %s,\\\"a\\\",%%progbits\\n\"\n", o->weights_section);
     else

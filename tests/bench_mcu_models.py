@@ -180,8 +180,12 @@ def main():
             try:
                 r = measure(args.compiler, t, work, args.max_macs)
             except (RuntimeError, subprocess.TimeoutExpired) as ex:
-                skipped.append((os.path.basename(t), str(ex)[:200]))
-                print("%s: not measured: %s" % (os.path.basename(t), str(ex)[:200]), flush=True)
+                why = str(ex)
+                if "will not fit in region `CODE'" in why:
+                    why = "flash: the model's code and constants pass the board's 4 MB"
+                why = " ".join(why.replace("onnx2c: onnx2c: ", "onnx2c: ").split())[:200]
+                skipped.append((os.path.basename(t), why))
+                print("%s: not measured: %s" % (os.path.basename(t), why), flush=True)
                 continue
             rows.append(r)
             print(" | ".join(cells(r, before)), flush=True)

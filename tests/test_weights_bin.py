@@ -15,7 +15,9 @@ float32 stored as external data):
      both run: outputs bit-identical to each other and within tolerance of
      onnxruntime;
   4. a second onnx2c run in another folder writes byte-identical .c, .h, .bin;
-  5. the .c builds from another folder with -DNAME_WEIGHTS_BIN='"/abs/m.bin"';
+  5. the .c builds from another folder with -DNAME_WEIGHTS_BIN='"/abs/m.bin"',
+     and with -I<the .c's folder> (the .c names the .bin by its path from
+     its own folder: here the .bin in a sibling folder, ../bins/m.bin);
   6. with arm-none-eabi-gcc installed: the Cortex-M4 build assembles the
      .incbin stub, with and without --weights-section;
 and the refusals: --weights-bin with -o OUT.cu, and without -o.
@@ -165,6 +167,17 @@ class Runner:
                                          "-Dm_WEIGHTS_BIN=\"%s\"" % os.path.join(db, "m.bin")], cwd=dc)
         if rc:
             return self.bad(c.name, "gcc from another folder with -Dm_WEIGHTS_BIN: " + out)
+        # the .bin in a sibling folder of the .c, built from a third folder with -I<the .c's folder>
+        src, bins, elsewhere = (os.path.join(dc, s) for s in ("src", "bins", "build"))
+        for d in (src, bins, elsewhere):
+            os.makedirs(d, exist_ok=True)
+        rc, out = sh([self.compiler, os.path.abspath(c.model_path), "-o", os.path.join(src, "m.c"), "--name", "m",
+                      "--weights-bin", os.path.join(bins, "m.bin")], cwd=dc)
+        if rc or '#define m_WEIGHTS_BIN "../bins/m.bin"' not in open(os.path.join(src, "m.c")).read():
+            return self.bad(c.name, "the .bin's path from the .c's folder: " + out)
+        rc, out = sh(["gcc"] + CFLAGS + ["-I" + src, "-c", os.path.join(src, "m.c"), "-o", "m_inc.o"], cwd=elsewhere)
+        if rc:
+            return self.bad(c.name, "gcc from another folder with -I<the .c's folder>: " + out)
         self.ok("%s (%d constants, %d bytes of .bin, .c %d bytes instead of %d)" % (
             c.name, nextern, os.path.getsize(os.path.join(db, "m.bin")), len(src),
             os.path.getsize(os.path.join(da, "m.c"))))
