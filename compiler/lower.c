@@ -182,7 +182,8 @@ void lower_half_constants(Graph *g, Lowering *L)
         const char *fused = !k->kernel || k->ctl ? NULL
                             : !strcmp(k->kernel->name, "o2c_conv_f32") ? "o2c_conv_f32h"
                             : !strcmp(k->kernel->name, "o2c_conv_rows_f32") ? "o2c_conv_rows_f32h"
-                            : !strcmp(k->kernel->name, "o2c_matmul_f32") ? "o2c_matmul_f32h" : NULL;
+                            : !strcmp(k->kernel->name, "o2c_matmul_f32") ? "o2c_matmul_f32h"
+                            : !strcmp(k->kernel->name, "o2c_matmul_rows_f32") ? "o2c_matmul_rows_f32h" : NULL;
         int s = 0;
         while (fused && s < nsrc && src[s] != k->x[1]) s++;
         if (!fused || s == nsrc || !half[s]) continue;

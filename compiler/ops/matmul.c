@@ -131,6 +131,17 @@ static void matmul_const_kxn(Lowering *L, KCall *c, const Tensor *b, int64_t K, 
     c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;
 }
 
+/* --target cortex-m, a core without a vector unit: the reference product
+ * by output rows, four outputs a register tile (o2c_matmul_rows_f32) */
+static void matmul_rows(Lowering *L, KCall *c, const Tensor *a)
+{
+    int64_t N = c->k[O2C_MATMUL_N];
+    if (L->target != TARGET_CORTEX_M || a->dtype != DT_FLOAT || N <= 0 || strcmp(c->kernel->name, "o2c_matmul_f32"))
+        return;
+    c->kernel = kernel_find("o2c_matmul_rows_f32");
+    c->count /= N;
+}
+
 KCall *lower_product_call(Node *n, Lowering *L, int ta, int tb, double alpha)
 {
     Tensor *a = n->in[0], *b = n->in[1], *y = n->out[0];
@@ -146,6 +157,7 @@ KCall *lower_product_call(Node *n, Lowering *L, int ta, int tb, double alpha)
     c->f[O2C_MATMUL_F_ALPHA] = alpha;
     if (L->tiled && tb && b->data && b->rank == 2 && a->dtype == DT_FLOAT) matmul_const_kxn(L, c, b, K, N);
     matmul_tiled(L, c, a, M * N != 0 ? tensor_numel(y) / (M * N) : 0);
+    matmul_rows(L, c, a);
     return c;
 }
 
@@ -195,5 +207,6 @@ KCall *lower_gemm_call(Node *n, Lowering *L)
     c->f[O2C_MATMUL_F_BETA] = beta;
     if (L->tiled && tb && b->data && a->dtype == DT_FLOAT) matmul_const_kxn(L, c, b, K, N);
     matmul_tiled(L, c, a, 1);
+    matmul_rows(L, c, a);
     return c;
 }

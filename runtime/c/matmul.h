@@ -43,6 +43,58 @@
             Y[i] = epi ? EPI(acc, i, n, p) : acc;                                   \
         }                                                                           \
     }
+/* o2c_matmul_rows_f32 (and _f32h, half B): the reference product by output
+ * rows, what a core without a vector unit runs (--target cortex-m). Index
+ * space: the batch x M rows. The row's batch offsets are found once per
+ * row; four outputs of the row at a time share each A element (a register
+ * tile). Each output sums in the reference's order: bit-identical. */
+#define O2C_MATMUL_ROWS_WT(NAME, T, WT, LDW, EPI)                                      \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        O2C_MATMUL_OPERANDS_WT(T, WT);                                              \
+        const o2c_int sbk = p->k[O2C_MATMUL_SBK], sbn = p->k[O2C_MATMUL_SBN];       \
+        const o2c_int r = p->k[O2C_MATMUL_R], scm = p->k[O2C_MATMUL_SCM], scn = p->k[O2C_MATMUL_SCN]; \
+        const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
+        const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES], hasc = p->k[O2C_MATMUL_HASC] != 0; \
+        O2C_FOR(t) {                                                                \
+            const o2c_int m = t % M, b = t / M;                                     \
+            const T *a = A + m * sam;                                               \
+            const WT *bb = B;                                                       \
+            if (r) {                                                                \
+                a += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_ASTR); \
+                bb += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_BSTR); \
+            }                                                                       \
+            T *y = Y + t * N;                                                       \
+            o2c_int n = 0;                                                          \
+            for (; n + 4 <= N; n += 4) {                                            \
+                const WT *b0 = bb + n * sbn;                                        \
+                T a0 = 0, a1 = 0, a2 = 0, a3 = 0;                                   \
+                for (o2c_int kk = 0; kk < K; kk++) {                                \
+                    const T av = a[kk * sak];                                       \
+                    const WT *bk = b0 + kk * sbk;                                   \
+                    a0 += av * LDW(bk);                                             \
+                    a1 += av * LDW(bk + sbn);                                       \
+                    a2 += av * LDW(bk + 2 * sbn);                                   \
+                    a3 += av * LDW(bk + 3 * sbn);                                   \
+                }                                                                   \
+                T v[4];                                                             \
+                v[0] = a0 * alpha, v[1] = a1 * alpha, v[2] = a2 * alpha, v[3] = a3 * alpha; \
+                for (int j = 0; j < 4; j++) {                                       \
+                    if (hasc) v[j] += beta * Cm[m * scm + (n + j) * scn];           \
+                    y[n + j] = epi ? EPI(v[j], t * N + n + j, n + j, p) : v[j];     \
+                }                                                                   \
+            }                                                                       \
+            for (; n < N; n++) {                                                    \
+                const WT *bn = bb + n * sbn;                                        \
+                T acc = 0;                                                          \
+                for (o2c_int kk = 0; kk < K; kk++) acc += a[kk * sak] * LDW(bn + kk * sbk); \
+                acc *= alpha;                                                       \
+                if (hasc) acc += beta * Cm[m * scm + n * scn];                      \
+                y[n] = epi ? EPI(acc, t * N + n, n, p) : acc;                       \
+            }                                                                       \
+        }                                                                           \
+    }
+
 /* o2c_poolgemm_f32 / _f64 (GlobalPoolGemm): a global average pool and a
  * matrix product in one. Index space: N x M outputs.
  *   O2C_POOLGEMM_*, O2C_MATMUL_F_ALPHA, _BETA; epilogue: the O2C_EPI_* slots (o2c_rt.h), channel m. */
@@ -156,6 +208,10 @@
 O2C_MATMUL(o2c_matmul_f32, float, o2c_epi_f32)
 /*@ o2c_matmul_f32h needs o2c_offset o2c_epi_f32 o2c_ldh params O2C_MATMUL O2C_EPI split */
 O2C_MATMUL_WT(o2c_matmul_f32h, float, uint16_t, o2c_ldh, o2c_epi_f32)
+/*@ o2c_matmul_rows_f32 needs o2c_offset o2c_epi_f32 params O2C_MATMUL O2C_EPI split */
+O2C_MATMUL_ROWS_WT(o2c_matmul_rows_f32, float, float, O2C_LD, o2c_epi_f32)
+/*@ o2c_matmul_rows_f32h needs o2c_offset o2c_epi_f32 o2c_ldh params O2C_MATMUL O2C_EPI split */
+O2C_MATMUL_ROWS_WT(o2c_matmul_rows_f32h, float, uint16_t, o2c_ldh, o2c_epi_f32)
 /*@ o2c_matmul_f64 needs o2c_offset o2c_epi_f64 params O2C_MATMUL O2C_EPI split */
 O2C_MATMUL(o2c_matmul_f64, double, o2c_epi_f64)
 /*@ o2c_matmul_tile_f32 needs o2c_offset o2c_epi_f32 params O2C_MATMUL O2C_EPI split */
@@ -167,4 +223,4 @@ O2C_POOLGEMM(o2c_poolgemm_f32, float, o2c_epi_f32)
 O2C_POOLGEMM(o2c_poolgemm_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_MATMUL(K, F) K(o2c_matmul_f32, F) K(o2c_matmul_f32h, F) K(o2c_matmul_f64, F) K(o2c_matmul_tile_f32, F) K(o2c_poolgemm_f32, F) K(o2c_poolgemm_f64, F)
+#define O2C_KERNELS_MATMUL(K, F) K(o2c_matmul_f32, F) K(o2c_matmul_f32h, F) K(o2c_matmul_rows_f32, F) K(o2c_matmul_rows_f32h, F) K(o2c_matmul_f64, F) K(o2c_matmul_tile_f32, F) K(o2c_poolgemm_f32, F) K(o2c_poolgemm_f64, F)
