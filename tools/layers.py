@@ -39,7 +39,7 @@ STAGES = {
     "schedule": ["schedule"],
     "lower": ["lower"],
     "plan": ["plan"],
-    "emit": ["emit_c", "emit_cuda", "emit_common", "weights_bin"],
+    "emit": ["emit_c", "emit_cuda", "emit_common", "weights_bin", "emit_test_main"],
     "report": ["report", "emit_onnx", "emit_dot"],
 }
 
