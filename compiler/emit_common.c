@@ -259,7 +259,7 @@ int emit_common_key(FILE *f, const char *key, const EmitCtx *c)
     else if (!strcmp(key, "GRAPH")) fputs(c_comment(g->name), f);
     else if (!strcmp(key, "VERSION")) fputs(ONNX2C_VERSION, f);
     else if (!strcmp(key, "MODEL_SHA256")) fputs(c->o->model_sha256, f);
-    else if (!strcmp(key, "FLAGS")) fputs(*c->o->flags_text ? c_comment(c->o->flags_text) : "(none)", f);
+    else if (!strcmp(key, "FLAGS")) fputs(c->o->flags_text && *c->o->flags_text ? c_comment(c->o->flags_text) : "(none)", f);
     else if (!strcmp(key, "FLAGS_C")) fputs(c_string(c->o->flags_text ? c->o->flags_text : ""), f);
     else if (!strcmp(key, "IR")) fprintf(f, "%lld", (long long)g->ir_version);
     else if (!strcmp(key, "OPSET")) fprintf(f, "%d", g->opset);
