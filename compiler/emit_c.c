@@ -86,11 +86,11 @@ static int choose_index_bits(const EmitCtx *c, char *why, size_t nwhy)
 
 /* The arguments of a run (run_impl's start; the caller's arena is checked
  * by NAME_run_with_arena): NAME_ERR_ARGUMENT for a NULL inputs or outputs
- * array, a NULL output, or
- * an output whose bytes overlap an input's or another output's (the
- * kernels read inputs after writing outputs: an alias would be read back
- * changed). A NULL input is the caller's (an empty optional input). String
- * tensors (arrays of pointers) are not compared. */
+ * array, a NULL output, or an output whose bytes overlap an input's or
+ * another output's (the kernels read inputs after writing outputs: an
+ * alias would be read back changed). A NULL input is the caller's (an
+ * empty optional input). String tensors (arrays of pointers) are not
+ * compared. */
 static void emit_arg_check(FILE *f, const EmitCtx *c)
 {
     const Graph *g = c->g;

@@ -219,9 +219,11 @@ static void parse_args(int argc, char **argv, Options *o)
             char *end;
             long long v = val ? strtoll(val, &end, 10) : 0;
             if (!val || end == val || v <= 0) fail_plain("--max-arena: expected a number of bytes (with k or M: KiB, MiB)");
-            if (*end == 'k' || *end == 'K') v *= 1024, end++;
-            else if (*end == 'M') v *= 1024 * 1024, end++;
-            if (*end) fail_plain("--max-arena %s: expected a number of bytes (with k or M: KiB, MiB)", val);
+            long long unit = *end == 'k' || *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : 1;
+            if (unit > 1) end++;
+            if (*end || v > INT64_MAX / unit)
+                fail_plain("--max-arena %s: expected a number of bytes (with k or M: KiB, MiB)", val);
+            v *= unit;
             o->max_arena = v;
             i++;
             continue;

@@ -654,7 +654,7 @@ def t_max_arena(c):
         assert r.returncode == 1 and "--max-arena 10: the arena needs" in r.stderr and "bytes are live: '" in r.stderr, \
             (ex, r.stderr)
         assert not os.path.exists(out)
-    for bad in ("0", "-5", "12x", "k"):
+    for bad in ("0", "-5", "12x", "k", "99999999999999999M"):
         r = c.onnx2c(os.path.join(ROOT, "examples", "two_heads", "model.onnx"), "-o", os.path.join(c.tmp, "b.c"),
                      "--max-arena", bad)
         assert r.returncode == 1 and "--max-arena" in r.stderr, (bad, r.stderr)
