@@ -60,6 +60,10 @@ from onnx import TensorProto, helper, numpy_helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rules  # noqa: E402
 
+# the lines where a generated file records onnx2c's flags (its banner): builds
+# made with other flags compare without them (tests/run_models.py without_flags)
+FLAGS_LINE = re.compile(r"^ \* with the flags: .*$|^#define \w+_ONNX2C_FLAGS .*$", re.M)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HARNESS = os.path.join(ROOT, "tests", "harness", "main.c")
 SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
@@ -346,7 +350,7 @@ def cache_checks(compiler, work, mp, cal):
     check(r2.returncode == 0, "cache: read back", r2.stderr[-500:])
     r3, s3 = build(compiler, w, mp, ["--int8", "--calibrate", cal], "a3.c")
     if r1.returncode == 0 and r2.returncode == 0 and r3.returncode == 0:
-        body = lambda p: open(p).read().replace('#include "%s.h"' % os.path.basename(p)[:-2], "")
+        body = lambda p: FLAGS_LINE.sub("(flags)", open(p).read().replace('#include "%s.h"' % os.path.basename(p)[:-2], ""))
         check(body(s1) == body(s2), "cache: the same .c from the cache")
         check(body(s1) == body(s3), "cache: the same .c from two --calibrate runs")
     lines = open(cache).read().split("\n") if os.path.exists(cache) else []
@@ -372,7 +376,7 @@ def cache_checks(compiler, work, mp, cal):
         check(int(m.group(2)) == int(m.group(1)) + 1 and (kept == want or close),
               "calibration auto: the best kept, minmax unless another is 0.25 dB better", str(dbs) + " " + kept)
         r, sk = build(compiler, w, mp, ["--int8", "--calibrate", cal, "--calibration", kept], "kept.c")
-        body = lambda p: open(p).read().replace('#include "%s.h"' % os.path.basename(p)[:-2], "")
+        body = lambda p: FLAGS_LINE.sub("(flags)", open(p).read().replace('#include "%s.h"' % os.path.basename(p)[:-2], ""))
         check(r.returncode == 0 and body(sa) == body(sk), "calibration auto: the kept calibrator's .c")
     one = os.path.join(w, "one_set")
     os.makedirs(one)
@@ -487,7 +491,7 @@ def fp16_checks(compiler, work, rng, cnn_path, cnn_cal):
         text = open(src).read()
         a32 = re.search(r"arena (\d+) bytes", open(rm32).read())
         a16 = re.search(r"arena (\d+) bytes", open(rm16).read())
-        fused = len(re.findall(r"o2c_(?:conv|matmul)_f32h\(0", text))
+        fused = len(re.findall(r"o2c_(?:conv|matmul)_(?:rows_)?f32h\(0", text))
         check(fused >= 1 and "o2c_h2f_f32(0" not in text and a16 and a32 and a16.group(1) == a32.group(1) and
               report_totals(rm16)[0] < report_totals(rm32)[0], "fp16 cortex-m %s: half weights read in place" % ex,
               "%d fused calls, arena %s vs %s" % (fused, a16 and a16.group(1), a32 and a32.group(1)))
@@ -525,7 +529,7 @@ def fp16_calibration(compiler, w, mp, cal, rng):
                       r"(\d+) kept float32 by calibration", text)
         return (int(m.group(1)), int(m.group(2))) if m else (None, None)
 
-    body = lambda p: open(p).read()
+    body = lambda p: FLAGS_LINE.sub("(flags)", open(p).read())
     _, plain, _ = rep_of("plain", ["--fp16"])
     r, s1, text = rep_of("measured", ["--fp16", "--calibrate", cal])
     got, all16 = sqnr_of(text)
