@@ -59,10 +59,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rules  # noqa: E402
-
-# the lines where a generated file records onnx2c's flags (its banner): builds
-# made with other flags compare without them (tests/run_models.py without_flags)
-FLAGS_LINE = re.compile(r"^ \* with the flags: .*$|^#define \w+_ONNX2C_FLAGS .*$", re.M)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import run_models as rm  # noqa: E402   (without_flags: builds made with other flags compared)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HARNESS = os.path.join(ROOT, "tests", "harness", "main.c")
@@ -350,7 +348,7 @@ def cache_checks(compiler, work, mp, cal):
     check(r2.returncode == 0, "cache: read back", r2.stderr[-500:])
     r3, s3 = build(compiler, w, mp, ["--int8", "--calibrate", cal], "a3.c")
     if r1.returncode == 0 and r2.returncode == 0 and r3.returncode == 0:
-        body = lambda p: FLAGS_LINE.sub("(flags)", open(p).read().replace('#include "%s.h"' % os.path.basename(p)[:-2], ""))
+        body = lambda p: rm.without_flags(open(p).read().replace('#include "%s.h"' % os.path.basename(p)[:-2], ""))
         check(body(s1) == body(s2), "cache: the same .c from the cache")
         check(body(s1) == body(s3), "cache: the same .c from two --calibrate runs")
     lines = open(cache).read().split("\n") if os.path.exists(cache) else []
@@ -376,7 +374,7 @@ def cache_checks(compiler, work, mp, cal):
         check(int(m.group(2)) == int(m.group(1)) + 1 and (kept == want or close),
               "calibration auto: the best kept, minmax unless another is 0.25 dB better", str(dbs) + " " + kept)
         r, sk = build(compiler, w, mp, ["--int8", "--calibrate", cal, "--calibration", kept], "kept.c")
-        body = lambda p: FLAGS_LINE.sub("(flags)", open(p).read().replace('#include "%s.h"' % os.path.basename(p)[:-2], ""))
+        body = lambda p: rm.without_flags(open(p).read().replace('#include "%s.h"' % os.path.basename(p)[:-2], ""))
         check(r.returncode == 0 and body(sa) == body(sk), "calibration auto: the kept calibrator's .c")
     one = os.path.join(w, "one_set")
     os.makedirs(one)
@@ -529,7 +527,7 @@ def fp16_calibration(compiler, w, mp, cal, rng):
                       r"(\d+) kept float32 by calibration", text)
         return (int(m.group(1)), int(m.group(2))) if m else (None, None)
 
-    body = lambda p: FLAGS_LINE.sub("(flags)", open(p).read())
+    body = lambda p: rm.without_flags(open(p).read())
     _, plain, _ = rep_of("plain", ["--fp16"])
     r, s1, text = rep_of("measured", ["--fp16", "--calibrate", cal])
     got, all16 = sqnr_of(text)
