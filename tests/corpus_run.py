@@ -28,3 +28,12 @@ def run_corpus(corpus, names, compiler, jobs=2, flags=(), expected=None):
     if p.returncode and not nfail:
         nfail = 1
     return npass, nfail
+
+
+def cpu_has(*names):
+    """Whether /proc/cpuinfo lists every one of these CPU flags."""
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        return False
+    return all(n in flags for n in names)

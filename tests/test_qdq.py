@@ -91,7 +91,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto as TP, helper as h, numpy_helper as nh
 
-from corpus_run import run_corpus
+from corpus_run import cpu_has, run_corpus
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "firmware"))
 import mcu  # noqa: E402
@@ -769,14 +769,6 @@ def neon_leg(root, names, compiler):
                 raise RuntimeError("aarch64-linux-gnu-gcc -march=%s: %s" % (march, b.stderr.strip()[:300]))
             yield "aarch64 " + march, mcu.run_host(work, exe, prefix=[qemu] + cpu)
     return byte_leg(root, names, compiler, "AArch64 (qemu)", [], "o2c_qneon_", runs) + (0,)
-
-
-def cpu_has(*names):
-    try:
-        flags = open("/proc/cpuinfo").read().split()
-    except OSError:
-        return False
-    return all(n in flags for n in names)
 
 
 def avx2():

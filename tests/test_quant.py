@@ -11,7 +11,8 @@ the type combinations and granularities it supports:
   - DynamicQuantizeLSTM (forward, reverse, bidirectional; int8 and uint8
     weights, per-direction and per-column scales; biases, peepholes,
     initial states, input_forget, clip, other activations, an all-zero
-    input) against onnxruntime. Its integer parts (the uint8 quantization
+    input; the byte-product kernels where the weights less their zero point
+    fit in int8, the int16 ones where not) against onnxruntime. Its integer parts (the uint8 quantization
     of X and of each step's h, the integer products) are exact; its float
     parts differ from onnxruntime's only by the rounding of the activations
     (onnxruntime's MLAS approximations of the logistic and tanh functions
@@ -40,7 +41,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto as TP, helper as h, numpy_helper as nh
 
-from corpus_run import run_corpus
+from corpus_run import cpu_has, run_corpus
 from onnx.reference import ReferenceEvaluator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -397,6 +398,10 @@ def dqlstm_cases(c, r):
          {"activations": ["HardSigmoid", "Softsign", "Tanh"] * 2, "activation_alpha": [0.3, 0.25],
           "activation_beta": [0.45, 0.55]}),
         (4, 2, 5, 8, "bidirectional", TP.UINT8, True, False, True, False, {"zero_x": True}),
+        # the byte-product kernels (weights less their zero point in int8): units in two
+        # blocks of 16, the last one partial; uint8 weights of zero point 128
+        (6, 2, 9, 20, "bidirectional", TP.INT8, True, True, True, True, {"input_forget": 1, "clip": 0.8}),
+        (5, 1, 13, 24, "forward", TP.UINT8, True, False, True, True, {"zp128": True}),
     ]
     for k, (T, Bt, NI, H, direction, wdt, per_col, peep, bias, init_st, extra) in enumerate(cases):
         D = 2 if direction == "bidirectional" else 1
@@ -405,6 +410,8 @@ def dqlstm_cases(c, r):
         ws, rs = f32(r.uniform(0.002, 0.02, sh)), f32(r.uniform(0.002, 0.02, sh))
         if wdt == TP.INT8:   # quantize_dynamic's int8 weights are symmetric
             wz, rz = np.zeros(sh, np.int8), np.zeros(sh, np.int8)
+        elif extra.get("zp128"):   # every w - 128 fits in int8
+            wz, rz = np.full(sh, 128, np.uint8), np.full(sh, 128, np.uint8)
         else:   # one zero point a direction; per column, one for all (onnxruntime's rules)
             wz, rz = [np.broadcast_to(r.randint(100, 156, (1, 1) if per_col else (D,)), sh).astype(np.uint8)
                       for _ in range(2)]
@@ -417,7 +424,7 @@ def dqlstm_cases(c, r):
         inits += ([init("B", Bv)] if bias else []) + ([init("P", Pv)] if peep else [])
         names = ["X", "W", "R", "B" if bias else "", "", "h0" if init_st else "", "c0" if init_st else "",
                  "P" if peep else "", "ws", "wz", "rs", "rz"]
-        attrs = {a: v for a, v in extra.items() if a != "zero_x"}
+        attrs = {a: v for a, v in extra.items() if a not in ("zero_x", "zp128")}
         n = h.make_node("DynamicQuantizeLSTM", names, ["Y", "Yh", "Yc"], domain="com.microsoft", hidden_size=H,
                         direction=direction, **attrs)
         ins, feeds = [vi("X", TP.FLOAT, [T, Bt, NI])], {"X": X}
@@ -465,7 +472,20 @@ def main():
         edge_cases(c, np.random.RandomState(7))
         dqlstm_cases(c, np.random.RandomState(11))
         npass, nfail = run_corpus(root, c.names, a.compiler, a.jobs)
-        print("%d passed, %d failed, 0 skipped" % (npass, nfail))
+        # the DynamicQuantizeLSTM byte-product kernels' vpdpbusd paths where the CPU runs them
+        skipped = 0
+        lstm = [n for n in c.names if "dqlstm" in n]
+        for label, need, cflags in (("AVX-512 VNNI", ("avx512f", "avx512_vnni"), "-mavx2 -mfma -mavx512f -mavx512vnni"),
+                                    ("AVX-VNNI", ("avx2", "fma", "avx_vnni"), "-mavx2 -mfma -mavxvnni")):
+            if cpu_has(*need):
+                p2, f2 = run_corpus(root, lstm, a.compiler, a.jobs, flags=["--cc-flags=" + cflags, "dqlstm"],
+                                    expected=os.path.join(root, "expected_lstm.txt"))
+                npass, nfail = npass + p2, nfail + f2
+            else:
+                print("skipped: the %s build of the DynamicQuantizeLSTM cases (this CPU has no %s)" % (
+                    label, ", ".join(need)))
+                skipped += len(lstm)
+        print("%d passed, %d failed, %d skipped" % (npass, nfail, skipped))
         return 1 if nfail else 0
     finally:
         if not a.keep:

@@ -486,9 +486,15 @@ void infer_dqlstm(Node *n)
     set_out(n, 2, DT_FLOAT, 3, st);
 }
 
-/* W [D, K, 4H] (w - zp) as int16 rows of K per column (d, j): [D 4H, K];
- * the scales, one per column: [D 4H] */
-static void dq_weights(Node *n, Lowering *L, int wi, const RnnInfo *r, Tensor **wq, Tensor **sc)
+/* a weight's value at element src (int8 or uint8) */
+static int32_t dq_w(const Tensor *w, int64_t src)
+{
+    return w->dtype == DT_INT8 ? ((const int8_t *)w->data)[src] : ((const uint8_t *)w->data)[src];
+}
+
+/* the constant W (wi 1) or R (wi 2), its scale and zero point checked;
+ * zp: the zero point of each direction; returns the scales a direction */
+static int64_t dq_check(Node *n, int wi, const RnnInfo *r, int32_t zp[2])
 {
     static const char *WHAT[2] = {"W", "R"};
     Tensor *w = n->in[wi], *s = n->in[8 + 2 * (wi - 1)], *z = n->in[9 + 2 * (wi - 1)];
@@ -496,22 +502,30 @@ static void dq_weights(Node *n, Lowering *L, int wi, const RnnInfo *r, Tensor **
     need_const_value(n, w, what);
     need_const_value(n, s, wi == 1 ? "W_scale" : "R_scale");
     need_const_value(n, z, wi == 1 ? "W_zero_point" : "R_zero_point");
-    int64_t D = r->D, G4 = 4 * r->H, K = w->dims[1];
-    int64_t ns = dq_param(n, s, "scale", r), nz = dq_param(n, z, "zero point", r);
-    int sgn = w->dtype == DT_INT8;
-    int32_t zp[2];
-    for (int64_t d = 0; d < D; d++) {
+    int64_t nz = dq_param(n, z, "zero point", r);
+    for (int64_t d = 0; d < r->D; d++) {
         for (int64_t j = 0; j < nz; j++) {
-            int32_t v = sgn ? ((const int8_t *)z->data)[d * nz + j] : ((const uint8_t *)z->data)[d * nz + j];
+            int32_t v = dq_w(z, d * nz + j);
             if (j == 0) zp[d] = v;
             else if (v != zp[d])
                 fail("%s_zero_point ('%s') differs between columns of direction %lld; onnxruntime's "
                      "DynamicQuantizeLSTM takes one zero point a direction", what, z->name, (long long)d);
         }
-        if (sgn && zp[d] != 0)
+        if (w->dtype == DT_INT8 && zp[d] != 0)
             fail("%s_zero_point ('%s') is %d for int8 weights; onnx2c supports int8 weights with zero point 0 "
                  "(as onnxruntime's quantize_dynamic writes them)", what, z->name, (int)zp[d]);
     }
+    return dq_param(n, s, "scale", r);
+}
+
+/* W [D, K, 4H] (w - zp) as int16 rows of K per column (d, j): [D 4H, K];
+ * the scales, one per column: [D 4H] */
+static void dq_weights(Node *n, Lowering *L, int wi, const RnnInfo *r, Tensor **wq, Tensor **sc)
+{
+    Tensor *w = n->in[wi], *s = n->in[8 + 2 * (wi - 1)];
+    int32_t zp[2];
+    int64_t ns = dq_check(n, wi, r, zp);
+    int64_t D = r->D, G4 = 4 * r->H, K = w->dims[1];
     int64_t wd[2] = {D * G4, K}, sd[1] = {D * G4};
     *wq = lower_const(L, wi == 1 ? "W_q16" : "R_q16", DT_INT16, 2, wd);
     *sc = lower_const(L, wi == 1 ? "W_colscale" : "R_colscale", DT_FLOAT, 1, sd);
@@ -519,13 +533,129 @@ static void dq_weights(Node *n, Lowering *L, int wi, const RnnInfo *r, Tensor **
     float *sdst = (*sc)->data;
     for (int64_t d = 0; d < D; d++)
         for (int64_t j = 0; j < G4; j++) {
-            for (int64_t k = 0; k < K; k++) {
-                int64_t src = (d * K + k) * G4 + j;
-                int32_t v = sgn ? ((const int8_t *)w->data)[src] : ((const uint8_t *)w->data)[src];
-                dst[(d * G4 + j) * K + k] = (int16_t)(v - zp[d]);
-            }
+            for (int64_t k = 0; k < K; k++) dst[(d * G4 + j) * K + k] = (int16_t)(dq_w(w, (d * K + k) * G4 + j) - zp[d]);
             sdst[d * G4 + j] = ((const float *)s->data)[d * ns + (ns > 1 ? j : 0)];
         }
+}
+
+/* Byte products (runtime/c/rnn.h, "DynamicQuantizeLSTM on byte products"):
+ * a product column j of direction d packed into 64-column blocks of quads.
+ * col(blk, c) gives the column (d, j) of each packed column c of block
+ * blk, or -1 for padding. */
+typedef struct DqPack {
+    const Tensor *w, *s;
+    int32_t zp[2];
+    int64_t ns, K, G4;
+} DqPack;
+
+/* W or R as blocks: the int8 weights (nblk x KQ x 64 x 4), the column sums
+ * and scales (nblk x 64). ord 0: the block's columns are product columns
+ * 64 blk + c over all directions (W); ord 1: block d HB + hb holds gate q,
+ * unit e of direction d at 16 q + e, the unit 16 hb + e (R). */
+static void dq_pack(Lowering *L, const DqPack *q, const RnnInfo *r, int ord, int64_t nblk, const char *what,
+                    Tensor **wp, Tensor **sum, Tensor **sc)
+{
+    int64_t KQ = (q->K + 3) / 4, H = r->H, HB = (H + 15) / 16, N = r->D * q->G4;
+    int64_t wd[1] = {nblk * KQ * 256}, cd[1] = {nblk * 64};
+    *wp = lower_const(L, xfmt("%s_q8x64", what), DT_INT8, 1, wd);
+    *sum = lower_const(L, xfmt("%s_colsum", what), DT_INT32, 1, cd);
+    *sc = lower_const(L, xfmt("%s_colscale64", what), DT_FLOAT, 1, cd);
+    int8_t *dst = (*wp)->data;
+    int32_t *sdst = (*sum)->data;
+    float *cdst = (*sc)->data;
+    for (int64_t blk = 0; blk < nblk; blk++)
+        for (int64_t c = 0; c < 64; c++) {
+            int64_t d, j;
+            if (ord == 0) {
+                int64_t col = blk * 64 + c;
+                if (col >= N) continue;
+                d = col / q->G4;
+                j = col % q->G4;
+            } else {
+                int64_t h = blk % HB * 16 + c % 16;
+                if (h >= H) continue;
+                d = blk / HB;
+                j = c / 16 * H + h;
+            }
+            int32_t total = 0;
+            for (int64_t k = 0; k < q->K; k++) {
+                int32_t v = dq_w(q->w, (d * q->K + k) * q->G4 + j) - q->zp[d];
+                dst[((blk * KQ + k / 4) * 64 + c) * 4 + k % 4] = (int8_t)v;
+                total += v;
+            }
+            sdst[blk * 64 + c] = total;
+            cdst[blk * 64 + c] = ((const float *)q->s->data)[d * q->ns + (q->ns > 1 ? j : 0)];
+        }
+}
+
+/* weight wi (1 W, 2 R) for dq_pack; 0 when a weight less its zero point
+ * does not fit in int8 */
+static int dq_pack_info(Node *n, int wi, const RnnInfo *r, DqPack *q)
+{
+    q->w = n->in[wi];
+    q->s = n->in[8 + 2 * (wi - 1)];
+    q->ns = dq_check(n, wi, r, q->zp);
+    q->K = q->w->dims[1];
+    q->G4 = 4 * r->H;
+    for (int64_t d = 0; d < r->D; d++)
+        for (int64_t e = 0; e < q->K * q->G4; e++) {
+            int32_t v = dq_w(q->w, d * q->K * q->G4 + e) - q->zp[d];
+            if (v < -128 || v > 127) return 0;
+        }
+    return 1;
+}
+
+/* the tiled C target's DynamicQuantizeLSTM on byte products, where both
+ * weights fit (dq_pack_info) and the activations are the default ones;
+ * returns 0 to leave the node to the int16 kernels */
+static int lower_dqlstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
+{
+    static const int DEFAULT_ACTS[3] = {0, 1, 1};   /* Sigmoid, Tanh, Tanh */
+    DqPack wq, rq;
+    if (!L->tiled) return 0;
+    for (int d = 0; d < r->D; d++)
+        for (int a = 0; a < 3; a++)
+            if (r->act[d][a][0] != DEFAULT_ACTS[a]) return 0;
+    if (!dq_pack_info(n, 1, r, &wq) || !dq_pack_info(n, 2, r, &rq)) return 0;
+    Tensor *x = n->in[0], *b = in_t(n, 3), *h0 = in_t(n, 5), *c0 = in_t(n, 6), *pp = in_t(n, 7);
+    int64_t D = r->D, B = r->B, H = r->H, T = r->T, NI = r->NI, N = D * 4 * H, M = T * B;
+    int64_t KQX = (NI + 3) / 4, KQH = (H + 3) / 4, NB = (N + 63) / 64, HB = (H + 15) / 16;
+    Tensor *wp, *wsum, *wsc, *rp, *rsum, *rsc;
+    dq_pack(L, &wq, r, 0, NB, "W", &wp, &wsum, &wsc);
+    dq_pack(L, &rq, r, 1, D * HB, "R", &rp, &rsum, &rsc);
+
+    /* 1. X quantized once for every step and direction, then P [T B, D 4H] */
+    int64_t xd[2] = {M, 4 * KQX}, qd[1] = {2}, pd[2] = {M, N};
+    Tensor *xu = lower_temp(L, DT_UINT8, 2, xd), *xqp = lower_temp(L, DT_FLOAT, 1, qd);
+    KCall *c = lower_call(L, "o2c_dqlstm_qu8_f32", 1);
+    c->x[0] = x; c->y[0] = xu; c->y[1] = xqp;
+    c->k[O2C_DQL_QU8_ROWS] = M; c->k[O2C_DQL_QU8_N] = NI; c->k[O2C_DQL_QU8_LD] = 4 * KQX;
+    Tensor *P = lower_temp(L, DT_FLOAT, 2, pd);
+    c = lower_call(L, "o2c_dqlstm_proj_q8_f32", NB * ((M + 3) / 4));
+    c->x[0] = xu; c->x[1] = wp; c->x[2] = wsum; c->x[3] = wsc; c->x[4] = xqp; c->y[0] = P;
+    c->k[O2C_DQL_PQ_M] = M; c->k[O2C_DQL_PQ_N] = N; c->k[O2C_DQL_PQ_KQ] = KQX;
+
+    /* 2. the first state */
+    Tensor *C, *S = lower_lstm_state(L, r, h0, c0, &C);
+
+    /* 3. the steps: each direction's h quantized, then the gates */
+    int64_t hd[2] = {D * B, 4 * KQH}, hqd[1] = {2 * D};
+    Tensor *hu = lower_temp(L, DT_UINT8, 2, hd), *hqp = lower_temp(L, DT_FLOAT, 1, hqd);
+    for (int64_t s = 0; s < T; s++) {
+        c = lower_call(L, "o2c_dqlstm_qu8_f32", D);
+        c->x[0] = S; c->y[0] = hu; c->y[1] = hqp;
+        c->k[O2C_DQL_QU8_ROWS] = B; c->k[O2C_DQL_QU8_N] = H; c->k[O2C_DQL_QU8_OFF] = s * D * B * H;
+        c->k[O2C_DQL_QU8_GSTRIDE] = B * H; c->k[O2C_DQL_QU8_LD] = 4 * KQH;
+        c = lower_call(L, "o2c_dqlstm_step_q8_f32", D * B * HB);
+        c->x[0] = P; c->x[1] = rp; c->x[2] = hu; c->x[3] = rsum; c->x[4] = rsc; c->x[5] = b; c->x[6] = pp;
+        c->x[7] = hqp;
+        c->y[0] = S; c->y[1] = C;
+        step_params(c, r, n, s, attr_i(n, "input_forget") != 0);
+    }
+
+    /* 4. outputs, as the LSTM's */
+    lower_rnn_outputs(n, L, r, S, C, NULL);
+    return 1;
 }
 
 void lower_dqlstm(Node *n, Lowering *L)
@@ -542,6 +672,7 @@ void lower_dqlstm(Node *n, Lowering *L)
                      "DynamicQuantizeLSTM (onnxruntime quantizes the padded steps too)", (long long)i,
                      (int)((const int32_t *)sl->data)[i], (long long)r.T);
     }
+    if (lower_dqlstm_tiled(n, L, &r)) return;
     Tensor *wq, *ws, *rq, *rs;
     dq_weights(n, L, 1, &r, &wq, &ws);
     dq_weights(n, L, 2, &r, &rq, &rs);

@@ -578,6 +578,284 @@ O2C_KERNEL(o2c_dqlstm_step_f32)
     }
 }
 
+/* ---- DynamicQuantizeLSTM on byte products (the tiled C target) ----
+ * Where every weight less its zero point fits in int8 (int8 weights of
+ * zero point 0, as quantize_dynamic writes them), the lowering packs W and
+ * R as int8 and runs the products on the uint8 quantizations themselves:
+ * sum (q - z) w = sum q w - z sum w, with sum w per column a constant. The
+ * integer sums are the int16 kernels' above (exact in 32 bits), so the
+ * outputs are theirs but for the activations (o2c_vsigmoid_f32,
+ * o2c_vtanh_f32: the default ones only). Where the CPU has a 4-byte dot
+ * product (x86 AVX-512 VNNI, AVX-VNNI: vpdpbusd, u8 x s8) one instruction
+ * does 16 (or 8) columns x 4 k; elsewhere portable loops compute the same.
+ *
+ * The packed layout, "64 columns x quads": a block of 64 product columns
+ * is KQ = ceil(K / 4) rows of 64 x 4 bytes, row kq holding k = 4 kq ..
+ * 4 kq + 3 of each column (zeros past K and in padding columns); the u8
+ * operand rows hold KQ x 4 bytes (zeros past K). */
+
+/*@ o2c_dq64_dot */
+/* acc[c] = sum_k u[k] W[c, k] over one block (64 columns); acc4[r]: the
+ * same for four operand rows (u0..u3) */
+#if defined(__AVX512VNNI__) && defined(__AVX512F__) && !defined(__CUDACC__)
+#include <immintrin.h>
+static inline void o2c_dq64_dot(const int8_t *W, const uint8_t *u, o2c_int KQ, int32_t acc[64])
+{
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    o2c_int kq = 0;
+    int32_t v, v2;
+    for (; kq + 2 <= KQ; kq += 2) {   /* two rows a step: eight independent chains */
+        const int8_t *w = W + kq * 256;
+        memcpy(&v, u + 4 * kq, sizeof v);
+        memcpy(&v2, u + 4 * kq + 4, sizeof v2);
+        const __m512i x = _mm512_set1_epi32(v), y = _mm512_set1_epi32(v2);
+        a0 = _mm512_dpbusd_epi32(a0, x, _mm512_loadu_si512((const void *)w));
+        a1 = _mm512_dpbusd_epi32(a1, x, _mm512_loadu_si512((const void *)(w + 64)));
+        a2 = _mm512_dpbusd_epi32(a2, x, _mm512_loadu_si512((const void *)(w + 128)));
+        a3 = _mm512_dpbusd_epi32(a3, x, _mm512_loadu_si512((const void *)(w + 192)));
+        b0 = _mm512_dpbusd_epi32(b0, y, _mm512_loadu_si512((const void *)(w + 256)));
+        b1 = _mm512_dpbusd_epi32(b1, y, _mm512_loadu_si512((const void *)(w + 320)));
+        b2 = _mm512_dpbusd_epi32(b2, y, _mm512_loadu_si512((const void *)(w + 384)));
+        b3 = _mm512_dpbusd_epi32(b3, y, _mm512_loadu_si512((const void *)(w + 448)));
+    }
+    if (kq < KQ) {
+        const int8_t *w = W + kq * 256;
+        memcpy(&v, u + 4 * kq, sizeof v);
+        const __m512i x = _mm512_set1_epi32(v);
+        a0 = _mm512_dpbusd_epi32(a0, x, _mm512_loadu_si512((const void *)w));
+        a1 = _mm512_dpbusd_epi32(a1, x, _mm512_loadu_si512((const void *)(w + 64)));
+        a2 = _mm512_dpbusd_epi32(a2, x, _mm512_loadu_si512((const void *)(w + 128)));
+        a3 = _mm512_dpbusd_epi32(a3, x, _mm512_loadu_si512((const void *)(w + 192)));
+    }
+    _mm512_storeu_si512((void *)acc, _mm512_add_epi32(a0, b0));
+    _mm512_storeu_si512((void *)(acc + 16), _mm512_add_epi32(a1, b1));
+    _mm512_storeu_si512((void *)(acc + 32), _mm512_add_epi32(a2, b2));
+    _mm512_storeu_si512((void *)(acc + 48), _mm512_add_epi32(a3, b3));
+}
+#define O2C_DQ64_ROW(r)                                                     \
+    memcpy(&v, u##r + 4 * kq, sizeof v);                                    \
+    x = _mm512_set1_epi32(v);                                               \
+    r##0 = _mm512_dpbusd_epi32(r##0, x, w0);                                \
+    r##1 = _mm512_dpbusd_epi32(r##1, x, w1);                                \
+    r##2 = _mm512_dpbusd_epi32(r##2, x, w2);                                \
+    r##3 = _mm512_dpbusd_epi32(r##3, x, w3);
+static inline void o2c_dq64_dot4(const int8_t *W, const uint8_t *u0, const uint8_t *u1, const uint8_t *u2,
+                                 const uint8_t *u3, o2c_int KQ, int32_t acc[4][64])
+{
+    __m512i x, e0 = _mm512_setzero_si512(), e1 = e0, e2 = e0, e3 = e0, f0 = e0, f1 = e0, f2 = e0, f3 = e0;
+    __m512i g0 = e0, g1 = e0, g2 = e0, g3 = e0, h0 = e0, h1 = e0, h2 = e0, h3 = e0;
+    const uint8_t *ue = u0, *uf = u1, *ug = u2, *uh = u3;
+    int32_t v;
+    for (o2c_int kq = 0; kq < KQ; kq++) {
+        const int8_t *w = W + kq * 256;
+        const __m512i w0 = _mm512_loadu_si512((const void *)w), w1 = _mm512_loadu_si512((const void *)(w + 64));
+        const __m512i w2 = _mm512_loadu_si512((const void *)(w + 128)), w3 = _mm512_loadu_si512((const void *)(w + 192));
+        O2C_DQ64_ROW(e) O2C_DQ64_ROW(f) O2C_DQ64_ROW(g) O2C_DQ64_ROW(h)
+    }
+#define O2C_DQ64_STORE(r, i)                                                \
+    _mm512_storeu_si512((void *)acc[i], r##0);                              \
+    _mm512_storeu_si512((void *)(acc[i] + 16), r##1);                       \
+    _mm512_storeu_si512((void *)(acc[i] + 32), r##2);                       \
+    _mm512_storeu_si512((void *)(acc[i] + 48), r##3);
+    O2C_DQ64_STORE(e, 0) O2C_DQ64_STORE(f, 1) O2C_DQ64_STORE(g, 2) O2C_DQ64_STORE(h, 3)
+#undef O2C_DQ64_STORE
+}
+#undef O2C_DQ64_ROW
+#elif defined(__AVXVNNI__) && !defined(__CUDACC__)
+#include <immintrin.h>
+/* AVX-VNNI (ymm): 8 columns an accumulator, half a block at a time */
+static inline void o2c_dq64_half(const int8_t *W, const uint8_t *u, o2c_int KQ, int32_t *acc)
+{
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    int32_t v;
+    for (o2c_int kq = 0; kq < KQ; kq++) {
+        const int8_t *w = W + kq * 256;
+        memcpy(&v, u + 4 * kq, sizeof v);
+        const __m256i x = _mm256_set1_epi32(v);
+        a0 = _mm256_dpbusd_avx_epi32(a0, x, _mm256_loadu_si256((const __m256i *)w));
+        a1 = _mm256_dpbusd_avx_epi32(a1, x, _mm256_loadu_si256((const __m256i *)(w + 32)));
+        a2 = _mm256_dpbusd_avx_epi32(a2, x, _mm256_loadu_si256((const __m256i *)(w + 64)));
+        a3 = _mm256_dpbusd_avx_epi32(a3, x, _mm256_loadu_si256((const __m256i *)(w + 96)));
+    }
+    _mm256_storeu_si256((__m256i *)acc, a0);
+    _mm256_storeu_si256((__m256i *)(acc + 8), a1);
+    _mm256_storeu_si256((__m256i *)(acc + 16), a2);
+    _mm256_storeu_si256((__m256i *)(acc + 24), a3);
+}
+static inline void o2c_dq64_dot(const int8_t *W, const uint8_t *u, o2c_int KQ, int32_t acc[64])
+{
+    o2c_dq64_half(W, u, KQ, acc);
+    o2c_dq64_half(W + 128, u, KQ, acc + 32);
+}
+static inline void o2c_dq64_dot4(const int8_t *W, const uint8_t *u0, const uint8_t *u1, const uint8_t *u2,
+                                 const uint8_t *u3, o2c_int KQ, int32_t acc[4][64])
+{
+    o2c_dq64_dot(W, u0, KQ, acc[0]);
+    o2c_dq64_dot(W, u1, KQ, acc[1]);
+    o2c_dq64_dot(W, u2, KQ, acc[2]);
+    o2c_dq64_dot(W, u3, KQ, acc[3]);
+}
+#else
+O2C_HD static inline void o2c_dq64_dot(const int8_t *W, const uint8_t *u, o2c_int KQ, int32_t acc[64])
+{
+    for (int c = 0; c < 64; c++) acc[c] = 0;
+    for (o2c_int kq = 0; kq < KQ; kq++) {
+        const int8_t *w = W + kq * 256;
+        const int32_t x0 = u[4 * kq], x1 = u[4 * kq + 1], x2 = u[4 * kq + 2], x3 = u[4 * kq + 3];
+        for (int c = 0; c < 64; c++)
+            acc[c] += x0 * w[4 * c] + x1 * w[4 * c + 1] + x2 * w[4 * c + 2] + x3 * w[4 * c + 3];
+    }
+}
+O2C_HD static inline void o2c_dq64_dot4(const int8_t *W, const uint8_t *u0, const uint8_t *u1, const uint8_t *u2,
+                                        const uint8_t *u3, o2c_int KQ, int32_t acc[4][64])
+{
+    o2c_dq64_dot(W, u0, KQ, acc[0]);
+    o2c_dq64_dot(W, u1, KQ, acc[1]);
+    o2c_dq64_dot(W, u2, KQ, acc[2]);
+    o2c_dq64_dot(W, u3, KQ, acc[3]);
+}
+#endif
+
+/* o2c_dqlstm_qu8_f32: index space G (groups), group g: ROWS rows of N
+ *   values, row r at x[0] + OFF + g GSTRIDE + r N, quantized together as
+ *   o2c_dqlstm_quant_f32 does but kept as uint8 q: y[0] row (g ROWS + r) of
+ *   LD bytes (zeros past N); y[1][2 g], y[1][2 g + 1] = scale, zero point.
+ *   O2C_DQL_QU8_* */
+/*@ o2c_dqlstm_qu8_f32 params O2C_DQL_QU8 split */
+O2C_KERNEL(o2c_dqlstm_qu8_f32)
+{
+    const float *X = (const float *)p->x[0];
+    uint8_t *U = (uint8_t *)p->y[0];
+    float *QP = (float *)p->y[1];
+    const o2c_int rows = p->k[O2C_DQL_QU8_ROWS], n = p->k[O2C_DQL_QU8_N], off = p->k[O2C_DQL_QU8_OFF];
+    const o2c_int gstride = p->k[O2C_DQL_QU8_GSTRIDE], ld = p->k[O2C_DQL_QU8_LD];
+    O2C_FOR(g) {
+        const float *x = X + off + g * gstride;
+        float lo = 0.0f, hi = 0.0f;
+        for (o2c_int e = 0; e < rows * n; e++) {
+            lo = x[e] < lo ? x[e] : lo;
+            hi = x[e] > hi ? x[e] : hi;
+        }
+        const float sc = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+        float z = 0.0f - lo / sc;
+        z = nearbyintf(z < 0.0f ? 0.0f : (z > 255.0f ? 255.0f : z));
+        const float qlo = -z, qhi = 255.0f - z;
+        for (o2c_int r = 0; r < rows; r++) {
+            uint8_t *u = U + (g * rows + r) * ld;
+            for (o2c_int e = 0; e < n; e++) {
+                float v = nearbyintf(x[r * n + e] / sc);
+                v = v < qlo ? qlo : (v > qhi ? qhi : v);
+                u[e] = (uint8_t)(int32_t)(v + z);
+            }
+            for (o2c_int e = n; e < ld; e++) u[e] = 0;
+        }
+        QP[2 * g] = sc;
+        QP[2 * g + 1] = z;
+    }
+}
+
+/* o2c_dqlstm_proj_q8_f32: the input product P [M, N] of the quantized
+ *   rows U (x[0], M x 4 KQ bytes, quantization x[4] = {scale, zero point})
+ *   and the packed weights x[1] (N / 64 blocks, see above):
+ *   P[m, n] = (float)(sum_k U[m, k] W[n, k] - z WSUM[n]) * (scale * WS[n])
+ *   x[2] WSUM (int32, N rounded up to 64), x[3] WS (float, N).
+ *   Index space ceil(N / 64) x ceil(M / 4): a block of columns, four rows.
+ *   O2C_DQL_PQ_* */
+/*@ o2c_dqlstm_proj_q8_f32 needs o2c_dq64_dot params O2C_DQL_PQ split */
+O2C_KERNEL(o2c_dqlstm_proj_q8_f32)
+{
+    const uint8_t *U = (const uint8_t *)p->x[0];
+    const int8_t *W = (const int8_t *)p->x[1];
+    const int32_t *WSUM = (const int32_t *)p->x[2];
+    const float *WS = (const float *)p->x[3], *QP = (const float *)p->x[4];
+    float *P = (float *)p->y[0];
+    const o2c_int M = p->k[O2C_DQL_PQ_M], N = p->k[O2C_DQL_PQ_N], KQ = p->k[O2C_DQL_PQ_KQ];
+    const o2c_int MG = (M + 3) / 4;
+    const float sc = QP[0];
+    const int32_t z = (int32_t)QP[1];
+    int32_t acc[4][64];
+    O2C_FOR(i) {
+        const o2c_int nb = i / MG, m0 = i % MG * 4;
+        const uint8_t *u[4];
+        for (int r = 0; r < 4; r++) u[r] = U + (m0 + r < M ? m0 + r : m0) * 4 * KQ;
+        o2c_dq64_dot4(W + nb * KQ * 256, u[0], u[1], u[2], u[3], KQ, acc);
+        const o2c_int n0 = nb * 64, nc = N - n0 < 64 ? N - n0 : 64;
+        for (int r = 0; r < 4 && m0 + r < M; r++) {
+            float *pr = P + (m0 + r) * N + n0;
+            for (o2c_int c = 0; c < nc; c++) {
+                const float v = (float)(int32_t)((uint32_t)acc[r][c] - (uint32_t)z * (uint32_t)WSUM[n0 + c]);
+                const float mu = sc * WS[n0 + c];
+                pr[c] = v * mu;
+            }
+        }
+    }
+}
+
+/* o2c_dqlstm_step_q8_f32: step s of the DynamicQuantizeLSTM on byte
+ *   products, index space D x B x ceil(H / 16), element (d, b, hb): hidden
+ *   units 16 hb .. 16 hb + 15 of (d, b), their four gates a block of 64
+ *   columns (gate q, unit e: column 16 q + e) of the packed R (x[1]: block
+ *   d ceil(H / 16) + hb). As o2c_dqlstm_step_f32 with
+ *   x[2] the uint8 h rows (D B x 4 ceil(H / 4) bytes), x[3] RSUM (int32,
+ *   the blocks' column sums), x[4] RS (float, the blocks' column scales),
+ *   x[7] the quantizations {scale, zero point} a direction; default
+ *   activations. O2C_RNN_*, O2C_RNN_F_CLIP */
+/*@ o2c_dqlstm_step_q8_f32 needs o2c_dq64_dot o2c_vsigmoid_f32 o2c_vtanh_f32 params O2C_RNN split */
+O2C_KERNEL(o2c_dqlstm_step_q8_f32)
+{
+    const float *P = (const float *)p->x[0];
+    const int8_t *R = (const int8_t *)p->x[1];
+    const uint8_t *Hu = (const uint8_t *)p->x[2];
+    const int32_t *RSUM = (const int32_t *)p->x[3];
+    const float *RS = (const float *)p->x[4], *Bias = (const float *)p->x[5], *Pp = (const float *)p->x[6];
+    const float *QP = (const float *)p->x[7];
+    float *S = (float *)p->y[0], *C = (float *)p->y[1];
+    O2C_RNN_STEP_PARAMS(float);
+    const o2c_int input_forget = p->k[O2C_RNN_FLAG];
+    const o2c_int HB = (H + 15) / 16, KQ = (H + 3) / 4;
+    int32_t acc[64];
+    O2C_FOR(i) {
+        const o2c_int hb = i % HB, b = i / HB % B, d = i / HB / B;
+        const o2c_int t = (d == 1 || rev0) ? TT - 1 - s : s;
+        const o2c_int blk = d * HB + hb, h0 = hb * 16, ne = H - h0 < 16 ? H - h0 : 16;
+        o2c_dq64_dot(R + blk * KQ * 256, Hu + (d * B + b) * 4 * KQ, KQ, acc);
+        const float sc = QP[2 * d];
+        const int32_t z = (int32_t)QP[2 * d + 1];
+        const int32_t *rsum = RSUM + blk * 64;
+        const float *rs = RS + blk * 64;
+        const float *pg = P + (t * B + b) * D * 4 * H + d * 4 * H + h0;
+        const float *pp = Pp ? Pp + d * 3 * H + h0 : 0;
+        const float *bs = Bias ? Bias + d * 8 * H + h0 : 0;
+        float *cd = C + (d * B + b) * H + h0;
+        float *hn = S + (((s + 1) * D + d) * B + b) * H + h0;
+        for (o2c_int e = 0; e < ne; e++) {
+            float g[4];
+            for (int q = 0; q < 4; q++) {
+                const o2c_int col = q * 16 + e;
+                const float v = (float)(int32_t)((uint32_t)acc[col] - (uint32_t)z * (uint32_t)rsum[col]);
+                const float mu = sc * rs[col];
+                g[q] = pg[q * H + e] + v * mu;
+            }
+            const float cp = cd[e];
+            if (pp) { g[0] += pp[e] * cp; g[2] += pp[2 * H + e] * cp; }
+            if (bs) {
+                g[0] += bs[e] + bs[4 * H + e];
+                g[2] += bs[2 * H + e] + bs[6 * H + e];
+                g[3] += bs[3 * H + e] + bs[7 * H + e];
+            }
+            const float ig = o2c_vsigmoid_f32(O2C_RNN_CLIP(g[0]));
+            const float fg = input_forget ? 1.0f - ig : o2c_vsigmoid_f32(O2C_RNN_CLIP(g[2]));
+            const float cg = o2c_vtanh_f32(O2C_RNN_CLIP(g[3]));
+            const float cn = fg * cp + ig * cg;
+            if (pp) g[1] += pp[H + e] * cn;
+            if (bs) g[1] += bs[H + e] + bs[5 * H + e];
+            const float og = o2c_vsigmoid_f32(O2C_RNN_CLIP(g[1]));
+            cd[e] = cn;
+            hn[e] = o2c_vtanh_f32(cn) * og;
+        }
+    }
+}
+
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_RNN(K, F)                                                          \
     K(o2c_rnn_proj_f32, F) K(o2c_rnn_proj_f64, F) K(o2c_rnn_init_f32, F) K(o2c_rnn_init_f64, F) \
@@ -585,4 +863,5 @@ O2C_KERNEL(o2c_dqlstm_step_f32)
     K(o2c_gru_reset_f64, F) K(o2c_gru_step_f32, F) K(o2c_gru_step_f64, F)                    \
     K(o2c_lstm_step_f32, F) K(o2c_lstm_step_f64, F) K(o2c_lstm_seq_f32, F) K(o2c_rnn_y_f32, F) K(o2c_rnn_y_f64, F)     \
     K(o2c_rnn_last_f32, F) K(o2c_rnn_last_f64, F)                                        \
-    K(o2c_dqlstm_quant_f32, F) K(o2c_dqlstm_proj_f32, F) K(o2c_dqlstm_step_f32, F)
+    K(o2c_dqlstm_quant_f32, F) K(o2c_dqlstm_proj_f32, F) K(o2c_dqlstm_step_f32, F)        \
+    K(o2c_dqlstm_qu8_f32, F) K(o2c_dqlstm_proj_q8_f32, F) K(o2c_dqlstm_step_q8_f32, F)

@@ -65,3 +65,14 @@ enum {
 };
 /* o2c_dqlstm_proj_f32: the product's columns N and depth K */
 enum { O2C_DQL_PROJ_N, O2C_DQL_PROJ_K, O2C_DQL_PROJ_NK };
+/* o2c_dqlstm_qu8_f32 */
+enum {
+    O2C_DQL_QU8_ROWS,      /* rows a group */
+    O2C_DQL_QU8_N,         /* values a row */
+    O2C_DQL_QU8_OFF,       /* element offset of group 0 in x[0] */
+    O2C_DQL_QU8_GSTRIDE,   /* elements from one group to the next */
+    O2C_DQL_QU8_LD,        /* bytes a row of y[0] (N rounded up to 4) */
+    O2C_DQL_QU8_NK
+};
+/* o2c_dqlstm_proj_q8_f32: rows M, columns N, depth KQ quads */
+enum { O2C_DQL_PQ_M, O2C_DQL_PQ_N, O2C_DQL_PQ_KQ, O2C_DQL_PQ_NK };
