@@ -30,7 +30,10 @@ the type combinations and granularities it supports:
 
 The models are written as a corpus of test_* folders and checked by
 tests/conformance/run_node_tests.py (gcc and clang warning-free, every output
-compared; integer outputs must be equal); every case must pass.
+compared; integer outputs must be equal); every case must pass. The
+DynamicQuantizeLinear and DynamicQuantizeLSTM cases run again built with
+-mavx2, with AVX-512 VNNI and with AVX-VNNI where the CPU has them (their
+kernels' vector paths).
 
     python tests/test_quant.py [--compiler build/onnx2c] [-j 2] [--keep DIR]
 
@@ -472,19 +475,22 @@ def main():
         edge_cases(c, np.random.RandomState(7))
         dqlstm_cases(c, np.random.RandomState(11))
         npass, nfail = run_corpus(root, c.names, a.compiler, a.jobs)
-        # the DynamicQuantizeLSTM byte-product kernels' vpdpbusd paths where the CPU runs them
+        # the vector paths of the C where the CPU runs them: DynamicQuantizeLinear's
+        # range (AVX), the DynamicQuantizeLSTM byte products (vpdpbusd)
         skipped = 0
-        lstm = [n for n in c.names if "dqlstm" in n]
-        for label, need, cflags in (("AVX-512 VNNI", ("avx512f", "avx512_vnni"), "-mavx2 -mfma -mavx512f -mavx512vnni"),
+        picks = ("dqlstm", "DynamicQuantizeLinear")
+        some = [n for n in c.names if any(k in n for k in picks)]
+        for label, need, cflags in (("AVX2", ("avx2", "fma"), "-mavx2 -mfma"),
+                                    ("AVX-512 VNNI", ("avx512f", "avx512_vnni"), "-mavx2 -mfma -mavx512f -mavx512vnni"),
                                     ("AVX-VNNI", ("avx2", "fma", "avx_vnni"), "-mavx2 -mfma -mavxvnni")):
             if cpu_has(*need):
-                p2, f2 = run_corpus(root, lstm, a.compiler, a.jobs, flags=["--cc-flags=" + cflags, "dqlstm"],
-                                    expected=os.path.join(root, "expected_lstm.txt"))
+                p2, f2 = run_corpus(root, some, a.compiler, a.jobs, flags=["--cc-flags=" + cflags] + list(picks),
+                                    expected=os.path.join(root, "expected_isa.txt"))
                 npass, nfail = npass + p2, nfail + f2
             else:
-                print("skipped: the %s build of the DynamicQuantizeLSTM cases (this CPU has no %s)" % (
-                    label, ", ".join(need)))
-                skipped += len(lstm)
+                print("skipped: the %s build of the DynamicQuantizeLinear and DynamicQuantizeLSTM cases "
+                      "(this CPU has no %s)" % (label, ", ".join(need)))
+                skipped += len(some)
         print("%d passed, %d failed, %d skipped" % (npass, nfail, skipped))
         return 1 if nfail else 0
     finally:

@@ -558,6 +558,9 @@ O2C_DEQUANTIZE_DEF(o2c_dequantize_i32_f32, int32_t, int64_t)
 /* DynamicQuantizeLinear's scale and zero point (uint8): the range of x[0]
  * widened to hold 0, over 255; zero point = round(saturate(0 - min /
  * scale)). y[0] the scale, y[1] the zero point; index space 1. O2C_DYNQ_* */
+#if defined(__AVX__) && !defined(__CUDACC__)
+#include <immintrin.h>
+#endif
 O2C_KERNEL(o2c_dynq_params_f32)
 {
     const float *X = (const float *)p->x[0];
@@ -566,7 +569,30 @@ O2C_KERNEL(o2c_dynq_params_f32)
     const o2c_int n = p->k[O2C_DYNQ_N];
     O2C_FOR(i) {
         float lo = 0, hi = 0, sc, z;
-        for (o2c_int j = 0; j < n; j++) {
+        o2c_int j = 0;
+#if defined(__AVX__) && !defined(__CUDACC__)
+        /* 16 running minima and maxima in two vectors (minps(v, lo) is
+         * v < lo ? v : lo, NaN left out as by the scalar loop), then
+         * folded: the same extremes in any order */
+        __m256 l0 = _mm256_setzero_ps(), l1 = l0, h0 = l0, h1 = l0;
+        float lol[16], hil[16];
+        for (; j + 16 <= n; j += 16) {
+            const __m256 a = _mm256_loadu_ps(X + j), b = _mm256_loadu_ps(X + j + 8);
+            l0 = _mm256_min_ps(a, l0);
+            l1 = _mm256_min_ps(b, l1);
+            h0 = _mm256_max_ps(a, h0);
+            h1 = _mm256_max_ps(b, h1);
+        }
+        _mm256_storeu_ps(lol, l0);
+        _mm256_storeu_ps(lol + 8, l1);
+        _mm256_storeu_ps(hil, h0);
+        _mm256_storeu_ps(hil + 8, h1);
+        for (int l = 0; l < 16; l++) {
+            if (lol[l] < lo) lo = lol[l];
+            if (hil[l] > hi) hi = hil[l];
+        }
+#endif
+        for (; j < n; j++) {
             if (X[j] < lo) lo = X[j];
             if (X[j] > hi) hi = X[j];
         }
