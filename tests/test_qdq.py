@@ -38,8 +38,9 @@ integer kernels; one thread), checked by tests/conformance/run_node_tests.py
 (gcc and clang warning-free; the portable C, the CUDA output emulated, the
 C built with -mavx2 -mfma where the CPU has AVX2, with -DO2C_QLIN_QUADS=1
 (the quad kernels' portable loops, and their AVX2 panel rewrite), with
--mavx512vnni where the CPU has AVX-512 VNNI and with -mavxvnni where it has
-AVX-VNNI: the packed integer kernels' paths) within one quantization step: integer code
+-mavx512vnni where the CPU has AVX-512 VNNI (with -mavx512bw: the tile's
+assembly loop, and without: its loop of intrinsics) and with -mavxvnni where
+it has AVX-VNNI: the packed integer kernels' paths) within one quantization step: integer code
 rounds each requantization once, where onnxruntime's kernels may round
 another way (float or fixed-point multipliers), so a value near a rounding
 boundary may land one step over. Where onnxruntime itself differs by more
@@ -801,7 +802,10 @@ def main():
         for label, need, cflags in (("the portable quad kernels", (), "-DO2C_QLIN_QUADS=1"),
                                     ("the quad kernels' AVX2 panel rewrite", ("avx2", "fma"),
                                      "-DO2C_QLIN_QUADS=1 -mavx2 -mfma"),
-                                    ("AVX-512 VNNI", ("avx512f", "avx512_vnni"), "-mavx2 -mfma -mavx512f -mavx512vnni"),
+                                    ("AVX-512 VNNI", ("avx512f", "avx512bw", "avx512_vnni"),
+                                     "-mavx2 -mfma -mavx512f -mavx512bw -mavx512vnni"),
+                                    ("AVX-512 VNNI without BW (the tile's loop of intrinsics, not its assembly)",
+                                     ("avx512f", "avx512_vnni"), "-mavx2 -mfma -mavx512f -mavx512vnni"),
                                     ("AVX-VNNI", ("avx2", "fma", "avx_vnni"), "-mavx2 -mfma -mavxvnni")):
             if cpu_has(*need):
                 p2, f2 = run_corpus(root, names, a.compiler, a.jobs, flags=["--cc-flags=" + cflags])
