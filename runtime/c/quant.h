@@ -1034,7 +1034,63 @@ static inline void o2c_qlin_tile_q(const int8_t *W, const uint8_t *U, o2c_int KP
     __m256i sl = _mm256_setzero_si256(), sh = sl, x;
     __m256i a00 = sl, a01 = sl, a10 = sl, a11 = sl, a20 = sl, a21 = sl, a30 = sl, a31 = sl, a40 = sl, a41 = sl;
     int32_t v;
-    for (o2c_int q = 0; q < (KP + 1) / 2; q++) {
+    o2c_int q0 = 0;
+#if defined(__GNUC__) && defined(__x86_64__)
+    /* the full quads in assembly (as the AVX-512 loop above): all 16 ymm
+     * registers, ten accumulators (ymm0-9), the two weight sums (ymm10-11),
+     * the ones, the two weight vectors and the broadcast pixel ({vex}: the
+     * AVX-VNNI form); the sums left in buf for the loop below */
+    if (KP / 2 > 0) {
+        o2c_int n = KP / 2;
+        const int8_t *wp = W;
+        const uint8_t *up = U;
+        const o2c_int ustride = PB * 4;
+        int32_t buf[12][8];
+#define O2C_QLIN_QY_ASM(off, a, b)                                          \
+        "vpbroadcastd " #off "(%[u]), %%ymm15\n\t"                         \
+        "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm" #a "\n\t"               \
+        "%{vex%} vpdpbusd %%ymm14, %%ymm15, %%ymm" #b "\n\t"
+#define O2C_QLIN_QY_ZERO(r) "vpxor %%xmm" #r ", %%xmm" #r ", %%xmm" #r "\n\t"
+#define O2C_QLIN_QY_OUT(r) "vmovdqu %%ymm" #r ", " #r "*32(%[buf])\n\t"
+        __asm__ volatile(
+            O2C_QLIN_QY_ZERO(0) O2C_QLIN_QY_ZERO(1) O2C_QLIN_QY_ZERO(2) O2C_QLIN_QY_ZERO(3)
+            O2C_QLIN_QY_ZERO(4) O2C_QLIN_QY_ZERO(5) O2C_QLIN_QY_ZERO(6) O2C_QLIN_QY_ZERO(7)
+            O2C_QLIN_QY_ZERO(8) O2C_QLIN_QY_ZERO(9) O2C_QLIN_QY_ZERO(10) O2C_QLIN_QY_ZERO(11)
+            "vmovdqu %[ones], %%ymm12\n\t"
+            "1:\n\t"
+            "vmovdqu (%[w]), %%ymm13\n\t"
+            "vpunpckhwd 32(%[w]), %%ymm13, %%ymm14\n\t"
+            "vpunpcklwd 32(%[w]), %%ymm13, %%ymm13\n\t"
+            "%{vex%} vpdpbusd %%ymm13, %%ymm12, %%ymm10\n\t"
+            "%{vex%} vpdpbusd %%ymm14, %%ymm12, %%ymm11\n\t"
+            O2C_QLIN_QY_ASM(0, 0, 1)
+            O2C_QLIN_QY_ASM(4, 2, 3)
+            O2C_QLIN_QY_ASM(8, 4, 5)
+            O2C_QLIN_QY_ASM(12, 6, 7)
+            O2C_QLIN_QY_ASM(16, 8, 9)
+            "add $64, %[w]\n\t"
+            "add %[us], %[u]\n\t"
+            "dec %[n]\n\t"
+            "jnz 1b\n\t"
+            O2C_QLIN_QY_OUT(0) O2C_QLIN_QY_OUT(1) O2C_QLIN_QY_OUT(2) O2C_QLIN_QY_OUT(3)
+            O2C_QLIN_QY_OUT(4) O2C_QLIN_QY_OUT(5) O2C_QLIN_QY_OUT(6) O2C_QLIN_QY_OUT(7)
+            O2C_QLIN_QY_OUT(8) O2C_QLIN_QY_OUT(9) O2C_QLIN_QY_OUT(10) O2C_QLIN_QY_OUT(11)
+            : [w] "+r"(wp), [u] "+r"(up), [n] "+r"(n)
+            : [ones] "m"(ones), [us] "r"(ustride), [buf] "r"(buf)
+            : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+              "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory");
+#undef O2C_QLIN_QY_OUT
+#undef O2C_QLIN_QY_ZERO
+#undef O2C_QLIN_QY_ASM
+#define O2C_QLIN_QY_IN(r) _mm256_loadu_si256((const __m256i *)buf[r])
+        a00 = O2C_QLIN_QY_IN(0); a01 = O2C_QLIN_QY_IN(1); a10 = O2C_QLIN_QY_IN(2); a11 = O2C_QLIN_QY_IN(3);
+        a20 = O2C_QLIN_QY_IN(4); a21 = O2C_QLIN_QY_IN(5); a30 = O2C_QLIN_QY_IN(6); a31 = O2C_QLIN_QY_IN(7);
+        a40 = O2C_QLIN_QY_IN(8); a41 = O2C_QLIN_QY_IN(9); sl = O2C_QLIN_QY_IN(10); sh = O2C_QLIN_QY_IN(11);
+#undef O2C_QLIN_QY_IN
+        q0 = KP / 2;
+    }
+#endif
+    for (o2c_int q = q0; q < (KP + 1) / 2; q++) {
         O2C_QLIN_Q_ROWS(w0, w1)
         const __m256i wl = _mm256_unpacklo_epi16(w0, w1), wh = _mm256_unpackhi_epi16(w0, w1);
         const uint8_t *u = U + q * PB * 4;
