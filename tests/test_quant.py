@@ -334,6 +334,17 @@ def edge_cases(c, r):
           [init("s", f32(r.uniform(0.0001, 0.0005, size=(3, 3, 2)))),
            init("z", r.randint(-50, 50, size=(3, 3, 2)).astype(np.int16))],
           {"x": (r.standard_normal([3, 7, 2]) * 2).astype(np.float32)}, opset=21, ref="onnx")
+    # com.microsoft QLinearSoftmax: along the last axis (the tiled target's row kernel: 16-wide
+    # partial sums and a tail), along a middle axis, and a row longer than the row kernel takes;
+    # y_scale 1/256 (onnxruntime's rounding matches ours exactly for it); x_scale at most 0.02:
+    # onnxruntime wraps a probability that rounds to 256 steps (ours saturates), which five
+    # other values within 255 steps keep from happening
+    for k, (dt, shp, ax) in enumerate([(TP.UINT8, [3, 70], -1), (TP.INT8, [2, 6, 5], 1), (TP.UINT8, [2, 1100], -1)]):
+        n = h.make_node("QLinearSoftmax", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft", axis=ax,
+                        opset=13)
+        c.add("qlsoftmax_%d_%s" % (k, SFX[dt]), [n], [vi("x", dt, shp)], [vi("y", dt, None)],
+              [init("xs", f32(r.uniform(0.01, 0.02))), init("xz", qrand(r, dt, ())), init("ys", f32(1.0 / 256)),
+               init("yz", np.array(0 if dt == TP.UINT8 else -128, NP[dt]))], {"x": qrand(r, dt, shp)}, ms=True)
 
 
 def dq_quant(a):

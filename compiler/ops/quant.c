@@ -1502,7 +1502,10 @@ void lower_fused_qsoftmax(Node *n, Lowering *L)
     Tensor *e = lower_const(L, "exponentials", DT_FLOAT, 1, &ne);
     const float xs = (float)elem_f64(n->in[ro[1]]->dtype, n->in[ro[1]]->data, 0);
     for (int d = 0; d < 256; d++) ((float *)e->data)[d] = expf(-xs * (float)d);
-    KCall *c = lower_call(L, xfmt("o2c_qsoftmax_%s_%s", dtype_suffix(x->dtype), dtype_suffix(y->dtype)), outer * inner);
+    /* the tiled C target: rows along the last axis in vectorizable loops */
+    const char *row = L->tiled && inner == 1 && D <= O2C_QSM_ROW ? "row_" : "";
+    KCall *c = lower_call(L, xfmt("o2c_qsoftmax_%s%s_%s", row, dtype_suffix(x->dtype), dtype_suffix(y->dtype)),
+                          outer * inner);
     c->x[0] = x;
     c->x[1] = e;
     c->x[2] = n->in[ro[2]];

@@ -2213,7 +2213,7 @@ O2C_WQMMP_DEF(o2c_wqmmp_w8_f32, 8)
 /*@ o2c_qsoftmax_core */
 /* o2c_qsoftmax_X_Y: runtime/c/params/quant.h (O2C_QSM_*); onnxruntime's
  * QLinearSoftmax computes the same way (a table of exponentials of the
- * byte differences) */
+ * byte differences). */
 #define O2C_QSOFTMAX_DEF(NAME, TX, TY, LO, HI)                              \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
@@ -2249,6 +2249,53 @@ O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_u8, int8_t, uint8_t, O2C_Q_LO_u8, O2C_Q_HI_u8)
 /*@ o2c_qsoftmax_i8_i8 needs o2c_qsoftmax_core params O2C_QSM */
 O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_i8, int8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
+/*@ o2c_qsoftmax_row_core */
+/* o2c_qsoftmax_row_X_Y: o2c_qsoftmax_X_Y along the last axis (O2C_QSM_INNER
+ * 1) for rows of up to O2C_QSM_ROW values (the tiled C target): a row's
+ * exponentials kept in t, in loops the C compiler vectorizes (one gather
+ * loop, the sum in 16 partial sums: another order of the same additions,
+ * the output from t) */
+#define O2C_QSOFTMAX_ROW_DEF(NAME, TX, TY, LO, HI)                          \
+    O2C_KERNEL(NAME)                                                        \
+    {                                                                       \
+        const TX *X = (const TX *)p->x[0];                                  \
+        const float *E = (const float *)p->x[1];                            \
+        const float ys = *(const float *)p->x[2];                           \
+        const TY *YZ = (const TY *)p->x[3];                                 \
+        TY *Y = (TY *)p->y[0];                                              \
+        const o2c_int D = p->k[O2C_QSM_D];                                  \
+        const float yz = YZ ? (float)YZ[0] : 0.0f;                          \
+        O2C_FOR(r) {                                                        \
+            const TX *O2C_RESTRICT x = X + r * D;                           \
+            TY *O2C_RESTRICT y = Y + r * D;                                 \
+            int32_t m = x[0];                                               \
+            float part[16], t[O2C_QSM_ROW], sum = 0.0f, inv;                \
+            o2c_int e = 0;                                                  \
+            for (o2c_int j = 1; j < D; j++) m = x[j] > m ? x[j] : m;        \
+            for (o2c_int j = 0; j < D; j++) t[j] = E[m - x[j]];             \
+            for (int l = 0; l < 16; l++) part[l] = 0.0f;                    \
+            for (; e + 16 <= D; e += 16)                                    \
+                for (int l = 0; l < 16; l++) part[l] += t[e + l];           \
+            for (; e < D; e++) sum += t[e];                                 \
+            for (int l = 0; l < 16; l++) sum += part[l];                    \
+            inv = 1.0f / (sum * ys);                                        \
+            for (o2c_int j = 0; j < D; j++) { /* O2C_Q_SAT in float */      \
+                const float v = nearbyintf(t[j] * inv) + yz;                \
+                const float c = !(v >= (float)(LO)) ? (float)(LO) : (v > (float)(HI) ? (float)(HI) : v); \
+                y[j] = (TY)(int32_t)c;                                      \
+            }                                                               \
+        }                                                                   \
+    }
+
+/*@ o2c_qsoftmax_row_u8_u8 needs o2c_qsoftmax_row_core params O2C_QSM split */
+O2C_QSOFTMAX_ROW_DEF(o2c_qsoftmax_row_u8_u8, uint8_t, uint8_t, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qsoftmax_row_u8_i8 needs o2c_qsoftmax_row_core params O2C_QSM split */
+O2C_QSOFTMAX_ROW_DEF(o2c_qsoftmax_row_u8_i8, uint8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
+/*@ o2c_qsoftmax_row_i8_u8 needs o2c_qsoftmax_row_core params O2C_QSM split */
+O2C_QSOFTMAX_ROW_DEF(o2c_qsoftmax_row_i8_u8, int8_t, uint8_t, O2C_Q_LO_u8, O2C_Q_HI_u8)
+/*@ o2c_qsoftmax_row_i8_i8 needs o2c_qsoftmax_row_core params O2C_QSM split */
+O2C_QSOFTMAX_ROW_DEF(o2c_qsoftmax_row_i8_i8, int8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
+
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_QUANT(K, F)                                                \
     K(o2c_quantize_f32_u8, F) K(o2c_quantize_f32_i8, F) K(o2c_quantize_f32_u16, F) K(o2c_quantize_f32_i16, F) \
@@ -2276,4 +2323,5 @@ O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_i8, int8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
     K(o2c_wqmmp_w4_f32, F) K(o2c_wqmmp_w8_f32, F) \
     K(o2c_qmcu_u8_u8, F) K(o2c_qmcu_u8_i8, F) K(o2c_qmcu_i8_u8, F) K(o2c_qmcu_i8_i8, F) \
     K(o2c_qmcudw_u8_u8, F) K(o2c_qmcudw_u8_i8, F) K(o2c_qmcudw_i8_u8, F) K(o2c_qmcudw_i8_i8, F) \
-    K(o2c_qsoftmax_u8_u8, F) K(o2c_qsoftmax_u8_i8, F) K(o2c_qsoftmax_i8_u8, F) K(o2c_qsoftmax_i8_i8, F)
+    K(o2c_qsoftmax_u8_u8, F) K(o2c_qsoftmax_u8_i8, F) K(o2c_qsoftmax_i8_u8, F) K(o2c_qsoftmax_i8_i8, F) \
+    K(o2c_qsoftmax_row_u8_u8, F) K(o2c_qsoftmax_row_u8_i8, F) K(o2c_qsoftmax_row_i8_u8, F) K(o2c_qsoftmax_row_i8_i8, F)

@@ -236,6 +236,8 @@ O2C_PARAMS_FIT(qlin, O2C_QLIN_NK, 0)
  * time (x's zero point cancels). x[0] X, x[1] the 256 e (float), x[2] ys,
  * x[3] yz (NULL: 0); index space: the rows (outer x INNER) */
 enum { O2C_QSM_D, O2C_QSM_INNER, O2C_QSM_NK };
+/* the longest row o2c_qsoftmax_row_* takes (its stack copy of a row's exponentials) */
+#define O2C_QSM_ROW 1024
 O2C_PARAMS_FIT(qsoftmax, O2C_QSM_NK, 0)
 
 /* o2c_wqmm_W_f32 (FusedWQMatMul: weight-only quantization): Y = A Wd + B
