@@ -453,6 +453,7 @@ enum {
     FLOPS_ZERO,         /* data movement, views, shape values */
     FLOPS_INPUTS,       /* factor * output elements * (inputs - 1) (Sum, Max, ...) */
     FLOPS_CONV, FLOPS_QCONV, FLOPS_CONVT, FLOPS_MATMUL, FLOPS_GEMM, FLOPS_QGEMM, FLOPS_POOL, FLOPS_RNN, FLOPS_GRU, FLOPS_LSTM,
+    FLOPS_DQLSTM,       /* com.microsoft DynamicQuantizeLSTM: W [D, input, 4H], R [D, H, 4H] (transposed) */
     FLOPS_SDPA          /* attention: Q K^T and P V, factor * (Q + Y elements) * keys */
 };
 typedef struct Flops { int rule, factor; } Flops;

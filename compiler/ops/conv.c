@@ -239,9 +239,34 @@ void infer_conv(Node *n) { infer_conv_any(n, 0); }
  * rows of at least PANEL_MIN_ROW outputs or PANEL_MIN_MG channels; depthwise rows for the other
  * depthwise convs with rows of at least DW_MIN_ROW; else the tiles, 8-wide
  * for rows of at most CONV_NARROW_ROW outputs. */
-enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW, CONV_PANEL, CONV_PWT, CONV_DWFLAT, CONV_WINO };
-static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw", "panel8x32", "pwt", "dwflat", "wino"};
-#define CONV_NVARIANTS 8
+enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW, CONV_PANEL, CONV_PWT, CONV_DWFLAT, CONV_WINO, CONV_GT };
+static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw", "panel8x32", "pwt", "dwflat", "wino",
+                                            "gt"};
+#define CONV_NVARIANTS 9
+/* 1-D and 2-D convs of one group with taps and at most GT_MAX_PIXELS
+ * output pixels: the transposed product over the taps (o2c_conv_gt_f32;
+ * silero VAD's encoder on 4, 2, 1 and 1 frames took 28, 15, 12 and 24 us
+ * as panels of 32 pixels, its STFT of 5 frames 65 us) */
+#define GT_MAX_PIXELS 8
+
+/* o2c_conv_gt_f32: the weights transposed by tap and input channel, M
+ * rounded up to a whole tile */
+static void lower_gt(Lowering *L, KCall *c, int64_t N)
+{
+    int64_t *k = c->k, *out = k + O2C_CONV_OUT, *ks = k + O2C_CONV_K;
+    int64_t C = k[O2C_CONV_C], M = k[O2C_CONV_M], MP = (M + O2C_PW_NR - 1) / O2C_PW_NR * O2C_PW_NR;
+    int64_t taps = ks[1] * ks[2], S = out[1] * out[2];
+    int64_t wd[2] = {taps * C, MP};
+    Tensor *wt = lower_const(L, "W_tapsCxM", DT_FLOAT, 2, wd);
+    const float *src = c->x[1]->data;
+    float *dst = wt->data;
+    for (int64_t t = 0; t < taps; t++)
+        for (int64_t ci = 0; ci < C; ci++)
+            for (int64_t m = 0; m < MP; m++) dst[(t * C + ci) * MP + m] = m < M ? src[(m * C + ci) * taps + t] : 0.0f;
+    c->x[1] = wt;
+    c->kernel = kernel_find("o2c_conv_gt_f32");
+    c->count = N * ((S + O2C_PW_MR - 1) / O2C_PW_MR) * (MP / O2C_PW_NR);
+}
 
 /* o2c_conv_pwt_f32: the weights transposed, M rounded up to a whole tile */
 static void lower_pwt(Lowering *L, KCall *c, int64_t N)
@@ -438,11 +463,14 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     int wino_ok = ks[0] == 1 && in[0] == 1 && ks[1] == 3 && ks[2] == 3 && st[1] == 1 && st[2] == 1 && dil[1] == 1 &&
                   dil[2] == 1 && k[O2C_CONV_GROUP] == 1 && c->x[1]->data && k[O2C_CONV_C] <= WINO_MAX_C;
     if (wino_ok && k[O2C_CONV_C] >= WINO_MIN_C && k[O2C_CONV_M] >= WINO_MIN_M && out[2] >= WINO_MIN_ROW) heuristic = CONV_WINO;
+    /* few output pixels, taps, one group, constant weights: the transposed product */
+    int gt_ok = !pointwise && k[O2C_CONV_GROUP] == 1 && c->x[1]->data && ks[0] == 1 && in[0] == 1 && out[0] == 1;
+    if (gt_ok && out[1] * out[2] <= GT_MAX_PIXELS) heuristic = CONV_GT;
     const char *names[CONV_NVARIANTS + NPANEL_TILES];
     int which[CONV_NVARIANTS + NPANEL_TILES], tile[CONV_NVARIANTS + NPANEL_TILES], nc = 0;
     for (int i = 0; i < CONV_NVARIANTS; i++)
         if ((i != CONV_DW || dw_ok) && (i != CONV_PANEL || panel_ok) && (i != CONV_PWT || pwt_ok) &&
-            (i != CONV_DWFLAT || dwflat_ok) && (i != CONV_WINO || wino_ok)) {
+            (i != CONV_DWFLAT || dwflat_ok) && (i != CONV_WINO || wino_ok) && (i != CONV_GT || gt_ok)) {
             names[nc] = CONV_VARIANTS[i];
             tile[nc] = 0;
             which[nc++] = i;
@@ -472,6 +500,10 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     }
     if (v == CONV_PWT) {
         lower_pwt(L, c, N);
+        return;
+    }
+    if (v == CONV_GT) {
+        lower_gt(L, c, N);
         return;
     }
     if (v == CONV_PANEL) {

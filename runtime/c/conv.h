@@ -569,6 +569,73 @@
         }                                                                           \
     }
 
+/* o2c_conv_gt_f32: a 1-D or 2-D convolution of one group (KD = OD = 1,
+ * NCHW) with few output pixels (S = OH OW; silero VAD's encoder on 1 to 4
+ * frames, its STFT of 5), as o2c_conv_pwt_f32 does a pointwise one: the
+ * product Y^T = cols^T W^T in register tiles of up to O2C_PW_MR pixels x
+ * O2C_PW_NR output channels, the vector along the channels. For each tap
+ * (kh, kw) the tile's pixels' offsets into an input plane (-1 in the
+ * padding), then for each input channel one row of the transposed weights
+ * times the pixels' inputs. Index space N x ceil(S / 8) x MP / 32; the
+ * weights packed by the lowering, M rounded up to MP = ceil(M / 32) x 32:
+ *   Wt[((kh KW + kw) C + c) MP + m] = W[m, c, kh, kw].
+ * The last pixel tile moves left to stay full, as o2c_conv_pwt_f32's. */
+#define O2C_GT_TILE(T, EPI, ROWS)                                                   \
+    {                                                                               \
+        T acc[O2C_PW_MR][O2C_PW_NR];                                                \
+        for (int i = 0; i < (ROWS); i++)                                            \
+            for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = bias[j];                \
+        for (o2c_int kh = 0; kh < KH; kh++)                                         \
+            for (o2c_int kw = 0; kw < KW; kw++) {                                   \
+                o2c_int off[O2C_PW_MR];                                             \
+                for (int i = 0; i < (ROWS); i++) {                                  \
+                    const o2c_int oh = (s0 + i) / OW, ow = (s0 + i) % OW;           \
+                    const o2c_int ih = oh * SH - PH + kh * DH, iw = ow * SW - PW + kw * DW; \
+                    off[i] = ih >= 0 && ih < IH && iw >= 0 && iw < IW ? ih * IW + iw : -1; \
+                }                                                                   \
+                const T *wt = Wt + (kh * KW + kw) * C * MP + m0;                    \
+                for (o2c_int c = 0; c < C; c++) {                                   \
+                    const T *xc = xn + c * IH * IW, *wr = wt + c * MP;              \
+                    for (int i = 0; i < (ROWS); i++) {                              \
+                        const T xv = off[i] >= 0 ? xc[off[i]] : (T)0;               \
+                        for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], xv, wr[j]); \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+        for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++)                           \
+            for (int i = 0; i < (ROWS); i++) {                                      \
+                const o2c_int y = (n * M + m0 + j) * S + s0 + i;                    \
+                Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];              \
+            }                                                                       \
+    }
+#define O2C_CONV_GT(NAME, T, EPI)                                                   \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        O2C_CONV_OPERANDS(T);                                                       \
+        const o2c_int S = OH * OW, TN = (M + O2C_PW_NR - 1) / O2C_PW_NR, MP = TN * O2C_PW_NR; \
+        const o2c_int TS = (S + O2C_PW_MR - 1) / O2C_PW_MR;                          \
+        (void)CG; (void)MG; (void)KD; (void)SD; (void)DD; (void)PD; (void)ID; (void)OD; (void)G; \
+        O2C_FOR(t) {                                                                \
+            const o2c_int ts = t % TS, tn = (t / TS) % TN, n = t / (TN * TS);       \
+            const o2c_int m0 = tn * O2C_PW_NR;                                      \
+            const o2c_int s0 = ts * O2C_PW_MR + O2C_PW_MR > S && S >= O2C_PW_MR ? S - O2C_PW_MR : ts * O2C_PW_MR; \
+            const T *xn = X + n * C * IH * IW;                                      \
+            T bias[O2C_PW_NR];                                                      \
+            for (int j = 0; j < O2C_PW_NR; j++) bias[j] = Bs && m0 + j < M ? Bs[m0 + j] : (T)0; \
+            /* the tile's pixels a constant: its accumulators in registers */       \
+            switch (S - s0 >= O2C_PW_MR ? O2C_PW_MR : S - s0) {                     \
+            case 1: O2C_GT_TILE(T, EPI, 1) break;                                   \
+            case 2: O2C_GT_TILE(T, EPI, 2) break;                                   \
+            case 3: O2C_GT_TILE(T, EPI, 3) break;                                   \
+            case 4: O2C_GT_TILE(T, EPI, 4) break;                                   \
+            case 5: O2C_GT_TILE(T, EPI, 5) break;                                   \
+            case 6: O2C_GT_TILE(T, EPI, 6) break;                                   \
+            case 7: O2C_GT_TILE(T, EPI, 7) break;                                   \
+            default: O2C_GT_TILE(T, EPI, O2C_PW_MR) break;                          \
+            }                                                                       \
+        }                                                                           \
+    }
+
 /* o2c_dwflat_f32: a 2-D depthwise convolution (C == group, any channel
  * multiplier, dilation, and stride s the same along both axes) of
  * o2c_conv_* (same parameters) for small images, where rows are too short
@@ -872,6 +939,8 @@ O2C_CONV_PANEL_MN(o2c_conv_panel_f32_6x16, float, o2c_epi_f32, 6, 16)
 O2C_CONV_WINO(o2c_conv_wino_f32, float, o2c_epi_f32)
 /*@ o2c_conv_pwt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PWT(o2c_conv_pwt_f32, float, o2c_epi_f32)
+/*@ o2c_conv_gt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+O2C_CONV_GT(o2c_conv_gt_f32, float, o2c_epi_f32)
 /*@ o2c_dwc_f32 needs o2c_win3 o2c_epi_f32 o2c_v16 params O2C_CONV O2C_EPI split */
 O2C_DWC(o2c_dwc_f32, float, o2c_epi_f32)
 /*@ o2c_dwflat_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
@@ -927,4 +996,4 @@ O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f32h, F) K(o2c_conv_rows_f32, F) K(o2c_conv_rows_f32h, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_panel_f32_4x32, F) K(o2c_conv_panel_f32_8x16, F) K(o2c_conv_panel_f32_4x64, F) K(o2c_conv_panel_f32_12x32, F) K(o2c_conv_panel_f32_16x16, F) K(o2c_conv_panel_f32_4x16, F) K(o2c_conv_panel_f32_6x16, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_ks_f32, F) K(o2c_convt_f64, F)
+#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f32h, F) K(o2c_conv_rows_f32, F) K(o2c_conv_rows_f32h, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_panel_f32_4x32, F) K(o2c_conv_panel_f32_8x16, F) K(o2c_conv_panel_f32_4x64, F) K(o2c_conv_panel_f32_12x32, F) K(o2c_conv_panel_f32_16x16, F) K(o2c_conv_panel_f32_4x16, F) K(o2c_conv_panel_f32_6x16, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_gt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_ks_f32, F) K(o2c_convt_f64, F)
