@@ -7,7 +7,8 @@
  * images of o2c_dwflat_f32; the implicit GEMM of
  * o2c_conv_panel_f32 (every conv case, its weights packed here as the
  * lowering packs them); the transposed pointwise product of
- * o2c_conv_pwt_f32; the softmax rows of o2c_softmax_rows_f32; the pool
+ * o2c_conv_pwt_f32 and the transposed product over the taps of
+ * o2c_conv_gt_f32 (every conv case of one group in 1-D or 2-D); the softmax rows of o2c_softmax_rows_f32; the pool
  * rows of o2c_maxpool_rows_f32; o2c_gavgpool_rows_f32; chains of convs with tensors channels
  * innermost (layout.c, o2c_dwc_f32); and the C target's LSTM (one tiled projection, one call for the
  * whole recurrence) against the reference lowering of the same node. */
@@ -198,6 +199,23 @@ static void check_conv(CV t)
                  (long long)t.M, (long long)S);
         expect_close(got, ref, ny, what);
     }
+    if (!t.pointwise_layout && t.G == 1 && KD == 1 && t.ID == 1) {
+        /* the transposed product over the taps: weights packed (tap, C) x MP as conv.h says */
+        int64_t MP = (t.M + O2C_PW_NR - 1) / O2C_PW_NR * O2C_PW_NR, taps = t.KH * t.KW, S = OH * OW;
+        float *wt = xalloc(sizeof(float) * (size_t)(taps * t.C * MP + 1));
+        for (int64_t tap = 0; tap < taps; tap++)
+            for (int64_t c = 0; c < t.C; c++)
+                for (int64_t m = 0; m < MP; m++)
+                    wt[(tap * t.C + c) * MP + m] = m < t.M ? W[(m * t.C + c) * taps + tap] : 0.0f;
+        for (int64_t i = 0; i < ny; i++) got[i] = NAN;
+        p.x[1] = wt;
+        K("o2c_conv_gt_f32")(0, t.N * ((S + O2C_PW_MR - 1) / O2C_PW_MR) * (MP / O2C_PW_NR), &p);
+        p.x[1] = W;
+        char what[160];
+        snprintf(what, sizeof what, "o2c_conv_gt_f32 N%lld C%lld M%lld k %lldx%lld pixels %lld", (long long)t.N,
+                 (long long)t.C, (long long)t.M, (long long)t.KH, (long long)t.KW, (long long)S);
+        expect_close(got, ref, ny, what);
+    }
     /* the implicit GEMM, every register tile of O2C_PANEL_TILES: weights
      * packed as conv.h says (MR channels to a k), a K x NR panel */
     static const int tiles[][2] = {
@@ -308,6 +326,12 @@ static void test_conv_tiles(void **state)
     check_conv((CV){1, 4, 4, 4, 1, 9, 10, 1, 3, 3, 1, 1, 0, 0, 1});   /* no pads: the image larger than it needs */
     check_conv((CV){1, 6, 20, 1, 1, 26, 26, 1, 3, 3, 2, 1, 1, 0, 1}); /* 13x13 out: panels over several rows, moved back */
     check_conv((CV){1, 4, 9, 1, 2, 5, 3, 2, 3, 3, 1, 1, 1, 0, 0});    /* 3-D, rows of 3: a panel spans 11 rows */
+    /* few output pixels (o2c_conv_gt_f32's pixel counts 1 to 8 and a tile moved left) */
+    check_conv((CV){1, 5, 40, 1, 1, 1, 9, 1, 1, 3, 2, 1, 1, 0, 1});   /* 1-D, 5 outputs, stride 2 */
+    check_conv((CV){2, 7, 33, 1, 1, 2, 2, 1, 3, 3, 1, 1, 1, 0, 0});   /* 2x2 outputs, batch 2 */
+    check_conv((CV){1, 9, 70, 1, 1, 1, 3, 1, 1, 3, 2, 1, 0, 0, 1});   /* one output */
+    check_conv((CV){1, 3, 6, 1, 1, 3, 7, 1, 3, 3, 1, 1, 1, 0, 1});    /* 3x7: 21 pixels, the last tile moved left */
+    check_conv((CV){1, 4, 5, 1, 1, 5, 5, 1, 3, 3, 2, 2, 2, 0, 0});    /* 3x3 outputs, dilation 2 */
 }
 
 /* ---- LSTM: the whole node, lowered for the C target and for the reference ---- */
