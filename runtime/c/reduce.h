@@ -100,7 +100,10 @@
         }                                                                             \
     }
 
-#define O2C_ARGEXT(NAME, TY, F)                                                       \
+#define O2C_ARGEXT(NAME, TY, F) O2C_ARGEXT_FAST(NAME, TY, F, -1)
+/* FAST(x, A, mx, last): the row's index by a faster route, or -1 to take
+ * the loop below (o2c_argext_row_f32) */
+#define O2C_ARGEXT_FAST(NAME, TY, F, FAST)                                            \
     O2C_KERNEL(NAME)                                                                  \
     {                                                                                 \
         typedef TY T;                                                                 \
@@ -110,6 +113,10 @@
         const o2c_int last = p->k[O2C_ARGEXT_LAST], mx = p->k[O2C_ARGEXT_MAX];        \
         O2C_FOR(i) {                                                                  \
             const T *x = X + (i / inner) * A * inner + i % inner;                     \
+            if (inner == 1) {                                                         \
+                const o2c_int fast = (FAST);                                          \
+                if (fast >= 0) { Y[i] = fast; continue; }                             \
+            }                                                                         \
             T best = x[0];                                                            \
             o2c_int bi = 0;                                                           \
             int isn = O2C_RNAN_##F(best);                                             \
@@ -153,8 +160,61 @@ O2C_REDUCE(o2c_reduce_u64, uint64_t, uint64_t, uint64_t, 0, double)
 /*@ o2c_reduce_b needs o2c_offset params O2C_REDUCE split */
 O2C_REDUCE(o2c_reduce_b, uint8_t, int64_t, uint64_t, 0, double)
 
-/*@ o2c_argext_f32 params O2C_ARGEXT split */
-O2C_ARGEXT(o2c_argext_f32, float, 1)
+/*@ o2c_argext_row_f32 */
+/* ArgMax/ArgMin of a contiguous float row with AVX: the extreme over 8
+ * lanes (maxps(v, e) is v > e ? v : e: the scalar loop's rule), then the
+ * first (or, for select_last_index, the last) index holding a value equal
+ * to it: the loop's answer, +0 and -0 being equal there too. A row with a
+ * NaN (the loop's answer is a NaN's index) returns -1: the loop decides. */
+#if defined(__AVX__) && defined(__GNUC__) && !defined(__CUDACC__)   /* __builtin_ctz, __builtin_clz */
+#include <immintrin.h>
+static inline o2c_int o2c_argext_row_f32(const float *x, o2c_int A, o2c_int mx, o2c_int last)
+{
+    if (A < 16) return -1;
+    __m256 e = _mm256_loadu_ps(x), nan = _mm256_cmp_ps(e, e, _CMP_UNORD_Q);
+    o2c_int j = 8;
+    for (; j + 8 <= A; j += 8) {
+        const __m256 v = _mm256_loadu_ps(x + j);
+        e = mx ? _mm256_max_ps(v, e) : _mm256_min_ps(v, e);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    }
+    if (_mm256_movemask_ps(nan)) return -1;
+    float lane[8], best;
+    _mm256_storeu_ps(lane, e);
+    best = lane[0];
+    for (int l = 1; l < 8; l++) best = mx ? (lane[l] > best ? lane[l] : best) : (lane[l] < best ? lane[l] : best);
+    for (; j < A; j++) {
+        if (x[j] != x[j]) return -1;
+        best = mx ? (x[j] > best ? x[j] : best) : (x[j] < best ? x[j] : best);
+    }
+    const __m256 b = _mm256_set1_ps(best);
+    if (!last) {
+        for (j = 0; j + 8 <= A; j += 8) {
+            const int m = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + j), b, _CMP_EQ_OQ));
+            if (m) return j + __builtin_ctz((unsigned)m);
+        }
+        for (; j < A; j++)
+            if (x[j] == best) return j;
+    } else {
+        for (j = A; j % 8; j--)
+            if (x[j - 1] == best) return j - 1;
+        for (; j >= 8; j -= 8) {
+            const int m = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + j - 8), b, _CMP_EQ_OQ));
+            if (m) return j - 8 + 31 - __builtin_clz((unsigned)m);
+        }
+    }
+    return -1;
+}
+#else
+O2C_HD static inline o2c_int o2c_argext_row_f32(const float *x, o2c_int A, o2c_int mx, o2c_int last)
+{
+    (void)x; (void)A; (void)mx; (void)last;
+    return -1;
+}
+#endif
+
+/*@ o2c_argext_f32 needs o2c_argext_row_f32 params O2C_ARGEXT split */
+O2C_ARGEXT_FAST(o2c_argext_f32, float, 1, o2c_argext_row_f32(x, A, mx, last))
 /*@ o2c_argext_f64 params O2C_ARGEXT split */
 O2C_ARGEXT(o2c_argext_f64, double, 1)
 /*@ o2c_argext_i8 params O2C_ARGEXT split */

@@ -8,7 +8,8 @@
  * o2c_conv_panel_f32 (every conv case, its weights packed here as the
  * lowering packs them); the transposed pointwise product of
  * o2c_conv_pwt_f32 and the transposed product over the taps of
- * o2c_conv_gt_f32 (every conv case of one group in 1-D or 2-D); the softmax rows of o2c_softmax_rows_f32; the pool
+ * o2c_conv_gt_f32 (every conv case of one group in 1-D or 2-D); the ArgMax
+ * and ArgMin rows of o2c_argext_f32; the softmax rows of o2c_softmax_rows_f32; the pool
  * rows of o2c_maxpool_rows_f32; o2c_gavgpool_rows_f32; chains of convs with tensors channels
  * innermost (layout.c, o2c_dwc_f32); and the C target's LSTM (one tiled projection, one call for the
  * whole recurrence) against the reference lowering of the same node. */
@@ -16,8 +17,11 @@
 
 #include "o2c_pass_test.h"
 #include "../../runtime/c/params/conv.h"
+#include "../../runtime/c/params/elementwise.h"
+#include "../../runtime/c/elementwise.h"   /* o2c_ldh, which conv.h's half kernels call */
 #include "../../runtime/c/conv.h"
 #include "../../runtime/c/params/matmul.h"
+#include "../../runtime/c/params/reduce.h"
 #include "../../runtime/c/matmul.h"
 
 static o2c_kernel_fn K(const char *name)
@@ -716,6 +720,65 @@ static void test_gavgpool_rows(void **state)
     check_gavgpool(1, 7, 4, 4);      /* exactly one block */
 }
 
+/* ---- ArgMax / ArgMin rows (o2c_argext_f32's vector path where the C is
+ * built with AVX: tests/test_isa.py builds this file so) against the rule
+ * the kernel's loop states: a NaN wins (the first, or the last with
+ * select_last_index), else the first (last) index of the extreme value ---- */
+
+static int64_t argext_oracle(const float *x, int64_t A, int64_t inner, int mx, int last)
+{
+    int64_t bi = -1;
+    for (int64_t j = 0; j < A; j++)
+        if (x[j * inner] != x[j * inner] && (bi < 0 || last)) bi = j;
+    if (bi >= 0) return bi;
+    bi = 0;
+    for (int64_t j = 1; j < A; j++) {
+        const float v = x[j * inner], b = x[bi * inner];
+        if (mx ? (last ? v >= b : v > b) : (last ? v <= b : v < b)) bi = j;
+    }
+    return bi;
+}
+
+static void check_argext(int64_t rows, int64_t A, int64_t inner, int kind)
+{
+    int64_t n = rows * A * inner;
+    float *x = randf(n);
+    for (int64_t i = 0; i < n; i++) {
+        if (kind == 1) x[i] = (float)(int)(x[i] * 3.0f);                 /* few values: ties everywhere */
+        if (kind == 2) x[i] = (i * 7 % 3) ? 0.0f : -0.0f;                /* +0 and -0 only */
+        if (kind == 3 && i % (A * inner) == (A * inner) * 2 / 3) x[i] = NAN;   /* a NaN a row */
+    }
+    int64_t *y = xalloc(sizeof(int64_t) * (size_t)(rows * inner + 1));
+    for (int mx = 0; mx < 2; mx++)
+        for (int last = 0; last < 2; last++) {
+            o2c_p p;
+            memset(&p, 0, sizeof p);
+            p.x[0] = x;
+            p.y[0] = y;
+            p.k[O2C_ARGEXT_A] = A; p.k[O2C_ARGEXT_INNER] = inner;
+            p.k[O2C_ARGEXT_LAST] = last; p.k[O2C_ARGEXT_MAX] = mx;
+            K("o2c_argext_f32")(0, rows * inner, &p);
+            for (int64_t i = 0; i < rows * inner; i++) {
+                int64_t want = argext_oracle(x + (i / inner) * A * inner + i % inner, A, inner, mx, last);
+                if (y[i] != want)
+                    fail_msg("o2c_argext_f32 %s%s A %lld inner %lld kind %d row %lld: %lld, the rule says %lld",
+                             mx ? "ArgMax" : "ArgMin", last ? " (last)" : "", (long long)A, (long long)inner, kind,
+                             (long long)i, (long long)y[i], (long long)want);
+            }
+        }
+}
+
+static void test_argext_rows(void **state)
+{
+    (void)state;
+    static const int64_t lens[] = {1, 5, 15, 16, 23, 64, 100, 8210};
+    for (int k = 0; k < 4; k++)
+        for (int a = 0; a < 8; a++) {
+            check_argext(3, lens[a], 1, k);
+            check_argext(2, lens[a], 3, k);   /* a strided axis: the loop */
+        }
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_teardown(f, o2c_teardown)
@@ -729,6 +792,7 @@ int main(void)
         T(test_layout_chains),
         T(test_gavgpool_rows),
         T(test_attention_blk),
+        T(test_argext_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
