@@ -1525,13 +1525,15 @@ O2C_HD static inline void o2c_qlin_tile(const int8_t *W, const int16_t *P, o2c_i
                     }                                                       \
                 }                                                           \
             }                                                               \
-            if (OFF) /* the panel's column sums: the weights' offsets times them */ \
-                for (o2c_int j = 0; j < np; j++) {                          \
-                    int32_t sum = 0;                                        \
-                    for (o2c_int kp = 0; kp < KP; kp++)                     \
-                        sum += (int32_t)P[kp * PB * 2 + 2 * j] + (int32_t)P[kp * PB * 2 + 2 * j + 1]; \
-                    csum[j] = sum;                                          \
+            if (OFF) { /* the panel's column sums (the weights' offsets     \
+                        * times them), a row of pairs at a time: a loop    \
+                        * along the pixels the C compiler vectorizes */    \
+                for (o2c_int j = 0; j < np; j++) csum[j] = 0;               \
+                for (o2c_int kp = 0; kp < KP; kp++) {                       \
+                    const int16_t *O2C_RESTRICT pr = P + kp * PB * 2;       \
+                    for (o2c_int j = 0; j < np; j++) csum[j] += (int32_t)pr[2 * j] + (int32_t)pr[2 * j + 1]; \
                 }                                                           \
+            }                                                               \
             O2C_QLIN_PANEL_READY(XS)                                        \
             for (o2c_int mt = 0; mt < MT; mt++) {                           \
                 const o2c_int m0 = mt * O2C_QLIN_MR;                        \
