@@ -2216,16 +2216,20 @@ O2C_WQMMP_DEF(o2c_wqmmp_w8_f32, 8)
 /* o2c_qsoftmax_X_Y: runtime/c/params/quant.h (O2C_QSM_*); onnxruntime's
  * QLinearSoftmax computes the same way (a table of exponentials of the
  * byte differences). */
+/* the operands of o2c_qsoftmax_* and o2c_qsoftmax_row_* */
+#define O2C_QSM_OPERANDS(TX, TY)                                            \
+    const TX *X = (const TX *)p->x[0];                                      \
+    const float *E = (const float *)p->x[1];                                \
+    const float ys = *(const float *)p->x[2];                               \
+    const TY *YZ = (const TY *)p->x[3];                                     \
+    TY *Y = (TY *)p->y[0];                                                  \
+    const o2c_int D = p->k[O2C_QSM_D];                                      \
+    const float yz = YZ ? (float)YZ[0] : 0.0f
 #define O2C_QSOFTMAX_DEF(NAME, TX, TY, LO, HI)                              \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
-        const TX *X = (const TX *)p->x[0];                                  \
-        const float *E = (const float *)p->x[1];                            \
-        const float ys = *(const float *)p->x[2];                           \
-        const TY *YZ = (const TY *)p->x[3];                                 \
-        TY *Y = (TY *)p->y[0];                                              \
-        const o2c_int D = p->k[O2C_QSM_D], IN = p->k[O2C_QSM_INNER];        \
-        const float yz = YZ ? (float)YZ[0] : 0.0f;                          \
+        O2C_QSM_OPERANDS(TX, TY);                                           \
+        const o2c_int IN = p->k[O2C_QSM_INNER];                             \
         O2C_FOR(r) {                                                        \
             const TX *x = X + r / IN * D * IN + r % IN;                     \
             TY *y = Y + r / IN * D * IN + r % IN;                           \
@@ -2251,7 +2255,7 @@ O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_u8, int8_t, uint8_t, O2C_Q_LO_u8, O2C_Q_HI_u8)
 /*@ o2c_qsoftmax_i8_i8 needs o2c_qsoftmax_core params O2C_QSM */
 O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_i8, int8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
 
-/*@ o2c_qsoftmax_row_core */
+/*@ o2c_qsoftmax_row_core needs o2c_qsoftmax_core */
 /* o2c_qsoftmax_row_X_Y: o2c_qsoftmax_X_Y along the last axis (O2C_QSM_INNER
  * 1) for rows of up to O2C_QSM_ROW values (the tiled C target): a row's
  * exponentials kept in t, in loops the C compiler vectorizes (one gather
@@ -2260,13 +2264,7 @@ O2C_QSOFTMAX_DEF(o2c_qsoftmax_i8_i8, int8_t, int8_t, O2C_Q_LO_i8, O2C_Q_HI_i8)
 #define O2C_QSOFTMAX_ROW_DEF(NAME, TX, TY, LO, HI)                          \
     O2C_KERNEL(NAME)                                                        \
     {                                                                       \
-        const TX *X = (const TX *)p->x[0];                                  \
-        const float *E = (const float *)p->x[1];                            \
-        const float ys = *(const float *)p->x[2];                           \
-        const TY *YZ = (const TY *)p->x[3];                                 \
-        TY *Y = (TY *)p->y[0];                                              \
-        const o2c_int D = p->k[O2C_QSM_D];                                  \
-        const float yz = YZ ? (float)YZ[0] : 0.0f;                          \
+        O2C_QSM_OPERANDS(TX, TY);                                           \
         O2C_FOR(r) {                                                        \
             const TX *O2C_RESTRICT x = X + r * D;                           \
             TY *O2C_RESTRICT y = Y + r * D;                                 \

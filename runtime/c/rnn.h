@@ -687,14 +687,6 @@ static inline void o2c_dq64_dot(const int8_t *W, const uint8_t *u, o2c_int KQ, i
     o2c_dq64_half(W, u, KQ, acc);
     o2c_dq64_half(W + 128, u, KQ, acc + 32);
 }
-static inline void o2c_dq64_dot4(const int8_t *W, const uint8_t *u0, const uint8_t *u1, const uint8_t *u2,
-                                 const uint8_t *u3, o2c_int KQ, int32_t acc[4][64])
-{
-    o2c_dq64_dot(W, u0, KQ, acc[0]);
-    o2c_dq64_dot(W, u1, KQ, acc[1]);
-    o2c_dq64_dot(W, u2, KQ, acc[2]);
-    o2c_dq64_dot(W, u3, KQ, acc[3]);
-}
 #else
 O2C_HD static inline void o2c_dq64_dot(const int8_t *W, const uint8_t *u, o2c_int KQ, int32_t acc[64])
 {
@@ -706,6 +698,9 @@ O2C_HD static inline void o2c_dq64_dot(const int8_t *W, const uint8_t *u, o2c_in
             acc[c] += x0 * w[4 * c] + x1 * w[4 * c + 1] + x2 * w[4 * c + 2] + x3 * w[4 * c + 3];
     }
 }
+#endif
+#if !(defined(__AVX512VNNI__) && defined(__AVX512F__)) || defined(__CUDACC__)
+/* four rows one after another (ymm or portable: no registers for more) */
 O2C_HD static inline void o2c_dq64_dot4(const int8_t *W, const uint8_t *u0, const uint8_t *u1, const uint8_t *u2,
                                         const uint8_t *u3, o2c_int KQ, int32_t acc[4][64])
 {
