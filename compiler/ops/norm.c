@@ -266,9 +266,12 @@ void lower_layernorm(Node *n, Lowering *L)
     for (int mode = 0; mode < 2; mode++) {
         if (mode == 1 && !istd) break;
         Tensor *stat = mode ? istd : mean;   /* statistics of another type: o2c_layernorm_T_U */
-        KCall *c = lower_call(L, stat && stat->dtype != x->dtype
-                                     ? xfmt("o2c_layernorm_%s_%s", dtype_suffix(x->dtype), dtype_suffix(stat->dtype))
-                                     : xfmt("o2c_layernorm_%s", dtype_suffix(x->dtype)), rows);
+        int other = stat && stat->dtype != x->dtype;
+        /* the tiled C target: float rows summed in 16 partial sums (vectorized) */
+        KCall *c = lower_call(L, other ? xfmt("o2c_layernorm_%s_%s", dtype_suffix(x->dtype), dtype_suffix(stat->dtype))
+                                 : L->tiled && x->dtype == DT_FLOAT ? "o2c_layernorm_rows_f32"
+                                                                    : xfmt("o2c_layernorm_%s", dtype_suffix(x->dtype)),
+                              rows);
         c->x[0] = x; c->x[1] = s; c->x[2] = b;
         if (mode == 0) {
             c->y[0] = n->out[0];

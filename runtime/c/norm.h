@@ -48,6 +48,29 @@
         var += d * d;                                                                 \
     }                                                                                 \
     var /= (T)(n)
+/* the same sums in 16 partial sums (another order of the same additions:
+ * a loop the C compiler vectorizes; the tiled C target's
+ * o2c_layernorm_rows_f32) */
+#define O2C_ROW_MEAN_VAR16(T, x, n, j, mean, var)                                     \
+    T mean = 0, var = 0, part_[16];                                                   \
+    for (int l_ = 0; l_ < 16; l_++) part_[l_] = 0;                                    \
+    for (j = 0; j + 16 <= (n); j += 16)                                               \
+        for (int l_ = 0; l_ < 16; l_++) part_[l_] += (x)[j + l_];                     \
+    for (int l_ = 0; l_ < 16; l_++) mean += part_[l_];                                \
+    for (; j < (n); j++) mean += (x)[j];                                              \
+    mean /= (T)(n);                                                                   \
+    for (int l_ = 0; l_ < 16; l_++) part_[l_] = 0;                                    \
+    for (j = 0; j + 16 <= (n); j += 16)                                               \
+        for (int l_ = 0; l_ < 16; l_++) {                                             \
+            const T d = (x)[j + l_] - mean;                                           \
+            part_[l_] += d * d;                                                       \
+        }                                                                             \
+    for (int l_ = 0; l_ < 16; l_++) var += part_[l_];                                 \
+    for (; j < (n); j++) {                                                            \
+        const T d = (x)[j] - mean;                                                    \
+        var += d * d;                                                                 \
+    }                                                                                 \
+    var /= (T)(n)
 
 /* x rounded to float16 (h 1) or bfloat16 (h 2), or x itself (h 0) */
 #ifndef O2C_ROUND16
@@ -176,7 +199,9 @@
     }
 
 /* UT: the type of the Mean and InvStdDev outputs */
-#define O2C_LAYERNORM(NAME, TY, UT)                                                   \
+#define O2C_LAYERNORM(NAME, TY, UT) O2C_LAYERNORM_MV(NAME, TY, UT, O2C_ROW_MEAN_VAR)
+/* MV: the row's mean and variance (O2C_ROW_MEAN_VAR, O2C_ROW_MEAN_VAR16) */
+#define O2C_LAYERNORM_MV(NAME, TY, UT, MV)                                            \
     O2C_KERNEL(NAME)                                                                  \
     {                                                                                 \
         typedef TY T;                                                                 \
@@ -187,7 +212,7 @@
         O2C_FOR(i) {                                                                  \
             const T *x = X + i * N;                                                   \
             o2c_int j;                                                                \
-            O2C_ROW_MEAN_VAR(T, x, N, j, mean, var);                                  \
+            MV(T, x, N, j, mean, var);                                                \
             const T inv = 1 / O2C_M(TY, sqrt)(var + eps);                             \
             if (mode == 1) {                                                          \
                 ((UT *)p->y[0])[i] = (UT)inv;                                         \
@@ -330,6 +355,8 @@ O2C_SOFTMAX_COLS(o2c_softmax_cols_f32)
 O2C_SOFTMAX(o2c_softmax_f64, double)
 /*@ o2c_layernorm_f32 needs o2c_offset params O2C_LAYERNORM O2C_NORM split */
 O2C_LAYERNORM(o2c_layernorm_f32, float, float)
+/*@ o2c_layernorm_rows_f32 needs o2c_offset params O2C_LAYERNORM O2C_NORM split */
+O2C_LAYERNORM_MV(o2c_layernorm_rows_f32, float, float, O2C_ROW_MEAN_VAR16)
 /*@ o2c_layernorm_f64 needs o2c_offset params O2C_LAYERNORM O2C_NORM split */
 O2C_LAYERNORM(o2c_layernorm_f64, double, double)
 /*@ o2c_layernorm_f32_f64 needs o2c_offset params O2C_LAYERNORM O2C_NORM split */
@@ -359,7 +386,7 @@ O2C_INSTNORM(o2c_instnorm_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
 #define O2C_KERNELS_NORM(K, F) \
-    K(o2c_softmax_f32, F) K(o2c_softmax16_f32, F) K(o2c_softmax_rows_f32, F) K(o2c_softmax_cols_f32, F) K(o2c_softmax_f64, F) K(o2c_layernorm_f32, F) K(o2c_layernorm_f64, F) \
+    K(o2c_softmax_f32, F) K(o2c_softmax16_f32, F) K(o2c_softmax_rows_f32, F) K(o2c_softmax_cols_f32, F) K(o2c_softmax_f64, F) K(o2c_layernorm_f32, F) K(o2c_layernorm_rows_f32, F) K(o2c_layernorm_f64, F) \
     K(o2c_layernorm_f32_f64, F) K(o2c_layernorm_f64_f32, F) \
     K(o2c_instnorm_f32, F) K(o2c_instnorm_f64, F) K(o2c_batchnorm_prep_f32, F) K(o2c_batchnorm_prep_f64, F) \
     K(o2c_batchnorm_f32, F) K(o2c_batchnorm_f64, F) K(o2c_batchnorm_train_f32, F) K(o2c_batchnorm_train_f64, F) \

@@ -9,7 +9,8 @@
  * lowering packs them); the transposed pointwise product of
  * o2c_conv_pwt_f32 and the transposed product over the taps of
  * o2c_conv_gt_f32 (every conv case of one group in 1-D or 2-D); the ArgMax
- * and ArgMin rows of o2c_argext_f32; the softmax rows of o2c_softmax_rows_f32; the pool
+ * and ArgMin rows of o2c_argext_f32; the LayerNormalization rows of
+ * o2c_layernorm_rows_f32; the softmax rows of o2c_softmax_rows_f32; the pool
  * rows of o2c_maxpool_rows_f32; o2c_gavgpool_rows_f32; chains of convs with tensors channels
  * innermost (layout.c, o2c_dwc_f32); and the C target's LSTM (one tiled projection, one call for the
  * whole recurrence) against the reference lowering of the same node. */
@@ -22,6 +23,7 @@
 #include "../../runtime/c/conv.h"
 #include "../../runtime/c/params/matmul.h"
 #include "../../runtime/c/params/reduce.h"
+#include "../../runtime/c/params/norm.h"
 #include "../../runtime/c/matmul.h"
 
 static o2c_kernel_fn K(const char *name)
@@ -720,6 +722,42 @@ static void test_gavgpool_rows(void **state)
     check_gavgpool(1, 7, 4, 4);      /* exactly one block */
 }
 
+/* ---- LayerNormalization rows (o2c_layernorm_rows_f32: the sums in 16
+ * partial sums) against o2c_layernorm_f32, the same parameters ---- */
+
+static void check_layernorm(int64_t rows, int64_t N, int with_bias)
+{
+    float *x = randf(rows * N), *sc = randf(N), *b = randf(N);
+    float *ref = xalloc(sizeof(float) * (size_t)(rows * N + 1)), *got = xalloc(sizeof(float) * (size_t)(rows * N + 1));
+    float *mref = xalloc(sizeof(float) * (size_t)(rows + 1)), *mgot = xalloc(sizeof(float) * (size_t)(rows + 1));
+    for (int64_t i = 0; i < rows * N; i++) x[i] = x[i] * 3.0f + 5.0f;   /* a mean far from 0 */
+    for (int mode = 0; mode < 2; mode++) {
+        o2c_p p;
+        memset(&p, 0, sizeof p);
+        p.x[0] = x; p.x[1] = sc; p.x[2] = with_bias ? b : NULL;
+        p.k[O2C_LAYERNORM_N] = N; p.k[O2C_LAYERNORM_MODE] = mode;
+        p.f[O2C_NORM_F_EPS] = 1e-5; p.ff[O2C_NORM_F_EPS] = 1e-5f;
+        p.y[0] = mode ? mref : ref; p.y[1] = mode ? NULL : mref;
+        K("o2c_layernorm_f32")(0, rows, &p);
+        if (mode == 0) { p.y[0] = got; p.y[1] = mgot; }
+        else p.y[0] = mgot;
+        K("o2c_layernorm_rows_f32")(0, rows, &p);
+        char what[96];
+        snprintf(what, sizeof what, "o2c_layernorm_rows_f32 rows %lld N %lld mode %d", (long long)rows, (long long)N, mode);
+        if (mode == 0) expect_close(got, ref, rows * N, what);
+        expect_close(mgot, mref, rows, what);
+    }
+}
+
+static void test_layernorm_rows(void **state)
+{
+    (void)state;
+    check_layernorm(3, 5, 1);     /* shorter than the partial sums */
+    check_layernorm(4, 16, 0);
+    check_layernorm(2, 37, 1);    /* two blocks and a tail */
+    check_layernorm(5, 384, 1);   /* a transformer's rows */
+}
+
 /* ---- ArgMax / ArgMin rows (o2c_argext_f32's vector path where the C is
  * built with AVX: tests/test_isa.py builds this file so) against the rule
  * the kernel's loop states: a NaN wins (the first, or the last with
@@ -793,6 +831,7 @@ int main(void)
         T(test_gavgpool_rows),
         T(test_attention_blk),
         T(test_argext_rows),
+        T(test_layernorm_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
