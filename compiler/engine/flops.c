@@ -63,21 +63,17 @@ int64_t node_flops(const Node *n)
         for (int i = 0; i < nk; i++) kk *= ks[i];
         return f * out * kk;
     }
-    case FLOPS_RNN: case FLOPS_GRU: case FLOPS_LSTM: {
-        /* X [seq, batch, input], W [dirs, gates*hidden, input], R [dirs, gates*hidden, hidden] */
+    case FLOPS_RNN: case FLOPS_GRU: case FLOPS_LSTM: case FLOPS_DQLSTM: {
+        /* X [seq, batch, input], W [dirs, gates*hidden, input], R [dirs, gates*hidden, hidden]
+         * (DynamicQuantizeLSTM: W and R transposed, [dirs, input or hidden, gates*hidden]) */
         const Tensor *r = n->nin > 2 ? n->in[2] : NULL;
         if (!x || x->rank != 3 || !w || w->rank != 3 || !r || r->rank != 3) return out;
+        int tr = rule == FLOPS_DQLSTM;
         int64_t steps = x->dims[0] * x->dims[1] * w->dims[0];
-        int64_t gates = w->dims[1];
-        int64_t mac = gates * (w->dims[2] + r->dims[2]);
-        int64_t act = gates * (rule == FLOPS_RNN ? 2 : 4) + r->dims[2] * (rule == FLOPS_RNN ? 0 : 3);
+        int64_t gates = w->dims[tr ? 2 : 1], hidden = r->dims[tr ? 1 : 2];
+        int64_t mac = gates * (w->dims[tr ? 1 : 2] + hidden);
+        int64_t act = gates * (rule == FLOPS_RNN ? 2 : 4) + hidden * (rule == FLOPS_RNN ? 0 : 3);
         return steps * (f * mac + act);
-    }
-    case FLOPS_DQLSTM: {    /* as FLOPS_LSTM, the weights transposed */
-        const Tensor *r = n->nin > 2 ? n->in[2] : NULL;
-        if (!x || x->rank != 3 || !w || w->rank != 3 || !r || r->rank != 3) return out;
-        int64_t steps = x->dims[0] * x->dims[1] * w->dims[0], gates = w->dims[2];
-        return steps * (f * gates * (w->dims[1] + r->dims[1]) + gates * 4 + r->dims[1] * 3);
     }
     case FLOPS_SDPA: {      /* K 3-D (B, S, H*D) or 4-D (B, H, S, D), plus the past rows */
         if (!w || (w->rank != 3 && w->rank != 4)) return out;

@@ -249,40 +249,31 @@ static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw", "
  * as panels of 32 pixels, its STFT of 5 frames 65 us) */
 #define GT_MAX_PIXELS 8
 
-/* o2c_conv_gt_f32: the weights transposed by tap and input channel, M
- * rounded up to a whole tile */
-static void lower_gt(Lowering *L, KCall *c, int64_t N)
+/* The transposed products (o2c_conv_pwt_f32, o2c_conv_gt_f32): the
+ * weights [M, C, taps] stored by tap and input channel, M rounded up to a
+ * whole tile, Wt[(t C + c) MP + m] = W[m, c, t]; the index space over S
+ * output pixels */
+static void lower_transposed(Lowering *L, KCall *c, int64_t N, int64_t taps, int64_t S, const char *kernel)
 {
-    int64_t *k = c->k, *out = k + O2C_CONV_OUT, *ks = k + O2C_CONV_K;
+    int64_t *k = c->k;
     int64_t C = k[O2C_CONV_C], M = k[O2C_CONV_M], MP = (M + O2C_PW_NR - 1) / O2C_PW_NR * O2C_PW_NR;
-    int64_t taps = ks[1] * ks[2], S = out[1] * out[2];
     int64_t wd[2] = {taps * C, MP};
-    Tensor *wt = lower_const(L, "W_tapsCxM", DT_FLOAT, 2, wd);
+    Tensor *wt = lower_const(L, taps == 1 ? "W_CxM" : "W_tapsCxM", DT_FLOAT, 2, wd);
     const float *src = c->x[1]->data;
     float *dst = wt->data;
     for (int64_t t = 0; t < taps; t++)
         for (int64_t ci = 0; ci < C; ci++)
             for (int64_t m = 0; m < MP; m++) dst[(t * C + ci) * MP + m] = m < M ? src[(m * C + ci) * taps + t] : 0.0f;
     c->x[1] = wt;
-    c->kernel = kernel_find("o2c_conv_gt_f32");
+    c->kernel = kernel_find(kernel);
     c->count = N * ((S + O2C_PW_MR - 1) / O2C_PW_MR) * (MP / O2C_PW_NR);
 }
 
-/* o2c_conv_pwt_f32: the weights transposed, M rounded up to a whole tile */
+/* o2c_conv_pwt_f32 (pointwise: one tap, every pixel) */
 static void lower_pwt(Lowering *L, KCall *c, int64_t N)
 {
-    int64_t *k = c->k, *out = k + O2C_CONV_OUT;
-    int64_t C = k[O2C_CONV_C], M = k[O2C_CONV_M], MP = (M + O2C_PW_NR - 1) / O2C_PW_NR * O2C_PW_NR;
-    int64_t S = out[0] * out[1] * out[2];
-    int64_t wd[2] = {C, MP};
-    Tensor *wt = lower_const(L, "W_CxM", DT_FLOAT, 2, wd);
-    const float *src = c->x[1]->data;
-    float *dst = wt->data;
-    for (int64_t ci = 0; ci < C; ci++)
-        for (int64_t m = 0; m < MP; m++) dst[ci * MP + m] = m < M ? src[m * C + ci] : 0.0f;
-    c->x[1] = wt;
-    c->kernel = kernel_find("o2c_conv_pwt_f32");
-    c->count = N * ((S + O2C_PW_MR - 1) / O2C_PW_MR) * (MP / O2C_PW_NR);
+    const int64_t *out = c->k + O2C_CONV_OUT;
+    lower_transposed(L, c, N, 1, out[0] * out[1] * out[2], "o2c_conv_pwt_f32");
 }
 
 /* The implicit GEMM's register tiles (MR channels x NR pixels), the
@@ -503,7 +494,7 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
         return;
     }
     if (v == CONV_GT) {
-        lower_gt(L, c, N);
+        lower_transposed(L, c, N, ks[1] * ks[2], out[1] * out[2], "o2c_conv_gt_f32");
         return;
     }
     if (v == CONV_PANEL) {

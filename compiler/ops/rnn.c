@@ -539,9 +539,8 @@ static void dq_weights(Node *n, Lowering *L, int wi, const RnnInfo *r, Tensor **
 }
 
 /* Byte products (runtime/c/rnn.h, "DynamicQuantizeLSTM on byte products"):
- * a product column j of direction d packed into 64-column blocks of quads.
- * col(blk, c) gives the column (d, j) of each packed column c of block
- * blk, or -1 for padding. */
+ * a weight (W or R) with its scales and zero points, to be packed into
+ * 64-column blocks of quads (dq_pack) */
 typedef struct DqPack {
     const Tensor *w, *s;
     int32_t zp[2];

@@ -474,7 +474,24 @@ O2C_RNN_LAST(o2c_rnn_last_f64, double)
  *   x[0] + OFF + g GSTRIDE, quantized as above into y[0] (int16 q - zp,
  *   G x N); y[1][g NC + j] = scale * x[1][g NC + j] (the multipliers of
  *   the product's NC columns). O2C_DQL_QUANT_* */
-/*@ o2c_dqlstm_quant_f32 params O2C_DQL_QUANT */
+/*@ o2c_dql_qparams */
+/* the uint8 quantization of the n values at x (above): its scale *sc, its
+ * zero point *z, and the bounds [*qlo, *qhi] of round(x / scale) */
+O2C_HD static inline void o2c_dql_qparams(const float *x, o2c_int n, float *sc, float *z, float *qlo, float *qhi)
+{
+    float lo = 0.0f, hi = 0.0f;
+    for (o2c_int e = 0; e < n; e++) {
+        if (x[e] < lo) lo = x[e];
+        if (x[e] > hi) hi = x[e];
+    }
+    *sc = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+    const float zr = 0.0f - lo / *sc;
+    *z = nearbyintf(zr < 0.0f ? 0.0f : (zr > 255.0f ? 255.0f : zr));
+    *qlo = -*z;
+    *qhi = 255.0f - *z;
+}
+
+/*@ o2c_dqlstm_quant_f32 needs o2c_dql_qparams params O2C_DQL_QUANT */
 O2C_KERNEL(o2c_dqlstm_quant_f32)
 {
     const float *X = (const float *)p->x[0], *WS = (const float *)p->x[1];
@@ -484,15 +501,8 @@ O2C_KERNEL(o2c_dqlstm_quant_f32)
     const o2c_int gstride = p->k[O2C_DQL_QUANT_GSTRIDE], nc = p->k[O2C_DQL_QUANT_NC];
     O2C_FOR(g) {
         const float *x = X + off + g * gstride;
-        float lo = 0.0f, hi = 0.0f;
-        for (o2c_int e = 0; e < n; e++) {
-            if (x[e] < lo) lo = x[e];
-            if (x[e] > hi) hi = x[e];
-        }
-        const float sc = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-        float z = 0.0f - lo / sc;
-        z = nearbyintf(z < 0.0f ? 0.0f : (z > 255.0f ? 255.0f : z));
-        const float qlo = -z, qhi = 255.0f - z;
+        float sc, z, qlo, qhi;
+        o2c_dql_qparams(x, n, &sc, &z, &qlo, &qhi);
         for (o2c_int e = 0; e < n; e++) {
             float v = nearbyintf(x[e] / sc);
             v = v < qlo ? qlo : (v > qhi ? qhi : v);
@@ -716,7 +726,7 @@ O2C_HD static inline void o2c_dq64_dot4(const int8_t *W, const uint8_t *u0, cons
  *   o2c_dqlstm_quant_f32 does but kept as uint8 q: y[0] row (g ROWS + r) of
  *   LD bytes (zeros past N); y[1][2 g], y[1][2 g + 1] = scale, zero point.
  *   O2C_DQL_QU8_* */
-/*@ o2c_dqlstm_qu8_f32 params O2C_DQL_QU8 split */
+/*@ o2c_dqlstm_qu8_f32 needs o2c_dql_qparams params O2C_DQL_QU8 split */
 O2C_KERNEL(o2c_dqlstm_qu8_f32)
 {
     const float *X = (const float *)p->x[0];
@@ -726,15 +736,8 @@ O2C_KERNEL(o2c_dqlstm_qu8_f32)
     const o2c_int gstride = p->k[O2C_DQL_QU8_GSTRIDE], ld = p->k[O2C_DQL_QU8_LD];
     O2C_FOR(g) {
         const float *x = X + off + g * gstride;
-        float lo = 0.0f, hi = 0.0f;
-        for (o2c_int e = 0; e < rows * n; e++) {
-            lo = x[e] < lo ? x[e] : lo;
-            hi = x[e] > hi ? x[e] : hi;
-        }
-        const float sc = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-        float z = 0.0f - lo / sc;
-        z = nearbyintf(z < 0.0f ? 0.0f : (z > 255.0f ? 255.0f : z));
-        const float qlo = -z, qhi = 255.0f - z;
+        float sc, z, qlo, qhi;
+        o2c_dql_qparams(x, rows * n, &sc, &z, &qlo, &qhi);
         for (o2c_int r = 0; r < rows; r++) {
             uint8_t *u = U + (g * rows + r) * ld;
             for (o2c_int e = 0; e < n; e++) {
