@@ -222,6 +222,36 @@
             for (int j = 0; j < (COLS); j++)                                        \
                 yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j];\
     }
+/* A full tile on AVX2 (O2C_TILE_AVX2, see o2c_tile_product): 4 x 16
+ * sub-tiles in registers, each over every channel and tap (the row of a
+ * tap gathered once a sub-tile); the same sums in the same order */
+#if O2C_TILE_AVX2
+#define O2C_CV_TILE_FULL(T, EPI, NR)                                                \
+    if (O2C_TILE_SPLIT(O2C_CV_MR, NR)) {                                            \
+        T acc[O2C_CV_MR][NR];                                                       \
+        for (int i = 0; i < O2C_CV_MR; i++)                                         \
+            for (int j = 0; j < NR; j++) acc[i][j] = Bs ? Bs[m0 + i] : (T)0;        \
+        for (int si = 0; si < O2C_CV_MR; si += 4)                                   \
+            for (int sj = 0; sj < NR; sj += 16) {                                   \
+                O2C_T416_LOAD(&acc[si][sj], NR);                                    \
+                for (o2c_int c = 0; c < CG; c++)                                    \
+                    O2C_WIN_TAPS(kd, KD, id, ID, od * SD - PD, DD,                  \
+                    O2C_WIN_TAPS(kh, KH, ih, IH, oh * SH - PH, DH,                  \
+                        const T *xr = xn + ((c * ID + id) * IH + ih) * IW;          \
+                        const T *wr = wm + (si * WM) + c * KK + (kd * KH + kh) * KW; \
+                        for (o2c_int kw = 0; kw < KW; kw++) {                       \
+                            O2C_CV_ROW(T, xs, NR);                                  \
+                            O2C_T416_FMA(wr + kw, WM, xs + sj)                      \
+                        }))                                                         \
+                O2C_T416_STORE(&acc[si][sj], NR);                                   \
+            }                                                                       \
+        for (int i = 0; i < O2C_CV_MR; i++)                                         \
+            for (int j = 0; j < NR; j++)                                            \
+                yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j];\
+    } else O2C_CV_TILE_RUN(T, EPI, NR, O2C_CV_MR, NR)
+#else
+#define O2C_CV_TILE_FULL(T, EPI, NR) O2C_CV_TILE_RUN(T, EPI, NR, O2C_CV_MR, NR)
+#endif
 #define O2C_CONV_TILE(NAME, T, EPI, NR)                                             \
     O2C_KERNEL(NAME)                                                                \
     {                                                                               \
@@ -247,7 +277,7 @@
             T *yt = Y + (((n * M + m0) * OD + od) * OH + oh) * OW + ow0;            \
             const o2c_int ys = OD * OH * OW, y0 = yt - Y;                           \
             if (nr == NR && MG == 1) O2C_CV_TILE_RUN(T, EPI, NR, 1, NR)  /* depthwise */\
-            else if (nr == NR && mr == O2C_CV_MR) O2C_CV_TILE_RUN(T, EPI, NR, O2C_CV_MR, NR)\
+            else if (nr == NR && mr == O2C_CV_MR) O2C_CV_TILE_FULL(T, EPI, NR)      \
             else O2C_CV_TILE_RUN(T, EPI, NR, mr, nr)  /* fewer channels or columns */\
         }                                                                           \
     }
@@ -279,14 +309,7 @@
  * a step (a panel row, a Winograd element's row of tiles). */
 #define O2C_CV_PRODUCT(T, acc, K, W, R) O2C_PN_PRODUCT(T, acc, K, W, R, O2C_CV_MR, O2C_CP_NR)
 /* the same for a tile of MR channels x NR columns (the panel kernels' MR x NR) */
-#define O2C_PN_PRODUCT(T, acc, K, W, R, MR, NR)                                     \
-    for (o2c_int kk = 0; kk < (K); kk++) {                                          \
-        const T *rrow = (R) + kk * (NR), *wk = (W) + kk * (MR);                     \
-        for (int i = 0; i < (MR); i++) {                                            \
-            const T w = wk[i];                                                      \
-            for (int j = 0; j < (NR); j++) acc[i][j] = O2C_FMA_f32(acc[i][j], w, rrow[j]); \
-        }                                                                           \
-    }
+#define O2C_PN_PRODUCT(T, acc, K, W, R, MR, NR) O2C_TILE_PRODUCT(acc, MR, NR, K, W, MR, 1, R, NR)
 /* One tile: always MR channel rows (the packed weights are zero past the
  * group's channels, so the accumulators stay in registers even for a
  * partial tile), the first SROWS of them and COLS columns stored */
@@ -295,7 +318,7 @@
         T acc[MR][NR];                                                              \
         for (int i = 0; i < (MR); i++)                                              \
             for (int j = 0; j < (NR); j++) acc[i][j] = Bs && i < (SROWS) ? Bs[m0 + i] : (T)0; \
-        O2C_PN_PRODUCT(T, acc, KG, wm, P, MR, NR);                                  \
+        O2C_TILE_PRODUCT_ROWS(acc, MR, NR, SROWS, KG, wm, MR, 1, P, NR)             \
         for (int i = 0; i < (SROWS); i++)                                           \
             for (int j = 0; j < (COLS); j++) {                                      \
                 const o2c_int y = y0 + i * ys + j;                                  \
@@ -515,18 +538,20 @@
  * contiguous, and the tile stores rows of channels. */
 #define O2C_PW_MR 8
 #define O2C_PW_NR 32
-#define O2C_PW_TILE(T, EPI, ROWS)                                                   \
+#define O2C_PW_TILE(T, EPI, ROWS, FULL)                                             \
     {                                                                               \
         T acc[O2C_PW_MR][O2C_PW_NR];                                                \
-        for (int i = 0; i < (ROWS); i++)                                            \
+        for (int i = 0; i < (FULL ? O2C_PW_MR : (ROWS)); i++)                       \
             for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = bias[j];                \
-        for (o2c_int c = 0; c < C; c++) {                                           \
-            const T *xs = xn + c * XC + s0 * XP, *wr = Wt + c * MP + m0;            \
-            for (int i = 0; i < (ROWS); i++) {                                      \
-                const T xv = xs[i * XP];                                            \
-                for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], xv, wr[j]); \
+        if (FULL) { O2C_TILE_PRODUCT(acc, O2C_PW_MR, O2C_PW_NR, C, xn + s0 * XP, XC, XP, Wt + m0, MP) } \
+        else                                                                        \
+            for (o2c_int c = 0; c < C; c++) {                                       \
+                const T *xs = xn + c * XC + s0 * XP, *wr = Wt + c * MP + m0;        \
+                for (int i = 0; i < (ROWS); i++) {                                  \
+                    const T xv = xs[i * XP];                                        \
+                    for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], xv, wr[j]); \
+                }                                                                   \
             }                                                                       \
-        }                                                                           \
         if (YC == 1 && m0 + O2C_PW_NR <= M) /* channels innermost: rows of channels */ \
             for (int i = 0; i < (ROWS); i++)                                        \
                 for (int j = 0; j < O2C_PW_NR; j++) {                               \
@@ -564,8 +589,8 @@
             const T *xn = X + n * C * S;                                            \
             T bias[O2C_PW_NR];                                                      \
             for (int j = 0; j < O2C_PW_NR; j++) bias[j] = Bs && m0 + j < M ? Bs[m0 + j] : (T)0; \
-            if (S - s0 >= O2C_PW_MR) O2C_PW_TILE(T, EPI, O2C_PW_MR)                 \
-            else O2C_PW_TILE(T, EPI, S - s0)                                        \
+            if (S - s0 >= O2C_PW_MR) O2C_PW_TILE(T, EPI, O2C_PW_MR, 1)              \
+            else O2C_PW_TILE(T, EPI, S - s0, 0)                                     \
         }                                                                           \
     }
 
@@ -915,29 +940,29 @@ O2C_CONV_ROWS_WT(o2c_conv_rows_f32, float, float, O2C_LD, o2c_epi_f32)
 O2C_CONV_ROWS_WT(o2c_conv_rows_f32h, float, uint16_t, o2c_ldh, o2c_epi_f32)
 /*@ o2c_conv_f64 needs o2c_win3 o2c_epi_f64 params O2C_CONV O2C_EPI split */
 O2C_CONV(o2c_conv_f64, double, o2c_epi_f64)
-/*@ o2c_conv_tile_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_tile_f32 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_TILE(o2c_conv_tile_f32, float, o2c_epi_f32, O2C_CV_NR)
 /*@ o2c_dwconv_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_DWCONV(o2c_dwconv_f32, float, o2c_epi_f32)
-/*@ o2c_conv_panel_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_panel_f32 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PANEL(o2c_conv_panel_f32, float, o2c_epi_f32)
-/*@ o2c_conv_panel_f32_4x32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_panel_f32_4x32 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PANEL_MN(o2c_conv_panel_f32_4x32, float, o2c_epi_f32, 4, 32)
-/*@ o2c_conv_panel_f32_8x16 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_panel_f32_8x16 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PANEL_MN(o2c_conv_panel_f32_8x16, float, o2c_epi_f32, 8, 16)
-/*@ o2c_conv_panel_f32_4x64 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_panel_f32_4x64 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PANEL_MN(o2c_conv_panel_f32_4x64, float, o2c_epi_f32, 4, 64)
-/*@ o2c_conv_panel_f32_12x32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_panel_f32_12x32 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PANEL_MN(o2c_conv_panel_f32_12x32, float, o2c_epi_f32, 12, 32)
-/*@ o2c_conv_panel_f32_16x16 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_panel_f32_16x16 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PANEL_MN(o2c_conv_panel_f32_16x16, float, o2c_epi_f32, 16, 16)
-/*@ o2c_conv_panel_f32_4x16 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_panel_f32_4x16 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PANEL_MN(o2c_conv_panel_f32_4x16, float, o2c_epi_f32, 4, 16)
-/*@ o2c_conv_panel_f32_6x16 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_panel_f32_6x16 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PANEL_MN(o2c_conv_panel_f32_6x16, float, o2c_epi_f32, 6, 16)
-/*@ o2c_conv_wino_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_wino_f32 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_WINO(o2c_conv_wino_f32, float, o2c_epi_f32)
-/*@ o2c_conv_pwt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_pwt_f32 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_PWT(o2c_conv_pwt_f32, float, o2c_epi_f32)
 /*@ o2c_conv_gt_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_GT(o2c_conv_gt_f32, float, o2c_epi_f32)
@@ -945,7 +970,7 @@ O2C_CONV_GT(o2c_conv_gt_f32, float, o2c_epi_f32)
 O2C_DWC(o2c_dwc_f32, float, o2c_epi_f32)
 /*@ o2c_dwflat_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_DWFLAT(o2c_dwflat_f32, float, o2c_epi_f32)
-/*@ o2c_conv_tile8_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
+/*@ o2c_conv_tile8_f32 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_TILE(o2c_conv_tile8_f32, float, o2c_epi_f32, O2C_CV_NR_NARROW)
 /*@ o2c_convt_ks_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 /* ConvTranspose whose kernel equals its stride (2-D, one group, no padding,

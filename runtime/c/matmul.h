@@ -142,18 +142,20 @@
 #define O2C_MM_NR 32
 /* One tile: ROWS x COLS outputs from (m0, n0). With constant ROWS and COLS
  * (a full tile) the accumulators stay in registers. */
-#define O2C_MM_TILE_RUN(T, EPI, ROWS, COLS)                                         \
+#define O2C_MM_TILE_RUN(T, EPI, ROWS, COLS, FULL)                                   \
     {                                                                               \
         T acc[O2C_MM_MR][O2C_MM_NR];                                                \
-        for (int i = 0; i < (ROWS); i++)                                            \
+        for (int i = 0; i < (FULL ? O2C_MM_MR : (ROWS)); i++)                       \
             for (int j = 0; j < O2C_MM_NR; j++) acc[i][j] = 0;                      \
-        for (o2c_int kk = 0; kk < K; kk++) {                                        \
-            const T *brow = bb + kk * sbk, *acol = a + kk * sak;                    \
-            for (int i = 0; i < (ROWS); i++) {                                      \
-                const T av = acol[i * sam];                                         \
-                for (int j = 0; j < (COLS); j++) acc[i][j] = O2C_FMA_f32(acc[i][j], av, brow[j]);\
+        if (FULL) { O2C_TILE_PRODUCT(acc, O2C_MM_MR, O2C_MM_NR, K, a, sak, sam, bb, sbk) } \
+        else                                                                        \
+            for (o2c_int kk = 0; kk < K; kk++) {                                    \
+                const T *brow = bb + kk * sbk, *acol = a + kk * sak;                \
+                for (int i = 0; i < (ROWS); i++) {                                  \
+                    const T av = acol[i * sam];                                     \
+                    for (int j = 0; j < (COLS); j++) acc[i][j] = O2C_FMA_f32(acc[i][j], av, brow[j]);\
+                }                                                                   \
             }                                                                       \
-        }                                                                           \
         for (int i = 0; i < (ROWS); i++)                                            \
             for (int j = 0; j < (COLS); j++) {                                      \
                 const o2c_int y = y0 + i * N + j;                                   \
@@ -199,8 +201,8 @@
                 bb += o2c_offset(b, r, p->k + O2C_MATMUL_BDIMS, p->k + O2C_MATMUL_BSTR); \
             }                                                                       \
             const o2c_int y0 = (b * M + m0) * N + n0;                               \
-            if (mr == O2C_MM_MR && nr == O2C_MM_NR) O2C_MM_TILE_RUN(T, EPI, O2C_MM_MR, O2C_MM_NR) \
-            else O2C_MM_TILE_RUN(T, EPI, mr, nr)                                    \
+            if (mr == O2C_MM_MR && nr == O2C_MM_NR) O2C_MM_TILE_RUN(T, EPI, O2C_MM_MR, O2C_MM_NR, 1) \
+            else O2C_MM_TILE_RUN(T, EPI, mr, nr, 0)                                 \
         }                                                                           \
     }
 
@@ -214,7 +216,7 @@ O2C_MATMUL_ROWS_WT(o2c_matmul_rows_f32, float, float, O2C_LD, o2c_epi_f32)
 O2C_MATMUL_ROWS_WT(o2c_matmul_rows_f32h, float, uint16_t, o2c_ldh, o2c_epi_f32)
 /*@ o2c_matmul_f64 needs o2c_offset o2c_epi_f64 params O2C_MATMUL O2C_EPI split */
 O2C_MATMUL(o2c_matmul_f64, double, o2c_epi_f64)
-/*@ o2c_matmul_tile_f32 needs o2c_offset o2c_epi_f32 params O2C_MATMUL O2C_EPI split */
+/*@ o2c_matmul_tile_f32 needs o2c_tile_product o2c_offset o2c_epi_f32 params O2C_MATMUL O2C_EPI split */
 O2C_MATMUL_TILE(o2c_matmul_tile_f32, float, o2c_epi_f32)
 
 /*@ o2c_poolgemm_f32 needs o2c_epi_f32 params O2C_MATMUL_NF O2C_POOLGEMM O2C_EPI split */
