@@ -56,6 +56,46 @@ int main(void)
 '''
 
 
+# the vectorizable float math (runtime/c/o2c_rt.h, o2c_vexp_f32 ...): a loop
+# calling each must become vector code for every instruction set (a
+# compile-time check, so it needs no CPU with the set): a float choice gcc
+# cannot if-convert keeps such a loop scalar (AVX2 builds did, until the
+# choices became o2c_vsel_f32). o2c_vlog1p_f32 vectorizes with AVX-512 only.
+VMATH_FUNCS = ["o2c_vexp_f32", "o2c_vsigmoid_f32", "o2c_vtanh_f32", "o2c_vlog_f32", "o2c_verf_f32"]
+VMATH_ISAS = [("sse2", ""), ("avx2", "-mavx2 -mfma"), ("avx512", "-mavx512f -mavx512dq -mfma")]
+VMATH_SRC = r'''
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#include "o2c_rt.h"
+%s
+'''
+
+
+def vmath_vectorized(work):
+    """(passed, failed): each function's loop vectorized, per instruction set"""
+    loops = "\n".join("void loop_%s(const float *x, float *y, int n) { for (int i = 0; i < n; i++) y[i] = %s(x[i]); }"
+                      % (f, f) for f in VMATH_FUNCS)
+    src = os.path.join(work, "vmath_loops.c")
+    with open(src, "w") as f:
+        f.write(VMATH_SRC % loops)
+    first = VMATH_SRC[:VMATH_SRC.index("%s")].count("\n") + 1   # the line of the first loop
+    passed = failed = 0
+    for name, flags in VMATH_ISAS:
+        rc, out = run(["gcc", "-std=c99", "-O3", "-I" + RUNTIME] + flags.split() +
+                      ["-fopt-info-vec-optimized", "-c", src, "-o", os.path.join(work, "vmath_loops.o")])
+        done = {int(l.split(":")[1]) for l in out.splitlines() if "loop vectorized" in l and "vmath_loops.c:" in l}
+        scalar = [f for i, f in enumerate(VMATH_FUNCS) if first + i not in done]
+        if rc != 0 or scalar:
+            print("FAIL %s: loops left scalar by gcc %s: %s%s" % (name, flags or "(defaults)", ", ".join(scalar),
+                                                                   "" if rc == 0 else "\n" + out[-2000:]))
+            failed += 1
+        else:
+            print("ok   %s: %s vectorize (gcc %s)" % (name, ", ".join(VMATH_FUNCS), flags or "defaults"))
+            passed += 1
+    return passed, failed
+
+
 def run(cmd, **kw):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
     return p.returncode, p.stdout
@@ -80,6 +120,9 @@ def main():
     work = tempfile.mkdtemp(prefix="o2c-isa-")
     try:
         have = cpu_flags()
+        p, f = vmath_vectorized(work)
+        passed += p
+        failed += f
         for name, flags, need, macro in ISAS:
             missing = [f for f in need if f not in have]
             if missing:
