@@ -10,7 +10,10 @@ an optional as an OptionalProto. The case's own tolerances (some tests set
 looser rtol/atol than the default) go into tolerance.txt beside model.onnx.
 
 Usage: make_corpus.py OUT_DIR     (skips the work when OUT_DIR/.stamp holds
-the installed onnx version)"""
+the installed versions of onnx, numpy and ml_dtypes: the expected outputs
+are computed by onnx's reference with them; ml_dtypes 0.7 turned float ->
+int4/int2 casts out of range into 0, where 0.5 wraps as onnxruntime does,
+so tests/requirements.txt pins it)"""
 import os, shutil, sys, warnings
 
 import numpy as np
@@ -53,7 +56,9 @@ def main():
         sys.exit(__doc__)
     out = sys.argv[1]
     stamp = os.path.join(out, ".stamp")
-    if os.path.exists(stamp) and open(stamp).read().strip() == onnx.__version__:
+    import ml_dtypes
+    versions = "onnx %s numpy %s ml_dtypes %s" % (onnx.__version__, np.__version__, ml_dtypes.__version__)
+    if os.path.exists(stamp) and open(stamp).read().strip() == versions:
         return
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
@@ -64,8 +69,8 @@ def main():
     for c in cases:
         write_case(c, out)
     with open(stamp, "w") as f:
-        f.write(onnx.__version__ + "\n")
-    print("# wrote %d node tests of onnx %s to %s" % (len(cases), onnx.__version__, out))
+        f.write(versions + "\n")
+    print("# wrote %d node tests of %s to %s" % (len(cases), versions, out))
 
 
 if __name__ == "__main__":
