@@ -91,6 +91,11 @@ typedef struct o2c_p {
 #define O2C_VM_float(fn) o2c_v##fn##_f32
 #define O2C_VM_double(fn) fn
 #define O2C_PF(T, p, j) O2C_PF_##T(p, j)
+/* c ? a : b, both computed: for float on the bits (o2c_vsel_f32, a chunk
+ * its users need), a choice gcc if-converts without masked vectors */
+#define O2C_SEL(T, c, a, b) O2C_SEL_##T(c, a, b)
+#define O2C_SEL_float(c, a, b) o2c_vsel_f32(c, a, b)
+#define O2C_SEL_double(c, a, b) ((c) ? (a) : (b))
 /* a value read through a pointer: the load of kernels whose weights may be
  * of another type (O2C_CONV_WT, O2C_MATMUL_WT: o2c_ldh for half) */
 #define O2C_LD(q) (*(q))
@@ -207,20 +212,20 @@ typedef void (*o2c_kernel_fn)(o2c_int i0, o2c_int i1, const o2c_p *p);
         switch (p->k[O2C_EPI_ACT]) {                                                \
         case O2C_ACT_RELU: v = v > 0 ? v : 0; break;                                \
         case O2C_ACT_CLIP: v = v < A ? A : (v > B ? B : v); break;                  \
-        case O2C_ACT_LEAKYRELU: v = v >= 0 ? v : A * v; break;                      \
+        case O2C_ACT_LEAKYRELU: v = O2C_SEL(T, v >= 0, v, A * v); break;            \
         case O2C_ACT_PRELU: {                                                       \
             const T *s = (const T *)p->x[O2C_EPI_XSLOPE];                           \
             const T sl = s[p->k[O2C_EPI_NSLOPE] == 1 ? 0 : ch];                     \
-            v = v >= 0 ? v : v * sl;                                                \
+            v = O2C_SEL(T, v >= 0, v, v * sl);                                      \
             break;                                                                  \
         }                                                                           \
         case O2C_ACT_SIGMOID: v = 1 / (1 + O2C_VM(T, exp)(-v)); break;                         \
         case O2C_ACT_TANH: v = O2C_VM(T, tanh)(v); break;                                      \
         case O2C_ACT_HARDSIGMOID:                                                   \
-            v = A * v + B <= 0 ? 0 : (A * v + B >= 1 ? 1 : A * v + B);              \
+            v = O2C_SEL(T, A * v + B <= 0, 0, O2C_SEL(T, A * v + B >= 1, 1, A * v + B)); \
             break;                                                                  \
         case O2C_ACT_HARDSWISH:                                                     \
-            v = v / 6 + (T)0.5 <= 0 ? 0 : (v / 6 + (T)0.5 >= 1 ? v : v * (v / 6 + (T)0.5)); \
+            v = O2C_SEL(T, v / 6 + (T)0.5 <= 0, 0, O2C_SEL(T, v / 6 + (T)0.5 >= 1, v, v * (v / 6 + (T)0.5))); \
             break;                                                                  \
         case O2C_ACT_SILU: v = v * (1 / (1 + O2C_VM(T, exp)(-v))); break;                      \
         case O2C_ACT_GELU_ERF: v = v * (O2C_VM(T, erf)(v * (T)0.70710678118654752440) + 1) / 2; break; \
@@ -405,7 +410,24 @@ O2C_HD static inline O2C_INLINE o2c_int o2c_ix_get(const unsigned char *ip, o2c_
         __VA_ARGS__                                                                 \
     }
 
-/*@ o2c_vexp_f32 */
+/*@ o2c_vsel_f32 */
+/* a where c, else b: on the bits, with a mask (a float choice whose arm
+ * is an operation only one side needs is one gcc will not if-convert
+ * without masked vectors, since that operation may raise a flag, and gcc
+ * moves an operation computed before the choice into its arm: AVX2 builds
+ * kept these functions scalar, a GELU at 0.6 GFLOP/s) */
+O2C_HD static inline O2C_INLINE float o2c_vsel_f32(int c, float a, float b)
+{
+    uint32_t ab, bb;
+    memcpy(&ab, &a, sizeof ab);
+    memcpy(&bb, &b, sizeof bb);
+    const uint32_t m = 0u - (uint32_t)(c != 0);
+    ab = (ab & m) | (bb & ~m);
+    memcpy(&a, &ab, sizeof a);
+    return a;
+}
+
+/*@ o2c_vexp_f32 needs o2c_vsel_f32 */
 /* Float math for loops the C compiler vectorizes: exp, log, log1p, tanh,
  * erf, sigmoid. No branch, no libm call, no table: both arms of every
  * choice are computed and one is selected, so a loop calling them becomes
@@ -439,22 +461,6 @@ O2C_HD static inline O2C_INLINE float o2c_vclampmag_f32(float v, uint32_t max_bi
     b = (b & 0x80000000u) | (mag > max_bits ? max_bits : mag);
     memcpy(&v, &b, sizeof v);
     return v;
-}
-
-/* a where c, else b: on the bits, with a mask (a float choice whose arm
- * is an operation only one side needs is one gcc will not if-convert
- * without masked vectors, since that operation may raise a flag, and gcc
- * moves an operation computed before the choice into its arm: AVX2 builds
- * kept these functions scalar, a GELU at 0.6 GFLOP/s) */
-O2C_HD static inline O2C_INLINE float o2c_vsel_f32(int c, float a, float b)
-{
-    uint32_t ab, bb;
-    memcpy(&ab, &a, sizeof ab);
-    memcpy(&bb, &b, sizeof bb);
-    const uint32_t m = 0u - (uint32_t)(c != 0);
-    ab = (ab & m) | (bb & ~m);
-    memcpy(&a, &ab, sizeof a);
-    return a;
 }
 
 O2C_HD static inline O2C_INLINE float o2c_vexp_f32(float x)
@@ -522,7 +528,7 @@ O2C_HD static inline O2C_INLINE float o2c_vtanh_f32(float x)
     return copysignf(o2c_vsel_f32(a < 0.3125f, small, big), x);   /* tanh is odd: -0 stays -0 */
 }
 
-/*@ o2c_vlog_f32 */
+/*@ o2c_vlog_f32 needs o2c_vsel_f32 */
 /* log(x) = e ln 2 + log(m), x = m 2^e with m in [sqrt(1/2), sqrt(2)) (a
  * subnormal x scaled by 2^23 first); log(m) = 2 atanh(s), s = (m - 1) /
  * (m + 1), |s| <= 0.172, by its odd series to s^11 (truncation below 1e-10
@@ -632,7 +638,7 @@ O2C_HD static inline O2C_INLINE float o2c_verf_f32(float x)
 
 /*@ o2c_epi_f32 needs o2c_vexp_f32 o2c_vtanh_f32 o2c_verf_f32 o2c_vlog1p_f32 */
 O2C_EPI(o2c_epi_f32, float)
-/*@ o2c_epi_f64 */
+/*@ o2c_epi_f64 needs o2c_vsel_f32 */
 O2C_EPI(o2c_epi_f64, double)
 
 /*@ o2c_v16 */
