@@ -638,7 +638,7 @@ O2C_HD static inline O2C_INLINE float o2c_verf_f32(float x)
 
 /*@ o2c_epi_f32 needs o2c_vexp_f32 o2c_vtanh_f32 o2c_verf_f32 o2c_vlog1p_f32 */
 O2C_EPI(o2c_epi_f32, float)
-/*@ o2c_epi_f64 needs o2c_vsel_f32 */
+/*@ o2c_epi_f64 */
 O2C_EPI(o2c_epi_f64, double)
 
 /*@ o2c_v16 */
