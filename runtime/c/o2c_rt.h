@@ -160,7 +160,7 @@ typedef void (*o2c_kernel_fn)(o2c_int i0, o2c_int i1, const o2c_p *p);
 #define O2C_FMA_f32(a, b, c) ((a) + (b) * (c))
 #endif
 /* 1 where the C compiler targets AVX2 with FMA but not AVX-512: the
- * register tiles run as 4 x 16 sub-tiles (o2c_tile_product) */
+ * register tiles run as sub-tiles of eight ymm accumulators (o2c_tile_product) */
 #if defined(__AVX__) && defined(__FMA__) && !defined(__AVX512F__) && !defined(__CUDACC__)
 #define O2C_TILE_AVX2 1
 #else
