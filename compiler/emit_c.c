@@ -164,6 +164,33 @@ static void profile_start(FILE *f, const KCall *k, const char *ind, void *ctx)
     }
 }
 
+/* --threads: a split call as its part's function and a step running the
+ * parts (templates/thread_pool.c.in: O2C_RUN_PARTS, on OpenMP threads, the
+ * pool's or one after another). The part's o2c_p is made in the part, its
+ * parameters constants the C compiler sees (made outside, the threads read
+ * them from memory and the kernels lost their constant shapes: YOLOX at two
+ * threads 60 ms against one thread's 43), with its own copy of the scratch. */
+static void split_step(FILE *f, const KCall *k, const char *ind, void *ctx)
+{
+    CallRun *r = ctx;
+    EmitCtx *c = r->c;
+    int i = (int)(k - c->L->calls);
+    (void)ind;
+    fprintf(f, "static void o2c_part_%d(const void *const inputs[], void *const outputs[], unsigned char *arena, "
+               "int o2c_part)\n{\n    (void)inputs;\n    (void)outputs;\n    (void)arena;\n    {\n", i);
+    c->part_call = k;
+    emit_call_params(f, k, c_ptr, c, "        ", 0);
+    c->part_call = NULL;
+    fprintf(f, "        %s((int64_t)%lld * o2c_part / %d, (int64_t)%lld * (o2c_part + 1) / %d, &p);\n    }\n}\n\n",
+            k->kernel->name, (long long)k->count, k->split, (long long)k->count, k->split);
+    fprintf(f, "static O2C_STEP void o2c_step_%d(const void *const inputs[], void *const outputs[], "
+               "unsigned char *arena)\n{\n", i);
+    if (c->o->profile) fputs("    O2C_PROFILE_START(o2c_t0);\n", f);
+    fprintf(f, "    O2C_RUN_PARTS(o2c_part_%d, %d);\n", i, k->split);
+    if (c->o->profile) fprintf(f, "    O2C_PROFILE_STOP(%d, o2c_t0);\n", r->row++);
+    fputs("}\n\n", f);
+}
+
 /* A call stays in the schedule's function (no step function of its own)
  * where its block returns an error code (string space) or prints
  * (--debug-tensors) */
@@ -171,6 +198,14 @@ static int keep_inline(const KCall *k, void *run_ctx)
 {
     const EmitCtx *c = ((CallRun *)run_ctx)->c;
     return call_uses_strings(c->L, k) || (c->o->debug_tensors && k->node);
+}
+
+static void thread_pool_key(FILE *f, const char *key, void *ctx)
+{
+    const EmitCtx *c = ctx;
+    if (!strcmp(key, "THREADS")) fprintf(f, "%d", c->o->threads);
+    else if (!strcmp(key, "THREADS_1")) fprintf(f, "%d", c->o->threads - 1);
+    else fail_plain("internal: unknown template key @%s@", key);
 }
 
 static void source_key(FILE *f, const char *key, void *ctx)
@@ -219,19 +254,14 @@ static void source_key(FILE *f, const char *key, void *ctx)
          * register allocator, ira-max-loops-num: YOLOv8n 35 ms against 20
          * with the limit raised); the schedule's text is kept for
          * @SCHEDULE@ */
-        if (c->o->threads > 1)   /* --threads: the parallel loop of split calls (run_call) */
-            fprintf(f, "\n/* --threads %d: the large kernel calls run their index space in %d parts at once, on\n"
-                       " * OpenMP threads when compiled with OpenMP (-fopenmp), else one part after another. Each\n"
-                       " * index computes the same either way: the results do not depend on the threads. */\n"
-                       "#if defined(_OPENMP)\n#define O2C_PARALLEL_FOR _Pragma(\"omp parallel for num_threads(%d) "
-                       "schedule(static)\")\n#else\n#define O2C_PARALLEL_FOR\n#endif\n\n",
-                    c->o->threads, c->o->threads, c->o->threads);
+        if (c->o->threads > 1)   /* --threads: how split calls run their parts */
+            emit_template(f, "thread_pool.c.in", thread_pool_key, c);
         char *text = NULL;
         size_t len = 0;
         FILE *sched = open_memstream(&text, &len);
         if (!sched) fail_plain("out of memory");
         CallRun run = {c, 0};
-        ScheduleSteps steps = {f, keep_inline, profile_start};
+        ScheduleSteps steps = {f, keep_inline, profile_start, split_step};
         emit_schedule(sched, c->L, c_ptr, c, xfmt("return %s_ERR_CHECK;", c->o->name), NULL, 0, run_call, &run, &steps);
         fclose(sched);
         c->schedule = xstrdup(text ? text : "");

@@ -636,6 +636,13 @@ void emit_schedule(FILE *f, const Lowering *L, TensorText ptr, void *ctx, const 
         }
         if (k->count <= 0) continue;
         snprintf(ind, sizeof ind, "%*s", 4 * (depth < 30 ? depth + 1 : 31), "");
+        if (steps && !steps->keep_inline(k, run_ctx) && k->split > 1 && steps->split_step) {
+            emit_call_comment(steps->f, k, "");
+            steps->split_step(steps->f, k, "", run_ctx);
+            emit_call_comment(f, k, ind);
+            fprintf(f, "%so2c_step_%d(inputs, outputs, arena);\n", ind, i);
+            continue;
+        }
         if (steps && !steps->keep_inline(k, run_ctx)) {
             FILE *sf = steps->f;
             emit_call_comment(sf, k, "");

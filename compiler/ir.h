@@ -980,6 +980,11 @@ typedef struct ScheduleSteps {
     FILE *f;
     int (*keep_inline)(const KCall *k, void *run_ctx);
     CallText before;         /* written at the top of each block, before its parameters (NULL: nothing) */
+    /* a call split into parts (--threads, KCall.split): writes the part's
+     * function o2c_part_I (its parameters and call; I: the call's index in
+     * the lowering) and the step o2c_step_I that runs the parts (NULL: the
+     * parts as a loop in the step, through before and run) */
+    CallText split_step;
 } ScheduleSteps;
 void emit_schedule(FILE *f, const Lowering *L, TensorText ptr, void *ctx, const char *fail_stmt,
                    const char *flag_read, int cxx, CallText run, void *run_ctx, const ScheduleSteps *steps);

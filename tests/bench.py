@@ -128,6 +128,14 @@ def build(d, args, work, gin, ins, nouts_bytes, level, profile=False):
         if a.ndim:   # (a scalar input's shape is its declared one)
             cmd += ["--shape", "%s:%s" % (vi.name, "x".join(str(s) for s in a.shape))]
     r = subprocess.run(cmd, capture_output=True, text=True)
+    # a refusal that names graph inputs as `--bind NAME=` (an If on an input's
+    # value, silero_vad_if's sample rate): bound to the timed inputs, as the
+    # model tests do (run_models.py)
+    bound = sorted(set(re.findall(r"--bind ([^\s=]+)=", r.stderr))) if r.returncode == 1 else []
+    names = [vi.name for vi in gin]
+    if bound and all(b in names for b in bound):
+        cmd += [a for b in bound for a in ("--bind", "%s=%s" % (b, os.path.join(d, "test_data_set_0", "input_%d.pb" % names.index(b))))]
+        r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, r.stderr.strip().splitlines()[-1][:100]
     arena = 0
@@ -142,7 +150,8 @@ def build(d, args, work, gin, ins, nouts_bytes, level, profile=False):
         out_sz="".join("%d," % n for n in nouts_bytes)))
     exe = os.path.join(wd, "bench")
     # O2C_BENCH_CFLAGS: more gcc flags (-mno-avx512vnni, say: another kernel path on the same CPU)
-    r = subprocess.run(["gcc", "-O3", "-march=native"] + (["-fopenmp"] if threads > 1 else []) +
+    par = (["-DO2C_THREAD_POOL", "-pthread"] if getattr(args, "thread_pool", False) else ["-fopenmp"]) if threads > 1 else []
+    r = subprocess.run(["gcc", "-O3", "-march=native"] + par +
                        os.environ.get("O2C_BENCH_CFLAGS", "").split() +
                        ["-std=c99", "-w", "-I" + wd, "-o", exe, os.path.join(wd, "main.c"), src, "-lm"],
                        capture_output=True, text=True)
@@ -509,6 +518,8 @@ def main():
                     help="replace the marked section of docs/BENCHMARKS.md and write docs/bench.svg")
     ap.add_argument("--threads", type=int, default=1,
                     help="ours compiled with --threads N and -fopenmp, onnxruntime with N intra-op threads")
+    ap.add_argument("--thread-pool", action="store_true",
+                    help="with --threads: ours built with the portable thread pool (-DO2C_THREAD_POOL -pthread) instead of OpenMP")
     ap.add_argument("dirs", nargs="*")
     args = ap.parse_args()
     global THREADS

@@ -94,8 +94,9 @@ SUITES = [
     ("isa", [PY, "tests/test_isa.py", "--compiler", ASAN_CC]),
     # --weights-bin: the constants as a binary file linked by .incbin, bit-identical to the C arrays
     ("weights-bin", [PY, "tests/test_weights_bin.py", "--compiler", ASAN_CC]),
-    # --threads: every splittable call split, built with -fopenmp (and the
-    # sanitizers): outputs bit-identical to one thread's (tests/test_threads.py)
+    # --threads: every splittable call split, built with -fopenmp and with the
+    # thread pool (and the sanitizers; the pool also under TSan): outputs
+    # bit-identical to one thread's (tests/test_threads.py)
     ("threads", [PY, "tests/test_threads.py", "--compiler", ASAN_CC]),
     # the plain compiler (build/onnx2c) and the generated C and CUDA (emulated)
     # under Valgrind memcheck on the model tests (tests/test_valgrind.py)

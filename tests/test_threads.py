@@ -9,13 +9,16 @@ LayerNorm, GEMMs):
   1. onnx2c -o m.c, and onnx2c -o m.c --threads 3 --thread-grain 0 (every
      call that can split does, whatever its size);
   2. the threaded file builds with gcc -std=c99 -pedantic -Wall -Wextra
-     -Werror both with -fopenmp and without it (the pragmas then vanish),
-     and with clang -fopenmp where clang is installed (compiled only);
-  3. the threaded program, built with -fopenmp (and the sanitizers when
-     --compiler is the sanitizer build), runs on the model's inputs with
-     OMP_NUM_THREADS unset: its outputs are bit-identical to the one-thread
-     program's, and within tolerance of the example's expected outputs
-     (onnxruntime's for the transformer);
+     -Werror with -fopenmp, with the pool and with neither (the parts then
+     run one after another), and with clang -fopenmp and the pool where
+     clang is installed (compiled only);
+  3. the threaded program, built with -fopenmp and with the portable
+     thread pool (-DO2C_THREAD_POOL -pthread; and the sanitizers when
+     --compiler is the sanitizer build; the pool also under ThreadSanitizer
+     where it runs here), runs on the model's inputs with OMP_NUM_THREADS
+     unset: its outputs are bit-identical to the one-thread program's, and
+     within tolerance of the example's expected outputs (onnxruntime's for
+     the transformer);
   4. --threads 1 writes the same file as no --threads.
 The split calls are counted over all cases: fewer than MIN_SPLIT_KERNELS
 distinct kernels split is a failure (the `split` markers went missing).
@@ -43,6 +46,8 @@ import make_big_model  # noqa: E402
 
 CFLAGS = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2"]
 SAN = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"]
+TSAN = ["-fsanitize=thread", "-g"]
+POOL = ["-DO2C_THREAD_POOL", "-pthread"]   # the portable pool instead of OpenMP
 THREADS = ["--threads", "3", "--thread-grain", "0"]
 MIN_SPLIT_KERNELS = 15
 SPLIT_CALL = re.compile(r"^\s+(o2c_\w+)\(\(int64_t\)\d+ \* o2c_part / \d+, ", re.M)
@@ -86,12 +91,24 @@ def transformer_case(work):
     return Case("minilm_f32", path, {"input_ids": ids}, rtol=1e-3, atol=1e-4)
 
 
+def tsan_works():
+    """gcc -fsanitize=thread builds and runs a program here (a kernel with
+    a high-entropy address layout refuses TSan's memory map)"""
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "t.c")
+        with open(src, "w") as f:
+            f.write("int main(void) { return 0; }\n")
+        rc, _ = sh(["gcc"] + TSAN + ["-o", os.path.join(d, "t"), src])
+        return rc == 0 and sh([os.path.join(d, "t")])[0] == 0
+
+
 class Runner:
     def __init__(self, compiler, sanitize):
         self.compiler, self.sanitize = compiler, sanitize
         self.passed = self.failed = self.skipped = 0
         self.clang = shutil.which("clang")
         self.split = {}
+        self.tsan = tsan_works()
 
     def ok(self, what):
         self.passed += 1
@@ -116,6 +133,8 @@ class Runner:
             raise RuntimeError("%s: gcc failed: %s" % (tag, out))
         env = dict(os.environ)
         env.pop("OMP_NUM_THREADS", None)
+        if tag == "tsan":   # tests/tsan.supp: the kernels that store a tile edge twice, to the same values
+            env["TSAN_OPTIONS"] = "suppressions=%s halt_on_error=1" % os.path.join(ROOT, "tests", "tsan.supp")
         rc, out, got = rm.run_harness(exe, d, list(c.feeds.values()), c.out_bytes, "_" + tag, env=env)
         if rc:
             raise RuntimeError("%s: the program failed (%d): %s" % (tag, rc, out))
@@ -139,20 +158,27 @@ class Runner:
         names = SPLIT_CALL.findall(src)
         for n in names:
             self.split[n] = self.split.get(n, 0) + 1
-        for fl in ([], ["-fopenmp"]):
+        for fl in ([], ["-fopenmp"], POOL):
             rc, out = sh(["gcc"] + CFLAGS + fl + ["-c", "m.c", "-o", "warn.o"], cwd=par)
             if rc:
                 return self.bad(c.name, "gcc %s -Werror: %s" % (" ".join(fl), out))
         if self.clang:
-            rc, out = sh([self.clang] + CFLAGS + ["-fopenmp", "-c", "m.c", "-o", "warn.o"], cwd=par)
-            if rc:
-                return self.bad(c.name, "clang -fopenmp -Werror: %s" % out)
+            for fl in (["-fopenmp"], POOL):
+                rc, out = sh([self.clang] + CFLAGS + fl + ["-c", "m.c", "-o", "warn.o"], cwd=par)
+                if rc:
+                    return self.bad(c.name, "clang %s -Werror: %s" % (" ".join(fl), out))
         san = SAN if self.sanitize else []
         got1 = self.build_run(one, c, san, "one")
         gotn = self.build_run(par, c, san + ["-fopenmp"], "omp")
-        for k, (a, b) in enumerate(zip(got1, gotn)):
-            if a != b:
-                return self.bad(c.name, "output %d differs between one thread and --threads 3" % k)
+        # the portable pool (templates/thread_pool.c.in), under the sanitizers
+        # and, where the C compiler has it, ThreadSanitizer
+        runs = [("OpenMP", gotn), ("the pool", self.build_run(par, c, san + POOL, "pool"))]
+        if self.tsan:
+            runs.append(("the pool under TSan", self.build_run(par, c, TSAN + POOL, "tsan")))
+        for what, got in runs:
+            for k, (a, b) in enumerate(zip(got1, got)):
+                if a != b:
+                    return self.bad(c.name, "output %d differs between one thread and --threads 3 on %s" % (k, what))
         for k, (w, b) in enumerate(zip(want, gotn)):
             if w.dtype.kind != "f":
                 continue
