@@ -125,13 +125,20 @@ typedef struct CallRun {
     int row;
 } CallRun;
 
+/* --threads: a split call's kernel call on part o2c_part's range of indices */
+static void part_kernel_call(FILE *f, const KCall *k, const char *ind)
+{
+    fprintf(f, "%s        %s((int64_t)%lld * o2c_part / %d, (int64_t)%lld * (o2c_part + 1) / %d, &p);\n", ind,
+            k->kernel->name, (long long)k->count, k->split, (long long)k->count, k->split);
+}
+
 static void run_call(FILE *f, const KCall *k, const char *ind, void *ctx)
 {
     CallRun *r = ctx;
     EmitCtx *c = r->c;
     if (k->split > 1) {   /* --threads: the part's call, the loop profile_start opened closed */
-        fprintf(f, "%s        %s((int64_t)%lld * o2c_part / %d, (int64_t)%lld * (o2c_part + 1) / %d, &p);\n"
-                   "%s    }\n", ind, k->kernel->name, (long long)k->count, k->split, (long long)k->count, k->split, ind);
+        part_kernel_call(f, k, ind);
+        fprintf(f, "%s    }\n", ind);
         c->part_call = NULL;
     } else {
         fprintf(f, "%s    %s(0, %lld, &p);\n", ind, k->kernel->name, (long long)k->count);
@@ -181,8 +188,8 @@ static void split_step(FILE *f, const KCall *k, const char *ind, void *ctx)
     c->part_call = k;
     emit_call_params(f, k, c_ptr, c, "        ", 0);
     c->part_call = NULL;
-    fprintf(f, "        %s((int64_t)%lld * o2c_part / %d, (int64_t)%lld * (o2c_part + 1) / %d, &p);\n    }\n}\n\n",
-            k->kernel->name, (long long)k->count, k->split, (long long)k->count, k->split);
+    part_kernel_call(f, k, "");
+    fputs("    }\n}\n\n", f);
     fprintf(f, "static O2C_STEP void o2c_step_%d(const void *const inputs[], void *const outputs[], "
                "unsigned char *arena)\n{\n", i);
     if (c->o->profile) fputs("    O2C_PROFILE_START(o2c_t0);\n", f);
