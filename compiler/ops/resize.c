@@ -437,7 +437,16 @@ void lower_resize(Node *n, Lowering *L)
         }
         return;
     }
-    KCall *c = lower_call(L, x->dtype == DT_DOUBLE ? "o2c_resize_interp_f64" : "o2c_resize_interp_f32", tensor_numel(y));
+    /* float32 whose outer axes (before the last two) take one tap of weight
+     * 1: row by row (o2c_resize_rows_f32, the same sums) */
+    int rows = !wdbl && r >= 2;
+    for (int d = 0; rows && d < r - 2; d++) {
+        if (T[d] != 1) rows = 0;
+        for (int64_t o = 0; rows && o < P.out[d]; o++)
+            if (OFF[B[d] + o] >= 0 && WF[B[d] + o] != 1.0f) rows = 0;
+    }
+    KCall *c = rows ? lower_call(L, "o2c_resize_rows_f32", tensor_numel(y) / y->dims[r - 1])
+                    : lower_call(L, wdbl ? "o2c_resize_interp_f64" : "o2c_resize_interp_f32", tensor_numel(y));
     c->x[0] = x;
     c->x[1] = toff;
     c->x[2] = tw;

@@ -12,9 +12,10 @@
  * the leading axes have size 1; a batch > 1 is left alone). A Concat of the
  * siblings' outputs along the channel axis is the fused output itself (or
  * a view of it). When every sibling is followed by the same single-reader
- * activation (same op, attributes and extra inputs), one activation runs
- * on the fused output, above the slices, where a later epilogue pass can
- * fuse it.
+ * activation (same op, attributes and extra inputs), or by the same SiLU
+ * written out (x * Sigmoid(x): a Sigmoid and a Mul both reading the output),
+ * one activation runs on the fused output, above the slices, where a later
+ * epilogue pass can fuse it.
  *
  * Order: runs after fold/fuse_affine (BN already in the Conv weights,
  * standard Conv/Gemm/MatMul) and before fuse_epilogue. */
@@ -31,6 +32,7 @@ typedef struct {
     Node *node;          /* the Conv / Gemm / MatMul */
     Node *add;           /* a MatMul's bias Add, or NULL */
     Node *act;           /* the hoisted activation, or NULL */
+    Node *mul;           /* act a Sigmoid: the Mul of SiLU, x * Sigmoid(x), or NULL */
     Tensor *out;         /* what readers see: the output of node, add or act */
     int64_t n;           /* output channels / columns */
     int64_t kdims[3];    /* conv: kernel dims (spatial), pb[] begin pads */
@@ -91,6 +93,22 @@ static Node *single_act(Graph *g, Tensor *t)
     for (int i = 0; ACTS[i]; i++)
         if (!strcmp(a->op_type, ACTS[i])) return a;
     return NULL;
+}
+
+/* SiLU written out on t: Sigmoid(t) read only by a Mul of t and it, t read
+ * by those two nodes alone. The Sigmoid; *mul the Mul. */
+static Node *silu_act(Graph *g, Tensor *t, Node **mul)
+{
+    Node **rd;
+    if (graph_readers(g, t, &rd) != 2 || graph_is_output(g, t)) return NULL;
+    Node *s = is_op(rd[0], "Sigmoid") ? rd[0] : is_op(rd[1], "Sigmoid") ? rd[1] : NULL;
+    Node *m = s == rd[0] ? rd[1] : rd[0];
+    if (!s || !is_op(m, "Mul") || s->nin != 1 || s->nout != 1 || m->nin != 2 || m->nout != 1) return NULL;
+    Tensor *z = s->out[0];
+    if (!tensor_single_use(g, z) || !((m->in[0] == t && m->in[1] == z) || (m->in[0] == z && m->in[1] == t)))
+        return NULL;
+    *mul = m;
+    return s;
 }
 
 static int same_act(const Node *a, const Node *b)
@@ -297,8 +315,12 @@ static void remove_sibs(Graph *g, Sib *sib, int ns, Node *fused)
 /* fused output y (and hoisted activation): every sibling's output a SliceView */
 static void finish(Graph *g, Sib *sib, int ns, Node *fused, Tensor *y, int axis, Node *concat, const char *what)
 {
+    const int sig_first = sib[0].mul && sib[0].mul->in[0] == sib[0].act->out[0];
     if (sib[0].act)
-        for (int i = 0; i < ns; i++) graph_remove_node(g, sib[i].act);
+        for (int i = 0; i < ns; i++) {
+            if (sib[i].mul) graph_remove_node(g, sib[i].mul);
+            graph_remove_node(g, sib[i].act);
+        }
     int at = graph_node_index(g, fused);
     Node *anchor = at + 1 < g->nnodes ? g->nodes[at + 1] : NULL;
     if (sib[0].act) {                               /* one activation on the fused output */
@@ -313,6 +335,15 @@ static void finish(Graph *g, Sib *sib, int ns, Node *fused, Tensor *y, int axis,
         a->opset = sib[0].act->opset;
         for (int i = 0; i < ns; i++) node_add_origins(a, sib[i].act);
         node_reinfer(a);
+        if (sib[0].mul) {                           /* SiLU: y * Sigmoid(y), the operands in the Mul's order */
+            Tensor *u = graph_new_tensor(g, xfmt("%s_silu", y->name));
+            Tensor *min[2] = {sig_first ? z : y, sig_first ? y : z};
+            Node *mu = graph_insert_node(g, anchor, "Mul", "", min, 2, &u, 1);
+            mu->opset = sib[0].mul->opset;
+            for (int i = 0; i < ns; i++) node_add_origins(mu, sib[i].mul);
+            node_reinfer(mu);
+            z = u;
+        }
         y = z;
     }
     int64_t pos = 0, cat_end = 0;
@@ -347,10 +378,11 @@ static void finish(Graph *g, Sib *sib, int ns, Node *fused, Tensor *y, int axis,
         }
     }
     note("fuse_horizontal: %d sibling %s on '%s' -> '%s'%s%s", ns, what, fused->in[0]->name, fused->name,
-         sib[0].act ? xfmt(" (+%s hoisted)", sib[0].act->op_type) : "", concat ? " (Concat removed)" : "");
+         sib[0].act ? xfmt(" (+%s hoisted)", sib[0].mul ? "SiLU" : sib[0].act->op_type) : "", concat ? " (Concat removed)" : "");
 }
 
-/* siblings whose outputs all go to the same single-reader activation */
+/* siblings whose outputs all go to the same single-reader activation, or
+ * all to a SiLU written out */
 static void find_acts(Graph *g, Sib *sib, int ns)
 {
     Node *a0 = single_act(g, sib[0].out);
@@ -358,9 +390,19 @@ static void find_acts(Graph *g, Sib *sib, int ns)
         Node *a = single_act(g, sib[i].out);
         if (!a || !same_act(a0, a)) a0 = NULL;
     }
-    for (int i = 0; i < ns && a0; i++) {
-        sib[i].act = single_act(g, sib[i].out);
-        sib[i].out = sib[i].act->out[0];
+    if (a0) {
+        for (int i = 0; i < ns; i++) {
+            sib[i].act = single_act(g, sib[i].out);
+            sib[i].out = sib[i].act->out[0];
+        }
+        return;
+    }
+    Node *m;
+    for (int i = 0; i < ns; i++)
+        if (!silu_act(g, sib[i].out, &m)) return;
+    for (int i = 0; i < ns; i++) {
+        sib[i].act = silu_act(g, sib[i].out, &sib[i].mul);
+        sib[i].out = sib[i].mul->out[0];
     }
 }
 

@@ -17,7 +17,15 @@
  * o2c_resize_interp_f32 / o2c_resize_interp_f64 (linear, cubic)
  *   x[0] X   x[1] offsets (int64)   x[2] weights (the element type)
  *   O2C_RESIZE_*, O2C_RESIZE_F_EXTRAP
- * Index space: output elements. */
+ * Index space: output elements.
+ * o2c_resize_rows_f32 (linear, cubic; float32): o2c_resize_interp_f32 (same
+ *   operands and parameters) row by row, for resizes whose axes before the
+ *   last two have one tap of weight 1 (the lowering checks): the row's
+ *   outer offset and its taps along the second-to-last axis once a row,
+ *   then along the row each column's taps from the last axis' table, no
+ *   index arithmetic per element. The same sums as the per-element kernel,
+ *   in its order (last axis' taps fastest, weight w_last * w_row): the
+ *   same results. Index space: output rows (the last axis' length each). */
 
 #define O2C_RESIZE_INTERP(NAME, TY)                                         \
     O2C_KERNEL(NAME)                                                        \
@@ -98,8 +106,84 @@ O2C_KERNEL(o2c_resize_nearest)
 /*@ o2c_resize_interp_f32 params O2C_RESIZE split */
 O2C_RESIZE_INTERP(o2c_resize_interp_f32, float)
 
+/*@ o2c_resize_rows_f32 params O2C_RESIZE split */
+#define O2C_RESIZE_MAXROW 16    /* taps along the row axis kept in locals */
+/* one output row of o2c_resize_rows_f32: NH x NW taps (the row's taps in
+ * locals: Y's stores cannot alias them) */
+#define O2C_RESIZE_ROW(NH, NW)                                              \
+    {                                                                       \
+        float hw[O2C_RESIZE_MAXROW];                                        \
+        const float *xh[O2C_RESIZE_MAXROW];                                 \
+        for (o2c_int th = 0; th < (NH); th++) {                             \
+            hw[th] = wh[th];                                                \
+            xh[th] = xr + oh[th];                                           \
+        }                                                                   \
+        for (o2c_int j = 0; j < OW; j++) {                                  \
+            const int64_t *oj = ow + j * (NW);                              \
+            const float *wj = ww + j * (NW);                                \
+            float acc = 0;                                                  \
+            if (oj[0] < 0) {                                                \
+                yr[j] = extrap;                                             \
+                continue;                                                   \
+            }                                                               \
+            for (o2c_int th = 0; th < (NH); th++)                           \
+                for (o2c_int tw = 0; tw < (NW); tw++) acc += wj[tw] * hw[th] * xh[th][oj[tw]]; \
+            yr[j] = acc;                                                    \
+        }                                                                   \
+    }
+O2C_KERNEL(o2c_resize_rows_f32)
+{
+    const float *X = (const float *)p->x[0];
+    const int64_t *OFF = (const int64_t *)p->x[1];
+    const float *W = (const float *)p->x[2];
+    float *Y = (float *)p->y[0];
+    const o2c_int r = p->k[O2C_RESIZE_RANK];
+    const o2c_int *yd = p->k + O2C_RESIZE_YDIMS, *T = p->k + O2C_RESIZE_T, *B = p->k + O2C_RESIZE_B;
+    const o2c_int OW = yd[r - 1], TW = T[r - 1], TH = T[r - 2];
+    const int64_t *ow = OFF + B[r - 1];
+    const float *ww = W + B[r - 1];
+    const float extrap = O2C_PF(float, p, O2C_RESIZE_F_EXTRAP);
+    O2C_FOR(row) {
+        /* the row's coordinates: the second-to-last axis, then the outer ones */
+        o2c_int q = row / yd[r - 2], off = 0;
+        const o2c_int eh = B[r - 2] + (row - q * yd[r - 2]) * TH;
+        int outside = OFF[eh] < 0;
+        for (o2c_int d = r - 3; d >= 0; d--) {
+            const o2c_int nq = q / yd[d], e = B[d] + (q - nq * yd[d]) * T[d];
+            if (OFF[e] < 0) outside = 1;
+            off += OFF[e];
+            q = nq;
+        }
+        float *yr = Y + row * OW;
+        if (outside) {
+            for (o2c_int j = 0; j < OW; j++) yr[j] = extrap;
+            continue;
+        }
+        const float *xr = X + off;
+        const int64_t *oh = OFF + eh;
+        const float *wh = W + eh;
+        /* linear (2 x 2 taps) and cubic (4 x 4) with constant counts */
+        if (TH == 2 && TW == 2) O2C_RESIZE_ROW(2, 2)
+        else if (TH == 4 && TW == 4) O2C_RESIZE_ROW(4, 4)
+        else if (TH <= O2C_RESIZE_MAXROW) O2C_RESIZE_ROW(TH, TW)
+        else
+            for (o2c_int j = 0; j < OW; j++) {
+                const int64_t *oj = ow + j * TW;
+                const float *wj = ww + j * TW;
+                float acc = 0;
+                if (oj[0] < 0) {
+                    yr[j] = extrap;
+                    continue;
+                }
+                for (o2c_int th = 0; th < TH; th++)
+                    for (o2c_int tw = 0; tw < TW; tw++) acc += wj[tw] * wh[th] * xr[oh[th] + oj[tw]];
+                yr[j] = acc;
+            }
+    }
+}
+
 /*@ o2c_resize_interp_f64 params O2C_RESIZE split */
 O2C_RESIZE_INTERP(o2c_resize_interp_f64, double)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_RESIZE(K, F) K(o2c_resize_nearest, F) K(o2c_resize_interp_f32, F) K(o2c_resize_interp_f64, F)
+#define O2C_KERNELS_RESIZE(K, F) K(o2c_resize_nearest, F) K(o2c_resize_interp_f32, F) K(o2c_resize_rows_f32, F) K(o2c_resize_interp_f64, F)
