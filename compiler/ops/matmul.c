@@ -11,15 +11,15 @@
  * register tiles (o2c_matmul_tile_f32: same parameters, the tiles as index
  * space) or, a tunable choice (lower_choose), with the direct reference
  * loop; the heuristic takes the tiles. The tiles' cache blocking is part of
- * the choice: column tiles in blocks of NCB (O2C_MATMUL_NCB), all of them
- * ("tile": row tiles outer), one ("tile_cols": B read once), 4 or 16
- * (offered where there are more column tiles than that). */
-static const char *const MATMUL_VARIANTS[] = {"tile", "direct", "tile_cols", "tile_nc4", "tile_nc16"};
-static const int64_t MATMUL_NCB[] = {0, 0, 1, 4, 16};
-#define MATMUL_NVARIANTS 5
+ * the choice, as a number: column tiles in blocks of NCB (O2C_MATMUL_NCB),
+ * all of them ("tile": row tiles outer), one ("tile_cols": B read once), or
+ * NCB = 2, 4, 8, ... ("tile_ncNCB"), every power of two below the number of
+ * column tiles whose K x NCB*NR block of B fits the cache budget (a block
+ * that does not fit is no block). */
 /* B larger than this many bytes: column blocks outer (ppocrv4's 40 x 120 x
- * 6625 product with its 3.2 MB of weights) */
+ * 6625 product with its 3.2 MB of weights); also the budget of a block */
 #define MATMUL_B_CACHE_BYTES (1 << 20)
+#define MATMUL_MAX_CANDIDATES 24
 
 void matmul_pack_panels(const float *B, int64_t K, int64_t N, int64_t sbk, float *dst)
 {
@@ -37,17 +37,17 @@ static void matmul_tiled(Lowering *L, KCall *c, Tensor *a, int64_t batch)
     char *key = xfmt("matmul_f32 %s batch%lld M%lld N%lld K%lld", target_name(L->target), (long long)batch, (long long)M, (long long)N,
                      (long long)K);
     int64_t TN = (N + O2C_MM_NR - 1) / O2C_MM_NR;
-    const char *names[MATMUL_NVARIANTS];
-    int which[MATMUL_NVARIANTS], nc = 0;
-    for (int i = 0; i < MATMUL_NVARIANTS; i++)
-        if (i < 3 || MATMUL_NCB[i] < TN) {   /* a block of TN or more is "tile" again */
-            names[nc] = MATMUL_VARIANTS[i];
-            which[nc++] = i;
-        }
+    const char *names[MATMUL_MAX_CANDIDATES] = {"tile", "direct", "tile_cols"};
+    int64_t ncb[MATMUL_MAX_CANDIDATES] = {0, 0, 1};
+    int nc = 3;
+    for (int64_t b = 2; b < TN && K * b * O2C_MM_NR * 4 <= MATMUL_B_CACHE_BYTES && nc < MATMUL_MAX_CANDIDATES; b *= 2) {
+        names[nc] = xfmt("tile_nc%lld", (long long)b);
+        ncb[nc++] = b;
+    }
     int heuristic = K * N * 4 > MATMUL_B_CACHE_BYTES && M > O2C_MM_MR ? 2 : 0;
-    int v = which[lower_choose(L, c, key, names, nc, heuristic)];
+    int v = lower_choose(L, c, key, names, nc, heuristic);
     if (v == 1) return;
-    c->k[O2C_MATMUL_NCB] = MATMUL_NCB[v];
+    c->k[O2C_MATMUL_NCB] = ncb[v];
     int shared = 1;   /* one B for every batch */
     for (int d = 0; d < c->k[O2C_MATMUL_R]; d++) shared &= c->k[O2C_MATMUL_BSTR + d] == 0;
     if (c->x[1]->data && shared && N >= O2C_MM_NR) {   /* constant weights: column panels */
