@@ -219,7 +219,7 @@
                     }                                                               \
                 }))                                                                 \
         for (int i = 0; i < (ROWS); i++)                                            \
-            for (int j = 0; j < (COLS); j++)                                        \
+            for (int j = (int)sk; j < (COLS); j++)                                  \
                 yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j];\
     }
 /* A full tile on AVX2 (O2C_TILE_AVX2, see o2c_tile_product): 4 x 16
@@ -246,7 +246,7 @@
                 O2C_T416_STORE(&acc[si][sj], NR);                                   \
             }                                                                       \
         for (int i = 0; i < O2C_CV_MR; i++)                                         \
-            for (int j = 0; j < NR; j++)                                            \
+            for (int j = (int)sk; j < NR; j++)                                      \
                 yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j];\
     } else O2C_CV_TILE_RUN(T, EPI, NR, O2C_CV_MR, NR)
 #else
@@ -267,8 +267,9 @@
             const o2c_int tm = r % TM; r /= TM;                                     \
             const o2c_int g = r % G, n = r / G;                                     \
             /* the last column tile of a row moves left to stay full (its           \
-             * first columns are computed twice, to the same values) */             \
+             * first sk columns are computed twice, stored by their own tile) */    \
             const o2c_int ow0 = tw * NR + NR > OW && OW >= NR ? OW - NR : tw * NR;  \
+            const o2c_int sk = tw * NR - ow0;                                       \
             const o2c_int m0 = g * MG + tm * O2C_CV_MR;                             \
             const o2c_int mr = MG - tm * O2C_CV_MR < O2C_CV_MR ? MG - tm * O2C_CV_MR : O2C_CV_MR;\
             const o2c_int nr = OW - ow0 < NR ? OW - ow0 : NR;                       \
@@ -320,7 +321,7 @@
             for (int j = 0; j < (NR); j++) acc[i][j] = Bs && i < (SROWS) ? Bs[m0 + i] : (T)0; \
         O2C_TILE_PRODUCT_ROWS(acc, MR, NR, SROWS, KG, wm, MR, 1, P, NR)             \
         for (int i = 0; i < (SROWS); i++)                                           \
-            for (int j = 0; j < (COLS); j++) {                                      \
+            for (int j = (int)sk; j < (COLS); j++) {                                \
                 const o2c_int y = y0 + i * ys + j;                                  \
                 Y[y] = epi ? EPI(acc[i][j], y, m0 + i, p) : acc[i][j];              \
             }                                                                       \
@@ -357,6 +358,7 @@
             const o2c_int od = r % OD; r /= OD;                                     \
             const o2c_int g = r % G, n = r / G;                                     \
             const o2c_int p0 = tw * NR + NR > S2 && S2 >= NR ? S2 - NR : tw * NR;   \
+            const o2c_int sk = tw * NR - p0;   /* pixels the previous panel stores */ \
             const o2c_int nr = S2 - p0 < NR ? S2 - p0 : NR;                         \
             /* the runs: run s covers panel columns [sj[s], sj[s + 1]), pixels      \
              * of output row sh[s] from column sw[s] */                             \
@@ -532,8 +534,8 @@
  * by the lowering, M rounded up to MP = ceil(M / 32) x 32 with zeros:
  *   Wt[c * MP + m] = W[m, c];
  * the tiles compute all 32 channels and store those below M; the last
- * pixel tile moves left to stay full (pixels computed twice, to the same
- * values). O2C_CONV_LAYOUT says whether X and Y are NCHW or channels
+ * pixel tile moves left to stay full (pixels computed twice, stored by
+ * their own tile). O2C_CONV_LAYOUT says whether X and Y are NCHW or channels
  * innermost (N x S x C, compiler/layout.c): a pixel's channels are then
  * contiguous, and the tile stores rows of channels. */
 #define O2C_PW_MR 8
@@ -553,20 +555,20 @@
                 }                                                                   \
             }                                                                       \
         if (YC == 1 && m0 + O2C_PW_NR <= M) /* channels innermost: rows of channels */ \
-            for (int i = 0; i < (ROWS); i++)                                        \
+            for (int i = (int)sk; i < (ROWS); i++)                                  \
                 for (int j = 0; j < O2C_PW_NR; j++) {                               \
                     const o2c_int y = n * M * S + (s0 + i) * YP + m0 + j;           \
                     Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];          \
                 }                                                                   \
         else if (YC == 1)                                                           \
-            for (int i = 0; i < (ROWS); i++)                                        \
+            for (int i = (int)sk; i < (ROWS); i++)                                  \
                 for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++) {                 \
                     const o2c_int y = n * M * S + (s0 + i) * YP + m0 + j;           \
                     Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];          \
                 }                                                                   \
         else                                                                        \
             for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++)                       \
-                for (int i = 0; i < (ROWS); i++) {                                  \
+                for (int i = (int)sk; i < (ROWS); i++) {                            \
                     const o2c_int y = n * M * S + (m0 + j) * YC + s0 + i;           \
                     Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];          \
                 }                                                                   \
@@ -586,6 +588,7 @@
             const o2c_int ts = t % TS, tn = (t / TS) % TN, n = t / (TN * TS);       \
             const o2c_int m0 = tn * O2C_PW_NR;                                      \
             const o2c_int s0 = ts * O2C_PW_MR + O2C_PW_MR > S && S >= O2C_PW_MR ? S - O2C_PW_MR : ts * O2C_PW_MR; \
+            const o2c_int sk = ts * O2C_PW_MR - s0;   /* pixels the previous tile stores */ \
             const T *xn = X + n * C * S;                                            \
             T bias[O2C_PW_NR];                                                      \
             for (int j = 0; j < O2C_PW_NR; j++) bias[j] = Bs && m0 + j < M ? Bs[m0 + j] : (T)0; \
@@ -628,7 +631,7 @@
                 }                                                                   \
             }                                                                       \
         for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++)                           \
-            for (int i = 0; i < (ROWS); i++) {                                      \
+            for (int i = (int)sk; i < (ROWS); i++) {                                \
                 const o2c_int y = (n * M + m0 + j) * S + s0 + i;                    \
                 Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];              \
             }                                                                       \
@@ -644,6 +647,7 @@
             const o2c_int ts = t % TS, tn = (t / TS) % TN, n = t / (TN * TS);       \
             const o2c_int m0 = tn * O2C_PW_NR;                                      \
             const o2c_int s0 = ts * O2C_PW_MR + O2C_PW_MR > S && S >= O2C_PW_MR ? S - O2C_PW_MR : ts * O2C_PW_MR; \
+            const o2c_int sk = ts * O2C_PW_MR - s0;   /* pixels the previous tile stores */ \
             const T *xn = X + n * C * IH * IW;                                      \
             T bias[O2C_PW_NR];                                                      \
             for (int j = 0; j < O2C_PW_NR; j++) bias[j] = Bs && m0 + j < M ? Bs[m0 + j] : (T)0; \

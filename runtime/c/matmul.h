@@ -136,8 +136,8 @@
  * with n0 the tile's first column as below, so a tile streams its block
  * instead of reading K rows N apart (ppocrv4's 120 x 6625 weights: one
  * 4 KB page a k). The last row and column tiles move up and left to stay
- * full where M and N allow (rows and columns computed twice, to the same
- * values: Y never aliases an input of the product). */
+ * full where M and N allow (rows and columns computed twice, stored once:
+ * by the tile they belong to). */
 #define O2C_MM_MR 8
 #define O2C_MM_NR 32
 /* One tile: ROWS x COLS outputs from (m0, n0). With constant ROWS and COLS
@@ -156,8 +156,8 @@
                     for (int j = 0; j < (COLS); j++) acc[i][j] = O2C_FMA_f32(acc[i][j], av, brow[j]);\
                 }                                                                   \
             }                                                                       \
-        for (int i = 0; i < (ROWS); i++)                                            \
-            for (int j = 0; j < (COLS); j++) {                                      \
+        for (int i = (int)sm; i < (ROWS); i++)                                      \
+            for (int j = (int)sn; j < (COLS); j++) {                                \
                 const o2c_int y = y0 + i * N + j;                                   \
                 T v = acc[i][j] * alpha;                                            \
                 if (p->k[O2C_MATMUL_HASC]) v += beta * Cm[(m0 + i) * p->k[O2C_MATMUL_SCM] + (n0 + j) * p->k[O2C_MATMUL_SCN]]; \
@@ -186,13 +186,16 @@
             const o2c_int nb = TN - blk * ncb < ncb ? TN - blk * ncb : ncb;       \
             const o2c_int tm = w / nb, tn = blk * ncb + w % nb;                   \
             /* the last column tile moves left to stay full (its first columns \
-             * are computed twice, to the same values) */                         \
+             * are computed twice, stored once) */                                \
             const o2c_int n0 = tn * O2C_MM_NR + O2C_MM_NR > N && N >= O2C_MM_NR ? N - O2C_MM_NR : tn * O2C_MM_NR; \
             /* so does the last row tile move up (a partial tile's rows are  \
              * a runtime count: its accumulators leave the registers, 10x   \
              * slower than the full tiles: 25 x 1024 x 8210 took 23 ms, 24 \
              * rows 2.3) */                                                  \
             const o2c_int m0 = tm * O2C_MM_MR + O2C_MM_MR > M && M >= O2C_MM_MR ? M - O2C_MM_MR : tm * O2C_MM_MR; \
+            /* the rows and columns a moved tile shares with its neighbour are \
+             * the neighbour's to store (no two tiles write one element) */   \
+            const o2c_int sm = tm * O2C_MM_MR - m0, sn = tn * O2C_MM_NR - n0;     \
             const o2c_int mr = M - m0 < O2C_MM_MR ? M - m0 : O2C_MM_MR;             \
             const o2c_int nr = N - n0 < O2C_MM_NR ? N - n0 : O2C_MM_NR;             \
             const T *a = A + m0 * sam, *bb = packed ? B + tn * K * O2C_MM_NR : B + n0; \
