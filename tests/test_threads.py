@@ -133,7 +133,7 @@ class Runner:
             raise RuntimeError("%s: gcc failed: %s" % (tag, out))
         env = dict(os.environ)
         env.pop("OMP_NUM_THREADS", None)
-        if tag == "tsan":   # tests/tsan.supp: the kernels that store a tile edge twice, to the same values
+        if tag == "tsan":   # tests/tsan.supp: the two depthwise kernels that store a block edge twice, to the same values
             env["TSAN_OPTIONS"] = "suppressions=%s halt_on_error=1" % os.path.join(ROOT, "tests", "tsan.supp")
         rc, out, got = rm.run_harness(exe, d, list(c.feeds.values()), c.out_bytes, "_" + tag, env=env)
         if rc:
