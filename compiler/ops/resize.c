@@ -438,8 +438,9 @@ void lower_resize(Node *n, Lowering *L)
         return;
     }
     /* float32 whose outer axes (before the last two) take one tap of weight
-     * 1: row by row (o2c_resize_rows_f32, the same sums) */
-    int rows = !wdbl && r >= 2;
+     * 1, and at most O2C_RESIZE_MAXROW along the row axis: row by row
+     * (o2c_resize_rows_f32, the same sums) */
+    int rows = !wdbl && r >= 2 && T[r - 2] <= O2C_RESIZE_MAXROW;
     for (int d = 0; rows && d < r - 2; d++) {
         if (T[d] != 1) rows = 0;
         for (int64_t o = 0; rows && o < P.out[d]; o++)

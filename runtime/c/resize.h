@@ -20,7 +20,8 @@
  * Index space: output elements.
  * o2c_resize_rows_f32 (linear, cubic; float32): o2c_resize_interp_f32 (same
  *   operands and parameters) row by row, for resizes whose axes before the
- *   last two have one tap of weight 1 (the lowering checks): the row's
+ *   last two have one tap of weight 1 and the second-to-last at most
+ *   O2C_RESIZE_MAXROW (the lowering checks): the row's
  *   outer offset and its taps along the second-to-last axis once a row,
  *   then along the row each column's taps from the last axis' table, no
  *   index arithmetic per element. The same sums as the per-element kernel,
@@ -107,7 +108,6 @@ O2C_KERNEL(o2c_resize_nearest)
 O2C_RESIZE_INTERP(o2c_resize_interp_f32, float)
 
 /*@ o2c_resize_rows_f32 params O2C_RESIZE split */
-#define O2C_RESIZE_MAXROW 16    /* taps along the row axis kept in locals */
 /* one output row of o2c_resize_rows_f32: NH x NW taps (the row's taps in
  * locals: Y's stores cannot alias them) */
 #define O2C_RESIZE_ROW(NH, NW)                                              \
@@ -165,20 +165,7 @@ O2C_KERNEL(o2c_resize_rows_f32)
         /* linear (2 x 2 taps) and cubic (4 x 4) with constant counts */
         if (TH == 2 && TW == 2) O2C_RESIZE_ROW(2, 2)
         else if (TH == 4 && TW == 4) O2C_RESIZE_ROW(4, 4)
-        else if (TH <= O2C_RESIZE_MAXROW) O2C_RESIZE_ROW(TH, TW)
-        else
-            for (o2c_int j = 0; j < OW; j++) {
-                const int64_t *oj = ow + j * TW;
-                const float *wj = ww + j * TW;
-                float acc = 0;
-                if (oj[0] < 0) {
-                    yr[j] = extrap;
-                    continue;
-                }
-                for (o2c_int th = 0; th < TH; th++)
-                    for (o2c_int tw = 0; tw < TW; tw++) acc += wj[tw] * wh[th] * xr[oh[th] + oj[tw]];
-                yr[j] = acc;
-            }
+        else O2C_RESIZE_ROW(TH, TW)   /* TH <= O2C_RESIZE_MAXROW: the lowering checks */
     }
 }
 

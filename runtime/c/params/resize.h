@@ -22,4 +22,7 @@ enum {
     O2C_RESIZE_NK = O2C_RESIZE_B + O2C_MAX_RANK
 };
 enum { O2C_RESIZE_F_EXTRAP, O2C_RESIZE_NF };   /* extrapolation value */
+/* o2c_resize_rows_f32: the most taps along the second-to-last axis (kept
+ * in locals a row) */
+#define O2C_RESIZE_MAXROW 16
 O2C_PARAMS_FIT(resize, O2C_RESIZE_NK, O2C_RESIZE_NF)
