@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "pattern.h"
 
 #define MAX_CHAIN 6
 
@@ -117,19 +118,11 @@ static int activation(Node *r, Tensor *x, int chan_axis, Epi *e)
     return 1;
 }
 
-/* x read by exactly Sigmoid(x) and Mul(x, that): SiLU. */
+/* x read by exactly Sigmoid(x) and Mul(x, that): SiLU (pat_silu). */
 static int silu(Graph *g, Tensor *x, Epi *e)
 {
-    Node **rd;
-    if (graph_is_output(g, x) || tensor_nuses(g, x) != 2 || graph_readers(g, x, &rd) != 2) return 0;
-    Node *s = NULL, *m = NULL;
-    for (int i = 0; i < 2; i++) {
-        if (!strcmp(rd[i]->op_type, "Sigmoid") && !rd[i]->domain[0]) s = rd[i];
-        else if (!strcmp(rd[i]->op_type, "Mul") && !rd[i]->domain[0]) m = rd[i];
-    }
-    if (!s || !m || s->in[0] != x || only_reader(g, s->out[0]) != m) return 0;
-    if (!((m->in[0] == x && m->in[1] == s->out[0]) || (m->in[1] == x && m->in[0] == s->out[0]))) return 0;
-    if (!same_shape(m->out[0], x)) return 0;
+    Node *s, *m;
+    if (!pat_silu(g, x, &s, &m)) return 0;
     e->act = "SiLU";
     e->chain[e->nchain++] = s;
     e->chain[e->nchain++] = m;

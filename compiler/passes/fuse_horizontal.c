@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../ir.h"
+#include "pattern.h"
 
 #define MAX_SIB 32
 #define CONV_GROWTH 4      /* fused conv weights at most this times the originals */
@@ -95,20 +96,11 @@ static Node *single_act(Graph *g, Tensor *t)
     return NULL;
 }
 
-/* SiLU written out on t: Sigmoid(t) read only by a Mul of t and it, t read
- * by those two nodes alone. The Sigmoid; *mul the Mul. */
+/* SiLU written out on t (pat_silu): the Sigmoid; *mul the Mul */
 static Node *silu_act(Graph *g, Tensor *t, Node **mul)
 {
-    Node **rd;
-    if (graph_readers(g, t, &rd) != 2 || graph_is_output(g, t)) return NULL;
-    Node *s = is_op(rd[0], "Sigmoid") ? rd[0] : is_op(rd[1], "Sigmoid") ? rd[1] : NULL;
-    Node *m = s == rd[0] ? rd[1] : rd[0];
-    if (!s || !is_op(m, "Mul") || s->nin != 1 || s->nout != 1 || m->nin != 2 || m->nout != 1) return NULL;
-    Tensor *z = s->out[0];
-    if (!tensor_single_use(g, z) || !((m->in[0] == t && m->in[1] == z) || (m->in[0] == z && m->in[1] == t)))
-        return NULL;
-    *mul = m;
-    return s;
+    Node *s;
+    return pat_silu(g, t, &s, mul) ? s : NULL;
 }
 
 static int same_act(const Node *a, const Node *b)

@@ -127,6 +127,26 @@ static inline Node *pat_single_reader(Graph *g, Tensor *t)
     return graph_readers(g, t, &rd) == 1 ? rd[0] : NULL;
 }
 
+/* SiLU written out on x: x read by exactly Sigmoid(x) and Mul(x, that) (in
+ * either operand order), the Sigmoid's output read by that Mul alone, x no
+ * graph output. Returns 1 with *sig and *mul set, else 0. */
+static inline int pat_silu(Graph *g, Tensor *x, Node **sig, Node **mul)
+{
+    Node **rd;
+    if (graph_is_output(g, x) || tensor_nuses(g, x) != 2 || graph_readers(g, x, &rd) != 2) return 0;
+    Node *s = NULL, *m = NULL;
+    for (int i = 0; i < 2; i++) {   /* promoted nodes too (float16 computed in float32) */
+        if (!rd[i]->domain[0] && !strcmp(rd[i]->op_type, "Sigmoid")) s = rd[i];
+        else if (!rd[i]->domain[0] && !strcmp(rd[i]->op_type, "Mul")) m = rd[i];
+    }
+    if (!s || !m || s->nin != 1 || s->in[0] != x || m->nin != 2 || pat_single_reader(g, s->out[0]) != m) return 0;
+    if (!((m->in[0] == x && m->in[1] == s->out[0]) || (m->in[1] == x && m->in[0] == s->out[0]))) return 0;
+    if (!pat_same_shape(m->out[0], x) || m->out[0]->dtype != x->dtype) return 0;
+    *sig = s;
+    *mul = m;
+    return 1;
+}
+
 /* The axes a Reduce node reduces, normalized to [0, rank) and sorted, from
  * the attribute (before opset 13/18) or the constant second input; all
  * axes when none are given. Returns the count, or -1 when unknown (axes
