@@ -60,7 +60,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
             size_t b = tensor_bytes(c->consts[i]);
             int id = c->consts[i]->const_id;
             fprintf(f, "    {\n        void *d = 0;\n        O2C_CHECK(cudaMalloc(&d, %zu));\n        d_const[%d] = d;\n"
-                       "        O2C_CHECK(cudaMemcpy(d, c%d, %zu, cudaMemcpyHostToDevice));\n    }\n",
+                       "        O2C_CHECK(cudaMemcpy(d, (const void *)&c%d, %zu, cudaMemcpyHostToDevice));\n    }\n",
                     b ? b : 1, id, id, b);
         }
     } else if (!strcmp(key, "SCHEDULE")) {

@@ -259,7 +259,9 @@ def shape_flags(gin, ins):
 
 ONCE_ABOVE_S = 2.0      # CPU seconds of a first run above which the harness skips the second
 ELIDE_ABOVE = 1 << 20   # bytes of source above which the compile-only checks skip the weights
-CONST_INIT = re.compile(r"(static const [\w ]+ c\d+\[\d+\] = \{)([^}]{4096,})(\};)")
+# a big constant: "static const T cN[n] ATTRS = {...};", or for float and
+# double "static const union { uintN_t bits[n]; T v[n]; } cN ATTRS = {{...}};"
+CONST_INIT = re.compile(r"(static const (?:union \{[^}]*\} c\d+|[\w ]+ c\d+\[\d+\])(?: O2C_\w+)* = \{\{?)([^}]{4096,})(\}?\};)")
 
 
 def elided_copy(src, dst):

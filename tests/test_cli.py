@@ -108,7 +108,7 @@ def t_caller_arena(c):
     assert size % 64 == 0, size
     src = open(os.path.join(c.tmp, "arena_net.c")).read()
     # every constant array and the static arena are 64-byte aligned
-    assert src.count("static const float c") == src.count("O2C_ALIGN64 = {") > 0, src
+    assert src.count("static const union { uint32_t bits[") == src.count("O2C_ALIGN64 = {{") > 0, src
     assert "} o2c_arena O2C_ALIGN64;" in src
     main = os.path.join(c.tmp, "arena.c")
     open(main, "w").write(r'''

@@ -47,6 +47,27 @@ FAILING = ("compiler-crash", "cc-failed", "run-crash", "wrong")
 # code, no PTX compiled by the driver at start; NVCC_ARCH=sm_90, say, builds
 # for another); warnings are errors, as for the C
 NVCC_ARCH = ["nvcc", "-arch=" + os.environ.get("NVCC_ARCH", "native")]
+# how each .cu is built with the CPU emulation of CUDA (--cuda-emu)
+EMU_CXX = ["g++", "-x", "c++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", "-DO2C_CUDA_EMULATE",
+           "-I" + os.path.join(ROOT, "runtime", "cuda")]
+# The headers every generated .cu includes (the emulation of the CUDA runtime,
+# then the runtime core's C headers), precompiled once per run with EMU_CXX's
+# flags and pre-included into each build (-include): in C++ <math.h> brings
+# <cmath>, whose parse is most of a node test's g++ time. Each header has its
+# include guard, so the .cu's own includes of them are the same text, read once.
+EMU_PRE = "#include \"o2c_cuda_emulate.h\"\n#include <stdint.h>\n#include <string.h>\n#include <math.h>\n" \
+          "#include <stdio.h>\n#include <stdlib.h>\n"
+
+
+def emu_pch(folder):
+    """EMU_PRE precompiled into folder: the g++ flags that pre-include it, or
+    [] when g++ cannot precompile it (each .cu then parses the headers itself)."""
+    pre = os.path.join(folder, "o2c_emu_pre.h")
+    with open(pre, "w") as f:
+        f.write(EMU_PRE)
+    r = subprocess.run([f for f in EMU_CXX if f not in ("-x", "c++")] + ["-x", "c++-header", pre, "-o", pre + ".gch"],
+                       capture_output=True, text=True)
+    return ["-Winvalid-pch", "-include", pre] if r.returncode == 0 else []
 NVCC_GPU = NVCC_ARCH + ["-O2", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]
 
 HARNESS = r'''
@@ -407,10 +428,13 @@ def run_one(test, args):
                 f.write(HARNESS % dict(ni=len(ins0), no=len(refs0), in_sz="".join("%d," % nbytes(a) for a in ins0),
                                        out_sz="".join("%d," % len(raw(a)) for a in refs0)))
         exe = os.path.join(work, "prog")
-        r = subprocess.run(["gcc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1"] + args.cc_flags.split() +
-                           ["-o", exe, os.path.join(work, "main.c"), src, "-lm"], capture_output=True, text=True)
-        if r.returncode != 0:
-            return name, "cc-failed", "gcc: " + (r.stderr.strip().splitlines() or [""])[0][:200]
+        main_o = os.path.join(work, "main.o")   # the harness, built once for the C and the CUDA legs
+        for step in (["gcc", "-std=c99", "-O1", "-c", os.path.join(work, "main.c"), "-o", main_o],
+                     ["gcc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1"] + args.cc_flags.split() +
+                     ["-o", exe, main_o, src, "-lm"]):
+            r = subprocess.run(step, capture_output=True, text=True)
+            if r.returncode != 0:
+                return name, "cc-failed", "gcc: " + (r.stderr.strip().splitlines() or [""])[0][:200]
         r = subprocess.run(["clang", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", src],
                            capture_output=True, text=True) if args.clang else None
         if r is not None and r.returncode != 0:
@@ -432,19 +456,15 @@ def run_one(test, args):
         if args.cuda_gpu and not cuda_note:
             gexe = os.path.join(work, "prog_gpu")
             for step in (NVCC_GPU + ["-I" + work, "-c", cu, "-o", cu + ".o"],
-                         ["gcc", "-std=c99", "-O1", "-c", os.path.join(work, "main.c"), "-o", os.path.join(work, "main.o")],
-                         NVCC_ARCH + ["-o", gexe, os.path.join(work, "main.o"), cu + ".o"]):
+                         NVCC_ARCH + ["-o", gexe, main_o, cu + ".o"]):
                 r = subprocess.run(step, capture_output=True, text=True)
                 if r.returncode != 0:
                     return name, "cc-failed", "cuda (gpu): " + (r.stderr.strip().splitlines() or [""])[0][:200]
             progs.append(("cuda (gpu): ", gexe))
         if args.cuda_emu and not cuda_note:
             cexe = os.path.join(work, "prog_cu")
-            for step in (["g++", "-x", "c++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1",
-                          "-DO2C_CUDA_EMULATE", "-I" + os.path.join(ROOT, "runtime", "cuda"), "-I" + work, "-c", cu,
-                          "-o", cu + ".o"],
-                         ["gcc", "-std=c99", "-O1", "-c", os.path.join(work, "main.c"), "-o", os.path.join(work, "main.o")],
-                         ["g++", "-o", cexe, os.path.join(work, "main.o"), cu + ".o", "-lm"]):
+            for step in (EMU_CXX + args.emu_pch + ["-I" + work, "-c", cu, "-o", cu + ".o"],
+                         ["g++", "-o", cexe, main_o, cu + ".o", "-lm"]):
                 r = subprocess.run(step, capture_output=True, text=True)
                 if r.returncode != 0:
                     return name, "cc-failed", "cuda (emulated): " + (r.stderr.strip().splitlines() or [""])[0][:200]
@@ -580,8 +600,13 @@ def main():
                 sample.append(t)
         print("# --one-per-op: %d of %d tests (one for each set of ops)" % (len(sample), len(tests)), flush=True)
         tests = sample
-    with ThreadPoolExecutor(args.jobs) as ex:
-        results = list(ex.map(lambda t: run_one(t, args), tests))
+    pch_dir = tempfile.mkdtemp(prefix="o2c_nt_pch_")
+    try:
+        args.emu_pch = emu_pch(pch_dir) if args.cuda_emu else []
+        with ThreadPoolExecutor(args.jobs) as ex:
+            results = list(ex.map(lambda t: run_one(t, args), tests))
+    finally:
+        shutil.rmtree(pch_dir, ignore_errors=True)
     expected = set()
     if os.path.exists(args.expected) and not args.update:
         expected = {l.strip() for l in open(args.expected) if l.strip() and not l.startswith("#")}
