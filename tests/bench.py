@@ -383,13 +383,25 @@ def git_commit():
 
 
 def cpu_name():
+    """The CPU's name and its widest vector ISA: 'AMD EPYC (family 25, AVX2, no AVX-512)'."""
+    name, fam, flags = None, None, set()
     try:
         for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+            key, _, val = line.partition(":")
+            key = key.strip()
+            if key == "model name" and name is None:
+                name = val.strip()
+            elif key == "cpu family" and fam is None:
+                fam = val.strip()
+            elif key == "flags" and not flags:
+                flags = set(val.split())
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    if name is None:
+        return platform.processor() or platform.machine()
+    isa = ("AVX-512" + (", VNNI" if "avx512_vnni" in flags else "")) if "avx512f" in flags else \
+        "AVX2, no AVX-512" if "avx2" in flags else ""
+    return "%s (%s)" % (name, ", ".join(x for x in ("family " + fam if fam else "", isa) if x))
 
 
 def docs_section(results, peak, command, real):
