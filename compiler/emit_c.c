@@ -17,7 +17,7 @@ static const char *c_ptr(const Tensor *t, int out, void *ctx)
     const Tensor *b = t;
     while (b->storage == ST_ALIAS && b->alias_of) b = b->alias_of;
     int in_bin = c->o->weights_bin && b->storage == ST_CONST && weights_bin_holds(b);
-    const char *s = storage_ptr(t, in_bin ? xfmt("%s_w%%d", c->o->name) : b->storage == ST_CONST && const_is_bits(b) ? "c%d.v" : "c%d", "(arena + %lld)");
+    const char *s = storage_ptr(t, in_bin ? xfmt("%s_w%%d", c->o->name) : const_ref_fmt(b), "(arena + %lld)");
     if (c->part_call && t->temp)   /* --threads: a split call's scratch, one copy a part (threads.c) */
         for (int j = 0; j < O2C_MAX_Y; j++)
             if (c->part_call->y[j] == t)

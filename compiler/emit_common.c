@@ -12,6 +12,18 @@
 static void put_elem(FILE *f, int dt, const void *p, int64_t i)
 {
     switch (dt) {
+    case DT_FLOAT: {   /* its bit pattern (emit_const_array's union) */
+        uint32_t b;
+        memcpy(&b, (const float *)p + i, sizeof b);
+        fprintf(f, "0x%08lx", (unsigned long)b);
+        break;
+    }
+    case DT_DOUBLE: {
+        uint64_t b;
+        memcpy(&b, (const double *)p + i, sizeof b);
+        fprintf(f, "0x%016llx", (unsigned long long)b);
+        break;
+    }
     case DT_INT64: {
         int64_t v = ((const int64_t *)p)[i];
         if (v == INT64_MIN) fputs("(-9223372036854775807LL - 1)", f);
@@ -56,6 +68,12 @@ static int emit_collect_constants(Lowering *L, Tensor ***out)
     return n;
 }
 
+/* float and double constants: a union of bit patterns (const_ref_fmt) */
+static int as_bits(int dt)
+{
+    return dt == DT_FLOAT || dt == DT_DOUBLE;
+}
+
 void emit_const_array(FILE *f, Tensor *t, const char *qual, int section, int natural)
 {
     int64_t ne = tensor_numel(t);
@@ -72,35 +90,20 @@ void emit_const_array(FILE *f, Tensor *t, const char *qual, int section, int nat
     }
     const char *attrs = xfmt("%s%s", natural ? "" : " O2C_ALIGN64", section ? " O2C_WEIGHTS_SECTION" : "");
     long long n = (long long)(ne ? ne : 1);
-    if (const_is_bits(t)) {   /* the bit patterns, read through the float view .v */
-        int wide = t->dtype == DT_DOUBLE;
+    int bits = as_bits(t->dtype);
+    if (bits)   /* the bit patterns (put_elem), read through the view .v */
         fprintf(f, "/* %s: %s[%s], as bit patterns */\n%s union { %s bits[%lld]; %s v[%lld]; } c%d%s = {{",
-                c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual, wide ? "uint64_t" : "uint32_t", n,
-                dtype_ctype(t->dtype), n, t->const_id, attrs);
-        if (!ne) fputs("0", f);
-        for (int64_t i = 0; i < ne; i++) {
-            fputs(i % 8 ? ", " : (i ? ",\n    " : "\n    "), f);
-            if (wide) {
-                uint64_t b;
-                memcpy(&b, (const double *)t->data + i, sizeof b);
-                fprintf(f, "0x%016llx", (unsigned long long)b);
-            } else {
-                uint32_t b;
-                memcpy(&b, (const float *)t->data + i, sizeof b);
-                fprintf(f, "0x%08lx", (unsigned long)b);
-            }
-        }
-        fputs("\n}};\n", f);
-        return;
-    }
-    fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld]%s = {", c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual,
-            dtype_ctype(t->dtype), t->const_id, n, attrs);
+                c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual,
+                t->dtype == DT_DOUBLE ? "uint64_t" : "uint32_t", n, dtype_ctype(t->dtype), n, t->const_id, attrs);
+    else
+        fprintf(f, "/* %s: %s[%s] */\n%s %s c%d[%lld]%s = {", c_comment(t->name), dtype_name(t->dtype),
+                tensor_shape_str(t), qual, dtype_ctype(t->dtype), t->const_id, n, attrs);
     if (!ne) fputs("0", f);
     for (int64_t i = 0; i < ne; i++) {
         fputs(i % 8 ? ", " : (i ? ",\n    " : "\n    "), f);
         put_elem(f, t->dtype, t->data, i);
     }
-    fputs("\n};\n", f);
+    fputs(bits ? "\n}};\n" : "\n};\n", f);
 }
 
 /* Float and double constants are written as their bit patterns (hex
@@ -109,10 +112,11 @@ void emit_const_array(FILE *f, Tensor *t, const char *qual, int section, int nat
  * than decimal literals, which are most of a large model's source (a 32 MB
  * model is 8 M weights). Reading the .v member of a union whose .bits
  * member was initialized reinterprets the bytes (C99 TC3 6.5.2.3 footnote 82,
- * C11 footnote 95); the CUDA host code only copies the bytes (&cN). */
-int const_is_bits(const Tensor *t)
+ * C11 footnote 95); the CUDA host code only copies the bytes (&cN). This is
+ * the format of the expression naming a constant's elements in the C. */
+const char *const_ref_fmt(const Tensor *t)
 {
-    return t->dtype == DT_FLOAT || t->dtype == DT_DOUBLE;
+    return as_bits(t->dtype) ? "c%d.v" : "c%d";
 }
 
 /* The expression for a tensor's bytes in generated code: constants and the

@@ -964,7 +964,7 @@ void c_put_double(FILE *f, double v);
 /* emit_common.c: shared between the C and CUDA emitters */
 /* a constant's array; section: with O2C_WEIGHTS_SECTION (--weights-section) */
 void emit_const_array(FILE *f, Tensor *t, const char *qual, int section, int natural);   /* natural: no O2C_ALIGN64 (cortex-m) */
-int const_is_bits(const Tensor *t);   /* emitted as a union of bit patterns .bits and the view .v (emit_const_array) */
+const char *const_ref_fmt(const Tensor *t);   /* "c%d", or "c%d.v" for the float/double unions of bit patterns */
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
 /* The schedule: every call of L as a block (its comment, `{`, its
  * parameters p; cxx: C++'s form) in which `run` writes the kernel's run

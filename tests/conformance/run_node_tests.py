@@ -48,7 +48,7 @@ FAILING = ("compiler-crash", "cc-failed", "run-crash", "wrong")
 # for another); warnings are errors, as for the C
 NVCC_ARCH = ["nvcc", "-arch=" + os.environ.get("NVCC_ARCH", "native")]
 # how each .cu is built with the CPU emulation of CUDA (--cuda-emu)
-EMU_CXX = ["g++", "-x", "c++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", "-DO2C_CUDA_EMULATE",
+EMU_CXX = ["g++", "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", "-DO2C_CUDA_EMULATE",
            "-I" + os.path.join(ROOT, "runtime", "cuda")]
 # The headers every generated .cu includes (the emulation of the CUDA runtime,
 # then the runtime core's C headers), precompiled once per run with EMU_CXX's
@@ -65,7 +65,7 @@ def emu_pch(folder):
     pre = os.path.join(folder, "o2c_emu_pre.h")
     with open(pre, "w") as f:
         f.write(EMU_PRE)
-    r = subprocess.run([f for f in EMU_CXX if f not in ("-x", "c++")] + ["-x", "c++-header", pre, "-o", pre + ".gch"],
+    r = subprocess.run(EMU_CXX + ["-x", "c++-header", pre, "-o", pre + ".gch"],
                        capture_output=True, text=True)
     return ["-Winvalid-pch", "-include", pre] if r.returncode == 0 else []
 NVCC_GPU = NVCC_ARCH + ["-O2", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]
@@ -463,7 +463,7 @@ def run_one(test, args):
             progs.append(("cuda (gpu): ", gexe))
         if args.cuda_emu and not cuda_note:
             cexe = os.path.join(work, "prog_cu")
-            for step in (EMU_CXX + args.emu_pch + ["-I" + work, "-c", cu, "-o", cu + ".o"],
+            for step in (EMU_CXX + args.emu_pch + ["-I" + work, "-x", "c++", "-c", cu, "-o", cu + ".o"],
                          ["g++", "-o", cexe, main_o, cu + ".o", "-lm"]):
                 r = subprocess.run(step, capture_output=True, text=True)
                 if r.returncode != 0:
