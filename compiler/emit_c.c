@@ -90,14 +90,59 @@ static int choose_index_bits(const EmitCtx *c, char *why, size_t nwhy)
  * another output's (the kernels read inputs after writing outputs: an
  * alias would be read back changed). A NULL input is the caller's (an
  * empty optional input). String tensors (arrays of pointers) are not
- * compared. */
+ * compared. Up to ARG_CHECK_UNROLLED comparisons are written out one by
+ * one; past it (a model of a thousand outputs would need half a million)
+ * one loop compares every pair through a table of the arguments' bytes. */
+#define ARG_CHECK_UNROLLED 32
+
+static int arg_compared(const Tensor *t) { return t->dtype != DT_STRING && tensor_bytes(t) > 0; }
+
+static void emit_arg_check_loop(FILE *f, const EmitCtx *c)
+{
+    const Graph *g = c->g;
+    int nin = g->ninputs, nall = g->ninputs + g->noutputs, strings = 0;
+    for (int j = 0; j < g->noutputs; j++) strings += g->outputs[j]->dtype == DT_STRING;
+    fprintf(f, "    {   /* no output overlaps an input or another output: each argument's bytes, the inputs' "
+               "then the outputs' (0: not compared) */\n        static const unsigned long long o2c_arg_bytes[%d] = {",
+            nall);
+    for (int i = 0; i < nall; i++) {
+        const Tensor *t = i < nin ? g->inputs[i] : g->outputs[i - nin];
+        fprintf(f, "%s%lluu", i ? (i % 8 ? ", " : ",\n            ") : "",
+                arg_compared(t) ? (unsigned long long)tensor_bytes(t) : 0ull);
+    }
+    fputs("};\n", f);
+    if (strings) {   /* string outputs are arrays of pointers the run fills: not checked */
+        fprintf(f, "        static const unsigned char o2c_out_string[%d] = {", g->noutputs);
+        for (int j = 0; j < g->noutputs; j++) fprintf(f, "%s%d", j ? ", " : "", g->outputs[j]->dtype == DT_STRING);
+        fputs("};\n", f);
+    }
+    fprintf(f, "        int j, i;\n        for (j = 0; j < %d; j++) {\n", g->noutputs);
+    fprintf(f, "            uintptr_t o = (uintptr_t)outputs[j], n = (uintptr_t)o2c_arg_bytes[%d + j];\n", nin);
+    if (strings) fputs("            if (o2c_out_string[j]) continue;\n", f);
+    fprintf(f, "            if (!o) return %s_ERR_ARGUMENT;\n            if (!n) continue;\n", c->o->name);
+    fprintf(f, "            for (i = 0; i < %d + j; i++) {\n"
+               "                uintptr_t t = (uintptr_t)(i < %d ? inputs[i] : outputs[i - %d]);\n"
+               "                if (t && o2c_arg_bytes[i] && t < o + n && o < t + (uintptr_t)o2c_arg_bytes[i])\n"
+               "                    return %s_ERR_ARGUMENT;\n            }\n        }\n    }\n",
+            nin, nin, nin, c->o->name);
+}
+
 static void emit_arg_check(FILE *f, const EmitCtx *c)
 {
     const Graph *g = c->g;
     fprintf(f, "    if (!inputs || !outputs) return %s_ERR_ARGUMENT;\n", c->o->name);
-    int nout = 0;
-    for (int j = 0; j < g->noutputs; j++) nout += g->outputs[j]->dtype != DT_STRING;
+    int nout = 0, pairs = 0;
+    for (int j = 0; j < g->noutputs; j++) {
+        if (g->outputs[j]->dtype == DT_STRING) continue;
+        nout++;
+        for (int i = 0; i < g->ninputs + j && arg_compared(g->outputs[j]); i++)
+            pairs += arg_compared(i < g->ninputs ? g->inputs[i] : g->outputs[i - g->ninputs]);
+    }
     if (!nout) return;
+    if (pairs > ARG_CHECK_UNROLLED) {
+        emit_arg_check_loop(f, c);
+        return;
+    }
     fputs("    {   /* no output overlaps an input or another output */\n", f);
     for (int j = 0; j < g->noutputs; j++) {
         const Tensor *o = g->outputs[j];
@@ -105,7 +150,7 @@ static void emit_arg_check(FILE *f, const EmitCtx *c)
         fprintf(f, "        if (!outputs[%d]) return %s_ERR_ARGUMENT;\n", j, c->o->name);
         for (int i = 0; i < g->ninputs + j; i++) {
             const Tensor *t = i < g->ninputs ? g->inputs[i] : g->outputs[i - g->ninputs];
-            if (t->dtype == DT_STRING || !tensor_bytes(t) || !tensor_bytes(o)) continue;
+            if (!arg_compared(t) || !arg_compared(o)) continue;
             const char *tp = i < g->ninputs ? xfmt("inputs[%d]", i) : xfmt("outputs[%d]", i - g->ninputs);
             fprintf(f, "        if (%s && (uintptr_t)%s < (uintptr_t)outputs[%d] + %lluu && (uintptr_t)outputs[%d] < "
                        "(uintptr_t)%s + %lluu)\n            return %s_ERR_ARGUMENT;\n",

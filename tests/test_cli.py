@@ -627,7 +627,75 @@ int main(void)
     assert r.returncode == 0 and r.stdout.strip() == "ok 5", (r.returncode, r.stdout, r.stderr[-400:])
 
 
-TESTS += [t_provenance, t_no_overwrite, t_run_arguments]
+
+
+def t_run_arguments_many(c):
+    """The argument check of a model with many outputs is one loop over a table of the arguments' bytes
+    (written out pair by pair it was quadratic: a Split into 1001 outputs made 100 MB of C): the run
+    computes, and a NULL output, an output overlapping the input or another output return
+    NAME_ERR_ARGUMENT, outputs side by side do not"""
+    n = 40
+    m = os.path.join(c.tmp, "many.onnx")
+    outs = ["y%d" % i for i in range(n)]
+    g = h.make_graph([h.make_node("Split", ["x"], outs, axis=0), ], "many",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [n, 2])],
+                     [h.make_tensor_value_info(o, TP.FLOAT, [1, 2]) for o in outs])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, m)
+    src = os.path.join(c.tmp, "many_net.c")
+    r = c.onnx2c(m, "-o", src)
+    assert r.returncode == 0, r.stderr
+    text = open(src).read()
+    assert "o2c_arg_bytes[%d]" % (n + 1) in text and text.count("many_net_ERR_ARGUMENT;") < 8, text[:2000]
+    main = os.path.join(c.tmp, "many.c")
+    open(main, "w").write(r"""
+#include <stdio.h>
+#include "many_net.h"
+#define N %d
+static float x[N][2], y[N][2], both[4 * N];
+int main(void)
+{
+    const void *in[1] = {x};
+    void *out[N];
+    int i, e = many_net_ERR_ARGUMENT;
+    for (i = 0; i < N; i++) x[i][0] = (float)i, x[i][1] = -(float)i, out[i] = y[i];
+    if (many_net_run(in, out) != 0) return 1;
+    for (i = 0; i < N; i++) if (y[i][0] != (float)i || y[i][1] != -(float)i) return 2;
+    out[N - 1] = 0;
+    if (many_net_run(in, out) != e) return 3;
+    out[N - 1] = y[3] + 1;   /* overlaps output 3 */
+    if (many_net_run(in, out) != e) return 4;
+    out[N - 1] = x[7];   /* overlaps the input */
+    if (many_net_run(in, out) != e) return 5;
+    in[0] = both;   /* outputs side by side past the input's bytes: fine */
+    for (i = 0; i < N; i++) out[i] = both + 2 * N + 2 * i;
+    if (many_net_run(in, out) != 0) return 6;
+    out[0] = both + 2 * N - 1;   /* its first float the input's last */
+    if (many_net_run(in, out) != e) return 7;
+    printf("ok\n");
+    return 0;
+}
+""" % n)
+    exe = os.path.join(c.tmp, "many")
+    r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main, src, "-lm"])
+    assert r.returncode == 0, r.stderr
+    r = run([exe])
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stdout, r.stderr[-400:])
+    big = os.path.join(c.tmp, "split1001.onnx")   # the fuzz finding's size: linear now
+    outs = ["y%d" % i for i in range(1001)]
+    g = h.make_graph([h.make_node("Neg", ["x"], [o]) for o in outs], "big", [h.make_tensor_value_info("x", TP.FLOAT, [1])],
+                     [h.make_tensor_value_info(o, TP.FLOAT, [1]) for o in outs])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, big)
+    r = c.onnx2c(big, "-o", os.path.join(c.tmp, "big.c"))
+    assert r.returncode == 0, r.stderr
+    size = os.path.getsize(os.path.join(c.tmp, "big.c"))
+    assert size < 2000000, size
+
+
+TESTS += [t_provenance, t_no_overwrite, t_run_arguments, t_run_arguments_many]
 
 
 def t_max_arena(c):
