@@ -294,7 +294,8 @@ static void source_key(FILE *f, const char *key, void *ctx)
                         mac[k], sec[k], mac[k]);
         if (c->nconsts) fputs("\n/* ---- weights and other constants ---- */\n", f);
         if (c->o->weights_bin) emit_weights_bin(f, c);   /* --weights-bin: weights_bin.c */
-        else
+        else emit_const_words_guard(f, c->consts, c->nconsts);
+        if (!c->o->weights_bin)
             for (int i = 0; i < c->nconsts; i++)
                 emit_const_array(f, c->consts[i], "static const", c->o->weights_section != NULL,
                                  c->o->target == TARGET_CORTEX_M);

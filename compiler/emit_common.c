@@ -45,8 +45,18 @@ static void put_elem(FILE *f, int dt, const void *p, int64_t i)
     }
 }
 
-/* Every constant a kernel call reads, once, numbered 1.. in order of use. */
-static int emit_collect_constants(Lowering *L, Tensor ***out)
+/* Constants of at least CONST_WORDS_MIN_BYTES are written as 64-bit words
+ * of their bytes (emit_const_array): a large model's source is mostly its
+ * weights, and a C compiler's time goes by the initializer's elements (gcc
+ * -O2 -c of 4 M floats: 16 s as 32-bit patterns, 8 s as 2 M words; an
+ * int8 weight is one element a byte, eight to a word). The smaller ones
+ * (biases, shapes, scales) stay one element each, readable. */
+#define CONST_WORDS_MIN_BYTES 1024
+
+/* Every constant a kernel call reads, once, numbered 1.. in order of use;
+ * words: the larger ones may be written as words (not for --element-constants
+ * or cortex-m: any byte order, any compiler) */
+static int emit_collect_constants(Lowering *L, Tensor ***out, int words)
 {
     int n = 0, cap = 16;
     Tensor **list = xalloc(sizeof(Tensor *) * (size_t)cap);
@@ -63,6 +73,7 @@ static int emit_collect_constants(Lowering *L, Tensor ***out)
             }
             list[n++] = t;
             t->const_id = n;   /* 1-based: 0 means not yet emitted */
+            t->const_words = words && t->dtype != DT_STRING && dtype_size(t->dtype) && tensor_bytes(t) >= CONST_WORDS_MIN_BYTES;
         }
     *out = list;
     return n;
@@ -72,6 +83,53 @@ static int emit_collect_constants(Lowering *L, Tensor ***out)
 static int as_bits(int dt)
 {
     return dt == DT_FLOAT || dt == DT_DOUBLE;
+}
+
+/* A constant as 64-bit words of its bytes, least significant byte first
+ * (the element's own bit pattern, whatever the compiler's host), in a
+ * union with the view the code reads (cN.v) */
+static void emit_const_words(FILE *f, const Tensor *t, const char *qual, const char *attrs)
+{
+    size_t es = dtype_size(t->dtype), bytes = tensor_bytes(t), nw = (bytes + 7) / 8, per = 8 / es;
+    fprintf(f, "/* %s: %s[%s], as 64-bit words of its bytes */\n%s union { uint64_t w[%zu]; %s v[%lld]; } c%d%s = {{",
+            c_comment(t->name), dtype_name(t->dtype), tensor_shape_str(t), qual, nw, dtype_ctype(t->dtype),
+            (long long)tensor_numel(t), t->const_id, attrs);
+    int64_t ne = tensor_numel(t);
+    for (size_t w = 0; w < nw; w++) {
+        uint64_t word = 0;
+        for (size_t j = 0; j < per && (int64_t)(w * per + j) < ne; j++) {
+            const unsigned char *e = (const unsigned char *)t->data + (w * per + j) * es;
+            uint64_t bits = 0;
+            switch (es) {   /* the element's value as bits, in the host's order */
+            case 1: bits = e[0]; break;
+            case 2: { uint16_t b; memcpy(&b, e, 2); bits = b; break; }
+            case 4: { uint32_t b; memcpy(&b, e, 4); bits = b; break; }
+            default: memcpy(&bits, e, 8); break;
+            }
+            word |= bits << (8 * es * j);
+        }
+        fprintf(f, "%s0x%016llxu", w % 4 ? ", " : (w ? ",\n    " : "\n    "), (unsigned long long)word);
+    }
+    fputs("\n}};\n", f);
+}
+
+void emit_const_words_guard(FILE *f, Tensor *const *consts, int n)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++) any |= consts[i]->const_words;
+    if (!any) return;
+    fprintf(f, "\n/* Constants of %d bytes or more are written as 64-bit words of their bytes, least\n"
+               " * significant byte first (a C compiler parses them up to eight times faster than\n"
+               " * one element at a time): the layout of a little-endian target. onnx2c\n"
+               " * --element-constants writes every element on its own, for any byte order. */\n"
+               "#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)\n"
+               "#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__\n"
+               "#error \"the constants are written for a little-endian target: generate this file with onnx2c "
+               "--element-constants\"\n#endif\n"
+               "#elif !defined(_MSC_VER) && !defined(O2C_LITTLE_ENDIAN)\n"
+               "#error \"the compiler does not name its byte order: define O2C_LITTLE_ENDIAN for a little-endian "
+               "target, else generate this file with onnx2c --element-constants\"\n#endif\n",
+            CONST_WORDS_MIN_BYTES);
 }
 
 void emit_const_array(FILE *f, Tensor *t, const char *qual, int section, int natural)
@@ -89,6 +147,10 @@ void emit_const_array(FILE *f, Tensor *t, const char *qual, int section, int nat
         return;
     }
     const char *attrs = xfmt("%s%s", natural ? "" : " O2C_ALIGN64", section ? " O2C_WEIGHTS_SECTION" : "");
+    if (t->const_words) {
+        emit_const_words(f, t, qual, attrs);
+        return;
+    }
     long long n = (long long)(ne ? ne : 1);
     int bits = as_bits(t->dtype);
     if (bits)   /* the bit patterns (put_elem), read through the view .v */
@@ -107,7 +169,8 @@ void emit_const_array(FILE *f, Tensor *t, const char *qual, int section, int nat
 }
 
 /* Float and double constants are written as their bit patterns (hex
- * integers) in a union with the view the code reads (cN.v): exact by
+ * integers), and constants of CONST_WORDS_MIN_BYTES or more of any type as
+ * 64-bit words of their bytes, in a union with the view the code reads (cN.v): exact by
  * construction, and parsed by gcc, clang and nvcc two to three times faster
  * than decimal literals, which are most of a large model's source (a 32 MB
  * model is 8 M weights). Reading the .v member of a union whose .bits
@@ -116,7 +179,7 @@ void emit_const_array(FILE *f, Tensor *t, const char *qual, int section, int nat
  * the format of the expression naming a constant's elements in the C. */
 const char *const_ref_fmt(const Tensor *t)
 {
-    return as_bits(t->dtype) ? "c%d.v" : "c%d";
+    return as_bits(t->dtype) || t->const_words ? "c%d.v" : "c%d";
 }
 
 /* The expression for a tensor's bytes in generated code: constants and the
@@ -607,7 +670,7 @@ static void header_key(FILE *f, const char *key, void *ctx)
 
 void emit_model(EmitCtx *c, const char *source_template, TemplateFill source_key, FILE *src, FILE *hdr)
 {
-    c->nconsts = emit_collect_constants(c->L, &c->consts);
+    c->nconsts = emit_collect_constants(c->L, &c->consts, !c->o->element_constants && c->o->target != TARGET_CORTEX_M);
     emit_template(hdr, "header.h.in", header_key, c);
     emit_template(src, source_template, source_key, c);
 }

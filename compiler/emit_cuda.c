@@ -44,6 +44,7 @@ static void source_key(FILE *f, const char *key, void *ctx)
                   "    return e == cudaSuccess ? cudaStreamSynchronize(s) : e;\n}\n", f);
     } else if (!strcmp(key, "CONSTANTS")) {
         if (c->nconsts) fputs("\n/* ---- weights and other constants (uploaded by the init) ---- */\n", f);
+        emit_const_words_guard(f, c->consts, c->nconsts);
         for (int i = 0; i < c->nconsts; i++) emit_const_array(f, c->consts[i], "static const", 0, 0);
     } else if (!strcmp(key, "NCONST1")) {
         fprintf(f, "%d", c->nconsts + 1);

@@ -151,6 +151,7 @@ typedef struct Tensor {
     struct Tensor *alias_of;
     int64_t offset;          /* arena offset (ST_ARENA) */
     int const_id;            /* index among emitted constants (ST_CONST) */
+    int const_words;         /* emitted as 64-bit words of its bytes (emit_common.c: emit_const_array) */
     int first, last;         /* live range in kernel-call positions */
     int64_t alias_offset;    /* ST_ALIAS: byte offset into alias_of (a slice view) */
     int id;                  /* unique among all tensors of the run (tensor_new_id) */
@@ -777,6 +778,7 @@ typedef struct Options {
     int caller_arena;          /* --caller-arena: only NAME_run_with_arena, no mutable static state (C target) */
     const char *weights_section, *arena_section;   /* --weights-section / --arena-section NAME (C target) */
     const char *weights_bin;   /* --weights-bin FILE.bin: the constants as binary data (weights_bin.c) */
+    int element_constants;     /* --element-constants: every constant element by element (emit_common.c) */
     const char *test_main;     /* --emit-test-main FILE.c: a verification harness (emit_test_main.c) */
     FILE *test_main_file;      /* main.c: FILE.c's temporary, open for writing */
     FILE *weights_bin_file;    /* main.c: FILE.bin's temporary, open for writing */
@@ -964,7 +966,8 @@ void c_put_double(FILE *f, double v);
 /* emit_common.c: shared between the C and CUDA emitters */
 /* a constant's array; section: with O2C_WEIGHTS_SECTION (--weights-section) */
 void emit_const_array(FILE *f, Tensor *t, const char *qual, int section, int natural);   /* natural: no O2C_ALIGN64 (cortex-m) */
-const char *const_ref_fmt(const Tensor *t);   /* "c%d", or "c%d.v" for the float/double unions of bit patterns */
+const char *const_ref_fmt(const Tensor *t);   /* "c%d", or "c%d.v" for the unions of bit patterns or words */
+void emit_const_words_guard(FILE *f, Tensor *const *consts, int n);   /* the byte-order check where constants are words */
 const char *storage_ptr(const Tensor *t, const char *const_fmt, const char *arena_fmt);
 /* The schedule: every call of L as a block (its comment, `{`, its
  * parameters p; cxx: C++'s form) in which `run` writes the kernel's run

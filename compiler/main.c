@@ -67,6 +67,10 @@ static void usage(FILE *f)
           "  --weights-bin FILE.bin  write the constants as binary data into FILE.bin, which the\n"
           "                  .c links by an assembler .incbin (GCC/Clang, ELF; C target): no\n"
           "                  weight text to parse (large models; docs/LARGE_MODELS.md)\n"
+          "  --element-constants  write every constant element by element, for a target of any\n"
+          "                  byte order (by default constants of 1 KiB or more are 64-bit words of\n"
+          "                  their bytes in little-endian order, parsed up to 8x faster; the file\n"
+          "                  refuses to compile for a big-endian target; always so for cortex-m)\n"
           "  --allow-newer-opsets  compile a model importing an opset newer than onnx2c knows\n"
           "                  (by the newest rules it knows, with a warning) instead of refusing it\n"
           "  --int8          calibrate the float model into int8 (weights symmetric per output\n"
@@ -313,6 +317,7 @@ static void parse_args(int argc, char **argv, Options *o)
         if (!strcmp(a, "--debug-tensors")) { o->debug_tensors = 1; continue; }
         if (!strcmp(a, "--allow-newer-opsets")) { o->allow_newer_opsets = 1; continue; }
         if (!strcmp(a, "--caller-arena")) { o->caller_arena = 1; continue; }
+        if (!strcmp(a, "--element-constants")) { o->element_constants = 1; continue; }
         if (!strcmp(a, "--weights-section") || !strcmp(a, "--arena-section")) {
             if (!val || !*val) fail_plain("%s needs a section name (see --help)", a);
             for (const char *q = val; *q; q++)

@@ -96,6 +96,78 @@ int main(void)
     assert np.allclose(got[:, 1], want_b, rtol=1e-4, atol=1e-5), (got[:, 1], want_b)
 
 
+def t_constant_words(c):
+    """Constants of 1 KiB or more are written as 64-bit words of their bytes (float32, float16, int8 with a
+    partial last word, int64) and read back exactly; --element-constants writes them element by element
+    with the same results; the words' file refuses a big-endian target and a compiler that does not name
+    its byte order (unless O2C_LITTLE_ENDIAN)"""
+    rs = np.random.RandomState(5)
+    W = rs.randn(8, 33).astype(np.float32)              # 1056 bytes
+    H = rs.randn(700).astype(np.float16)                # 1400 bytes
+    Q = rs.randint(-128, 128, 1035).astype(np.int8)     # 1035 bytes: the last word holds 3
+    L = rs.randint(-2**62, 2**62, 200).astype(np.int64)  # 1600 bytes
+    nodes = [h.make_node("MatMul", ["x", "W"], ["y1"]), h.make_node("Gather", ["H", "i"], ["y2"]),
+             h.make_node("Gather", ["Q", "j"], ["y3"]), h.make_node("Gather", ["L", "i"], ["y4"])]
+    g = h.make_graph(nodes, "words", [h.make_tensor_value_info("x", TP.FLOAT, [2, 8]),
+                                       h.make_tensor_value_info("i", TP.INT64, [5]),
+                                       h.make_tensor_value_info("j", TP.INT64, [5])],
+                     [h.make_tensor_value_info("y1", TP.FLOAT, [2, 33]), h.make_tensor_value_info("y2", TP.FLOAT16, [5]),
+                      h.make_tensor_value_info("y3", TP.INT8, [5]), h.make_tensor_value_info("y4", TP.INT64, [5])],
+                     [nh.from_array(W, "W"), nh.from_array(H, "H"), nh.from_array(Q, "Q"), nh.from_array(L, "L")])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    model.ir_version = 8
+    m = os.path.join(c.tmp, "words.onnx")
+    onnx.save(model, m)
+    x = rs.randn(2, 8).astype(np.float32)
+    i = np.array([0, 1, 199, 3, 198], np.int64)
+    j = np.array([1034, 1033, 1032, 0, 7], np.int64)   # the partial last word of Q
+    main = os.path.join(c.tmp, "wmain.c")
+    open(main, "w").write(r"""
+#include <stdio.h>
+#include <stdint.h>
+#include "wnet.h"
+int main(void)
+{
+    float x[16], y1[66];
+    int64_t i[5], j[5], y4[5];
+    uint16_t y2[5];
+    int8_t y3[5];
+    const void *in[3] = {x, i, j};
+    void *out[4] = {y1, y2, y3, y4};
+    if (fread(x, sizeof x, 1, stdin) != 1 || fread(i, sizeof i, 1, stdin) != 1 || fread(j, sizeof j, 1, stdin) != 1)
+        return 2;
+    if (wnet_run(in, out)) return 3;
+    fwrite(y1, sizeof y1, 1, stdout), fwrite(y2, sizeof y2, 1, stdout);
+    fwrite(y3, sizeof y3, 1, stdout), fwrite(y4, sizeof y4, 1, stdout);
+    return 0;
+}
+""")
+    for flags in ([], ["--element-constants"]):
+        src = os.path.join(c.tmp, "wnet.c")
+        r = c.onnx2c(m, "-o", src, *flags)
+        assert r.returncode == 0, r.stderr
+        text = open(src).read()
+        assert text.count("as 64-bit words of its bytes */") == (0 if flags else 4), (flags, text.count("64-bit words"))
+        assert ("__ORDER_LITTLE_ENDIAN__" in text) == (not flags)
+        exe = os.path.join(c.tmp, "wrun")
+        r = run(["gcc"] + CFLAGS + ["-I", c.tmp, "-o", exe, main, src, "-lm"])
+        assert r.returncode == 0, r.stderr
+        r = subprocess.run([exe], input=x.tobytes() + i.tobytes() + j.tobytes(), capture_output=True)
+        assert r.returncode == 0, (flags, r.returncode, r.stderr[-300:])
+        out = r.stdout
+        assert len(out) == 264 + 10 + 5 + 40, len(out)
+        assert np.allclose(np.frombuffer(out[:264], np.float32).reshape(2, 33), x @ W, rtol=1e-5, atol=1e-5), flags
+        assert (np.frombuffer(out[264:274], np.uint16) == H[i].view(np.uint16)).all(), flags
+        assert (np.frombuffer(out[274:279], np.int8) == Q[j]).all(), flags
+        assert (np.frombuffer(out[279:319], np.int64) == L[i]).all(), flags
+        if not flags:   # the byte-order guard
+            for extra, ok in ((["-U__BYTE_ORDER__"], False), (["-U__BYTE_ORDER__", "-DO2C_LITTLE_ENDIAN"], True),
+                              (["-U__BYTE_ORDER__", "-D__BYTE_ORDER__=__ORDER_BIG_ENDIAN__"], False)):
+                r = run(["gcc", "-std=c99", "-w", "-fsyntax-only", "-I", c.tmp, *extra, src])
+                assert (r.returncode == 0) == ok, (extra, r.stderr[-300:])
+                assert ok or "--element-constants" in r.stderr, r.stderr[-300:]
+
+
 def t_caller_arena(c):
     m = os.path.join(c.tmp, "a.onnx")
     A = mlp(m, 3)
@@ -489,7 +561,7 @@ int main(void)
         assert r.stdout.startswith("error: ") and len(r.stdout.strip()) > 8, r.stdout
 
 
-TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_caller_arena, t_caller_arena_only, t_info_flags,
+TESTS = [t_cuda_links_from_c, t_firmware_example, t_deterministic, t_two_models_one_program, t_constant_words, t_caller_arena, t_caller_arena_only, t_info_flags,
          t_name_default_and_ident, t_hostile_names, t_io_names_like_the_entrys_own, t_optimization_flags, t_views_of_constants, t_fold_budget,
          t_readme_ops]
 
