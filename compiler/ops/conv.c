@@ -217,7 +217,9 @@ void infer_conv(Node *n) { infer_conv_any(n, 0); }
  * --tune on vww's 3x3 depthwise convs: 24x24 on 32 channels 12.6 us
  * (panel 20.1), 12x12 on 64: 8.4 (8-wide tiles 16.3), 48x48 on 8: 12.5
  * (panel 12.2); at 6x6 and 3x3 the 8-wide tiles stay ahead (5.6, 2.6
- * against 5.8, 4.7). */
+ * against 5.8, 4.7). A "depthwise" conv of one input channel and
+ * PANEL_MIN_MG or more outputs is a panel's (MNIST's 1 -> 8 channels 5x5 at
+ * 28x28: the panel 8.4 us, dwflat 15.5). */
 #define DWFLAT_MIN_ROW 8
 /* Winograd F(2x2, 3x3) (o2c_conv_wino_f32): its input transform keeps 16 x
  * C x 32 floats of scratch (128 KB at 64 channels). --tune on
@@ -239,15 +241,34 @@ void infer_conv(Node *n) { infer_conv_any(n, 0); }
  * rows of at least PANEL_MIN_ROW outputs or PANEL_MIN_MG channels; depthwise rows for the other
  * depthwise convs with rows of at least DW_MIN_ROW; else the tiles, 8-wide
  * for rows of at most CONV_NARROW_ROW outputs. */
-enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW, CONV_PANEL, CONV_PWT, CONV_DWFLAT, CONV_WINO, CONV_GT };
+enum { CONV_TILE32, CONV_TILE8, CONV_DIRECT, CONV_DW, CONV_PANEL, CONV_PWT, CONV_DWFLAT, CONV_WINO, CONV_GT, CONV_PV };
 static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw", "panel8x32", "pwt", "dwflat", "wino",
-                                            "gt"};
-#define CONV_NVARIANTS 9
+                                            "gt", "pv"};
+#define CONV_NVARIANTS 10
 /* 1-D and 2-D convs of one group with taps and at most GT_MAX_PIXELS
  * output pixels: the transposed product over the taps (o2c_conv_gt_f32;
  * silero VAD's encoder on 4, 2, 1 and 1 frames took 28, 15, 12 and 24 us
  * as panels of 32 pixels, its STFT of 5 frames 65 us) */
 #define GT_MAX_PIXELS 8
+
+/* 2-D convs of one group with PV_MIN_M to PV_MAX_M output channels (most
+ * of one vector of 16), at least PV_MIN_TAPS taps and PV_MIN_K products
+ * (input channels x taps) an output, and a padded image of at
+ * most PV_MAX_PAD floats (256 KB: it stays in L2): pixels x a vector of
+ * output channels over the padded image (o2c_conv_pv_f32), no panel to
+ * gather. --tune (AVX-512, us): MNIST's 8 -> 16 channels 5x5 at 14x14 15.9
+ * (the panel 48.5, gt 41.4); ultraface's 3x3 convs: 12 -> 16 at 30x40 48.3
+ * (Winograd 69.0), 16 -> 16 dilated 2, 3, 5: 58.5, 63.2, 65.9 (panels 81 to
+ * 83), 8 -> 12: 34.8 (panel12x32 35.9). Few products: even, ultraface's 3
+ * -> 16 at 120x160 stride 2 283 (the panel 323), ppocrv4_rec's at 24x160
+ * 58.4 (the panel 51.4). With 8 channels half the vector is idle: MNIST's 1 -> 8
+ * 5x5 10.9 (panels 8.4 to 13.5), vww's 3 -> 8 at 48x48 stride 2 59.5 (the
+ * panel 24.0). */
+#define PV_MIN_M 12
+#define PV_MAX_M 16
+#define PV_MIN_TAPS 9
+#define PV_MIN_K 64
+#define PV_MAX_PAD 65536
 
 /* The transposed products (o2c_conv_pwt_f32, o2c_conv_gt_f32): the
  * weights [M, C, taps] stored by tap and input channel, M rounded up to a
@@ -267,6 +288,28 @@ static void lower_transposed(Lowering *L, KCall *c, int64_t N, int64_t taps, int
     c->x[1] = wt;
     c->kernel = kernel_find(kernel);
     c->count = N * ((S + O2C_PW_MR - 1) / O2C_PW_MR) * (MP / O2C_PW_NR);
+}
+
+/* o2c_conv_pv_f32: the weights by tap, O2C_PV_NR output channels a row,
+ * Wv[(c taps + t) MP + m] = W[m, c, t] (MP: M rounded up to O2C_PV_NR);
+ * the scratch its padded image, index space N x MP / O2C_PV_NR */
+static void lower_pv(Lowering *L, KCall *c, int64_t N)
+{
+    int64_t *k = c->k, *out = k + O2C_CONV_OUT, *ks = k + O2C_CONV_K, *st = k + O2C_CONV_S, *dil = k + O2C_CONV_D;
+    int64_t C = k[O2C_CONV_C], M = k[O2C_CONV_M], MP = (M + O2C_PV_NR - 1) / O2C_PV_NR * O2C_PV_NR, taps = ks[1] * ks[2];
+    int64_t wd[2] = {C * taps, MP};
+    Tensor *wv = lower_const(L, "W_CtapsxM", DT_FLOAT, 2, wd);
+    const float *src = c->x[1]->data;
+    float *dst = wv->data;
+    for (int64_t ci = 0; ci < C; ci++)
+        for (int64_t t = 0; t < taps; t++)
+            for (int64_t m = 0; m < MP; m++) dst[(ci * taps + t) * MP + m] = m < M ? src[(m * C + ci) * taps + t] : 0.0f;
+    c->x[1] = wv;
+    int64_t hp = (out[1] - 1) * st[1] + (ks[1] - 1) * dil[1] + 1, wp = (out[2] - 1) * st[2] + (ks[2] - 1) * dil[2] + 1;
+    int64_t nb[1] = {C * hp * wp};
+    c->y[1] = lower_temp(L, DT_FLOAT, 1, nb);
+    c->kernel = kernel_find("o2c_conv_pv_f32");
+    c->count = N * (MP / O2C_PV_NR);
 }
 
 /* o2c_conv_pwt_f32 (pointwise: one tap, every pixel) */
@@ -449,7 +492,8 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     /* 2-D depthwise, stride 1: the flattened padded image */
     int dwflat_ok = k[O2C_CONV_C] == k[O2C_CONV_GROUP] && !pointwise && ks[0] == 1 && in[0] == 1 && out[0] == 1 &&
                     st[1] == st[2];
-    if (dwflat_ok && st[2] == 1 && out[2] >= DWFLAT_MIN_ROW && out[2] < DWFLAT_MAX_ROW) heuristic = CONV_DWFLAT;
+    if (dwflat_ok && st[2] == 1 && out[2] >= DWFLAT_MIN_ROW && out[2] < DWFLAT_MAX_ROW && (mg < PANEL_MIN_MG || !panel_ok))
+        heuristic = CONV_DWFLAT;
     /* 2-D 3x3, stride 1, one group, constant weights: Winograd F(2x2, 3x3) */
     int wino_ok = ks[0] == 1 && in[0] == 1 && ks[1] == 3 && ks[2] == 3 && st[1] == 1 && st[2] == 1 && dil[1] == 1 &&
                   dil[2] == 1 && k[O2C_CONV_GROUP] == 1 && c->x[1]->data && k[O2C_CONV_C] <= WINO_MAX_C;
@@ -457,11 +501,19 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     /* few output pixels, taps, one group, constant weights: the transposed product */
     int gt_ok = !pointwise && k[O2C_CONV_GROUP] == 1 && c->x[1]->data && ks[0] == 1 && in[0] == 1 && out[0] == 1;
     if (gt_ok && out[1] * out[2] <= GT_MAX_PIXELS) heuristic = CONV_GT;
+    /* pixels x a vector of output channels over a padded image (o2c_conv_pv_f32) */
+    int pv_ok = gt_ok;
+    int64_t pv_pad = k[O2C_CONV_C] * ((out[1] - 1) * st[1] + (ks[1] - 1) * dil[1] + 1) *
+                     ((out[2] - 1) * st[2] + (ks[2] - 1) * dil[2] + 1);
+    if (pv_ok && k[O2C_CONV_M] >= PV_MIN_M && k[O2C_CONV_M] <= PV_MAX_M && ks[1] * ks[2] >= PV_MIN_TAPS && kg >= PV_MIN_K && pv_pad <= PV_MAX_PAD &&
+        out[1] * out[2] > GT_MAX_PIXELS)
+        heuristic = CONV_PV;
     const char *names[CONV_NVARIANTS + NPANEL_TILES];
     int which[CONV_NVARIANTS + NPANEL_TILES], tile[CONV_NVARIANTS + NPANEL_TILES], nc = 0;
     for (int i = 0; i < CONV_NVARIANTS; i++)
         if ((i != CONV_DW || dw_ok) && (i != CONV_PANEL || panel_ok) && (i != CONV_PWT || pwt_ok) &&
-            (i != CONV_DWFLAT || dwflat_ok) && (i != CONV_WINO || wino_ok) && (i != CONV_GT || gt_ok)) {
+            (i != CONV_DWFLAT || dwflat_ok) && (i != CONV_WINO || wino_ok) && (i != CONV_GT || gt_ok) &&
+            (i != CONV_PV || pv_ok)) {
             names[nc] = CONV_VARIANTS[i];
             tile[nc] = 0;
             which[nc++] = i;
@@ -491,6 +543,10 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     }
     if (v == CONV_PWT) {
         lower_pwt(L, c, N);
+        return;
+    }
+    if (v == CONV_PV) {
+        lower_pv(L, c, N);
         return;
     }
     if (v == CONV_GT) {

@@ -665,6 +665,95 @@
         }                                                                           \
     }
 
+/* o2c_conv_pv_f32: a 2-D convolution of one group (KD = OD = 1, NCHW) of
+ * few channels and many taps (MNIST's 5x5 convs on 1 and 8 channels), as
+ * pixels x a vector of output channels: for each tap (c, kh, kw) one row of
+ * O2C_PV_NR (16) packed weights, and each of a tile's O2C_PV_PR pixels'
+ * input broadcast against it, the accumulators (PR x 16) in registers. No
+ * gather: each index first copies its image into the scratch y[1] as a
+ * zero-padded image P of C x Hp x Wp floats (Hp = (OH - 1) SH + (KH - 1) DH
+ * + 1, Wp likewise), so a pixel's input for a tap is P at the pixel's
+ * offset plus the tap's, without bounds. Index space N x MP / 16 (MP = M
+ * rounded up to 16); the pixels of the image (OH OW of them, row-major) in
+ * tiles of PR, the last moved back to stay full (its first pixels stored
+ * by the tile before). The weights packed by the lowering:
+ *   Wv[((c KH + kh) KW + kw) MP + m] = W[m, c, kh, kw]  (0 for m >= M).
+ * PR keeps PR x 16 floats in the target's vector registers with room for
+ * the weights: 12 with AVX-512 (32 zmm), 6 with AVX or NEON, else 3. */
+#define O2C_PV_NR 16
+#if defined(__AVX512F__)
+#define O2C_PV_PR 12
+#elif defined(__AVX__) || defined(__ARM_NEON)
+#define O2C_PV_PR 6
+#else
+#define O2C_PV_PR 3
+#endif
+#define O2C_PV_TILE(T, EPI, ROWS)                                                   \
+    {                                                                               \
+        o2c_v16 acc[O2C_PV_PR];                                                     \
+        o2c_int off[O2C_PV_PR];                                                     \
+        const o2c_v16 b0 = Bs ? o2c_v16_load(bias) : o2c_v16_zero();                 \
+        for (int i = 0; i < (ROWS); i++) {                                          \
+            const o2c_int oh = (s0 + i) / OW, ow = (s0 + i) - oh * OW;              \
+            off[i] = oh * SH * Wp + ow * SW;                                        \
+            acc[i] = b0;                                                            \
+        }                                                                           \
+        for (o2c_int c = 0; c < C; c++)                                             \
+            for (o2c_int kh = 0; kh < KH; kh++) {                                   \
+                const T *pr = P + (c * Hp + kh * DH) * Wp;                          \
+                const T *wr = Wt + (c * KH + kh) * KW * MP + m0;                    \
+                for (o2c_int kw = 0; kw < KW; kw++) {                               \
+                    const T *pk = pr + kw * DW;                                     \
+                    const o2c_v16 wv = o2c_v16_load(wr + kw * MP);                  \
+                    for (int i = 0; i < (ROWS); i++) acc[i] = o2c_v16_fma(acc[i], o2c_v16_set1(pk[off[i]]), wv); \
+                }                                                                   \
+            }                                                                       \
+        T out[O2C_PV_PR][O2C_PV_NR];                                                \
+        for (int i = 0; i < (ROWS); i++) o2c_v16_store(out[i], acc[i]);            \
+        for (int j = 0; j < O2C_PV_NR && m0 + j < M; j++)                           \
+            for (int i = (int)sk; i < (ROWS); i++) {                                \
+                const o2c_int y = (n * M + m0 + j) * S + s0 + i;                    \
+                Y[y] = epi ? EPI(out[i][j], y, m0 + j, p) : out[i][j];              \
+            }                                                                       \
+    }
+#define O2C_CONV_PV(NAME, T, EPI)                                                   \
+    O2C_KERNEL(NAME)                                                                \
+    {                                                                               \
+        O2C_CONV_OPERANDS(T);                                                       \
+        T *P = (T *)p->y[1];   /* scratch: the padded image */                     \
+        const o2c_int S = OH * OW, TN = (M + O2C_PV_NR - 1) / O2C_PV_NR, MP = TN * O2C_PV_NR; \
+        const o2c_int Hp = (OH - 1) * SH + (KH - 1) * DH + 1, Wp = (OW - 1) * SW + (KW - 1) * DW + 1; \
+        o2c_int padded = -1;   /* the image P holds */                             \
+        (void)CG; (void)MG; (void)KD; (void)SD; (void)DD; (void)PD; (void)ID; (void)OD; (void)G; \
+        O2C_FOR(t) {                                                                \
+            const o2c_int tn = t % TN, n = t / TN, m0 = tn * O2C_PV_NR;              \
+            if (padded != n) {                                                      \
+                const T *xn = X + n * C * IH * IW;                                  \
+                for (o2c_int c = 0; c < C; c++)                                     \
+                    for (o2c_int r = 0; r < Hp; r++) {                              \
+                        const o2c_int ih = r - PH;                                  \
+                        T *pr = P + (c * Hp + r) * Wp;                              \
+                        for (o2c_int q = 0; q < Wp; q++) {                          \
+                            const o2c_int iw = q - PW;                              \
+                            pr[q] = ih >= 0 && ih < IH && iw >= 0 && iw < IW ? xn[(c * IH + ih) * IW + iw] : (T)0; \
+                        }                                                           \
+                    }                                                               \
+                padded = n;                                                         \
+            }                                                                       \
+            T bias[O2C_PV_NR];                                                      \
+            for (int j = 0; j < O2C_PV_NR; j++) bias[j] = Bs && m0 + j < M ? Bs[m0 + j] : (T)0; \
+            if (S < O2C_PV_PR) {   /* fewer pixels than a tile */                   \
+                const o2c_int s0 = 0, sk = 0;                                       \
+                O2C_PV_TILE(T, EPI, S)                                              \
+            } else                                                                  \
+                for (o2c_int ts = 0; ts * O2C_PV_PR < S; ts++) {                    \
+                    const o2c_int s0 = ts * O2C_PV_PR + O2C_PV_PR > S ? S - O2C_PV_PR : ts * O2C_PV_PR; \
+                    const o2c_int sk = ts * O2C_PV_PR - s0;   /* pixels the tile before stores */ \
+                    O2C_PV_TILE(T, EPI, O2C_PV_PR)                                  \
+                }                                                                   \
+        }                                                                           \
+    }
+
 /* o2c_dwflat_f32: a 2-D depthwise convolution (C == group, any channel
  * multiplier, dilation, and stride s the same along both axes) of
  * o2c_conv_* (same parameters) for small images, where rows are too short
@@ -974,6 +1063,8 @@ O2C_CONV_GT(o2c_conv_gt_f32, float, o2c_epi_f32)
 O2C_DWC(o2c_dwc_f32, float, o2c_epi_f32)
 /*@ o2c_dwflat_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_DWFLAT(o2c_dwflat_f32, float, o2c_epi_f32)
+/*@ o2c_conv_pv_f32 needs o2c_win3 o2c_epi_f32 o2c_v16 o2c_v16_set1 params O2C_CONV O2C_EPI split */
+O2C_CONV_PV(o2c_conv_pv_f32, float, o2c_epi_f32)
 /*@ o2c_conv_tile8_f32 needs o2c_tile_product o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
 O2C_CONV_TILE(o2c_conv_tile8_f32, float, o2c_epi_f32, O2C_CV_NR_NARROW)
 /*@ o2c_convt_ks_f32 needs o2c_win3 o2c_epi_f32 params O2C_CONV O2C_EPI split */
@@ -1025,4 +1116,4 @@ O2C_CONVT(o2c_convt_f32, float, o2c_epi_f32)
 O2C_CONVT(o2c_convt_f64, double, o2c_epi_f64)
 
 /* ---- registry: every kernel of this file (read by the compiler) ---- */
-#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f32h, F) K(o2c_conv_rows_f32, F) K(o2c_conv_rows_f32h, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_panel_f32_4x32, F) K(o2c_conv_panel_f32_8x16, F) K(o2c_conv_panel_f32_4x64, F) K(o2c_conv_panel_f32_12x32, F) K(o2c_conv_panel_f32_16x16, F) K(o2c_conv_panel_f32_4x16, F) K(o2c_conv_panel_f32_6x16, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_gt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_ks_f32, F) K(o2c_convt_f64, F)
+#define O2C_KERNELS_CONV(K, F) K(o2c_conv_f32, F) K(o2c_conv_f32h, F) K(o2c_conv_rows_f32, F) K(o2c_conv_rows_f32h, F) K(o2c_conv_f64, F) K(o2c_conv_tile_f32, F) K(o2c_conv_tile8_f32, F) K(o2c_dwconv_f32, F) K(o2c_conv_panel_f32, F) K(o2c_conv_panel_f32_4x32, F) K(o2c_conv_panel_f32_8x16, F) K(o2c_conv_panel_f32_4x64, F) K(o2c_conv_panel_f32_12x32, F) K(o2c_conv_panel_f32_16x16, F) K(o2c_conv_panel_f32_4x16, F) K(o2c_conv_panel_f32_6x16, F) K(o2c_conv_pwt_f32, F) K(o2c_conv_gt_f32, F) K(o2c_conv_wino_f32, F) K(o2c_dwflat_f32, F) K(o2c_conv_pv_f32, F) K(o2c_dwc_f32, F) K(o2c_convt_f32, F) K(o2c_convt_ks_f32, F) K(o2c_convt_f64, F)

@@ -648,7 +648,8 @@ O2C_EPI(o2c_epi_f64, double)
  * GFLOP/s; these: 93). Chosen at C-compile time by the predefined macros:
  * one AVX-512 register, two AVX2 registers (with FMA), four NEON registers
  * (AArch64), else the portable array (O2C_V16_NATIVE 0), which kernels
- * avoid for their hot loops. o2c_v16_fma(acc, a, b) is acc + a * b, in one
+ * avoid for their hot loops.
+ * o2c_v16_fma(acc, a, b) is acc + a * b, in one
  * rounding exactly where O2C_FMA_f32 is. */
 #if defined(__AVX512F__) && defined(__FMA__) && !defined(__CUDACC__)
 #include <immintrin.h>
@@ -719,5 +720,28 @@ O2C_HD static inline o2c_v16 o2c_v16_fma(o2c_v16 acc, o2c_v16 a, o2c_v16 b)
 {
     for (int i = 0; i < 16; i++) acc.v[i] = O2C_FMA_f32(acc.v[i], a.v[i], b.v[i]);
     return acc;
+}
+#endif
+
+/*@ o2c_v16_set1 needs o2c_v16 */
+/* x in every lane of an o2c_v16 (a chunk of its own: a file whose kernels
+ * never broadcast does not carry it unused) */
+#if defined(__AVX512F__) && defined(__FMA__) && !defined(__CUDACC__)
+static inline o2c_v16 o2c_v16_set1(float x) { return _mm512_set1_ps(x); }
+#elif defined(__AVX2__) && defined(__FMA__) && !defined(__CUDACC__)
+static inline o2c_v16 o2c_v16_set1(float x) { o2c_v16 v; v.lo = v.hi = _mm256_set1_ps(x); return v; }
+#elif defined(__ARM_NEON) && defined(__aarch64__) && !defined(__CUDACC__)
+static inline o2c_v16 o2c_v16_set1(float x)
+{
+    o2c_v16 v;
+    for (int i = 0; i < 4; i++) v.q[i] = vdupq_n_f32(x);
+    return v;
+}
+#else
+O2C_HD static inline o2c_v16 o2c_v16_set1(float x)
+{
+    o2c_v16 v;
+    for (int i = 0; i < 16; i++) v.v[i] = x;
+    return v;
 }
 #endif

@@ -221,6 +221,26 @@ static void check_conv(CV t)
         snprintf(what, sizeof what, "o2c_conv_gt_f32 N%lld C%lld M%lld k %lldx%lld pixels %lld", (long long)t.N,
                  (long long)t.C, (long long)t.M, (long long)t.KH, (long long)t.KW, (long long)S);
         expect_close(got, ref, ny, what);
+        /* pixels x a vector of channels over a padded image: weights (C, tap) x MP16 as conv.h says */
+        int64_t MV = (t.M + O2C_PV_NR - 1) / O2C_PV_NR * O2C_PV_NR;
+        int64_t Hp = (OH - 1) * t.S + (t.KH - 1) * t.D + 1, Wp = (OW - 1) * t.S + (t.KW - 1) * t.D + 1;
+        float *wv = xalloc(sizeof(float) * (size_t)(taps * t.C * MV + 1));
+        float *pad = xalloc(sizeof(float) * (size_t)(t.C * Hp * Wp + 1));
+        for (int64_t c = 0; c < t.C; c++)
+            for (int64_t tap = 0; tap < taps; tap++)
+                for (int64_t m = 0; m < MV; m++)
+                    wv[(c * taps + tap) * MV + m] = m < t.M ? W[(m * t.C + c) * taps + tap] : 0.0f;
+        for (int64_t i = 0; i < ny; i++) got[i] = NAN;
+        p.x[1] = wv;
+        void *scratch = p.y[1];
+        p.y[1] = pad;
+        K("o2c_conv_pv_f32")(0, t.N * (MV / O2C_PV_NR), &p);
+        p.x[1] = W;
+        p.y[1] = scratch;
+        snprintf(what, sizeof what, "o2c_conv_pv_f32 N%lld C%lld M%lld k %lldx%lld s%lld d%lld pixels %lld",
+                 (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.KH, (long long)t.KW, (long long)t.S,
+                 (long long)t.D, (long long)S);
+        expect_close(got, ref, ny, what);
     }
     /* the implicit GEMM, every register tile of O2C_PANEL_TILES: weights
      * packed as conv.h says (MR channels to a k), a K x NR panel */
@@ -338,6 +358,12 @@ static void test_conv_tiles(void **state)
     check_conv((CV){1, 9, 70, 1, 1, 1, 3, 1, 1, 3, 2, 1, 0, 0, 1});   /* one output */
     check_conv((CV){1, 3, 6, 1, 1, 3, 7, 1, 3, 3, 1, 1, 1, 0, 1});    /* 3x7: 21 pixels, the last tile moved left */
     check_conv((CV){1, 4, 5, 1, 1, 5, 5, 1, 3, 3, 2, 2, 2, 0, 0});    /* 3x3 outputs, dilation 2 */
+    /* o2c_conv_pv_f32's shapes: MNIST's 5x5 convs (1 -> 8 channels at 28x28, 8 -> 16 at 14x14), 17 -> 33
+     * channels (three vectors, the last partial), strides and a pixel count below a tile */
+    check_conv((CV){1, 1, 8, 1, 1, 28, 28, 1, 5, 5, 1, 1, 2, 0, 1});
+    check_conv((CV){1, 8, 16, 1, 1, 14, 14, 1, 5, 5, 1, 1, 2, 0, 1});
+    check_conv((CV){2, 3, 33, 1, 1, 11, 9, 1, 3, 3, 2, 1, 1, 0, 0});
+    check_conv((CV){1, 2, 17, 1, 1, 9, 9, 1, 3, 3, 1, 2, 1, 0, 1});
 }
 
 /* ---- LSTM: the whole node, lowered for the C target and for the reference ---- */
