@@ -300,6 +300,10 @@ static int roi_max(Node *n)
     fail("mode '%s' is not one of avg, max", m);
 }
 
+/* the largest sampling_ratio taken: ratio^2 bilinear samples per output
+ * bin (the ONNX tests use 2; a fuzzed 2^40 made a run of 2^80 samples) */
+#define ROI_MAX_SAMPLING_RATIO 1024
+
 void infer_roialign(Node *n)
 {
     Tensor *x = n->in[0], *ro = n->in[1], *bi = n->in[2];
@@ -315,6 +319,9 @@ void infer_roialign(Node *n)
     int64_t oh = attr_i(n, "output_height"), ow = attr_i(n, "output_width");
     if (oh < 1 || ow < 1) fail("output_height and output_width must be positive, they are %lld and %lld", (long long)oh, (long long)ow);
     if (attr_i(n, "sampling_ratio") < 0) fail("sampling_ratio must not be negative");
+    if (attr_i(n, "sampling_ratio") > ROI_MAX_SAMPLING_RATIO)
+        fail("sampling_ratio %lld: onnx2c takes at most %d (a grid of that many squared samples per output bin)",
+             (long long)attr_i(n, "sampling_ratio"), ROI_MAX_SAMPLING_RATIO);
     int64_t dims[4] = {ro->dims[0], x->dims[1], oh, ow};
     set_out(n, 0, x->dtype, 4, dims);
 }

@@ -759,6 +759,7 @@ def _(d):
 # its message must hold (tests/test_fuzz.py replays all of them too).
 FUZZ_DIR = os.path.join(ROOT, "tests", "fuzz", "regressions")
 FUZZ_CASES = [
+    ("roialign_sampling_ratio_2p40.onnx", ["RoiAlign", "sampling_ratio 1099511627776", "at most 1024"]),
     ("lstm_hidden_size_overflow.onnx", ["LSTM", "hidden_size is 4611686018427387904", "must be hidden_size"]),
     ("rnn_required_input_empty.onnx", ["GRU", "input 0 is required"]),
     ("loop_body_view_cycle.onnx", ["cycle", "Loop"]),
