@@ -656,6 +656,9 @@ KCall *lower_matmul_call(Node *n, Lowering *L);
  * com.microsoft FusedMatMul's lowering, with the tiled, packed, tuned variants */
 KCall *lower_product_call(Node *n, Lowering *L, int ta, int tb, double alpha);
 KCall *lower_gemm_call(Node *n, Lowering *L);
+/* matmul.c: Y (M x N) = A (M x K) W^T + bias (N, or NULL), constant float W
+ * stored N x K: the Gemm path (tiled, packed, tuned) for another op's product */
+KCall *lower_linear_call(Lowering *L, Tensor *a, Tensor *w, Tensor *bias, Tensor *y, int64_t M, int64_t N, int64_t K);
 
 /* ops/fused_elementwise.c: node n as one step of a fused elementwise loop,
  * by its op's OpDef.ew_step (the expression of ops.def it computes, the

@@ -15,7 +15,10 @@ checks that the path is the one meant and computes a multiply-add (O2C_V16_NATIV
 instruction set the CPU lacks is a skipped case, said as such. For AArch64
 NEON, where aarch64-linux-gnu-gcc is installed, the examples' C is compiled
 with -Werror (it cannot run here without an emulator: with qemu-aarch64
-and the cross libc, the probe runs too). The last line is
+and the cross libc, the probe runs too). Compile-time checks: the loops of
+the vectorizable float math and the linear kernels' row epilogue of every
+activation must be reported vectorized by gcc -fopt-info-vec for SSE2,
+AVX2 and AVX-512 (no CPU with the set needed). The last line is
 'N passed, N failed, N skipped'."""
 import argparse
 import os
@@ -96,6 +99,57 @@ def vmath_vectorized(work):
     return passed, failed
 
 
+# the linear kernels' row epilogue (o2c_epi_f32_row, runtime/c/o2c_rt.h):
+# with one activation and no residual (the parameters constant, as in a
+# generated model) its loop must be vector code too; one file each, since
+# gcc reports the loop at the macro's line. Mish needs o2c_vlog1p_f32:
+# AVX-512 only, as above.
+EPI_ACTS = ["RELU", "CLIP", "LEAKYRELU", "PRELU", "SIGMOID", "TANH", "HARDSIGMOID", "HARDSWISH", "SILU", "GELU_ERF",
+            "GELU_TANH", "MISH"]
+EPI_SRC = r'''
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <math.h>
+#include "o2c_rt.h"
+void epi_row(float *y, int n, const float *slope)
+{
+    o2c_p p;
+    memset(&p, 0, sizeof p);
+    p.k[O2C_EPI_ACT] = O2C_ACT_%s;
+    p.k[O2C_EPI_NSLOPE] = 1;
+    p.x[O2C_EPI_XSLOPE] = slope;
+    p.ff[O2C_EPI_FA] = 0.25f;
+    p.ff[O2C_EPI_FB] = 0.5f;
+    o2c_epi_f32_row(y, n, 0, 0, &p);
+}
+'''
+
+
+def epi_row_vectorized(work):
+    """(passed, failed): the row epilogue of each activation vectorized, per instruction set"""
+    passed = failed = 0
+    for name, flags in VMATH_ISAS:
+        scalar = []
+        for act in EPI_ACTS:
+            if act == "MISH" and name != "avx512":
+                continue
+            src = os.path.join(work, "epi_%s.c" % act.lower())
+            with open(src, "w") as f:
+                f.write(EPI_SRC % act)
+            rc, out = run(["gcc", "-std=c99", "-O3", "-I" + RUNTIME] + flags.split() +
+                          ["-fopt-info-vec-optimized", "-c", src, "-o", src[:-2] + ".o"])
+            if rc != 0 or "loop vectorized" not in out:
+                scalar.append(act if rc == 0 else act + " (gcc failed: " + out[-500:] + ")")
+        if scalar:
+            print("FAIL %s: row epilogues left scalar by gcc %s: %s" % (name, flags or "(defaults)", ", ".join(scalar)))
+            failed += 1
+        else:
+            print("ok   %s: the row epilogue of every activation vectorizes (gcc %s)" % (name, flags or "defaults"))
+            passed += 1
+    return passed, failed
+
+
 def run(cmd, **kw):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
     return p.returncode, p.stdout
@@ -120,9 +174,10 @@ def main():
     work = tempfile.mkdtemp(prefix="o2c-isa-")
     try:
         have = cpu_flags()
-        p, f = vmath_vectorized(work)
-        passed += p
-        failed += f
+        for check in (vmath_vectorized, epi_row_vectorized):
+            p, f = check(work)
+            passed += p
+            failed += f
         for name, flags, need, macro in ISAS:
             missing = [f for f in need if f not in have]
             if missing:

@@ -190,6 +190,24 @@ void lower_gemm(Node *n, Lowering *L)
     lower_gemm_call(n, L);
 }
 
+/* Y (M x N) = A (M x K, row-major) W^T + bias (N, or NULL) for constant
+ * float weights W stored N x K (row-major): another op's product on the
+ * Gemm path, packed and tuned as a Gemm (rnn.c's LSTM input projection) */
+KCall *lower_linear_call(Lowering *L, Tensor *a, Tensor *w, Tensor *bias, Tensor *y, int64_t M, int64_t N, int64_t K)
+{
+    KCall *c = matmul_call(L, a, w, y, M * N, M, N, K, 0, 1);
+    if (bias) {
+        c->x[2] = bias;
+        c->k[O2C_MATMUL_HASC] = 1; c->k[O2C_MATMUL_SCM] = 0; c->k[O2C_MATMUL_SCN] = 1;
+    }
+    c->f[O2C_MATMUL_F_ALPHA] = 1.0;
+    c->f[O2C_MATMUL_F_BETA] = 1.0;
+    if (L->tiled && w->data && a->dtype == DT_FLOAT) matmul_const_kxn(L, c, w, K, N);
+    matmul_tiled(L, c, a, 1);
+    matmul_rows(L, c, a);
+    return c;
+}
+
 KCall *lower_gemm_call(Node *n, Lowering *L)
 {
     Tensor *a = n->in[0], *b = n->in[1], *cc = in_t(n, 2), *y = n->out[0];

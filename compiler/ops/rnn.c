@@ -292,9 +292,9 @@ static void lower_rnn_outputs(Node *n, Lowering *L, const RnnInfo *r, Tensor *S,
 }
 
 /* The C target's float LSTM with the default activations and constant
- * weights: the input projection as one register-tiled matrix product
- * (o2c_matmul_tile_f32, the weights stored I x D4H and both biases summed at
- * lowering), then the whole recurrence in one o2c_lstm_seq_f32 call over
+ * weights: the input projection as one matrix product on the Gemm path
+ * (lower_linear_call: packed panels of the tiled kernel, both biases summed
+ * at lowering), then the whole recurrence in one o2c_lstm_seq_f32 call over
  * directions x batch, with R stored transposed so that each step's products
  * read contiguous rows. Returns 0 (nothing lowered) when it does not apply. */
 /* The float LSTM's state: the h of every step, S [T + 1, D, B, H], and
@@ -311,6 +311,14 @@ static Tensor *lower_lstm_state(Lowering *L, const RnnInfo *r, Tensor *h0, Tenso
     return S;
 }
 
+/* the recurrent weights in blocks of this many hidden units, each block
+ * one contiguous stream (O2C_LSTM_SEQ_PB): a multiple of the kernel's
+ * O2C_LSTM_HB (64 with AVX-512, 32 without). ddddocr_crnn's 2 x 512 units
+ * (4 MB of R a direction, read once a step): the recurrence took 4.4 ms
+ * with R transposed (PB = H: a block's rows 8 KB apart), 3.4-4.0 ms packed
+ * (profile build on a Zen 4, noisy) */
+#define LSTM_PACK_UNITS 64
+
 static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
 {
     Tensor *x = n->in[0], *w = n->in[1], *rw = n->in[2], *b = in_t(n, 3), *sl = seq_lens(n, r);
@@ -322,13 +330,9 @@ static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
             if (r->act[d][a][0] != DEFAULT_ACTS[a]) return 0;
     int64_t D = r->D, B = r->B, H = r->H, T = r->T, NI = r->NI, G4 = 4 * H, N = D * G4;
 
-    /* 1. P = X Wt + (Wb + Rb): rows (t, b) (layout 1: (b, t)), columns (d, gate) */
-    int64_t wd[2] = {NI, N}, pd[2] = {T * B, N}, nd[1] = {N}, rd[3] = {D, H, G4};
-    Tensor *wt = lower_const(L, "W_IxD4H", DT_FLOAT, 2, wd);
-    const float *ws = w->data;
-    float *wdst = wt->data;
-    for (int64_t i = 0; i < NI; i++)
-        for (int64_t j = 0; j < N; j++) wdst[i * N + j] = ws[j * NI + i];
+    /* 1. P = X W^T + (Wb + Rb): rows (t, b) (layout 1: (b, t)), columns (d,
+     * gate); W [D, 4H, I] is the product's N x K weights as it stands */
+    int64_t pd[2] = {T * B, N}, nd[1] = {N}, rd[3] = {D, H, G4};
     Tensor *bias = NULL;
     if (b) {
         bias = lower_const(L, "bias_D4H", DT_FLOAT, 1, nd);
@@ -338,15 +342,7 @@ static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
             for (int64_t j = 0; j < G4; j++) bdst[d * G4 + j] = bs[d * 2 * G4 + j] + bs[d * 2 * G4 + G4 + j];
     }
     Tensor *P = lower_temp(L, DT_FLOAT, 2, pd);
-    int64_t M = T * B;
-    KCall *c = lower_call(L, "o2c_matmul_tile_f32",
-                          ((M + O2C_MM_MR - 1) / O2C_MM_MR) * ((N + O2C_MM_NR - 1) / O2C_MM_NR));
-    c->x[0] = x; c->x[1] = wt; c->x[2] = bias; c->y[0] = P;
-    c->k[O2C_MATMUL_M] = M; c->k[O2C_MATMUL_N] = N; c->k[O2C_MATMUL_K] = NI;
-    c->k[O2C_MATMUL_SAM] = NI; c->k[O2C_MATMUL_SAK] = 1;   /* X rows: T B (or B T) x I, row-major */
-    c->k[O2C_MATMUL_SBK] = N; c->k[O2C_MATMUL_SBN] = 1;    /* Wt: I x D4H, row-major */
-    if (bias) { c->k[O2C_MATMUL_HASC] = 1; c->k[O2C_MATMUL_SCM] = 0; c->k[O2C_MATMUL_SCN] = 1; }
-    c->f[O2C_MATMUL_F_ALPHA] = 1.0; c->f[O2C_MATMUL_F_BETA] = 1.0;
+    lower_linear_call(L, x, w, bias, P, T * B, N, NI);
 
     /* 2. the first state */
     Tensor *C, *S = lower_lstm_state(L, r, h0, c0, &C);
@@ -356,15 +352,21 @@ static int lower_lstm_tiled(Node *n, Lowering *L, const RnnInfo *r)
     const float *rs = rw->data;
     float *rdst = rt->data;
     for (int64_t d = 0; d < D; d++)
-        for (int64_t k = 0; k < H; k++)
-            for (int64_t j = 0; j < G4; j++) rdst[(d * H + k) * G4 + j] = rs[(d * G4 + j) * H + k];
-    c = lower_call(L, "o2c_lstm_seq_f32", D * B);
+        for (int64_t g0 = 0; g0 < H; g0 += LSTM_PACK_UNITS) {
+            int64_t w = H - g0 < LSTM_PACK_UNITS ? H - g0 : LSTM_PACK_UNITS;
+            float *blk = rdst + d * H * G4 + g0 * G4;
+            for (int64_t k = 0; k < H; k++)
+                for (int64_t q = 0; q < 4; q++)
+                    for (int64_t e = 0; e < w; e++) blk[(k * 4 + q) * w + e] = rs[(d * G4 + q * H + g0 + e) * H + k];
+        }
+    KCall *c = lower_call(L, "o2c_lstm_seq_f32", D * B);
     c->x[0] = P; c->x[1] = rt; c->x[2] = pp; c->x[3] = sl; c->y[0] = S; c->y[1] = C;
     c->k[O2C_LSTM_SEQ_D] = D; c->k[O2C_LSTM_SEQ_B] = B; c->k[O2C_LSTM_SEQ_H] = H; c->k[O2C_LSTM_SEQ_T] = T;
     c->k[O2C_LSTM_SEQ_REV0] = r->rev0;
     c->k[O2C_LSTM_SEQ_HAS_CLIP] = attr_has(n, "clip");
     c->k[O2C_LSTM_SEQ_INPUT_FORGET] = attr_i(n, "input_forget") != 0;
     c->k[O2C_LSTM_SEQ_LAYOUT] = r->layout;
+    c->k[O2C_LSTM_SEQ_PB] = LSTM_PACK_UNITS;
     c->f[O2C_RNN_F_CLIP] = attr_has(n, "clip") ? attr_f(n, "clip") : 0.0;
 
     /* 4. outputs, as the reference path */

@@ -218,9 +218,10 @@
                         for (int j = 0; j < NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], w, xs[j]);\
                     }                                                               \
                 }))                                                                 \
-        for (int i = 0; i < (ROWS); i++)                                            \
-            for (int j = (int)sk; j < (COLS); j++)                                  \
-                yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j];\
+        for (int i = 0; i < (ROWS); i++) {                                          \
+            for (int j = (int)sk; j < (COLS); j++) yt[i * ys + j] = acc[i][j];      \
+            if (epi) EPI##_row(yt + i * ys + sk, (COLS) - sk, y0 + i * ys + sk, m0 + i, p); \
+        }                                                                           \
     }
 /* A full tile on AVX2 (O2C_TILE_AVX2, see o2c_tile_product): 4 x 16
  * sub-tiles in registers, each over every channel and tap (the row of a
@@ -245,9 +246,10 @@
                         }))                                                         \
                 O2C_T416_STORE(&acc[si][sj], NR);                                   \
             }                                                                       \
-        for (int i = 0; i < O2C_CV_MR; i++)                                         \
-            for (int j = (int)sk; j < NR; j++)                                      \
-                yt[i * ys + j] = epi ? EPI(acc[i][j], y0 + i * ys + j, m0 + i, p) : acc[i][j];\
+        for (int i = 0; i < O2C_CV_MR; i++) {                                       \
+            for (int j = (int)sk; j < NR; j++) yt[i * ys + j] = acc[i][j];          \
+            if (epi) EPI##_row(yt + i * ys + sk, NR - sk, y0 + i * ys + sk, m0 + i, p); \
+        }                                                                           \
     } else O2C_CV_TILE_RUN(T, EPI, NR, O2C_CV_MR, NR)
 #else
 #define O2C_CV_TILE_FULL(T, EPI, NR) O2C_CV_TILE_RUN(T, EPI, NR, O2C_CV_MR, NR)
@@ -320,11 +322,11 @@
         for (int i = 0; i < (MR); i++)                                              \
             for (int j = 0; j < (NR); j++) acc[i][j] = Bs && i < (SROWS) ? Bs[m0 + i] : (T)0; \
         O2C_TILE_PRODUCT_ROWS(acc, MR, NR, SROWS, KG, wm, MR, 1, P, NR)             \
-        for (int i = 0; i < (SROWS); i++)                                           \
-            for (int j = (int)sk; j < (COLS); j++) {                                \
-                const o2c_int y = y0 + i * ys + j;                                  \
-                Y[y] = epi ? EPI(acc[i][j], y, m0 + i, p) : acc[i][j];              \
-            }                                                                       \
+        for (int i = 0; i < (SROWS); i++) {                                         \
+            T *yr = Y + y0 + i * ys;                                                \
+            for (int j = (int)sk; j < (COLS); j++) yr[j] = acc[i][j];               \
+            if (epi) EPI##_row(yr + sk, (COLS) - sk, y0 + i * ys + sk, m0 + i, p);  \
+        }                                                                           \
     }
 /* One run of a panel row: LEN pixels' inputs from row xr at column iw0 (a
  * constant LEN, a whole panel in one output row, lets the C compiler
@@ -538,6 +540,15 @@
  * their own tile). O2C_CONV_LAYOUT says whether X and Y are NCHW or channels
  * innermost (N x S x C, compiler/layout.c): a pixel's channels are then
  * contiguous, and the tile stores rows of channels. */
+/* The epilogue of a pixel x channel tile acc[ROWS][NR] (rows pixels,
+ * columns channels) in registers, when it is alike for every channel (no
+ * residual, no PRelu slope per channel): one vector loop over the tile
+ * before its store, tile_epi set; else tile_epi 0 and the store applies it,
+ * a channel's pixels at a time (EPI##_row) or element by element */
+#define O2C_TILE_EPI(EPI, acc, ROWS, NR)                                            \
+    const int tile_epi = epi && !p->k[O2C_EPI_RES] &&                               \
+                         (p->k[O2C_EPI_ACT] != O2C_ACT_PRELU || p->k[O2C_EPI_NSLOPE] == 1); \
+    if (tile_epi) EPI##_row(acc[0], (ROWS) * (NR), 0, 0, p)
 #define O2C_PW_MR 8
 #define O2C_PW_NR 32
 #define O2C_PW_TILE(T, EPI, ROWS, FULL)                                             \
@@ -554,24 +565,25 @@
                     for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], xv, wr[j]); \
                 }                                                                   \
             }                                                                       \
+        O2C_TILE_EPI(EPI, acc, ROWS, O2C_PW_NR);                                    \
         if (YC == 1 && m0 + O2C_PW_NR <= M) /* channels innermost: rows of channels */ \
             for (int i = (int)sk; i < (ROWS); i++)                                  \
                 for (int j = 0; j < O2C_PW_NR; j++) {                               \
                     const o2c_int y = n * M * S + (s0 + i) * YP + m0 + j;           \
-                    Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];          \
+                    Y[y] = epi && !tile_epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j]; \
                 }                                                                   \
         else if (YC == 1)                                                           \
             for (int i = (int)sk; i < (ROWS); i++)                                  \
                 for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++) {                 \
                     const o2c_int y = n * M * S + (s0 + i) * YP + m0 + j;           \
-                    Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];          \
+                    Y[y] = epi && !tile_epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j]; \
                 }                                                                   \
         else                                                                        \
-            for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++)                       \
-                for (int i = (int)sk; i < (ROWS); i++) {                            \
-                    const o2c_int y = n * M * S + (m0 + j) * YC + s0 + i;           \
-                    Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];          \
-                }                                                                   \
+            for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++) {                     \
+                const o2c_int y = n * M * S + (m0 + j) * YC + s0;   /* a channel's pixels */ \
+                for (int i = (int)sk; i < (ROWS); i++) Y[y + i] = acc[i][j];        \
+                if (epi && !tile_epi) EPI##_row(Y + y + sk, (ROWS) - sk, y + sk, m0 + j, p); \
+            }                                                                       \
     }
 #define O2C_CONV_PWT(NAME, T, EPI)                                                  \
     O2C_KERNEL(NAME)                                                                \
@@ -630,11 +642,12 @@
                     }                                                               \
                 }                                                                   \
             }                                                                       \
-        for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++)                           \
-            for (int i = (int)sk; i < (ROWS); i++) {                                \
-                const o2c_int y = (n * M + m0 + j) * S + s0 + i;                    \
-                Y[y] = epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j];              \
-            }                                                                       \
+        O2C_TILE_EPI(EPI, acc, ROWS, O2C_PW_NR);                                    \
+        for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++) {                         \
+            const o2c_int y = (n * M + m0 + j) * S + s0;   /* a channel's pixels */ \
+            for (int i = (int)sk; i < (ROWS); i++) Y[y + i] = acc[i][j];            \
+            if (epi && !tile_epi) EPI##_row(Y + y + sk, (ROWS) - sk, y + sk, m0 + j, p); \
+        }                                                                           \
     }
 #define O2C_CONV_GT(NAME, T, EPI)                                                   \
     O2C_KERNEL(NAME)                                                                \
@@ -710,11 +723,12 @@
             }                                                                       \
         T out[O2C_PV_PR][O2C_PV_NR];                                                \
         for (int i = 0; i < (ROWS); i++) o2c_v16_store(out[i], acc[i]);            \
-        for (int j = 0; j < O2C_PV_NR && m0 + j < M; j++)                           \
-            for (int i = (int)sk; i < (ROWS); i++) {                                \
-                const o2c_int y = (n * M + m0 + j) * S + s0 + i;                    \
-                Y[y] = epi ? EPI(out[i][j], y, m0 + j, p) : out[i][j];              \
-            }                                                                       \
+        O2C_TILE_EPI(EPI, out, ROWS, O2C_PV_NR);                                    \
+        for (int j = 0; j < O2C_PV_NR && m0 + j < M; j++) {                         \
+            const o2c_int y = (n * M + m0 + j) * S + s0;   /* a channel's pixels */ \
+            for (int i = (int)sk; i < (ROWS); i++) Y[y + i] = out[i][j];            \
+            if (epi && !tile_epi) EPI##_row(Y + y + sk, (ROWS) - sk, y + sk, m0 + j, p); \
+        }                                                                           \
     }
 #define O2C_CONV_PV(NAME, T, EPI)                                                   \
     O2C_KERNEL(NAME)                                                                \

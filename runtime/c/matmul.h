@@ -156,13 +156,15 @@
                     for (int j = 0; j < (COLS); j++) acc[i][j] = O2C_FMA_f32(acc[i][j], av, brow[j]);\
                 }                                                                   \
             }                                                                       \
-        for (int i = (int)sm; i < (ROWS); i++)                                      \
+        for (int i = (int)sm; i < (ROWS); i++) {                                    \
             for (int j = (int)sn; j < (COLS); j++) {                                \
                 const o2c_int y = y0 + i * N + j;                                   \
                 T v = acc[i][j] * alpha;                                            \
                 if (p->k[O2C_MATMUL_HASC]) v += beta * Cm[(m0 + i) * p->k[O2C_MATMUL_SCM] + (n0 + j) * p->k[O2C_MATMUL_SCN]]; \
-                Y[y] = epi ? EPI(v, y, n0 + j, p) : v;                              \
+                Y[y] = epi && rowwise ? v : epi ? EPI(v, y, n0 + j, p) : v;         \
             }                                                                       \
+            if (epi && rowwise) EPI##_row(Y + y0 + i * N + sn, (COLS) - sn, y0 + i * N + sn, 0, p); \
+        }                                                                           \
     }
 #define O2C_MATMUL_TILE(NAME, T, EPI)                                               \
     O2C_KERNEL(NAME)                                                                \
@@ -173,6 +175,9 @@
         const o2c_int r = p->k[O2C_MATMUL_R];                                       \
         const T alpha = O2C_PF(T, p, O2C_MATMUL_F_ALPHA), beta = O2C_PF(T, p, O2C_MATMUL_F_BETA); \
         const int epi = p->k[O2C_EPI_ACT] || p->k[O2C_EPI_RES];                     \
+        /* the epilogue a row at a time (EPI##_row, vectorized) but for a   \
+         * PRelu slope per column (its channel), element by element */      \
+        const int rowwise = p->k[O2C_EPI_ACT] != O2C_ACT_PRELU || p->k[O2C_EPI_NSLOPE] == 1; \
         const o2c_int TM = (M + O2C_MM_MR - 1) / O2C_MM_MR;                         \
         const o2c_int TN = (N + O2C_MM_NR - 1) / O2C_MM_NR;                         \
         O2C_FOR(t) {                                                                \

@@ -313,7 +313,12 @@
  * o2c_vsigmoid_f32 / o2c_vtanh_f32, and the new state.
  *   x[0] P, the input projection with biases: row (layout ? b T + t : t B + b),
  *        column d 4H + q H + h (gates q: i o f c)
- *   x[1] Rt, R transposed: Rt[d, k, q H + h] = R[d, q H + h, k] (D x H x 4H)
+ *   x[1] Rt, R transposed in blocks of PB hidden units (O2C_LSTM_SEQ_PB):
+ *        the block of units g0 .. g0 + w - 1 (w = min(PB, H - g0)) at
+ *        Rt + d 4H H + g0 4H, its row k the 4 x w weights of the gates,
+ *        Rt[d 4H H + g0 4H + k 4w + q w + e] = R[d, q H + g0 + e, k]: a
+ *        block's rows are one contiguous stream (PB = H: R transposed,
+ *        D x H x 4H)
  *   x[2] peepholes (D x 3H: i o f) or NULL, x[3] L or NULL
  *   y[0] S, the state history ((T + 1) x D x B x H, S[0] set by o2c_rnn_init)
  *   y[1] C, the cell state (D x B x H, read and written in place)
@@ -330,7 +335,8 @@
 #define O2C_LSTM_HB 32
 #endif
 #endif
-/* HB hidden units from h0 (HB a constant for a full block: registers) */
+/* HB hidden units from h0 = g0 + e0 of the packed block at Rg, w units
+ * wide (HB a constant for a full block: registers) */
 #define O2C_LSTM_BLOCK(HB)                                                          \
     {                                                                               \
         float ai[O2C_LSTM_HB], ao[O2C_LSTM_HB], af[O2C_LSTM_HB], ac[O2C_LSTM_HB];   \
@@ -343,12 +349,12 @@
         }                                                                           \
         for (o2c_int k = 0; k < H; k++) {                                           \
             const float hv = hp[k];                                                 \
-            const float *r = Rd + k * 4 * H + h0;                                   \
+            const float *r = Rg + k * 4 * w + e0;                                   \
             for (int e = 0; e < (HB); e++) {                                        \
                 ai[e] = O2C_FMA_f32(ai[e], hv, r[e]);                               \
-                ao[e] = O2C_FMA_f32(ao[e], hv, r[H + e]);                           \
-                af[e] = O2C_FMA_f32(af[e], hv, r[2 * H + e]);                       \
-                ac[e] = O2C_FMA_f32(ac[e], hv, r[3 * H + e]);                       \
+                ao[e] = O2C_FMA_f32(ao[e], hv, r[w + e]);                           \
+                af[e] = O2C_FMA_f32(af[e], hv, r[2 * w + e]);                       \
+                ac[e] = O2C_FMA_f32(ac[e], hv, r[3 * w + e]);                       \
             }                                                                       \
         }                                                                           \
         if (pp)                                                                     \
@@ -391,6 +397,7 @@
         const o2c_int has_clip = p->k[O2C_LSTM_SEQ_HAS_CLIP];                       \
         const o2c_int input_forget = p->k[O2C_LSTM_SEQ_INPUT_FORGET];               \
         const o2c_int layout = p->k[O2C_LSTM_SEQ_LAYOUT];                           \
+        const o2c_int PB = p->k[O2C_LSTM_SEQ_PB] > 0 ? p->k[O2C_LSTM_SEQ_PB] : H;   \
         const float clip = p->ff[O2C_RNN_F_CLIP];                                   \
         O2C_FOR(i) {                                                                \
             const o2c_int b = i % B, d = i / B;                                     \
@@ -406,11 +413,16 @@
                     continue;                                                       \
                 }                                                                   \
                 const float *pg = P + ((layout ? b * TT + t : t * B + b) * D + d) * 4 * H; \
-                o2c_int h0 = 0;                                                     \
-                for (; h0 + O2C_LSTM_HB <= H; h0 += O2C_LSTM_HB) O2C_LSTM_BLOCK(O2C_LSTM_HB) \
-                if (h0 < H) {                                                       \
-                    const o2c_int hb = H - h0;                                      \
-                    O2C_LSTM_BLOCK(hb)                                              \
+                for (o2c_int g0 = 0; g0 < H; g0 += PB) {                            \
+                    const o2c_int w = H - g0 < PB ? H - g0 : PB;                    \
+                    const float *Rg = Rd + g0 * 4 * H;                              \
+                    o2c_int e0 = 0, h0 = g0;                                        \
+                    for (; e0 + O2C_LSTM_HB <= w; e0 += O2C_LSTM_HB, h0 += O2C_LSTM_HB) \
+                        O2C_LSTM_BLOCK(O2C_LSTM_HB)                                 \
+                    if (e0 < w) {                                                   \
+                        const o2c_int hb = w - e0;                                  \
+                        O2C_LSTM_BLOCK(hb)                                          \
+                    }                                                               \
                 }                                                                   \
             }                                                                       \
         }                                                                           \

@@ -61,6 +61,31 @@ static void expect_close(const float *got, const float *want, int64_t n, const c
     expect_close_tol(got, want, n, what, 1e-5f);
 }
 
+/* The fused epilogues the tests set (CV.epi, MM.epi): 0 none, 1 PRelu with
+ * a slope per channel, then one activation of each kind of store: alike for
+ * every channel with no residual (a tile's epilogue in one vector loop,
+ * o2c_epi_f32_row over the tile), with the residual before or after (a
+ * channel's row at a time), a scalar PRelu slope, Relu with the residual
+ * after (the old MM case) */
+enum { EPI_NONE, EPI_PRELU, EPI_SILU, EPI_GELU_RES_BEFORE, EPI_HARDSWISH_RES_AFTER, EPI_PRELU_SCALAR, EPI_RELU_RES_AFTER,
+       EPI_MISH, EPI_MODES };
+static const char *const EPI_NAMES[EPI_MODES] = {"none", "PRelu", "SiLU", "Gelu + residual before", "HardSwish + residual after",
+                                                 "PRelu (one slope)", "Relu + residual after", "Mish"};
+
+static void set_epi(o2c_p *p, int mode, int64_t channels, float *slope, float *res)
+{
+    static const int act[EPI_MODES] = {0, O2C_ACT_PRELU, O2C_ACT_SILU, O2C_ACT_GELU_ERF, O2C_ACT_HARDSWISH,
+                                       O2C_ACT_PRELU, O2C_ACT_RELU, O2C_ACT_MISH};
+    static const int resm[EPI_MODES] = {0, 0, 0, O2C_RES_BEFORE, O2C_RES_AFTER, 0, O2C_RES_AFTER, 0};
+    p->k[O2C_EPI_ACT] = act[mode];
+    p->k[O2C_EPI_RES] = resm[mode];
+    if (act[mode] == O2C_ACT_PRELU) {
+        p->k[O2C_EPI_NSLOPE] = mode == EPI_PRELU_SCALAR ? 1 : channels;
+        p->x[O2C_EPI_XSLOPE] = slope;
+    }
+    if (resm[mode]) p->x[O2C_EPI_XRES] = res;
+}
+
 /* ---- matmul ---- */
 
 typedef struct { int64_t batch, M, N, K; int bcast_b, bias, epi; } MM;
@@ -84,11 +109,8 @@ static void check_matmul(MM t)
     p.f[O2C_MATMUL_F_ALPHA] = 1.5; p.ff[O2C_MATMUL_F_ALPHA] = 1.5f;   /* float kernels read the float copies */
     if (t.bias) { p.x[2] = Cb; p.k[O2C_MATMUL_HASC] = 1; p.k[O2C_MATMUL_SCM] = 0; p.k[O2C_MATMUL_SCN] = 1;
                   p.f[O2C_MATMUL_F_BETA] = 0.5; p.ff[O2C_MATMUL_F_BETA] = 0.5f; }
-    if (t.epi) {
-        p.k[O2C_EPI_ACT] = O2C_ACT_RELU;
-        p.k[O2C_EPI_RES] = O2C_RES_AFTER;
-        p.x[O2C_EPI_XRES] = R;
-    }
+    float *slope = randf(t.N);
+    set_epi(&p, t.epi == 1 ? EPI_RELU_RES_AFTER : t.epi, t.N, slope, R);   /* 1: the Relu case */
     p.y[0] = ref;
     K("o2c_matmul_f32")(0, ny, &p);
     p.y[0] = got;
@@ -107,8 +129,9 @@ static void check_matmul(MM t)
             p.k[O2C_MATMUL_NCB] = ncb;
             K("o2c_matmul_tile_f32")(0, tiles, &p);
             char what[128];
-            snprintf(what, sizeof what, "matmul batch %lld M %lld N %lld K %lld, column blocks of %d%s", (long long)t.batch,
-                     (long long)t.M, (long long)t.N, (long long)t.K, ncb, packed ? ", B packed" : "");
+            snprintf(what, sizeof what, "matmul batch %lld M %lld N %lld K %lld, column blocks of %d%s, epilogue %s",
+                     (long long)t.batch, (long long)t.M, (long long)t.N, (long long)t.K, ncb, packed ? ", B packed" : "",
+                     EPI_NAMES[t.epi == 1 ? EPI_RELU_RES_AFTER : t.epi]);
             expect_close(got, ref, ny, what);
         }
     }
@@ -131,6 +154,17 @@ static void test_matmul_tiles_batched(void **state)
     check_matmul((MM){2, 1, 1, 1, 0, 1, 0});
     check_matmul((MM){1, 40, 100, 120, 0, 1, 1});   /* panels, the last moved left */
     check_matmul((MM){3, 20, 230, 17, 0, 0, 1});    /* 8 column tiles in blocks, batched */
+}
+
+/* Every epilogue mode on full and partial tiles of the product (a row's
+ * epilogue at a time; PRelu's slope per column element by element) */
+static void test_matmul_epilogues(void **state)
+{
+    (void)state;
+    for (int e = EPI_PRELU; e < EPI_MODES; e++) {
+        check_matmul((MM){1, 19, 70, 13, 0, 1, e});
+        check_matmul((MM){2, 8, 32, 5, 1, 0, e});
+    }
 }
 
 /* ---- conv ---- */
@@ -168,11 +202,7 @@ static void check_conv(CV t)
         in[2] = t.ID * t.IH * t.IW; in[0] = in[1] = 1;
         out[2] = OD * OH * OW; out[0] = out[1] = 1;
     }
-    if (t.epi) {
-        p.k[O2C_EPI_ACT] = O2C_ACT_PRELU;
-        p.k[O2C_EPI_NSLOPE] = t.M;
-        p.x[O2C_EPI_XSLOPE] = slope;
-    }
+    set_epi(&p, t.epi, t.M, slope, randf(ny));
     p.y[0] = ref;
     K("o2c_conv_f32")(0, ny, &p);
     p.y[0] = got;
@@ -185,8 +215,8 @@ static void check_conv(CV t)
         int64_t tiles = t.N * t.G * ((MG + O2C_CV_MR - 1) / O2C_CV_MR) * out[0] * out[1] * ((out[2] + nr - 1) / nr);
         K(variants[v].kernel)(0, tiles, &p);
         char what[200];
-        snprintf(what, sizeof what, "%s N%lld C%lld M%lld G%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",
-                 variants[v].kernel, (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.G, (long long)t.ID,
+        snprintf(what, sizeof what, "%s (epilogue %s) N%lld C%lld M%lld G%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",
+                 variants[v].kernel, EPI_NAMES[t.epi], (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.G, (long long)t.ID,
                  (long long)t.IH, (long long)t.IW, (long long)KD, (long long)t.KH, (long long)t.KW, (long long)t.S,
                  (long long)t.D, (long long)t.P);
         expect_close(got, ref, ny, what);
@@ -201,8 +231,8 @@ static void check_conv(CV t)
         K("o2c_conv_pwt_f32")(0, t.N * ((S + O2C_PW_MR - 1) / O2C_PW_MR) * (MP / O2C_PW_NR), &p);
         p.x[1] = W;
         char what[160];
-        snprintf(what, sizeof what, "o2c_conv_pwt_f32 N%lld C%lld M%lld pixels %lld", (long long)t.N, (long long)t.C,
-                 (long long)t.M, (long long)S);
+        snprintf(what, sizeof what, "o2c_conv_pwt_f32 (epilogue %s) N%lld C%lld M%lld pixels %lld", EPI_NAMES[t.epi], (long long)t.N,
+                 (long long)t.C, (long long)t.M, (long long)S);
         expect_close(got, ref, ny, what);
     }
     if (!t.pointwise_layout && t.G == 1 && KD == 1 && t.ID == 1) {
@@ -218,8 +248,8 @@ static void check_conv(CV t)
         K("o2c_conv_gt_f32")(0, t.N * ((S + O2C_PW_MR - 1) / O2C_PW_MR) * (MP / O2C_PW_NR), &p);
         p.x[1] = W;
         char what[160];
-        snprintf(what, sizeof what, "o2c_conv_gt_f32 N%lld C%lld M%lld k %lldx%lld pixels %lld", (long long)t.N,
-                 (long long)t.C, (long long)t.M, (long long)t.KH, (long long)t.KW, (long long)S);
+        snprintf(what, sizeof what, "o2c_conv_gt_f32 (epilogue %s) N%lld C%lld M%lld k %lldx%lld pixels %lld", EPI_NAMES[t.epi],
+                 (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.KH, (long long)t.KW, (long long)S);
         expect_close(got, ref, ny, what);
         /* pixels x a vector of channels over a padded image: weights (C, tap) x MP16 as conv.h says */
         int64_t MV = (t.M + O2C_PV_NR - 1) / O2C_PV_NR * O2C_PV_NR;
@@ -237,8 +267,8 @@ static void check_conv(CV t)
         K("o2c_conv_pv_f32")(0, t.N * (MV / O2C_PV_NR), &p);
         p.x[1] = W;
         p.y[1] = scratch;
-        snprintf(what, sizeof what, "o2c_conv_pv_f32 N%lld C%lld M%lld k %lldx%lld s%lld d%lld pixels %lld",
-                 (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.KH, (long long)t.KW, (long long)t.S,
+        snprintf(what, sizeof what, "o2c_conv_pv_f32 (epilogue %s) N%lld C%lld M%lld k %lldx%lld s%lld d%lld pixels %lld",
+                 EPI_NAMES[t.epi], (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.KH, (long long)t.KW, (long long)t.S,
                  (long long)t.D, (long long)S);
         expect_close(got, ref, ny, what);
     }
@@ -271,8 +301,8 @@ static void check_conv(CV t)
         p.x[1] = W;
         p.y[1] = NULL;
         char what[240];
-        snprintf(what, sizeof what, "%s N%lld C%lld M%lld G%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",
-                 kname, (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.G, (long long)t.ID, (long long)t.IH,
+        snprintf(what, sizeof what, "%s (epilogue %s) N%lld C%lld M%lld G%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld d%lld p%lld",
+                 kname, EPI_NAMES[t.epi], (long long)t.N, (long long)t.C, (long long)t.M, (long long)t.G, (long long)t.ID, (long long)t.IH,
                  (long long)t.IW, (long long)KD, (long long)t.KH, (long long)t.KW, (long long)t.S, (long long)t.D,
                  (long long)t.P);
         expect_close(got, ref, ny, what);
@@ -364,6 +394,21 @@ static void test_conv_tiles(void **state)
     check_conv((CV){1, 8, 16, 1, 1, 14, 14, 1, 5, 5, 1, 1, 2, 0, 1});
     check_conv((CV){2, 3, 33, 1, 1, 11, 9, 1, 3, 3, 2, 1, 1, 0, 0});
     check_conv((CV){1, 2, 17, 1, 1, 9, 9, 1, 3, 3, 1, 2, 1, 0, 1});
+}
+
+/* Every epilogue mode through every conv variant: a 3x3 (panels, gt, pv,
+ * tiles, Winograd), pointwise rows in the pointwise layout (pwt, tiles)
+ * and a depthwise conv, with partial tiles in pixels and channels */
+static void test_conv_epilogues(void **state)
+{
+    (void)state;
+    for (int e = EPI_PRELU; e < EPI_MODES; e++) {
+        /*            N  C   M  G  ID IH  IW KD KH KW S  D  P  pw epi */
+        check_conv((CV){1, 5, 19, 1, 1, 9, 13, 1, 3, 3, 1, 1, 1, 0, e});
+        check_conv((CV){1, 4, 33, 1, 1, 8, 9, 1, 3, 3, 2, 1, 1, 0, e});
+        check_conv((CV){2, 9, 40, 1, 1, 3, 7, 1, 1, 1, 1, 1, 0, 1, e});
+        check_conv((CV){1, 6, 6, 6, 1, 7, 40, 1, 3, 3, 1, 1, 1, 0, e});
+    }
 }
 
 /* ---- LSTM: the whole node, lowered for the C target and for the reference ---- */
@@ -849,7 +894,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_matmul_tiles),
         T(test_matmul_tiles_batched),
+        T(test_matmul_epilogues),
         T(test_conv_tiles),
+        T(test_conv_epilogues),
         T(test_lstm_tiled),
         T(test_softmax_rows),
         T(test_maxpool_rows),

@@ -51,6 +51,7 @@ enum {
     O2C_LSTM_SEQ_HAS_CLIP, /* clip present (threshold O2C_RNN_F_CLIP) */
     O2C_LSTM_SEQ_INPUT_FORGET,
     O2C_LSTM_SEQ_LAYOUT,
+    O2C_LSTM_SEQ_PB,       /* hidden units per packed block of Rt (H: one block, R transposed) */
     O2C_LSTM_SEQ_NK
 };
 
