@@ -549,6 +549,15 @@
     const int tile_epi = epi && !p->k[O2C_EPI_RES] &&                               \
                          (p->k[O2C_EPI_ACT] != O2C_ACT_PRELU || p->k[O2C_EPI_NSLOPE] == 1); \
     if (tile_epi) EPI##_row(acc[0], (ROWS) * (NR), 0, 0, p)
+/* Its store to NCHW outputs, pixels s0 + sk .. s0 + ROWS - 1 of the
+ * channels from m0 below M: a channel's pixels contiguous, the epilogue
+ * over them where O2C_TILE_EPI did not apply it */
+#define O2C_TILE_STORE_NCHW(EPI, acc, ROWS, NR)                                     \
+    for (int j = 0; j < (NR) && m0 + j < M; j++) {                                  \
+        const o2c_int y = (n * M + m0 + j) * S + s0;                                \
+        for (int i = (int)sk; i < (ROWS); i++) Y[y + i] = acc[i][j];                \
+        if (epi && !tile_epi) EPI##_row(Y + y + sk, (ROWS) - sk, y + sk, m0 + j, p); \
+    }
 #define O2C_PW_MR 8
 #define O2C_PW_NR 32
 #define O2C_PW_TILE(T, EPI, ROWS, FULL)                                             \
@@ -578,12 +587,7 @@
                     const o2c_int y = n * M * S + (s0 + i) * YP + m0 + j;           \
                     Y[y] = epi && !tile_epi ? EPI(acc[i][j], y, m0 + j, p) : acc[i][j]; \
                 }                                                                   \
-        else                                                                        \
-            for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++) {                     \
-                const o2c_int y = n * M * S + (m0 + j) * YC + s0;   /* a channel's pixels */ \
-                for (int i = (int)sk; i < (ROWS); i++) Y[y + i] = acc[i][j];        \
-                if (epi && !tile_epi) EPI##_row(Y + y + sk, (ROWS) - sk, y + sk, m0 + j, p); \
-            }                                                                       \
+        else O2C_TILE_STORE_NCHW(EPI, acc, ROWS, O2C_PW_NR);   /* YC == S */        \
     }
 #define O2C_CONV_PWT(NAME, T, EPI)                                                  \
     O2C_KERNEL(NAME)                                                                \
@@ -643,11 +647,7 @@
                 }                                                                   \
             }                                                                       \
         O2C_TILE_EPI(EPI, acc, ROWS, O2C_PW_NR);                                    \
-        for (int j = 0; j < O2C_PW_NR && m0 + j < M; j++) {                         \
-            const o2c_int y = (n * M + m0 + j) * S + s0;   /* a channel's pixels */ \
-            for (int i = (int)sk; i < (ROWS); i++) Y[y + i] = acc[i][j];            \
-            if (epi && !tile_epi) EPI##_row(Y + y + sk, (ROWS) - sk, y + sk, m0 + j, p); \
-        }                                                                           \
+        O2C_TILE_STORE_NCHW(EPI, acc, ROWS, O2C_PW_NR);                             \
     }
 #define O2C_CONV_GT(NAME, T, EPI)                                                   \
     O2C_KERNEL(NAME)                                                                \
@@ -724,11 +724,7 @@
         T out[O2C_PV_PR][O2C_PV_NR];                                                \
         for (int i = 0; i < (ROWS); i++) o2c_v16_store(out[i], acc[i]);            \
         O2C_TILE_EPI(EPI, out, ROWS, O2C_PV_NR);                                    \
-        for (int j = 0; j < O2C_PV_NR && m0 + j < M; j++) {                         \
-            const o2c_int y = (n * M + m0 + j) * S + s0;   /* a channel's pixels */ \
-            for (int i = (int)sk; i < (ROWS); i++) Y[y + i] = out[i][j];            \
-            if (epi && !tile_epi) EPI##_row(Y + y + sk, (ROWS) - sk, y + sk, m0 + j, p); \
-        }                                                                           \
+        O2C_TILE_STORE_NCHW(EPI, out, ROWS, O2C_PV_NR);                             \
     }
 #define O2C_CONV_PV(NAME, T, EPI)                                                   \
     O2C_KERNEL(NAME)                                                                \
