@@ -232,6 +232,19 @@ void infer_conv(Node *n) { infer_conv_any(n, 0); }
 #define WINO_MIN_C 64
 #define WINO_MIN_M 32
 #define WINO_MIN_ROW 64
+/* and two more ranges, from --tune on a Zen 5 (AVX-512; us, Winograd
+ * against the 8 x 32 panel): rows of WINO_MID_ROW with WINO_MID_MIN_C
+ * input channels (nudenet's 64 -> 64 at 40x40: 536 against 618, YOLOX's
+ * 48 -> 48 at 52x52: 484 against 630, 96 -> 192: 2879 against 4249; at
+ * 26x26 the panel wins, 580 against 724), and wide rows of WINO_WIDE_ROW
+ * with few channels (YOLOX's 24 -> 24 at 104x104: 592 against 749, 12 ->
+ * 24 at 208x208: 1595 against 1744; nudenet's 16 -> 16 at 80x80 even,
+ * 247 against 238) */
+#define WINO_MID_ROW 40
+#define WINO_MID_MIN_C 48
+#define WINO_WIDE_ROW 96
+#define WINO_WIDE_MIN_C 12
+#define WINO_WIDE_MIN_M 24
 #define DWFLAT_MAX_ROW 48
 
 /* The C target's choice for a float convolution (a tunable choice, see
@@ -250,6 +263,20 @@ static const char *const CONV_VARIANTS[] = {"tile32", "tile8", "direct", "dw", "
  * silero VAD's encoder on 4, 2, 1 and 1 frames took 28, 15, 12 and 24 us
  * as panels of 32 pixels, its STFT of 5 frames 65 us) */
 #define GT_MAX_PIXELS 8
+/* and convs of GT_WIDE_MIN_TAPS taps or more with GT_WIDE_MIN_M to
+ * GT_WIDE_MAX_M output channels on maps of at most GT_WIDE_MAX_PIXELS
+ * outputs (GT_WIDE_S1_MAX_PIXELS for stride 1 and more than GT_WIDE_MIN_M
+ * channels). --tune on a Zen 5 (AVX-512; us, gt against the 8 x 32 panel),
+ * nudenet's 3x3 convs: 64 -> 64 at 10x10 39.7 (64.9), 20x20 143 (179),
+ * 128 -> 128 at 10x10 158 (197), stride 2 to 10x10 150 (204), 32 -> 32 at
+ * 40x40 162 (193), 32 -> 64 stride 2 to 40x40 352 (372); YOLOX's 96 -> 96
+ * at 13x13 155 (175), stride 2 to 26x26 573 (609). Where it loses: 96 ->
+ * 96 at 26x26 stride 1 763 (592), 192 -> 384 stride 2 to 13x13 1348 (1134). */
+#define GT_WIDE_MIN_TAPS 9
+#define GT_WIDE_MIN_M 32
+#define GT_WIDE_MAX_M 128
+#define GT_WIDE_MAX_PIXELS 1600
+#define GT_WIDE_S1_MAX_PIXELS 400
 
 /* 2-D convs of one group with PV_MIN_M to PV_MAX_M output channels (most
  * of one vector of 16), at least PV_MIN_TAPS taps and PV_MIN_K products
@@ -497,10 +524,18 @@ static void conv_tiled(Lowering *L, KCall *c, int64_t N)
     /* 2-D 3x3, stride 1, one group, constant weights: Winograd F(2x2, 3x3) */
     int wino_ok = ks[0] == 1 && in[0] == 1 && ks[1] == 3 && ks[2] == 3 && st[1] == 1 && st[2] == 1 && dil[1] == 1 &&
                   dil[2] == 1 && k[O2C_CONV_GROUP] == 1 && c->x[1]->data && k[O2C_CONV_C] <= WINO_MAX_C;
-    if (wino_ok && k[O2C_CONV_C] >= WINO_MIN_C && k[O2C_CONV_M] >= WINO_MIN_M && out[2] >= WINO_MIN_ROW) heuristic = CONV_WINO;
+    if (wino_ok && ((k[O2C_CONV_C] >= WINO_MIN_C && k[O2C_CONV_M] >= WINO_MIN_M && out[2] >= WINO_MIN_ROW) ||
+                    (k[O2C_CONV_C] >= WINO_MID_MIN_C && k[O2C_CONV_M] >= WINO_MIN_M && out[2] >= WINO_MID_ROW) ||
+                    (k[O2C_CONV_C] >= WINO_WIDE_MIN_C && k[O2C_CONV_M] >= WINO_WIDE_MIN_M && out[2] >= WINO_WIDE_ROW)))
+        heuristic = CONV_WINO;
     /* few output pixels, taps, one group, constant weights: the transposed product */
     int gt_ok = !pointwise && k[O2C_CONV_GROUP] == 1 && c->x[1]->data && ks[0] == 1 && in[0] == 1 && out[0] == 1;
     if (gt_ok && out[1] * out[2] <= GT_MAX_PIXELS) heuristic = CONV_GT;
+    int64_t px = out[1] * out[2], m_all = k[O2C_CONV_M];
+    int strided = st[1] > 1 || st[2] > 1;
+    if (gt_ok && ks[1] * ks[2] >= GT_WIDE_MIN_TAPS && m_all >= GT_WIDE_MIN_M && m_all <= GT_WIDE_MAX_M &&
+        px <= GT_WIDE_MAX_PIXELS && (strided || m_all <= GT_WIDE_MIN_M || px <= GT_WIDE_S1_MAX_PIXELS))
+        heuristic = CONV_GT;
     /* pixels x a vector of output channels over a padded image (o2c_conv_pv_f32) */
     int pv_ok = gt_ok;
     int64_t pv_pad = k[O2C_CONV_C] * ((out[1] - 1) * st[1] + (ks[1] - 1) * dil[1] + 1) *
