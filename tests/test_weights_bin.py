@@ -120,15 +120,12 @@ class Runner:
         return got
 
     def check(self, c, work):
-        # onnxruntime without its graph optimizations, the model's own
-        # semantics (as run_models.py): from 1.25 its extended level rewrites
-        # the weight-only int8 MatMuls (DequantizeLinear -> MatMul) of
+        # onnxruntime without its graph optimizations (run_models.ort_run),
+        # the model's own semantics: from 1.25 its extended level rewrites the
+        # weight-only int8 MatMuls (DequantizeLinear -> MatMul) of
         # minilm_small_int8 into a lossy kernel, 0.02 off its unoptimized run
         # and ours; its basic level and the unoptimized run agree to 1e-6
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        sess = ort.InferenceSession(c.model_path, so, providers=["CPUExecutionProvider"])
-        want = sess.run(None, c.feeds)
+        want = rm.ort_run(c.model_path, list(c.feeds.values()))
         c.out_bytes = [w.size * (1 if w.dtype == np.bool_ else w.dtype.itemsize) for w in want]
         da, db, dc = (os.path.join(work, c.name, s) for s in ("arrays", "bin", "bin2"))
         for d in (da, db, dc):

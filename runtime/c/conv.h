@@ -624,6 +624,15 @@
  * weights packed by the lowering, M rounded up to MP = ceil(M / 32) x 32:
  *   Wt[((kh KW + kw) C + c) MP + m] = W[m, c, kh, kw].
  * The last pixel tile moves left to stay full, as o2c_conv_pwt_f32's. */
+/* one tap of the tile over the input channels, LOAD pixel i's input */
+#define O2C_GT_TAP(T, ROWS, LOAD)                                                   \
+    for (o2c_int c = 0; c < C; c++) {                                               \
+        const T *xc = xn + c * IH * IW, *wr = wt + c * MP;                          \
+        for (int i = 0; i < (ROWS); i++) {                                          \
+            const T xv = LOAD;                                                      \
+            for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], xv, wr[j]); \
+        }                                                                           \
+    }
 #define O2C_GT_TILE(T, EPI, ROWS)                                                   \
     {                                                                               \
         T acc[O2C_PW_MR][O2C_PW_NR];                                                \
@@ -640,22 +649,8 @@
                     inside &= off[i] >= 0;                                          \
                 }                                                                   \
                 const T *wt = Wt + (kh * KW + kw) * C * MP + m0;                    \
-                if (inside) /* every pixel's tap in the image: no test a load */     \
-                    for (o2c_int c = 0; c < C; c++) {                               \
-                        const T *xc = xn + c * IH * IW, *wr = wt + c * MP;          \
-                        for (int i = 0; i < (ROWS); i++) {                          \
-                            const T xv = xc[off[i]];                                \
-                            for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], xv, wr[j]); \
-                        }                                                           \
-                    }                                                               \
-                else                                                                \
-                    for (o2c_int c = 0; c < C; c++) {                               \
-                        const T *xc = xn + c * IH * IW, *wr = wt + c * MP;          \
-                        for (int i = 0; i < (ROWS); i++) {                          \
-                            const T xv = off[i] >= 0 ? xc[off[i]] : (T)0;           \
-                            for (int j = 0; j < O2C_PW_NR; j++) acc[i][j] = O2C_FMA_f32(acc[i][j], xv, wr[j]); \
-                        }                                                           \
-                    }                                                               \
+                if (inside) O2C_GT_TAP(T, ROWS, xc[off[i]])  /* no test a load */     \
+                else O2C_GT_TAP(T, ROWS, off[i] >= 0 ? xc[off[i]] : (T)0)           \
             }                                                                       \
         O2C_TILE_EPI(EPI, acc, ROWS, O2C_PW_NR);                                    \
         O2C_TILE_STORE_NCHW(EPI, acc, ROWS, O2C_PW_NR);                             \
